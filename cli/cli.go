@@ -1,0 +1,313 @@
+// Package cli is the agentls command line of PROTOCOL.md section 1: serve
+// (stdio or TCP), tools, call and version. cmd/agentls only calls Main.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/lsp"
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
+)
+
+// Version and Commit are set at build time (-ldflags -X).
+var (
+	Version = "0.1.0-dev"
+	Commit  = ""
+)
+
+// Exit codes of the call command.
+const (
+	exitOK       = 0
+	exitToolErr  = 1
+	exitUsage    = 2
+	exitRejected = 3
+)
+
+// IO is the process's standard streams.
+type IO struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// StdinIsTerminal decides the call command's default --approve.
+	StdinIsTerminal bool
+}
+
+const usage = `agentls: a language server that gives an agent's tools a home in the editor
+
+usage:
+  agentls [serve] [--listen ADDR]          LSP on stdio (or TCP, one session per connection)
+  agentls tools [--format F]               tool definitions as JSON (F: agentls, openai, anthropic, mcp)
+  agentls call TOOL [JSON] [--root DIR] [--approve ask|yes|no]
+                                           run one tool and print its ToolResult
+  agentls version
+
+global flags: --config FILE (user config), --log FILE, --log-level debug|info|warn|error
+call exit codes: 0 success, 1 tool error, 2 usage error, 3 rejected
+`
+
+// globals are the flags every command takes.
+type globals struct {
+	config, logFile, logLevel string
+}
+
+func (g *globals) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.config, "config", "", "user config file")
+	fs.StringVar(&g.logFile, "log", "", "log file (default: stderr)")
+	fs.StringVar(&g.logLevel, "log-level", "warn", "debug, info, warn or error")
+}
+
+// logger opens the log. It never writes to stdout.
+func (g *globals) logger(stderr io.Writer) (*slog.Logger, func(), error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
+		return nil, nil, fmt.Errorf("--log-level: %w", err)
+	}
+	w, closer := stderr, func() {}
+	if g.logFile != "" {
+		f, err := os.OpenFile(g.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--log: %w", err)
+		}
+		w, closer = f, func() { f.Close() }
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), closer, nil
+}
+
+// parse parses flags that may come before, between or after positional
+// arguments, and returns the positional ones.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// Main runs the command line and returns the process exit code.
+func Main(ctx context.Context, args []string, stdio IO) int {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	var g globals
+	fs := flag.NewFlagSet("agentls "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stdio.Stderr)
+	fs.Usage = func() { fmt.Fprint(stdio.Stderr, usage) }
+	g.register(fs)
+	switch cmd {
+	case "serve":
+		listen := fs.String("listen", "", "serve TCP on this address instead of stdio")
+		if pos, err := parse(fs, args); err != nil || len(pos) > 0 {
+			return usageError(stdio, err, pos)
+		}
+		return serve(ctx, g, *listen, stdio)
+	case "tools":
+		format := fs.String("format", "agentls", "agentls, openai, anthropic or mcp")
+		if pos, err := parse(fs, args); err != nil || len(pos) > 0 {
+			return usageError(stdio, err, pos)
+		}
+		return listTools(*format, stdio)
+	case "call":
+		root := fs.String("root", "", "workspace root (default: the current directory)")
+		approve := fs.String("approve", "", "ask, yes or no (default: ask on a terminal, else no)")
+		pos, err := parse(fs, args)
+		if err != nil || len(pos) < 1 || len(pos) > 2 {
+			if err == nil {
+				err = errors.New("call takes a tool name and optional JSON arguments")
+			}
+			return usageError(stdio, err, nil)
+		}
+		return call(ctx, g, pos, *root, *approve, stdio)
+	case "version":
+		fmt.Fprintln(stdio.Stdout, versionString())
+		return exitOK
+	case "help", "-h", "--help":
+		fmt.Fprint(stdio.Stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stdio.Stderr, "agentls: unknown command %q\n\n%s", cmd, usage)
+	return exitUsage
+}
+
+func usageError(stdio IO, err error, extra []string) int {
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case err != nil:
+		fmt.Fprintf(stdio.Stderr, "agentls: %v\n", err)
+	case len(extra) > 0:
+		fmt.Fprintf(stdio.Stderr, "agentls: unexpected arguments %q\n", extra)
+	}
+	return exitUsage
+}
+
+func versionString() string {
+	commit := Commit
+	if commit == "" {
+		commit = "unknown"
+		if bi, ok := debug.ReadBuildInfo(); ok {
+			for _, s := range bi.Settings {
+				if s.Key == "vcs.revision" {
+					commit = s.Value
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("agentls %s (%s, commit %s)", Version, runtime.Version(), commit)
+}
+
+// NewRunner returns the runner of the built-in tools.
+func NewRunner(log *slog.Logger) *tools.Runner {
+	return tools.NewRunner(tools.NewBuiltinRegistry(), log)
+}
+
+func serve(ctx context.Context, g globals, listen string, stdio IO) int {
+	log, closeLog, err := g.logger(stdio.Stderr)
+	if err != nil {
+		return usageError(stdio, err, nil)
+	}
+	defer closeLog()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cwd, _ := os.Getwd()
+	opts := lsp.Options{Runner: NewRunner(log), Log: log, Version: Version, DefaultRoot: cwd, ConfigFile: g.config}
+	if listen != "" {
+		l, err := net.Listen("tcp", listen)
+		if err != nil {
+			fmt.Fprintf(stdio.Stderr, "agentls: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdio.Stderr, "agentls: listening on %s\n", l.Addr())
+		if err := lsp.ListenAndServe(ctx, l, opts); err != nil {
+			fmt.Fprintf(stdio.Stderr, "agentls: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	return lsp.Serve(ctx, stdioConn{stdio.Stdin, stdio.Stdout}, opts)
+}
+
+// stdioConn joins stdin and stdout into one connection.
+type stdioConn struct {
+	io.Reader
+	io.Writer
+}
+
+func (c stdioConn) Close() error {
+	if cl, ok := c.Reader.(io.Closer); ok {
+		cl.Close()
+	}
+	if cl, ok := c.Writer.(io.Closer); ok {
+		cl.Close()
+	}
+	return nil
+}
+
+func listTools(format string, stdio IO) int {
+	defs, err := tools.Export(tools.NewBuiltinRegistry().List(nil), format)
+	if err != nil {
+		return usageError(stdio, err, nil)
+	}
+	enc := json.NewEncoder(stdio.Stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(defs); err != nil {
+		fmt.Fprintf(stdio.Stderr, "agentls: %v\n", err)
+		return 1
+	}
+	return exitOK
+}
+
+func call(ctx context.Context, g globals, pos []string, root, approve string, stdio IO) int {
+	log, closeLog, err := g.logger(stdio.Stderr)
+	if err != nil {
+		return usageError(stdio, err, nil)
+	}
+	defer closeLog()
+	args := json.RawMessage("{}")
+	if len(pos) == 2 {
+		if !json.Valid([]byte(pos[1])) {
+			return usageError(stdio, fmt.Errorf("arguments are not valid JSON: %s", pos[1]), nil)
+		}
+		args = json.RawMessage(pos[1])
+	}
+	if root == "" {
+		if root, err = os.Getwd(); err != nil {
+			return usageError(stdio, err, nil)
+		}
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return usageError(stdio, fmt.Errorf("--root %s is not a directory", root), nil)
+	}
+	var approver approval.Approver
+	switch approve {
+	case "":
+		if stdio.StdinIsTerminal {
+			approver = approval.NewTerminal(stdio.Stdin, stdio.Stderr)
+		} else {
+			approver = approval.Fixed(approval.Reject, "needs approval; run with --approve yes, or on a terminal")
+		}
+	case "ask":
+		approver = approval.NewTerminal(stdio.Stdin, stdio.Stderr)
+	case "yes":
+		approver = approval.Fixed(approval.Approve, "")
+	case "no":
+		approver = approval.Fixed(approval.Reject, "rejected by --approve no")
+	default:
+		return usageError(stdio, fmt.Errorf("--approve must be ask, yes or no, not %q", approve), nil)
+	}
+	ws, err := workspace.New(root)
+	if err != nil {
+		return usageError(stdio, err, nil)
+	}
+	stack := workspace.ConfigStack{UserFile: g.config}
+	cfg, errs := stack.LoadFiles(ws.Roots())
+	for _, e := range errs {
+		fmt.Fprintf(stdio.Stderr, "agentls: %v (using the last valid configuration)\n", e)
+	}
+	ws.SetConfig(cfg)
+	histFile := cfg.History.File
+	if histFile == "" {
+		histFile = tools.HistoryFile(ws.Roots())
+	}
+	env := &tools.Env{
+		Workspace: ws, Session: tools.NewSession(), Approver: approver,
+		Memory: approval.NewMemory(""), History: tools.NewHistory(histFile),
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res := NewRunner(log).Run(ctx, env, tools.Request{Name: pos[0], Arguments: args}, nil)
+	enc := json.NewEncoder(stdio.Stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(res); err != nil {
+		fmt.Fprintf(stdio.Stderr, "agentls: %v\n", err)
+		return exitToolErr
+	}
+	switch res.Status {
+	case tools.StatusSuccess:
+		return exitOK
+	case tools.StatusRejected:
+		return exitRejected
+	}
+	return exitToolErr
+}

@@ -1,0 +1,93 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/agentls/agentls/approval"
+)
+
+// approver asks the person through the best channel the client has
+// (PROTOCOL.md section 5): the approval/request of agentls clients, else
+// window/showMessageRequest.
+type approver struct{ s *session }
+
+var _ approval.Approver = (*approver)(nil)
+
+// Ask implements approval.Approver.
+func (a *approver) Ask(ctx context.Context, req approval.Request) (approval.Response, error) {
+	a.s.mu.Lock()
+	caps := a.s.caps
+	a.s.mu.Unlock()
+	if caps.ApprovalRequest {
+		var resp approval.Response
+		if _, err := a.s.conn.Call(ctx, "approval/request", req, &resp); err != nil {
+			return approval.Response{}, fmt.Errorf("approval/request: %w", err)
+		}
+		switch resp.Decision {
+		case approval.Approve, approval.Reject, approval.Always:
+			return resp, nil
+		}
+		return approval.Response{Decision: approval.Reject, Message: fmt.Sprintf("the client answered %q", resp.Decision)}, nil
+	}
+	return a.showMessageRequest(ctx, req)
+}
+
+func (a *approver) showMessageRequest(ctx context.Context, req approval.Request) (approval.Response, error) {
+	always := "Always allow " + req.Tool
+	var b strings.Builder
+	fmt.Fprintf(&b, "agentls: %s wants to run (risk: %s)", req.Tool, req.Risk)
+	if req.Warning != "" {
+		fmt.Fprintf(&b, "\nWARNING: %s", req.Warning)
+	}
+	if req.Reason != "" {
+		fmt.Fprintf(&b, "\nReason: %s", req.Reason)
+	}
+	fmt.Fprintf(&b, "\nArguments: %s", truncate(req.Arguments, 400))
+	if req.Preview != nil {
+		for _, f := range req.Preview.Files {
+			fmt.Fprintf(&b, "\n%s %s", f.Operation, f.Path)
+		}
+		if d := diffStat(req.Preview.UnifiedDiff); d != "" {
+			fmt.Fprintf(&b, "\n%s", d)
+		}
+	}
+	var item *protocol.MessageActionItem
+	params := protocol.ShowMessageRequestParams{
+		Type: protocol.MessageTypeWarning, Message: b.String(),
+		Actions: []protocol.MessageActionItem{{Title: "Approve"}, {Title: "Reject"}, {Title: always}},
+	}
+	if _, err := a.s.conn.Call(ctx, "window/showMessageRequest", params, &item); err != nil {
+		return approval.Response{}, fmt.Errorf("window/showMessageRequest: %w", err)
+	}
+	switch {
+	case item == nil:
+		return approval.Response{Decision: approval.Reject, Message: "dismissed"}, nil
+	case item.Title == "Approve":
+		return approval.Response{Decision: approval.Approve}, nil
+	case item.Title == always:
+		return approval.Response{Decision: approval.Always}, nil
+	}
+	return approval.Response{Decision: approval.Reject}, nil
+}
+
+// diffStat summarises a unified diff as "+A -D lines".
+func diffStat(diff string) string {
+	if diff == "" {
+		return ""
+	}
+	var add, del int
+	for _, l := range strings.Split(diff, "\n") {
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+		case strings.HasPrefix(l, "+"):
+			add++
+		case strings.HasPrefix(l, "-"):
+			del++
+		}
+	}
+	return fmt.Sprintf("+%d -%d lines", add, del)
+}

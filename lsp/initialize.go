@@ -1,0 +1,209 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+
+	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
+)
+
+// initializeParams is the part of InitializeParams the server reads. It is
+// its own type because the pinned protocol package lacks fields of LSP 3.16
+// and later (changeAnnotationSupport) and types experimental as interface{}.
+type initializeParams struct {
+	RootURI          string            `json:"rootUri"`
+	RootPath         string            `json:"rootPath"`
+	WorkspaceFolders []workspaceFolder `json:"workspaceFolders"`
+	Capabilities     struct {
+		Workspace struct {
+			ApplyEdit     bool `json:"applyEdit"`
+			WorkspaceEdit struct {
+				DocumentChanges         bool     `json:"documentChanges"`
+				ResourceOperations      []string `json:"resourceOperations"`
+				ChangeAnnotationSupport *struct {
+					GroupsOnLabel bool `json:"groupsOnLabel"`
+				} `json:"changeAnnotationSupport"`
+			} `json:"workspaceEdit"`
+			DidChangeWatchedFiles struct {
+				DynamicRegistration bool `json:"dynamicRegistration"`
+			} `json:"didChangeWatchedFiles"`
+			Configuration bool `json:"configuration"`
+		} `json:"workspace"`
+		Window struct {
+			ShowMessage  *struct{} `json:"showMessage"`
+			ShowDocument *struct {
+				Support bool `json:"support"`
+			} `json:"showDocument"`
+			WorkDoneProgress bool `json:"workDoneProgress"`
+		} `json:"window"`
+		Experimental struct {
+			Agentls *agentlsCaps `json:"agentls"`
+		} `json:"experimental"`
+	} `json:"capabilities"`
+	InitializationOptions struct {
+		Config             json.RawMessage `json:"config"`
+		Model              tools.Model     `json:"model"`
+		Agent              string          `json:"agent"`
+		ClientCapabilities *agentlsCaps    `json:"clientCapabilities"`
+	} `json:"initializationOptions"`
+}
+
+type workspaceFolder struct {
+	URI  string `json:"uri"`
+	Name string `json:"name"`
+}
+
+// agentlsCaps is experimental.agentls: what an agentls client implements.
+type agentlsCaps struct {
+	ApprovalRequest bool `json:"approvalRequest"`
+	SaveAfterApply  bool `json:"saveAfterApply"`
+	NativePreview   bool `json:"nativePreview"`
+}
+
+// clientCaps is what the server keeps of the client's capabilities.
+type clientCaps struct {
+	agentlsCaps
+	ApplyEdit          bool
+	DocumentChanges    bool
+	ResourceOperations map[string]bool
+	ChangeAnnotations  bool
+	WorkDoneProgress   bool
+	ShowDocument       bool
+	WatchedFilesDyn    bool
+}
+
+// ProtocolVersion is experimental.agentls.protocolVersion.
+const ProtocolVersion = 1
+
+func (s *session) initialize(ctx context.Context, reply jsonrpc2.Replier, raw json.RawMessage) error {
+	s.mu.Lock()
+	if s.state != stateNew {
+		s.mu.Unlock()
+		return reply(ctx, nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize was already sent"))
+	}
+	s.mu.Unlock()
+	var p initializeParams
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize params: %v", err))
+		}
+	}
+	roots, err := rootsOf(p)
+	if err != nil {
+		return reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize: %v", err))
+	}
+	if len(roots) == 0 && s.opts.DefaultRoot != "" {
+		roots = []string{s.opts.DefaultRoot}
+	}
+	if err := s.ws.SetRoots(roots); err != nil {
+		return reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize: %v", err))
+	}
+
+	c := p.Capabilities
+	caps := clientCaps{
+		ApplyEdit:          c.Workspace.ApplyEdit,
+		DocumentChanges:    c.Workspace.WorkspaceEdit.DocumentChanges,
+		ResourceOperations: map[string]bool{},
+		ChangeAnnotations:  c.Workspace.WorkspaceEdit.ChangeAnnotationSupport != nil,
+		WorkDoneProgress:   c.Window.WorkDoneProgress,
+		ShowDocument:       c.Window.ShowDocument != nil && c.Window.ShowDocument.Support,
+		WatchedFilesDyn:    c.Workspace.DidChangeWatchedFiles.DynamicRegistration,
+	}
+	for _, op := range c.Workspace.WorkspaceEdit.ResourceOperations {
+		caps.ResourceOperations[op] = true
+	}
+	if a := c.Experimental.Agentls; a != nil {
+		caps.agentlsCaps = *a
+	} else if a := p.InitializationOptions.ClientCapabilities; a != nil {
+		caps.agentlsCaps = *a
+	}
+
+	// Configuration: the files, then initializationOptions.config.
+	_, errs := s.configs.LoadFiles(s.ws.Roots())
+	if cfg := p.InitializationOptions.Config; len(cfg) > 0 {
+		if _, err := s.configs.Set(workspace.LayerInit, "initializationOptions.config", cfg); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.ws.SetConfig(s.configs.Merged())
+	cfg := s.ws.Config()
+	memFile := ""
+	if cfg.Approval.PersistAlways {
+		memFile = workspace.StateFile(s.ws.Roots(), "always", ".json")
+	}
+	histFile := cfg.History.File
+	if histFile == "" {
+		histFile = tools.HistoryFile(s.ws.Roots())
+	}
+	s.mu.Lock()
+	s.caps = caps
+	s.env = &tools.Env{
+		Workspace: s.ws,
+		Session:   tools.NewSession(),
+		Model:     p.InitializationOptions.Model,
+		Agent:     p.InitializationOptions.Agent,
+		Memory:    approval.NewMemory(memFile),
+		History:   tools.NewHistory(histFile),
+		Events:    tools.EventsFunc(s.sendEvent),
+	}
+	s.env.Approver = &approver{s: s}
+	s.state = stateRunning
+	s.mu.Unlock()
+
+	n := len(s.opts.Runner.Available(cfg, s.env.Agent))
+	result := protocol.InitializeResult{
+		Capabilities: protocol.ServerCapabilities{
+			TextDocumentSync: protocol.TextDocumentSyncOptions{
+				OpenClose: true,
+				Change:    protocol.TextDocumentSyncKindIncremental,
+				Save:      &protocol.SaveOptions{IncludeText: false},
+			},
+			Workspace: &protocol.ServerCapabilitiesWorkspace{
+				WorkspaceFolders: &protocol.ServerCapabilitiesWorkspaceFolders{Supported: true, ChangeNotifications: true},
+			},
+			Experimental: map[string]any{"agentls": map[string]any{"protocolVersion": ProtocolVersion, "tools": n}},
+		},
+		ServerInfo: &protocol.ServerInfo{Name: "agentls", Version: s.opts.Version},
+	}
+	s.log.Info("initialized", "roots", s.ws.Roots(), "caps", fmt.Sprintf("%+v", caps), "tools", n)
+	err = reply(ctx, result, nil)
+	for _, e := range errs {
+		s.reportConfigError(e)
+	}
+	return err
+}
+
+func (s *session) initialized() {}
+
+// rootsOf reads the roots: workspaceFolders, else rootUri, else rootPath.
+func rootsOf(p initializeParams) ([]string, error) {
+	var roots []string
+	for _, f := range p.WorkspaceFolders {
+		path, err := workspace.URIToPath(f.URI)
+		if err != nil {
+			return nil, fmt.Errorf("workspace folder: %w", err)
+		}
+		roots = append(roots, path)
+	}
+	if len(roots) > 0 {
+		return roots, nil
+	}
+	if p.RootURI != "" {
+		path, err := workspace.URIToPath(p.RootURI)
+		if err != nil {
+			return nil, fmt.Errorf("rootUri: %w", err)
+		}
+		return []string{path}, nil
+	}
+	if p.RootPath != "" {
+		return []string{filepath.Clean(p.RootPath)}, nil
+	}
+	return nil, nil
+}

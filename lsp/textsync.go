@@ -1,0 +1,136 @@
+package lsp
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+func (s *session) didOpen(raw json.RawMessage) error {
+	var p protocol.DidOpenTextDocumentParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return fmt.Errorf("didOpen params: %w", err)
+	}
+	path, err := workspace.URIToPath(string(p.TextDocument.URI))
+	if err != nil {
+		return err
+	}
+	s.ws.Overlays.Open(workspace.Document{
+		URI: string(p.TextDocument.URI), Path: path, LanguageID: string(p.TextDocument.LanguageID),
+		Version: p.TextDocument.Version, Text: p.TextDocument.Text,
+	})
+	return nil
+}
+
+// didChangeParams has its own type: the pinned protocol package's content
+// change has a non-pointer Range, so it cannot tell a full-text change from
+// an insertion at 0:0.
+type didChangeParams struct {
+	TextDocument struct {
+		URI     string `json:"uri"`
+		Version int32  `json:"version"`
+	} `json:"textDocument"`
+	ContentChanges []workspace.Change `json:"contentChanges"`
+}
+
+func (s *session) didChange(raw json.RawMessage) error {
+	var p didChangeParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return fmt.Errorf("didChange params: %w", err)
+	}
+	path, err := workspace.URIToPath(p.TextDocument.URI)
+	if err != nil {
+		return err
+	}
+	return s.ws.Overlays.Change(path, p.TextDocument.Version, p.ContentChanges)
+}
+
+func (s *session) didClose(raw json.RawMessage) error {
+	var p protocol.DidCloseTextDocumentParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return fmt.Errorf("didClose params: %w", err)
+	}
+	path, err := workspace.URIToPath(string(p.TextDocument.URI))
+	if err != nil {
+		return err
+	}
+	s.ws.Overlays.Close(path)
+	return nil
+}
+
+func (s *session) didSave(raw json.RawMessage) error {
+	var p protocol.DidSaveTextDocumentParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return fmt.Errorf("didSave params: %w", err)
+	}
+	path, err := workspace.URIToPath(string(p.TextDocument.URI))
+	if err != nil {
+		return err
+	}
+	s.fileChangedOnDisk(path)
+	return nil
+}
+
+func (s *session) didChangeWatchedFiles(raw json.RawMessage) error {
+	var p struct {
+		Changes []struct {
+			URI string `json:"uri"`
+		} `json:"changes"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return fmt.Errorf("didChangeWatchedFiles params: %w", err)
+	}
+	for _, c := range p.Changes {
+		if path, err := workspace.URIToPath(c.URI); err == nil {
+			s.fileChangedOnDisk(path)
+		}
+	}
+	return nil
+}
+
+// fileChangedOnDisk reacts to a file the editor saved or saw change.
+func (s *session) fileChangedOnDisk(path string) {
+	if filepath.Base(path) == ".agentls.json" {
+		s.reloadConfigFiles()
+	}
+}
+
+func (s *session) didChangeWorkspaceFolders(raw json.RawMessage) error {
+	var p struct {
+		Event struct {
+			Added   []workspaceFolder `json:"added"`
+			Removed []workspaceFolder `json:"removed"`
+		} `json:"event"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return fmt.Errorf("didChangeWorkspaceFolders params: %w", err)
+	}
+	removed := map[string]bool{}
+	for _, f := range p.Event.Removed {
+		if path, err := workspace.URIToPath(f.URI); err == nil {
+			removed[path] = true
+		}
+	}
+	var roots []string
+	for _, r := range s.ws.Roots() {
+		if !removed[r] {
+			roots = append(roots, r)
+		}
+	}
+	for _, f := range p.Event.Added {
+		path, err := workspace.URIToPath(f.URI)
+		if err != nil {
+			return err
+		}
+		roots = append(roots, path)
+	}
+	if err := s.ws.SetRoots(roots); err != nil {
+		return err
+	}
+	s.reloadConfigFiles()
+	return nil
+}

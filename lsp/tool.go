@@ -1,0 +1,140 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/agentls/agentls/tools"
+)
+
+func invalidParams(method string, err error) error {
+	return jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s params: %v", method, err)
+}
+
+func (s *session) toolList(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p struct {
+		Format string `json:"format"`
+		Agent  string `json:"agent"`
+	}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, invalidParams("tool/list", err)
+		}
+	}
+	if p.Agent == "" {
+		p.Agent = s.env.Agent
+	}
+	defs, err := tools.Export(s.opts.Runner.Available(s.ws.Config(), p.Agent), p.Format)
+	if err != nil {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, err.Error())
+	}
+	return map[string]any{"tools": defs}, nil
+}
+
+type toolCallParams struct {
+	tools.Request
+	WorkDoneToken      json.RawMessage `json:"workDoneToken,omitempty"`
+	PartialResultToken json.RawMessage `json:"partialResultToken,omitempty"`
+}
+
+func (s *session) toolCall(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p toolCallParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, invalidParams("tool/call", err)
+	}
+	if p.Name == "" {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "tool/call params: name is required")
+	}
+	if p.CallID == "" {
+		p.CallID = tools.NewCallID()
+	}
+	pr := &progress{s: s, callID: p.CallID, tool: p.Name, work: token(p.WorkDoneToken), partial: token(p.PartialResultToken)}
+	pr.begin()
+	res := s.opts.Runner.Run(ctx, s.env, p.Request, pr)
+	pr.end(string(res.Status))
+	return res, nil
+}
+
+// token keeps a progress token as the client sent it, or nil for none.
+func token(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return raw
+}
+
+func (s *session) toolMetrics(ctx context.Context, raw json.RawMessage) (any, error) {
+	return map[string]any{"tools": s.opts.Runner.Metrics.Snapshot()}, nil
+}
+
+func (s *session) toolHistory(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p struct {
+		Limit int    `json:"limit"`
+		Tool  string `json:"tool"`
+	}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, invalidParams("tool/history", err)
+		}
+	}
+	if p.Limit == 0 {
+		p.Limit = 100
+	}
+	entries, err := s.env.History.Read(p.Limit, p.Tool)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "read history: %v", err)
+	}
+	return map[string]any{"entries": entries}, nil
+}
+
+// sendEvent sends a tool/event notification.
+func (s *session) sendEvent(e tools.Event) {
+	if err := s.conn.Notify(context.Background(), "tool/event", e); err != nil {
+		s.log.Debug("tool/event", "err", err)
+	}
+}
+
+// progress streams a call's progress on its workDoneToken and its partial
+// results on its partialResultToken, and mirrors reports as tool/events.
+type progress struct {
+	s             *session
+	callID, tool  string
+	work, partial json.RawMessage
+}
+
+func (p *progress) send(tok json.RawMessage, value any) {
+	if tok == nil {
+		return
+	}
+	err := p.s.conn.Notify(context.Background(), "$/progress", map[string]any{"token": tok, "value": value})
+	if err != nil {
+		p.s.log.Debug("$/progress", "err", err)
+	}
+}
+
+func (p *progress) begin() {
+	p.send(p.work, map[string]any{"kind": "begin", "title": p.tool, "cancellable": true})
+}
+
+func (p *progress) end(status string) {
+	p.send(p.work, map[string]any{"kind": "end", "message": status})
+}
+
+// Report implements tools.Progress.
+func (p *progress) Report(message string, percent int) {
+	v := map[string]any{"kind": "report", "message": message}
+	e := tools.Event{CallID: p.callID, Tool: p.tool, Kind: "progress", Message: message}
+	if percent >= 0 {
+		v["percentage"] = min(percent, 100)
+		e.Percent = &percent
+	}
+	p.send(p.work, v)
+	p.s.sendEvent(e)
+}
+
+// Partial implements tools.Progress.
+func (p *progress) Partial(v any) { p.send(p.partial, v) }
+
+var _ tools.Progress = (*progress)(nil)

@@ -1,0 +1,13 @@
+package tools
+
+// Builtins returns the built-in tools, ready to register.
+func Builtins() []*Tool {
+	return []*Tool{CurrentDirectory, CurrentDatetime, ReadFile}
+}
+
+// NewBuiltinRegistry returns a registry of the built-in tools.
+func NewBuiltinRegistry() *Registry {
+	r := NewRegistry(nil)
+	r.MustRegister(Builtins()...)
+	return r
+}

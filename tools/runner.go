@@ -1,0 +1,409 @@
+package tools
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/schema"
+	"github.com/agentls/agentls/workspace"
+)
+
+// Runner is the execution pipeline, the same for every entry point:
+// resolve the name → the agent's tool filter → validate → approval →
+// execute with timeout and cancellation → result → log, metrics, events.
+// A Runner is shared by all sessions of a process.
+type Runner struct {
+	Registry *Registry
+	Metrics  *Metrics
+	Log      *slog.Logger
+}
+
+// NewRunner returns a runner over reg with fresh metrics.
+func NewRunner(reg *Registry, log *slog.Logger) *Runner {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{Registry: reg, Metrics: NewMetrics(), Log: log}
+}
+
+// Env is what one session gives the calls it makes.
+type Env struct {
+	Workspace *workspace.Workspace
+	Session   *Session
+	Model     Model
+	Agent     string // the default agent (initializationOptions.agent)
+	Approver  approval.Approver
+	Memory    *approval.Memory
+	Events    Events
+	History   *History // nil: calls are not logged to a file
+}
+
+// Request is one tool call.
+type Request struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	CallID    string          `json:"callId,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+	Agent     string          `json:"agent,omitempty"`
+}
+
+// NewCallID returns a fresh tc_ call id.
+func NewCallID() string {
+	var b [9]byte
+	_, _ = rand.Read(b[:])
+	return "tc_" + hex.EncodeToString(b[:])
+}
+
+// Available lists the tools an agent may see under the configuration.
+func (r *Runner) Available(cfg *workspace.Config, agent string) []*Tool {
+	return r.Registry.List(func(name string) bool { return allowed(cfg, agent, name) == "" })
+}
+
+// allowed returns why an agent may not call a tool, or "".
+func allowed(cfg *workspace.Config, agent, name string) string {
+	if !cfg.Tools.Enabled.Allows(name) {
+		return fmt.Sprintf("tool %s is not enabled (tools.enabled)", name)
+	}
+	if agent == "" {
+		return ""
+	}
+	a, ok := cfg.Agents[agent]
+	if !ok {
+		return "" // an agent the config does not name is not filtered
+	}
+	if !a.Tools.Allows(name) {
+		return fmt.Sprintf("tool %s is not available to agent %s", name, agent)
+	}
+	return ""
+}
+
+// Run executes one call and always returns a result. progress may be nil.
+func (r *Runner) Run(ctx context.Context, env *Env, req Request, progress Progress) *Result {
+	start := time.Now()
+	if req.CallID == "" {
+		req.CallID = NewCallID()
+	}
+	if progress == nil {
+		progress = noProgress{}
+	}
+	events := env.Events
+	if events == nil {
+		events = noEvents{}
+	}
+	agent := req.Agent
+	if agent == "" {
+		agent = env.Agent
+	}
+	res, args, tool := r.run(ctx, env, req, agent, progress, events)
+	res.CallID = req.CallID
+	res.DurationMs = time.Since(start).Milliseconds()
+	if res.ApprovedBy == "" {
+		res.ApprovedBy = "none"
+	}
+	name := req.Name
+	if tool != nil {
+		name = tool.Name
+	}
+	res.Tool = name
+	if args == nil {
+		args = req.Arguments
+	}
+	r.finish(env, res, args, time.Since(start), events)
+	return res
+}
+
+func (r *Runner) finish(env *Env, res *Result, args json.RawMessage, d time.Duration, events Events) {
+	if _, ok := r.Registry.Lookup(res.Tool); ok {
+		r.Metrics.Record(res.Tool, res.Status, d)
+	}
+	if env.History != nil && env.Workspace.Config().History.Enabled {
+		if !json.Valid(args) {
+			b, _ := json.Marshal(string(args))
+			args = b
+		}
+		err := env.History.Append(LogEntry{
+			CallID: res.CallID, Tool: res.Tool, Arguments: args, Status: res.Status, Error: res.Error,
+			DurationMs: res.DurationMs, Timestamp: time.Now().UTC(), ApprovedBy: res.ApprovedBy,
+		})
+		if err != nil {
+			r.Log.Warn("execution log", "err", err)
+		}
+	}
+	events.Event(Event{CallID: res.CallID, Tool: res.Tool, Kind: "result", Status: res.Status})
+	r.Log.Info("tool call", "callId", res.CallID, "tool", res.Tool, "status", res.Status,
+		"approvedBy", res.ApprovedBy, "ms", res.DurationMs)
+}
+
+func (r *Runner) run(ctx context.Context, env *Env, req Request, agent string, progress Progress, events Events) (*Result, json.RawMessage, *Tool) {
+	cfg := env.Workspace.Config()
+	tool, ok := r.Registry.Lookup(req.Name)
+	if !ok {
+		return failure(r.unknown(req.Name, cfg, agent)), nil, nil
+	}
+	if why := allowed(cfg, agent, tool.Name); why != "" {
+		return failure(Errorf(UnknownTool, "%s", why)), nil, tool
+	}
+	args, verr := prepare(tool, req.Arguments)
+	if verr != nil {
+		return failure(verr), nil, tool
+	}
+	c := &Call{
+		Ctx: ctx, ID: req.CallID, Tool: tool, Reason: req.Reason, Agent: agent,
+		Workspace: env.Workspace, Session: env.Session, Model: env.Model,
+		Approver: env.Approver, Progress: progress, Log: r.Log.With("tool", tool.Name, "callId", req.CallID),
+		Events: events,
+	}
+	a, err := assess(c, args)
+	if err != nil {
+		return r.errorResult(c, err), args, tool
+	}
+	d := approval.Decide(cfg, env.Memory, tool.policyTool(), a.Assessment)
+	need := d.Action == approval.Ask
+	events.Event(Event{CallID: c.ID, Tool: tool.Name, Kind: "call", Arguments: args, NeedsApproval: &need})
+	c.Log.Debug("approval policy", "action", d.Action.String(), "reason", d.Reason)
+	switch d.Action {
+	case approval.Deny:
+		if d.Blocked {
+			return failure(Errorf(CommandBlocked, "%s", strings.TrimPrefix(d.Reason, "blocked: "))), args, tool
+		}
+		res := &Result{Status: StatusRejected, Content: "rejected: " + d.Reason, Message: d.Reason,
+			Error: &Error{Code: Rejected, Message: d.Reason}}
+		return res, args, tool
+	case approval.Ask:
+		var res *Result
+		args, a, res = r.ask(c, env, args, a, d, events)
+		if res != nil {
+			return res, args, tool
+		}
+		d.By = "user"
+	}
+	c.Decision = d
+	return r.execute(c, cfg, args, d.By), args, tool
+}
+
+// ask asks the person. It returns the arguments to run with (modified ones
+// validated again), or a final result when the call must not run.
+func (r *Runner) ask(c *Call, env *Env, args json.RawMessage, a Assessment, d approval.Decision, events Events) (json.RawMessage, Assessment, *Result) {
+	if env.Approver == nil {
+		return args, a, &Result{Status: StatusRejected, Content: "rejected: approval needed and nobody to ask",
+			Error: &Error{Code: Rejected, Message: "approval needed and nobody to ask"}}
+	}
+	events.Event(Event{CallID: c.ID, Tool: c.Tool.Name, Kind: "awaitingApproval", Risk: string(d.Risk)})
+	timeout := time.Duration(env.Workspace.Config().Approval.TimeoutSeconds) * time.Second
+	actx, cancel := context.WithTimeout(c.Ctx, timeout)
+	defer cancel()
+	resp, err := env.Approver.Ask(actx, approval.Request{
+		CallID: c.ID, Tool: c.Tool.Name, Arguments: args, Reason: c.Reason,
+		Risk: d.Risk, Warning: d.Warning, Preview: a.Preview, Options: approval.Options,
+	})
+	if c.Ctx.Err() != nil {
+		return args, a, cancelled(c.Ctx)
+	}
+	if err != nil {
+		msg := fmt.Sprintf("approval failed: %v", err)
+		if errors.Is(err, context.DeadlineExceeded) {
+			msg = fmt.Sprintf("no answer within %s (approval.timeoutSeconds)", timeout)
+		}
+		return args, a, &Result{Status: StatusRejected, Content: "rejected: " + msg, Message: msg,
+			Error: &Error{Code: Rejected, Message: msg}}
+	}
+	switch resp.Decision {
+	case approval.Approve:
+	case approval.Always:
+		key := a.AlwaysKey
+		if key == "" {
+			key = c.Tool.Name
+		}
+		if err := env.Memory.Remember(key); err != nil {
+			c.Log.Warn("remember always", "err", err)
+		}
+	default:
+		msg := resp.Message
+		content := "rejected by the user"
+		if msg != "" {
+			content += ": " + msg
+		}
+		return args, a, &Result{Status: StatusRejected, Content: content, Message: msg,
+			Error: &Error{Code: Rejected, Message: content}}
+	}
+	if len(resp.ModifiedArguments) > 0 && string(resp.ModifiedArguments) != "null" {
+		margs, verr := prepare(c.Tool, resp.ModifiedArguments)
+		if verr != nil {
+			verr.Message = "modified arguments: " + verr.Message
+			return args, a, failure(verr)
+		}
+		ma, err := assess(c, margs)
+		if err != nil {
+			return margs, a, r.errorResult(c, err)
+		}
+		if ma.Blocked != "" {
+			return margs, ma, failure(Errorf(CommandBlocked, "%s", ma.Blocked))
+		}
+		return margs, ma, nil
+	}
+	return args, a, nil
+}
+
+// execute runs the tool under its time limit. It returns as soon as the call
+// is cancelled or times out, even if Execute has not returned yet.
+func (r *Runner) execute(c *Call, cfg *workspace.Config, args json.RawMessage, by string) *Result {
+	limit := c.Tool.Timeout
+	if limit == 0 {
+		limit = time.Duration(cfg.Tools.TimeoutSeconds) * time.Second
+	}
+	ctx, cancel := context.WithTimeout(c.Ctx, limit)
+	defer cancel()
+	outer := c.Ctx
+	c.Ctx = ctx
+	type outcome struct {
+		res *Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				r.Log.Error("tool panicked", "tool", c.Tool.Name, "panic", p)
+				done <- outcome{err: fmt.Errorf("tool %s panicked: %v", c.Tool.Name, p)}
+			}
+		}()
+		res, err := c.Tool.Execute(c, args)
+		done <- outcome{res, err}
+	}()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-ctx.Done():
+		// Give the tool a moment to return its partial result.
+		select {
+		case o = <-done:
+		case <-time.After(2 * time.Second):
+		}
+	}
+	var res *Result
+	switch {
+	case outer.Err() != nil:
+		res = cancelled(outer)
+		if o.res != nil && o.res.Structured != nil {
+			res.Structured = o.res.Structured
+		}
+	case ctx.Err() != nil && o.res == nil && !isCoded(o.err):
+		res = failure(Errorf(Timeout, "%s timed out after %s", c.Tool.Name, limit))
+	case o.err != nil:
+		res = r.errorResult(c, o.err)
+	default:
+		res = o.res
+		if res.Status == "" {
+			res.Status = StatusSuccess
+		}
+	}
+	res.ApprovedBy = by
+	return res
+}
+
+func isCoded(err error) bool {
+	_, ok := AsError(err)
+	return ok
+}
+
+func cancelled(ctx context.Context) *Result {
+	return &Result{Status: StatusCancelled, Content: "cancelled",
+		Error: &Error{Code: Cancelled, Message: fmt.Sprintf("the call was cancelled: %v", context.Cause(ctx))}}
+}
+
+func (r *Runner) errorResult(c *Call, err error) *Result {
+	if e, ok := AsError(err); ok {
+		return failure(e)
+	}
+	c.Log.Error("tool infrastructure failed", "err", err)
+	return failure(&Error{Code: Internal, Message: err.Error()})
+}
+
+func assess(c *Call, args json.RawMessage) (Assessment, error) {
+	if c.Tool.Assess == nil {
+		return Assessment{}, nil
+	}
+	return c.Tool.Assess(c, args)
+}
+
+// prepare validates raw arguments against the tool's schema, applies the
+// schema's defaults and runs the tool's own check. It returns the arguments
+// as the tool will see them.
+func prepare(t *Tool, raw json.RawMessage) (json.RawMessage, *Error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	v, err := schema.Decode(raw)
+	if err != nil {
+		return nil, Errorf(InvalidParams, "arguments are not valid JSON: %v", err).
+			WithDetails(map[string]any{"violations": []schema.Violation{{Pointer: "", Reason: "not valid JSON"}}})
+	}
+	if vs := t.input.Validate(v); vs != nil {
+		msgs := make([]string, len(vs))
+		for i, v := range vs {
+			msgs[i] = v.String()
+		}
+		return nil, Errorf(InvalidParams, "invalid arguments for %s: %s", t.Name, strings.Join(msgs, "; ")).
+			WithDetails(map[string]any{"violations": vs})
+	}
+	t.input.ApplyDefaults(v)
+	args, err := json.Marshal(v)
+	if err != nil {
+		return nil, Errorf(InvalidParams, "arguments: %v", err)
+	}
+	if t.Validate != nil {
+		if err := t.Validate(args); err != nil {
+			if e, ok := AsError(err); ok {
+				return nil, e
+			}
+			return nil, Errorf(InvalidParams, "%v", err)
+		}
+	}
+	return args, nil
+}
+
+// unknown builds UNKNOWN_TOOL with the closest names as a hint.
+func (r *Runner) unknown(name string, cfg *workspace.Config, agent string) *Error {
+	var names []string
+	for _, t := range r.Available(cfg, agent) {
+		names = append(names, t.Name)
+	}
+	sort.Slice(names, func(i, j int) bool { return distance(name, names[i]) < distance(name, names[j]) })
+	hint := names
+	if len(hint) > 3 {
+		hint = hint[:3]
+	}
+	return Errorf(UnknownTool, "unknown tool %q; did you mean %s?", name, strings.Join(hint, ", ")).
+		WithDetails(map[string]any{"available": names})
+}
+
+// distance is the Levenshtein distance, case-insensitive.
+func distance(a, b string) int {
+	a, b = strings.ToLower(a), strings.ToLower(b)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,148 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/schema"
+	"github.com/agentls/agentls/workspace"
+)
+
+// Annotations describe a tool's effects.
+type Annotations struct {
+	ReadOnly    bool   `json:"readOnly"`
+	Destructive bool   `json:"destructive"`
+	Dangerous   bool   `json:"dangerous"`
+	Approval    string `json:"approval"` // "auto", "ask" or "conditional"
+}
+
+// Tool is one tool. A Tool is immutable once registered; Execute may run
+// concurrently for several calls.
+type Tool struct {
+	Name         string
+	Title        string
+	Description  string
+	InputSchema  json.RawMessage // a JSON Schema object with additionalProperties: false
+	OutputSchema json.RawMessage // optional: the shape of Result.Structured
+	Annotations  Annotations
+	Aliases      []string
+	// Risk is the call's usual risk when it asks (write, execute, network).
+	Risk approval.Risk
+	// Timeout bounds Execute; zero means the configured tools.timeoutSeconds.
+	Timeout time.Duration
+
+	// Validate, when set, checks the arguments after the schema did and the
+	// defaults were applied. It returns a *Error (usually INVALID_PARAMS).
+	Validate func(args json.RawMessage) error
+	// Assess, when set, describes one call before approval: whether a
+	// conditional tool's call needs approval, its risk, a warning, a preview.
+	// It must not change anything. An error is reported like Execute's.
+	Assess func(c *Call, args json.RawMessage) (Assessment, error)
+	// Execute does the work with validated arguments (defaults applied).
+	Execute func(c *Call, args json.RawMessage) (*Result, error)
+
+	input *schema.Schema
+}
+
+// Assessment is a tool's description of one call before it runs.
+type Assessment struct {
+	approval.Assessment
+	// Preview shows the person what the call would change.
+	Preview *approval.Preview
+}
+
+// compile checks the definition and compiles its schema.
+func (t *Tool) compile() error {
+	if t.Name == "" || t.Execute == nil {
+		return fmt.Errorf("tool %q: name and Execute are required", t.Name)
+	}
+	switch t.Annotations.Approval {
+	case "auto", "ask", "conditional":
+	default:
+		return fmt.Errorf("tool %s: approval %q is not auto, ask or conditional", t.Name, t.Annotations.Approval)
+	}
+	if len(t.InputSchema) == 0 {
+		t.InputSchema = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
+	}
+	s, err := schema.Compile(t.InputSchema)
+	if err != nil {
+		return fmt.Errorf("tool %s: input schema: %w", t.Name, err)
+	}
+	if len(t.OutputSchema) > 0 {
+		if _, err := schema.Compile(t.OutputSchema); err != nil {
+			return fmt.Errorf("tool %s: output schema: %w", t.Name, err)
+		}
+	}
+	t.input = s
+	return nil
+}
+
+func (t *Tool) policyTool() approval.Tool {
+	return approval.Tool{
+		Name: t.Name, ReadOnly: t.Annotations.ReadOnly, Dangerous: t.Annotations.Dangerous,
+		Approval: t.Annotations.Approval, Risk: t.Risk,
+	}
+}
+
+// Model is the model the client declared in initializationOptions.
+type Model struct {
+	Name string `json:"name"`
+}
+
+// Progress reports on a running call. Implementations must be safe for
+// concurrent use and must not block for long.
+type Progress interface {
+	// Report sends a message and, when percent >= 0, a percentage.
+	Report(message string, percent int)
+	// Partial sends a batch of partial results (grep matches), when the
+	// client gave a partialResultToken.
+	Partial(v any)
+}
+
+type noProgress struct{}
+
+func (noProgress) Report(string, int) {}
+func (noProgress) Partial(any)        {}
+
+// Call is the context a tool executes in.
+type Call struct {
+	// Ctx ends when the call is cancelled or times out.
+	Ctx       context.Context
+	ID        string
+	Tool      *Tool
+	Reason    string
+	Agent     string
+	Workspace *workspace.Workspace
+	Session   *Session
+	Model     Model
+	// Approver asks the person; tools that apply edits use it with their
+	// own transport (see approval).
+	Approver approval.Approver
+	// Decision is how this call was approved.
+	Decision approval.Decision
+	Progress Progress
+	Log      *slog.Logger
+	// Events reports fileChanged and other events of the call.
+	Events Events
+}
+
+// FileChanged reports a change a tool made.
+func (c *Call) FileChanged(path, operation string) {
+	c.Events.Event(Event{CallID: c.ID, Tool: c.Tool.Name, Kind: "fileChanged", Path: c.Workspace.Rel(path), Operation: operation})
+}
+
+// Typed adapts a function of typed arguments to Execute: the validated
+// arguments are decoded into A.
+func Typed[A any](fn func(c *Call, args A) (*Result, error)) func(*Call, json.RawMessage) (*Result, error) {
+	return func(c *Call, raw json.RawMessage) (*Result, error) {
+		var a A
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return nil, Errorf(InvalidParams, "arguments: %v", err)
+		}
+		return fn(c, a)
+	}
+}

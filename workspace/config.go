@@ -1,0 +1,359 @@
+package workspace
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/agentls/agentls/internal/schema"
+)
+
+// ConfigSchema is the JSON Schema of the configuration, shipped so editors
+// can offer completion for .agentls.json.
+//
+//go:embed config.schema.json
+var ConfigSchema []byte
+
+var configSchema = schema.MustCompile(ConfigSchema)
+
+// Config is the merged configuration. Its zero value is not useful: start
+// from DefaultConfig.
+type Config struct {
+	Approval ApprovalConfig   `json:"approval"`
+	Tools    ToolsConfig      `json:"tools"`
+	Agents   map[string]Agent `json:"agents,omitempty"`
+	Paths    PathsConfig      `json:"paths"`
+	Shell    ShellConfig      `json:"shell"`
+	Web      WebConfig        `json:"web"`
+	Custom   []CustomTool     `json:"custom,omitempty"`
+	Limits   Limits           `json:"limits"`
+	LSP      LSPConfig        `json:"lsp"`
+	History  HistoryConfig    `json:"history"`
+}
+
+// ApprovalConfig is the "approval" key.
+type ApprovalConfig struct {
+	Mode           string            `json:"mode"`
+	Tools          map[string]string `json:"tools,omitempty"`
+	TimeoutSeconds int               `json:"timeoutSeconds"`
+	PersistAlways  bool              `json:"persistAlways"`
+}
+
+// ToolsConfig is the "tools" key.
+type ToolsConfig struct {
+	Enabled        ToolList `json:"enabled"`
+	TimeoutSeconds int      `json:"timeoutSeconds"`
+}
+
+// Agent names the tools one agent may call.
+type Agent struct {
+	Tools ToolList `json:"tools"`
+}
+
+// ToolList is either "all" (All) or a list of tool names.
+type ToolList struct {
+	All   bool
+	Names []string
+}
+
+// Allows reports whether the list admits the tool.
+func (l ToolList) Allows(name string) bool {
+	if l.All {
+		return true
+	}
+	for _, n := range l.Names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// UnmarshalJSON accepts "all" or an array of names.
+func (l *ToolList) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		if s != "all" {
+			return fmt.Errorf(`tool list must be "all" or an array, not %q`, s)
+		}
+		*l = ToolList{All: true}
+		return nil
+	}
+	var names []string
+	if err := json.Unmarshal(b, &names); err != nil {
+		return err
+	}
+	*l = ToolList{Names: names}
+	return nil
+}
+
+// MarshalJSON writes "all" or the array.
+func (l ToolList) MarshalJSON() ([]byte, error) {
+	if l.All {
+		return []byte(`"all"`), nil
+	}
+	if l.Names == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal(l.Names)
+}
+
+// PathsConfig is the "paths" key.
+type PathsConfig struct {
+	Allow     []string `json:"allow,omitempty"`
+	Sensitive []string `json:"sensitive"`
+}
+
+// ShellConfig is the "shell" key.
+type ShellConfig struct {
+	Allow          []string `json:"allow,omitempty"`
+	Deny           []string `json:"deny,omitempty"`
+	TimeoutSeconds int      `json:"timeoutSeconds"`
+	MaxOutputBytes int      `json:"maxOutputBytes"`
+	SecretEnv      []string `json:"secretEnv,omitempty"`
+}
+
+// WebConfig is the "web" key.
+type WebConfig struct {
+	Allow        []string     `json:"allow,omitempty"`
+	AllowPrivate bool         `json:"allowPrivate"`
+	Search       SearchConfig `json:"search"`
+}
+
+// SearchConfig configures the web_search provider.
+type SearchConfig struct {
+	Provider string `json:"provider,omitempty"`
+	URL      string `json:"url,omitempty"`
+	APIKey   string `json:"apiKey,omitempty"`
+}
+
+// CustomTool is a user-defined tool that runs argv without a shell.
+type CustomTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	Argv        []string        `json:"argv"`
+	Approval    string          `json:"approval,omitempty"`
+}
+
+// Limits caps what tools read and return.
+type Limits struct {
+	ReadLines      int `json:"readLines"`
+	MaxLineLength  int `json:"maxLineLength"`
+	MaxFileBytes   int `json:"maxFileBytes"`
+	GrepMaxResults int `json:"grepMaxResults"`
+	MaxOutputBytes int `json:"maxOutputBytes"`
+}
+
+// LSPConfig is the "lsp" key.
+type LSPConfig struct {
+	Features []string `json:"features,omitempty"`
+}
+
+// HistoryConfig is the "history" key.
+type HistoryConfig struct {
+	Enabled bool   `json:"enabled"`
+	File    string `json:"file,omitempty"`
+}
+
+// DefaultSensitive are the globs no tool may touch unless the config says
+// otherwise.
+var DefaultSensitive = []string{".env", ".env.*", "**/.ssh/**", "**/.aws/**", "**/credentials.json", "**/*.pem", "**/id_rsa*"}
+
+// DefaultConfig returns the configuration in force when nothing is set.
+func DefaultConfig() *Config {
+	return &Config{
+		Approval: ApprovalConfig{Mode: "safe", TimeoutSeconds: 300},
+		Tools:    ToolsConfig{Enabled: ToolList{All: true}, TimeoutSeconds: 600},
+		Paths:    PathsConfig{Sensitive: append([]string(nil), DefaultSensitive...)},
+		Shell:    ShellConfig{TimeoutSeconds: 120, MaxOutputBytes: 256 << 10},
+		Limits: Limits{
+			ReadLines: 2000, MaxLineLength: 2000, MaxFileBytes: 10 << 20,
+			GrepMaxResults: 1000, MaxOutputBytes: 256 << 10,
+		},
+		History: HistoryConfig{Enabled: true},
+	}
+}
+
+// Layer names a source of configuration, lowest precedence first.
+type Layer int
+
+// The layers, in the order they are merged (a later layer wins).
+const (
+	LayerUser      Layer = iota // $XDG_CONFIG_HOME/agentls/config.json
+	LayerWorkspace              // .agentls.json at each root
+	LayerInit                   // initializationOptions.config
+	LayerSettings               // workspace/didChangeConfiguration settings.agentls
+	numLayers
+)
+
+func (l Layer) String() string {
+	return [...]string{"user config", ".agentls.json", "initializationOptions.config", "settings.agentls"}[l]
+}
+
+// ConfigError is an invalid layer. The layer's last valid value stays in force.
+type ConfigError struct {
+	Layer      Layer
+	Source     string
+	Violations []schema.Violation
+	Err        error
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "invalid %s", e.Layer)
+	if e.Source != "" {
+		fmt.Fprintf(&b, " (%s)", e.Source)
+	}
+	if e.Err != nil {
+		fmt.Fprintf(&b, ": %v", e.Err)
+	}
+	for _, v := range e.Violations {
+		fmt.Fprintf(&b, "; %s", v)
+	}
+	return b.String()
+}
+
+// ConfigStack merges the layers. Each layer is validated on its own when it
+// is set; an invalid one is refused and the previous value of that layer
+// stays.
+type ConfigStack struct {
+	// UserFile replaces the user config path (the --config flag) when set.
+	UserFile string
+
+	mu     sync.Mutex
+	layers [numLayers]map[string]any
+}
+
+// Set replaces one layer with raw JSON (nil or empty clears it) and returns
+// the newly merged configuration. source names the file or message for errors.
+func (s *ConfigStack) Set(l Layer, source string, raw []byte) (*Config, error) {
+	var m map[string]any
+	if len(strings.TrimSpace(string(raw))) > 0 && string(raw) != "null" {
+		v, err := schema.Decode(raw)
+		if err != nil {
+			return s.Merged(), &ConfigError{Layer: l, Source: source, Err: err}
+		}
+		if vs := configSchema.Validate(v); vs != nil {
+			return s.Merged(), &ConfigError{Layer: l, Source: source, Violations: vs}
+		}
+		m, _ = v.(map[string]any)
+	}
+	s.mu.Lock()
+	s.layers[l] = m
+	s.mu.Unlock()
+	return s.Merged(), nil
+}
+
+// Merged returns the configuration of all layers over the defaults.
+func (s *ConfigStack) Merged() *Config {
+	s.mu.Lock()
+	merged := map[string]any{}
+	for _, m := range s.layers {
+		merge(merged, m)
+	}
+	s.mu.Unlock()
+	cfg := DefaultConfig()
+	b, _ := json.Marshal(merged)
+	if err := json.Unmarshal(b, cfg); err != nil {
+		// Every layer passed the schema, so this is a bug in the Config type.
+		panic(fmt.Sprintf("merged config does not decode: %v", err))
+	}
+	return cfg
+}
+
+// merge copies src over dst: objects merge key by key, anything else replaces.
+func merge(dst, src map[string]any) {
+	for k, v := range src {
+		if sm, ok := v.(map[string]any); ok {
+			if dm, ok := dst[k].(map[string]any); ok {
+				merge(dm, sm)
+				continue
+			}
+			cp := map[string]any{}
+			merge(cp, sm)
+			dst[k] = cp
+			continue
+		}
+		dst[k] = v
+	}
+}
+
+// UserConfigPath is $XDG_CONFIG_HOME/agentls/config.json (or the OS default).
+func UserConfigPath() string {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		d, err := os.UserConfigDir()
+		if err != nil {
+			return ""
+		}
+		dir = d
+	}
+	return filepath.Join(dir, "agentls", "config.json")
+}
+
+// LoadFiles sets the user layer and the workspace layer from disk. The
+// workspace layer merges the .agentls.json of every root, the first root
+// last so that it wins. Missing files are not errors.
+func (s *ConfigStack) LoadFiles(roots []string) (*Config, []error) {
+	var errs []error
+	p := s.UserFile
+	if p == "" {
+		p = UserConfigPath()
+	}
+	if p != "" {
+		if b, err := os.ReadFile(p); err == nil {
+			if _, err := s.Set(LayerUser, p, b); err != nil {
+				errs = append(errs, err)
+			}
+		} else if !os.IsNotExist(err) {
+			errs = append(errs, &ConfigError{Layer: LayerUser, Source: p, Err: err})
+		}
+	}
+	ws := map[string]any{}
+	for i := len(roots) - 1; i >= 0; i-- {
+		p := filepath.Join(roots[i], ".agentls.json")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			if !os.IsNotExist(err) {
+				errs = append(errs, &ConfigError{Layer: LayerWorkspace, Source: p, Err: err})
+			}
+			continue
+		}
+		v, err := schema.Decode(b)
+		if err != nil {
+			errs = append(errs, &ConfigError{Layer: LayerWorkspace, Source: p, Err: err})
+			continue
+		}
+		if vs := configSchema.Validate(v); vs != nil {
+			errs = append(errs, &ConfigError{Layer: LayerWorkspace, Source: p, Violations: vs})
+			continue
+		}
+		m, _ := v.(map[string]any)
+		merge(ws, m)
+	}
+	b, _ := json.Marshal(ws)
+	if len(ws) == 0 {
+		b = nil
+	}
+	cfg, err := s.Set(LayerWorkspace, ".agentls.json", b)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return cfg, errs
+}
+
+// Names returns the sorted keys of m; a small helper for stable output.
+func Names[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,134 @@
+package workspace
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Document is the editor's view of an open file.
+type Document struct {
+	URI        string
+	Path       string // absolute, cleaned
+	LanguageID string
+	Version    int32
+	Text       string
+}
+
+// Change is one content change of textDocument/didChange: a replacement of
+// Range, or of the whole text when Range is nil.
+type Change struct {
+	Range *Range `json:"range,omitempty"`
+	Text  string `json:"text"`
+}
+
+// Overlays holds the documents open in the editor, keyed by path. Tools read
+// an open document from here instead of the disk.
+type Overlays struct {
+	mu      sync.RWMutex
+	docs    map[string]*Document
+	watches []func(Document)
+}
+
+// NewOverlays returns an empty store.
+func NewOverlays() *Overlays { return &Overlays{docs: map[string]*Document{}} }
+
+// Open records a document the editor opened.
+func (o *Overlays) Open(d Document) {
+	o.mu.Lock()
+	o.docs[d.Path] = &d
+	o.mu.Unlock()
+	o.notify(d)
+}
+
+// Change applies content changes in order and records the client's version.
+// A change to a document that is not open is an error.
+func (o *Overlays) Change(path string, version int32, changes []Change) error {
+	o.mu.Lock()
+	d, ok := o.docs[path]
+	if !ok {
+		o.mu.Unlock()
+		return fmt.Errorf("change to %s, which is not open", path)
+	}
+	text := d.Text
+	for i, c := range changes {
+		if c.Range == nil {
+			text = c.Text
+			continue
+		}
+		start, err := Offset(text, c.Range.Start)
+		if err != nil {
+			o.mu.Unlock()
+			return fmt.Errorf("change %d to %s: %w", i, path, err)
+		}
+		end, err := Offset(text, c.Range.End)
+		if err != nil {
+			o.mu.Unlock()
+			return fmt.Errorf("change %d to %s: %w", i, path, err)
+		}
+		if end < start {
+			o.mu.Unlock()
+			return fmt.Errorf("change %d to %s: range ends before it starts", i, path)
+		}
+		text = text[:start] + c.Text + text[end:]
+	}
+	nd := *d
+	nd.Text, nd.Version = text, version
+	o.docs[path] = &nd
+	o.mu.Unlock()
+	o.notify(nd)
+	return nil
+}
+
+// Close forgets a document; tools read the disk again.
+func (o *Overlays) Close(path string) {
+	o.mu.Lock()
+	delete(o.docs, path)
+	o.mu.Unlock()
+}
+
+// Get returns the open document at path.
+func (o *Overlays) Get(path string) (Document, bool) {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	d, ok := o.docs[path]
+	if !ok {
+		return Document{}, false
+	}
+	return *d, true
+}
+
+// Paths lists the open documents' paths.
+func (o *Overlays) Paths() []string {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	out := make([]string, 0, len(o.docs))
+	for p := range o.docs {
+		out = append(out, p)
+	}
+	return out
+}
+
+// Watch calls f after every open or change, with the new document. f must
+// not block; it runs on the caller's goroutine, outside the store's lock.
+func (o *Overlays) Watch(f func(Document)) (stop func()) {
+	o.mu.Lock()
+	o.watches = append(o.watches, f)
+	i := len(o.watches) - 1
+	o.mu.Unlock()
+	return func() {
+		o.mu.Lock()
+		o.watches[i] = nil
+		o.mu.Unlock()
+	}
+}
+
+func (o *Overlays) notify(d Document) {
+	o.mu.RLock()
+	ws := append([]func(Document){}, o.watches...)
+	o.mu.RUnlock()
+	for _, f := range ws {
+		if f != nil {
+			f(d)
+		}
+	}
+}

@@ -1,0 +1,218 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// PathError is a path argument the rules refuse. Code is INVALID_PATH or
+// SENSITIVE_PATH, the ToolResult error codes.
+type PathError struct {
+	Code   string
+	Path   string
+	Reason string
+}
+
+func (e *PathError) Error() string { return fmt.Sprintf("%s: %s", e.Path, e.Reason) }
+
+// ErrorCode returns the ToolResult error code.
+func (e *PathError) ErrorCode() string { return e.Code }
+
+func invalid(p, format string, args ...any) error {
+	return &PathError{Code: "INVALID_PATH", Path: p, Reason: fmt.Sprintf(format, args...)}
+}
+
+// allowedRoots are the workspace roots and the configured paths.allow.
+func (w *Workspace) allowedRoots() []string {
+	roots := w.Roots()
+	for _, a := range w.Config().Paths.Allow {
+		if filepath.IsAbs(a) {
+			roots = append(roots, filepath.Clean(a))
+		}
+	}
+	return roots
+}
+
+// Resolve turns a path argument into an absolute path inside an allowed
+// root. It accepts paths relative to the first root, absolute paths inside a
+// root or a paths.allow root, and file:// URIs. It refuses, with a
+// *PathError: NUL bytes, "~", ".." escapes, absolute paths outside, symlinks
+// (of the file or of any parent) whose target is outside, and paths matching
+// the sensitive globs, checked on the path as given and on the resolved one.
+// The file need not exist: for a new file the nearest existing parent is
+// resolved and checked.
+func (w *Workspace) Resolve(arg string) (string, error) {
+	if arg == "" {
+		return "", invalid(arg, "empty path")
+	}
+	if strings.IndexByte(arg, 0) >= 0 {
+		return "", invalid(strings.ReplaceAll(arg, "\x00", `\0`), "path contains a NUL byte")
+	}
+	p := arg
+	if strings.HasPrefix(p, "file:") {
+		fp, err := URIToPath(p)
+		if err != nil {
+			return "", invalid(arg, "%v", err)
+		}
+		p = fp
+	}
+	if strings.HasPrefix(p, "~") {
+		return "", invalid(arg, "~ is not expanded; give a path relative to the workspace root")
+	}
+	roots := w.allowedRoots()
+	if len(roots) == 0 {
+		return "", invalid(arg, "there is no workspace root")
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(roots[0], p)
+	}
+	p = filepath.Clean(p)
+	root, rel, ok := containing(roots, p)
+	if !ok {
+		if !filepath.IsAbs(arg) && !strings.HasPrefix(arg, "file:") {
+			return "", invalid(arg, "path escapes the workspace root")
+		}
+		return "", invalid(arg, "path is outside the workspace roots %s", strings.Join(roots, ", "))
+	}
+	if err := w.checkSensitive(arg, rel); err != nil {
+		return "", err
+	}
+	real, err := realPath(p)
+	if err != nil {
+		return "", invalid(arg, "%v", err)
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		realRoot = root
+	}
+	realRel, ok := within(realRoot, real)
+	if !ok {
+		// A symlink may lead into another allowed root.
+		if _, realRel, ok = containingReal(roots, real); !ok {
+			return "", invalid(arg, "path resolves through a symlink to %s, outside the workspace", real)
+		}
+	}
+	if err := w.checkSensitive(arg, realRel); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// containing returns the first root that holds p and p relative to it.
+func containing(roots []string, p string) (string, string, bool) {
+	for _, r := range roots {
+		if rel, ok := within(r, p); ok {
+			return r, rel, true
+		}
+	}
+	return "", "", false
+}
+
+func containingReal(roots []string, real string) (string, string, bool) {
+	for _, r := range roots {
+		rr, err := filepath.EvalSymlinks(r)
+		if err != nil {
+			continue
+		}
+		if rel, ok := within(rr, real); ok {
+			return rr, rel, true
+		}
+	}
+	return "", "", false
+}
+
+// realPath resolves every symlink of p. When p does not exist, the nearest
+// existing parent is resolved and the missing rest appended.
+func realPath(p string) (string, error) {
+	var rest []string
+	cur := p
+	for {
+		r, err := filepath.EvalSymlinks(cur)
+		if err == nil {
+			for i := len(rest) - 1; i >= 0; i-- {
+				r = filepath.Join(r, rest[i])
+			}
+			return r, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			// A dangling symlink: resolve where it points.
+			if fi, lerr := os.Lstat(cur); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				return danglingTarget(cur, rest)
+			}
+			return "", fmt.Errorf("resolve %s: %w", cur, err)
+		}
+		if fi, lerr := os.Lstat(cur); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return danglingTarget(cur, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p, nil
+		}
+		rest = append(rest, filepath.Base(cur))
+		cur = parent
+	}
+}
+
+// danglingTarget follows a symlink whose target does not exist, so that a
+// write through it is checked against where it would land.
+func danglingTarget(link string, rest []string) (string, error) {
+	target, err := os.Readlink(link)
+	if err != nil {
+		return "", fmt.Errorf("read link %s: %w", link, err)
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(link), target)
+	}
+	r, err := realPath(filepath.Clean(target))
+	if err != nil {
+		return "", err
+	}
+	for i := len(rest) - 1; i >= 0; i-- {
+		r = filepath.Join(r, rest[i])
+	}
+	return r, nil
+}
+
+// IsSensitive reports whether rel (relative to a root, any separator)
+// matches a sensitive glob. A pattern without a slash matches a file or
+// folder name at any depth, like a .gitignore pattern.
+func (w *Workspace) IsSensitive(rel string) bool {
+	rel = filepath.ToSlash(rel)
+	parts := strings.Split(rel, "/")
+	for _, pat := range w.Config().Paths.Sensitive {
+		if !strings.Contains(pat, "/") {
+			for _, part := range parts {
+				if ok, _ := path.Match(pat, part); ok {
+					return true
+				}
+			}
+			continue
+		}
+		pat = strings.TrimPrefix(pat, "/")
+		if ok, _ := doublestar.Match(pat, rel); ok {
+			return true
+		}
+		// "**/.ssh/**" must also refuse the folder itself.
+		if ok, _ := doublestar.Match(pat, rel+"/x"); ok && strings.HasSuffix(pat, "/**") {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *Workspace) checkSensitive(arg, rel string) error {
+	if rel == "." {
+		return nil
+	}
+	if w.IsSensitive(rel) {
+		return &PathError{Code: "SENSITIVE_PATH", Path: arg, Reason: "path matches a sensitive pattern (paths.sensitive); agents may not touch it"}
+	}
+	return nil
+}

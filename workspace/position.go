@@ -1,0 +1,118 @@
+package workspace
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// Position is an LSP position: a zero-based line and a zero-based offset in
+// UTF-16 code units within that line.
+type Position struct {
+	Line      uint32 `json:"line"`
+	Character uint32 `json:"character"`
+}
+
+// Range is an LSP range, end exclusive.
+type Range struct {
+	Start Position `json:"start"`
+	End   Position `json:"end"`
+}
+
+// lineStart returns the byte offset where line begins, or false when text has
+// fewer lines. Line terminators are \n, \r\n and \r, as LSP defines them.
+func lineStart(text string, line uint32) (int, bool) {
+	off := 0
+	for l := uint32(0); l < line; l++ {
+		i := indexLineEnd(text[off:])
+		if i < 0 {
+			return len(text), false
+		}
+		off += i
+		if text[off] == '\r' && off+1 < len(text) && text[off+1] == '\n' {
+			off++
+		}
+		off++
+	}
+	return off, true
+}
+
+// indexLineEnd returns the index of the first \n or \r in s, or -1.
+func indexLineEnd(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' || s[i] == '\r' {
+			return i
+		}
+	}
+	return -1
+}
+
+// Offset converts p into a byte offset in text. A character past the end of
+// its line clamps to the line end, as the LSP specification asks; a line past
+// the end of the text is an error.
+func Offset(text string, p Position) (int, error) {
+	start, ok := lineStart(text, p.Line)
+	if !ok {
+		if p.Line > 0 && p.Character == 0 {
+			// the position just after a final line terminator
+			if s, ok := lineStart(text, p.Line-1); ok && indexLineEnd(text[s:]) >= 0 {
+				return len(text), nil
+			}
+		}
+		return 0, fmt.Errorf("line %d is past the end of the document", p.Line)
+	}
+	end := len(text)
+	if i := indexLineEnd(text[start:]); i >= 0 {
+		end = start + i
+	}
+	units := uint32(0)
+	off := start
+	for off < end && units < p.Character {
+		r, size := utf8.DecodeRuneInString(text[off:end])
+		n := uint32(1)
+		if r >= 0x10000 {
+			n = 2
+		}
+		if units+n > p.Character {
+			break // inside a surrogate pair: stay before the rune
+		}
+		units += n
+		off += size
+	}
+	return off, nil
+}
+
+// PositionOf converts a byte offset in text into an LSP position.
+func PositionOf(text string, offset int) Position {
+	if offset > len(text) {
+		offset = len(text)
+	}
+	var line uint32
+	start := 0
+	for i := 0; i < offset; i++ {
+		switch text[i] {
+		case '\n':
+			line++
+			start = i + 1
+		case '\r':
+			if i+1 < len(text) && text[i+1] == '\n' {
+				continue
+			}
+			line++
+			start = i + 1
+		}
+	}
+	return Position{Line: line, Character: UTF16Len(text[start:offset])}
+}
+
+// UTF16Len is the length of s in UTF-16 code units.
+func UTF16Len(s string) uint32 {
+	var n uint32
+	for _, r := range s {
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
+}
