@@ -1,0 +1,530 @@
+package lsp_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/lsp/lsptest"
+	"github.com/agentls/agentls/tools"
+)
+
+func TestMain(m *testing.M) {
+	cleanup := lsptest.IsolateHome()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// testRunner has the built-in tools plus a slow tool and one that asks.
+func testRunner(t testing.TB) *tools.Runner {
+	reg := tools.NewBuiltinRegistry()
+	reg.MustRegister(&tools.Tool{
+		Name: "slow", Description: "sleeps for ms or until cancelled",
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"ms":{"type":"integer","minimum":0}}}`),
+		Annotations: tools.Annotations{ReadOnly: true, Approval: "auto"},
+		Execute: tools.Typed(func(c *tools.Call, a struct{ Ms int }) (*tools.Result, error) {
+			c.Progress.Report("sleeping", 10)
+			select {
+			case <-time.After(time.Duration(a.Ms) * time.Millisecond):
+				return tools.Success("slept", nil), nil
+			case <-c.Ctx.Done():
+				return nil, c.Ctx.Err()
+			}
+		}),
+	}, &tools.Tool{
+		Name: "touch", Description: "needs approval",
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"x":{"type":"integer"}}}`),
+		Annotations: tools.Annotations{Approval: "ask"}, Risk: approval.RiskWrite,
+		Execute: func(c *tools.Call, args json.RawMessage) (*tools.Result, error) {
+			return tools.Success("touched "+string(args), nil), nil
+		},
+	})
+	return tools.NewRunner(reg, nil)
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func started(t *testing.T, caps, initOptions any) (*lsptest.Client, string) {
+	root := t.TempDir()
+	c := lsptest.Pipe(t, testRunner(t))
+	if _, err := c.Initialize(ctxT(t), root, caps, initOptions); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return c, root
+}
+
+func TestInitializeResult(t *testing.T) {
+	c := lsptest.Pipe(t, testRunner(t))
+	res, err := c.Initialize(ctxT(t), t.TempDir(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Capabilities struct {
+			TextDocumentSync struct {
+				OpenClose bool `json:"openClose"`
+				Change    int  `json:"change"`
+				Save      any  `json:"save"`
+			} `json:"textDocumentSync"`
+			Experimental struct {
+				Agentls struct {
+					ProtocolVersion int `json:"protocolVersion"`
+					Tools           int `json:"tools"`
+				} `json:"agentls"`
+			} `json:"experimental"`
+		} `json:"capabilities"`
+		ServerInfo struct{ Name string } `json:"serverInfo"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		t.Fatal(err)
+	}
+	sync := r.Capabilities.TextDocumentSync
+	if !sync.OpenClose || sync.Change != 2 || sync.Save == nil {
+		t.Errorf("textDocumentSync = %+v, want incremental with open/close and save", sync)
+	}
+	if a := r.Capabilities.Experimental.Agentls; a.ProtocolVersion != 1 || a.Tools != 5 {
+		t.Errorf("experimental.agentls = %+v, want protocolVersion 1 and 5 tools", a)
+	}
+	if r.ServerInfo.Name != "agentls" {
+		t.Errorf("serverInfo.name = %q", r.ServerInfo.Name)
+	}
+}
+
+func TestToolCallErrors(t *testing.T) {
+	c, root := started(t, nil, nil)
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("one\ntwo\n"), 0o644)
+	tests := []struct {
+		name, tool string
+		args       any
+		status     tools.Status
+		code       tools.Code
+		pointer    string
+		content    string
+	}{
+		{"unknown tool", "no_such_tool", map[string]any{}, tools.StatusError, tools.UnknownTool, "", ""},
+		{"type mismatch", "read_file", map[string]any{"path": 5}, tools.StatusError, tools.InvalidParams, "/path", ""},
+		{"missing field", "read_file", map[string]any{}, tools.StatusError, tools.InvalidParams, "/path", ""},
+		{"unknown field", "read_file", map[string]any{"path": "a.txt", "bogus": 1}, tools.StatusError, tools.InvalidParams, "/bogus", ""},
+		{"out of range", "read_file", map[string]any{"path": "a.txt", "offset": 0}, tools.StatusError, tools.InvalidParams, "/offset", ""},
+		{"alias readFile", "readFile", map[string]any{"path": "a.txt"}, tools.StatusSuccess, "", "", "     1\tone\n     2\ttwo\n"},
+		{"alias view", "view", map[string]any{"path": "a.txt", "offset": 2}, tools.StatusSuccess, "", "", "     2\ttwo\n"},
+		{"escape", "read_file", map[string]any{"path": "../x"}, tools.StatusError, tools.InvalidPath, "", ""},
+		{"missing file", "read_file", map[string]any{"path": "nope.txt"}, tools.StatusError, tools.FileNotFound, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := c.ToolCall(ctxT(t), tt.tool, tt.args)
+			if err != nil {
+				t.Fatalf("tool/call: %v (tool failures must be results, not JSON-RPC errors)", err)
+			}
+			if res.Status != tt.status {
+				t.Fatalf("status = %s, want %s (%+v)", res.Status, tt.status, res.Error)
+			}
+			if res.CallID == "" || !strings.HasPrefix(res.CallID, "tc_") {
+				t.Errorf("callId = %q, want tc_…", res.CallID)
+			}
+			if tt.code != "" && (res.Error == nil || res.Error.Code != tt.code) {
+				t.Fatalf("error = %+v, want %s", res.Error, tt.code)
+			}
+			if tt.pointer != "" {
+				b, _ := json.Marshal(res.Error.Details)
+				var d struct {
+					Violations []struct{ Pointer, Reason string }
+				}
+				json.Unmarshal(b, &d)
+				found := false
+				for _, v := range d.Violations {
+					found = found || v.Pointer == tt.pointer && v.Reason != ""
+				}
+				if !found {
+					t.Errorf("details = %s, want a violation at %s", b, tt.pointer)
+				}
+			}
+			if tt.content != "" && !strings.HasPrefix(res.Content, tt.content) {
+				t.Errorf("content = %q, want prefix %q", res.Content, tt.content)
+			}
+		})
+	}
+}
+
+func TestGarbageDoesNotStopServer(t *testing.T) {
+	c := newRaw(t, testRunner(t))
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
+	if m := c.response("1"); m["error"] != nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
+	bad := []struct {
+		name, frame string
+		code        int
+	}{
+		{"not json", "Content-Length: 9\r\n\r\n{garbage}", -32700},
+		{"truncated json", "Content-Length: 13\r\n\r\n{\"jsonrpc\":\"2", -32700},
+		{"array", "Content-Length: 2\r\n\r\n[]", -32600},
+		{"bad header", "Content-Type: nothing-else\r\n\r\n", -32700},
+		{"bad length", "Content-Length: x\r\n\r\n", -32700},
+		{"no version", "Content-Length: 26\r\n\r\n{\"id\":99,\"method\":\"x/y\"}  ", -32600},
+	}
+	for _, b := range bad {
+		c.writeRaw(b.frame)
+		select {
+		case m := <-c.msgs:
+			if got := errCode(m); got != b.code {
+				t.Errorf("%s: error code %d, want %d (%v)", b.name, got, b.code, m)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: no error response", b.name)
+		}
+	}
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tool/call","params":{"name":"get_current_datetime","arguments":{}}}`)
+	m := c.response("2")
+	if r, _ := m["result"].(map[string]any); r == nil || r["status"] != "success" {
+		t.Fatalf("server stopped serving after garbage: %v", m)
+	}
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"no/such","params":{}}`)
+	if got := errCode(c.response("3")); got != -32601 {
+		t.Errorf("unknown method: code %d, want -32601", got)
+	}
+}
+
+func TestLifecycleErrors(t *testing.T) {
+	c := newRaw(t, testRunner(t))
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tool/list","params":{}}`)
+	if got := errCode(c.response("1")); got != -32002 {
+		t.Errorf("request before initialize: code %d, want -32002", got)
+	}
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"capabilities":{}}}`)
+	c.response("2")
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"capabilities":{}}}`)
+	if got := errCode(c.response("3")); got != -32600 {
+		t.Errorf("second initialize: code %d, want -32600", got)
+	}
+	c.send(`{"jsonrpc":"2.0","id":4,"method":"shutdown"}`)
+	if m := c.response("4"); m["error"] != nil {
+		t.Fatalf("shutdown: %v", m)
+	}
+	c.send(`{"jsonrpc":"2.0","id":5,"method":"tool/list","params":{}}`)
+	if got := errCode(c.response("5")); got != -32600 {
+		t.Errorf("request after shutdown: code %d, want -32600", got)
+	}
+}
+
+func TestCancelNumericID(t *testing.T) {
+	c := newRaw(t, testRunner(t))
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
+	c.response("1")
+	c.send(`{"jsonrpc":"2.0","id":42,"method":"tool/call","params":{"name":"slow","arguments":{"ms":60000}}}`)
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	c.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":42}}`)
+	m := c.response("42")
+	if got := errCode(m); got != -32800 {
+		t.Fatalf("cancelled call: %v, want error -32800", m)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("cancel took %s, want under a second", d)
+	}
+	// string ids too
+	c.send(`{"jsonrpc":"2.0","id":"abc","method":"tool/call","params":{"name":"slow","arguments":{"ms":60000}}}`)
+	time.Sleep(50 * time.Millisecond)
+	c.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"abc"}}`)
+	if got := errCode(c.response(`"abc"`)); got != -32800 {
+		t.Fatalf("cancelled string-id call: code %d, want -32800", got)
+	}
+}
+
+func TestSlowCallDoesNotDelayFastOne(t *testing.T) {
+	c, _ := started(t, nil, nil)
+	ctx := ctxT(t)
+	slowDone := make(chan time.Time, 1)
+	go func() {
+		c.ToolCall(ctx, "slow", map[string]any{"ms": 2000})
+		slowDone <- time.Now()
+	}()
+	time.Sleep(50 * time.Millisecond)
+	res, err := c.ToolCall(ctx, "get_current_datetime", map[string]any{})
+	fastDone := time.Now()
+	if err != nil || res.Status != tools.StatusSuccess {
+		t.Fatalf("fast call: %v %+v", err, res)
+	}
+	select {
+	case <-slowDone:
+		t.Fatal("the slow call finished before the fast one: requests are serialised")
+	default:
+	}
+	if s := <-slowDone; !s.After(fastDone) {
+		t.Fatal("the fast call waited for the slow one")
+	}
+}
+
+func TestApprovalWaitDoesNotBlock(t *testing.T) {
+	c, _ := started(t, lsptest.AgentlsCaps(), nil)
+	ctx := ctxT(t)
+	release := make(chan struct{})
+	var got approval.Request
+	c.SetHooks(lsptest.Hooks{Approval: func(r approval.Request) approval.Response {
+		got = r
+		<-release
+		return approval.Response{Decision: approval.Approve}
+	}})
+	done := make(chan *tools.Result, 1)
+	go func() {
+		res, _ := c.ToolCall(ctx, "touch", map[string]any{"x": 1})
+		done <- res
+	}()
+	if _, err := c.WaitFor(ctx, "approval/request", nil); err != nil {
+		t.Fatal(err)
+	}
+	// While the approval waits, other requests are served.
+	if res, err := c.ToolCall(ctx, "get_current_directory", map[string]any{}); err != nil || res.Status != tools.StatusSuccess {
+		t.Fatalf("call during approval: %v %+v", err, res)
+	}
+	close(release)
+	res := <-done
+	if res.Status != tools.StatusSuccess || res.ApprovedBy != "user" {
+		t.Fatalf("approved call: %+v", res)
+	}
+	if got.Tool != "touch" || got.Risk != approval.RiskWrite || len(got.Options) != 3 || !strings.HasPrefix(got.CallID, "tc_") {
+		t.Errorf("approval/request = %+v", got)
+	}
+}
+
+func TestApprovalDecisions(t *testing.T) {
+	c, _ := started(t, lsptest.AgentlsCaps(), nil)
+	ctx := ctxT(t)
+	var mu sync.Mutex
+	asked := 0
+	answer := approval.Response{Decision: approval.Reject, Message: "not now"}
+	c.SetHooks(lsptest.Hooks{Approval: func(approval.Request) approval.Response {
+		mu.Lock()
+		defer mu.Unlock()
+		asked++
+		return answer
+	}})
+	set := func(r approval.Response) { mu.Lock(); answer = r; mu.Unlock() }
+
+	res, _ := c.ToolCall(ctx, "touch", map[string]any{"x": 1})
+	if res.Status != tools.StatusRejected || res.Message != "not now" || res.ApprovedBy != "none" {
+		t.Errorf("reject: %+v", res)
+	}
+	set(approval.Response{Decision: approval.Approve, ModifiedArguments: json.RawMessage(`{"x":"bad"}`)})
+	res, _ = c.ToolCall(ctx, "touch", map[string]any{"x": 1})
+	if res.Status != tools.StatusError || res.Error.Code != tools.InvalidParams {
+		t.Errorf("invalid modified arguments: %+v", res)
+	}
+	set(approval.Response{Decision: approval.Approve, ModifiedArguments: json.RawMessage(`{"x":7}`)})
+	res, _ = c.ToolCall(ctx, "touch", map[string]any{"x": 1})
+	if res.Status != tools.StatusSuccess || res.Content != `touched {"x":7}` {
+		t.Errorf("modified arguments: %+v", res)
+	}
+	set(approval.Response{Decision: approval.Always})
+	c.ToolCall(ctx, "touch", map[string]any{"x": 1})
+	mu.Lock()
+	before := asked
+	mu.Unlock()
+	res, _ = c.ToolCall(ctx, "touch", map[string]any{"x": 2})
+	mu.Lock()
+	after := asked
+	mu.Unlock()
+	if res.Status != tools.StatusSuccess || after != before || res.ApprovedBy != "user" {
+		t.Errorf("after always: asked %d→%d, result %+v", before, after, res)
+	}
+}
+
+func TestShowMessageRequestFallback(t *testing.T) {
+	c, _ := started(t, map[string]any{}, nil)
+	ctx := ctxT(t)
+	var msg struct {
+		Message string
+		Actions []struct{ Title string }
+	}
+	c.SetHooks(lsptest.Hooks{ShowMessageRequest: func(p json.RawMessage) any {
+		json.Unmarshal(p, &msg)
+		return map[string]string{"title": "Approve"}
+	}})
+	res, _ := c.ToolCall(ctx, "touch", map[string]any{"x": 1})
+	if res.Status != tools.StatusSuccess {
+		t.Fatalf("approved through showMessageRequest: %+v", res)
+	}
+	var titles []string
+	for _, a := range msg.Actions {
+		titles = append(titles, a.Title)
+	}
+	if strings.Join(titles, "|") != "Approve|Reject|Always allow touch" || !strings.Contains(msg.Message, "touch") {
+		t.Errorf("showMessageRequest = %+v", msg)
+	}
+	c.SetHooks(lsptest.Hooks{ShowMessageRequest: func(json.RawMessage) any { return nil }})
+	if res, _ := c.ToolCall(ctx, "touch", map[string]any{}); res.Status != tools.StatusRejected {
+		t.Errorf("dismissed: %+v", res)
+	}
+}
+
+func TestIncrementalSyncUTF16(t *testing.T) {
+	c, root := started(t, nil, nil)
+	ctx := ctxT(t)
+	path := filepath.Join(root, "u.txt")
+	os.WriteFile(path, []byte("on disk\n"), 0o644)
+	c.Open(ctx, path, "é中😀x\nsecond\n")
+	uri := "file://" + path
+	// Replace "x" (after é=1, 中=1, 😀=2 UTF-16 units: character 4) with "Y",
+	// then insert at 0:0 (a range, not a full replacement).
+	c.Notify(ctx, "textDocument/didChange", map[string]any{
+		"textDocument": map[string]any{"uri": uri, "version": 2},
+		"contentChanges": []any{
+			map[string]any{"range": map[string]any{"start": map[string]int{"line": 0, "character": 4}, "end": map[string]int{"line": 0, "character": 5}}, "text": "Y"},
+			map[string]any{"range": map[string]any{"start": map[string]int{"line": 0, "character": 0}, "end": map[string]int{"line": 0, "character": 0}}, "text": ">"},
+		},
+	})
+	res, err := c.ToolCall(ctx, "read_file", map[string]any{"path": "u.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "     1\t>é中😀Y\n     2\tsecond\n"
+	if res.Content != want {
+		t.Errorf("read_file of the open buffer = %q, want %q", res.Content, want)
+	}
+	c.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	res, _ = c.ToolCall(ctx, "read_file", map[string]any{"path": "u.txt"})
+	if res.Content != "     1\ton disk\n" {
+		t.Errorf("after close, read_file = %q, want the disk", res.Content)
+	}
+}
+
+func TestConfigLayers(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, ".agentls.json"), []byte(`{"tools":{"enabled":["read_file","get_current_directory","touch"]}}`), 0o644)
+	c := lsptest.Pipe(t, testRunner(t))
+	ctx := ctxT(t)
+	_, err := c.Initialize(ctx, root, nil, map[string]any{
+		"config": map[string]any{"agents": map[string]any{"reader": map[string]any{"tools": []string{"read_file"}}}},
+		"agent":  "",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(agent string) string {
+		var out struct{ Tools []struct{ Name string } }
+		if err := c.Call(ctx, "tool/list", map[string]any{"agent": agent}, &out); err != nil {
+			t.Fatal(err)
+		}
+		var n []string
+		for _, d := range out.Tools {
+			n = append(n, d.Name)
+		}
+		return strings.Join(n, ",")
+	}
+	if got := names(""); got != "get_current_directory,read_file,touch" {
+		t.Errorf("tools enabled by .agentls.json: %s", got)
+	}
+	if got := names("reader"); got != "read_file" {
+		t.Errorf("agent reader: %s", got)
+	}
+	var res tools.Result
+	c.Call(ctx, "tool/call", map[string]any{"name": "get_current_directory", "agent": "reader"}, &res)
+	if res.Status != tools.StatusError || res.Error.Code != tools.UnknownTool {
+		t.Errorf("agent filter: %+v", res)
+	}
+	// settings.agentls wins; an invalid one is reported and the last good one stays.
+	c.Notify(ctx, "workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"agentls": map[string]any{"approval": map[string]any{"tools": map[string]string{"touch": "auto"}}}}})
+	if r, _ := c.ToolCall(ctx, "touch", map[string]any{}); r.Status != tools.StatusSuccess || r.ApprovedBy != "config" {
+		t.Errorf("rule auto from settings: %+v", r)
+	}
+	c.Notify(ctx, "workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"agentls": map[string]any{"approval": map[string]any{"mode": "reckless"}}}})
+	m, err := c.WaitFor(ctx, "window/showMessage", nil)
+	if err != nil || !strings.Contains(string(m.Params), "/approval/mode") {
+		t.Errorf("invalid settings not reported: %v %s", err, m.Params)
+	}
+	if r, _ := c.ToolCall(ctx, "touch", map[string]any{}); r.Status != tools.StatusSuccess {
+		t.Errorf("last good config lost: %+v", r)
+	}
+}
+
+func TestProgressEventsHistoryMetrics(t *testing.T) {
+	c, _ := started(t, lsptest.AgentlsCaps(), nil)
+	ctx := ctxT(t)
+	var res tools.Result
+	err := c.Call(ctx, "tool/call", map[string]any{"name": "slow", "arguments": map[string]any{"ms": 1}, "callId": "tc_mine", "workDoneToken": "w1"}, &res)
+	if err != nil || res.CallID != "tc_mine" {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	var kinds []string
+	for _, m := range c.Received("$/progress") {
+		var p struct {
+			Token string
+			Value struct{ Kind, Message string }
+		}
+		json.Unmarshal(m.Params, &p)
+		if p.Token == "w1" {
+			kinds = append(kinds, p.Value.Kind)
+		}
+	}
+	if strings.Join(kinds, ",") != "begin,report,end" {
+		t.Errorf("$/progress kinds = %v", kinds)
+	}
+	var ev []string
+	for _, m := range c.Received("tool/event") {
+		var e tools.Event
+		json.Unmarshal(m.Params, &e)
+		if e.CallID == "tc_mine" {
+			ev = append(ev, e.Kind)
+		}
+	}
+	if strings.Join(ev, ",") != "call,progress,result" {
+		t.Errorf("tool/event kinds = %v", ev)
+	}
+	c.ToolCall(ctx, "read_file", map[string]any{"path": 5, "api_key": "x"})
+	var h struct{ Entries []tools.LogEntry }
+	if err := c.Call(ctx, "tool/history", map[string]any{"limit": 1}, &h); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Entries) != 1 || h.Entries[0].Tool != "read_file" || h.Entries[0].Status != tools.StatusError {
+		t.Fatalf("history = %+v", h.Entries)
+	}
+	if strings.Contains(string(h.Entries[0].Arguments), `"x"`) {
+		t.Errorf("secret not redacted: %s", h.Entries[0].Arguments)
+	}
+	var mt struct{ Tools []tools.ToolMetrics }
+	c.Call(ctx, "tool/metrics", nil, &mt)
+	found := false
+	for _, m := range mt.Tools {
+		if m.Name == "slow" {
+			found = m.TotalCalls == 1 && m.Success == 1 && m.P50Ms > 0
+		}
+	}
+	if !found {
+		t.Errorf("metrics = %+v", mt.Tools)
+	}
+}
+
+func TestDisconnectCancelsCalls(t *testing.T) {
+	runner := testRunner(t)
+	c := lsptest.Pipe(t, runner)
+	ctx := ctxT(t)
+	if _, err := c.Initialize(ctx, t.TempDir(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	go c.ToolCall(ctx, "slow", map[string]any{"ms": 60000})
+	time.Sleep(100 * time.Millisecond)
+	c.RawConn().Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, m := range runner.Metrics.Snapshot() {
+			if m.Name == "slow" && m.Cancelled == 1 {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("call not cancelled after the client disconnected: %+v", runner.Metrics.Snapshot())
+}
