@@ -30,7 +30,9 @@ type Preview struct {
 
 // FilePreview is one file of a Preview.
 type FilePreview struct {
-	Path      string  `json:"path"`
+	Path      string  `json:"path"` // relative to the first root
+	URI       string  `json:"uri"`
+	NewPath   string  `json:"newPath,omitempty"` // rename only
 	Operation string  `json:"operation"` // create, modify, delete, rename
 	OldText   *string `json:"oldText,omitempty"`
 	NewText   *string `json:"newText,omitempty"`

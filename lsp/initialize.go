@@ -154,6 +154,9 @@ func (s *session) initialize(ctx context.Context, reply jsonrpc2.Replier, raw js
 		Events:    tools.EventsFunc(s.sendEvent),
 	}
 	s.env.Approver = &approver{s: s}
+	if caps.ApplyEdit {
+		s.env.Editor = &editor{s: s}
+	}
 	s.state = stateRunning
 	s.mu.Unlock()
 

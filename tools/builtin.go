@@ -2,7 +2,7 @@ package tools
 
 // Builtins returns the built-in tools, ready to register.
 func Builtins() []*Tool {
-	return []*Tool{CurrentDirectory, CurrentDatetime, ReadFile}
+	return []*Tool{CurrentDirectory, CurrentDatetime, ReadFile, WriteFile, EditFile}
 }
 
 // NewBuiltinRegistry returns a registry of the built-in tools.

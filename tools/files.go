@@ -1,22 +1,43 @@
 package tools
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
 )
 
-// readsKey holds, per absolute path, the hash of what the model last read.
-var readsKey = NewKey[map[string]string]("reads")
+// readsKey holds, per absolute path, what the model last read.
+var readsKey = NewKey[map[string]readRecord]("reads")
 
-// RecordRead remembers the hash of what the model read of path.
-func RecordRead(s *Session, path, hash string) {
-	Update(s, readsKey, func(m map[string]string, ok bool) map[string]string {
-		cp := make(map[string]string, len(m)+1)
+// readRecord is what the model last saw of a file: the hash of the whole
+// content, and the text itself when small enough to say later what changed.
+type readRecord struct {
+	Hash string
+	Text *string
+}
+
+// maxRememberedText bounds the text kept per read file.
+const maxRememberedText = 1 << 20
+
+// RecordRead remembers that the model has seen content of path (the whole
+// file): its hash, and the text when small.
+func RecordRead(s *Session, path, content string) {
+	rec := readRecord{Hash: hashText(content)}
+	if len(content) <= maxRememberedText {
+		rec.Text = &content
+	}
+	recordRead(s, path, rec)
+}
+
+func recordRead(s *Session, path string, rec readRecord) {
+	Update(s, readsKey, func(m map[string]readRecord, ok bool) map[string]readRecord {
+		cp := make(map[string]readRecord, len(m)+1)
 		for k, v := range m {
 			cp[k] = v
 		}
-		cp[path] = hash
+		cp[path] = rec
 		return cp
 	})
 }
@@ -24,8 +45,19 @@ func RecordRead(s *Session, path, hash string) {
 // LastRead returns the hash of what the model last read of path.
 func LastRead(s *Session, path string) (string, bool) {
 	m, _ := Get(s, readsKey)
-	h, ok := m[path]
-	return h, ok
+	r, ok := m[path]
+	return r.Hash, ok
+}
+
+func lastRead(s *Session, path string) (readRecord, bool) {
+	m, _ := Get(s, readsKey)
+	r, ok := m[path]
+	return r, ok
+}
+
+func hashText(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
 
 // fileError maps an os error about path to the code the model sees.

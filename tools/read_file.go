@@ -85,8 +85,7 @@ func readFile(c *Call, a readFileArgs) (*Result, error) {
 		if err != nil {
 			return nil, fileError(rel, err)
 		}
-		sum := sha256.Sum256(data)
-		RecordRead(c.Session, path, hex.EncodeToString(sum[:]))
+		RecordRead(c.Session, path, string(data))
 		enc := base64.StdEncoding.EncodeToString(data)
 		s["encoding"], s["data"], s["binary"], s["total_lines"] = "base64", enc, binary, 0
 		s["mime_type"] = http.DetectContentType(head)
@@ -99,6 +98,8 @@ func readFile(c *Call, a readFileArgs) (*Result, error) {
 	}
 
 	h := sha256.New()
+	var whole strings.Builder // the text, kept when small, to say later what changed
+	keep := size <= maxRememberedText
 	var out strings.Builder
 	var cut []int
 	line, start, end := 0, a.Offset, 0
@@ -109,6 +110,9 @@ func readFile(c *Call, a readFileArgs) (*Result, error) {
 		text, err := br.ReadString('\n')
 		if len(text) > 0 {
 			h.Write([]byte(text))
+			if keep {
+				whole.WriteString(text)
+			}
 			line++
 			if line >= start && line < start+a.Limit {
 				t := strings.TrimRight(text, "\r\n")
@@ -127,7 +131,12 @@ func readFile(c *Call, a readFileArgs) (*Result, error) {
 			return nil, fileError(rel, err)
 		}
 	}
-	RecordRead(c.Session, path, hex.EncodeToString(h.Sum(nil)))
+	rec := readRecord{Hash: hex.EncodeToString(h.Sum(nil))}
+	if keep {
+		t := whole.String()
+		rec.Text = &t
+	}
+	recordRead(c.Session, path, rec)
 	total := line
 	s["total_lines"], s["encoding"] = total, "utf-8"
 	if end == 0 {

@@ -45,6 +45,7 @@ type Env struct {
 	Memory    *approval.Memory
 	Events    Events
 	History   *History // nil: calls are not logged to a file
+	Editor    Editor   // nil: the server writes files itself
 }
 
 // Request is one tool call.
@@ -160,7 +161,7 @@ func (r *Runner) run(ctx context.Context, env *Env, req Request, agent string, p
 		Ctx: ctx, ID: req.CallID, Tool: tool, Reason: req.Reason, Agent: agent,
 		Workspace: env.Workspace, Session: env.Session, Model: env.Model,
 		Approver: env.Approver, Progress: progress, Log: r.Log.With("tool", tool.Name, "callId", req.CallID),
-		Events: events,
+		Events: events, Editor: env.Editor,
 	}
 	a, err := assess(c, args)
 	if err != nil {
@@ -179,14 +180,21 @@ func (r *Runner) run(ctx context.Context, env *Env, req Request, agent string, p
 			Error: &Error{Code: Rejected, Message: d.Reason}}
 		return res, args, tool
 	case approval.Ask:
-		var res *Result
-		args, a, res = r.ask(c, env, args, a, d, events)
-		if res != nil {
-			return res, args, tool
+		if a.Edit != nil && env.Editor != nil && env.Editor.ConfirmsEdits() && env.Editor.CanApply(a.Edit) {
+			// The editor's own preview asks: applying the edit is the question.
+			events.Event(Event{CallID: c.ID, Tool: tool.Name, Kind: "awaitingApproval", Risk: string(d.Risk)})
+			c.ConfirmInEditor = true
+		} else {
+			var res *Result
+			args, a, res = r.ask(c, env, args, a, d, events)
+			if res != nil {
+				return res, args, tool
+			}
 		}
 		d.By = "user"
 	}
 	c.Decision = d
+	c.Assessed = a
 	return r.execute(c, cfg, args, d.By), args, tool
 }
 
@@ -307,6 +315,9 @@ func (r *Runner) execute(c *Call, cfg *workspace.Config, args json.RawMessage, b
 		}
 	}
 	res.ApprovedBy = by
+	if res.Status == StatusRejected {
+		res.ApprovedBy = "none"
+	}
 	return res
 }
 

@@ -53,6 +53,9 @@ type Assessment struct {
 	approval.Assessment
 	// Preview shows the person what the call would change.
 	Preview *approval.Preview
+	// Edit is the edit plan of a tool that changes files; the runner may
+	// let the editor's own preview ask for it.
+	Edit *workspace.Plan
 }
 
 // compile checks the definition and compiles its schema.
@@ -124,8 +127,15 @@ type Call struct {
 	Approver approval.Approver
 	// Decision is how this call was approved.
 	Decision approval.Decision
-	Progress Progress
-	Log      *slog.Logger
+	// Assessed is what Assess said of the call (its edit plan, preview).
+	Assessed Assessment
+	// Editor applies edits in the person's editor; nil without one.
+	Editor Editor
+	// ConfirmInEditor is set when the approval was left to the editor's own
+	// preview of the edit: applying it is asking.
+	ConfirmInEditor bool
+	Progress        Progress
+	Log             *slog.Logger
 	// Events reports fileChanged and other events of the call.
 	Events Events
 }

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"fmt"
+	"sort"
 	"unicode/utf8"
 )
 
@@ -115,4 +116,34 @@ func UTF16Len(s string) uint32 {
 		}
 	}
 	return n
+}
+
+// LineIndex converts byte offsets of one text to LSP positions quickly.
+type LineIndex struct {
+	text   string
+	starts []int // byte offset of each line start
+}
+
+// NewLineIndex indexes text's line starts (\n, \r\n and \r end lines).
+func NewLineIndex(text string) *LineIndex {
+	starts := []int{0}
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '\n':
+			starts = append(starts, i+1)
+		case '\r':
+			if i+1 < len(text) && text[i+1] == '\n' {
+				continue
+			}
+			starts = append(starts, i+1)
+		}
+	}
+	return &LineIndex{text: text, starts: starts}
+}
+
+// Position returns the LSP position of a byte offset.
+func (x *LineIndex) Position(offset int) Position {
+	offset = min(max(offset, 0), len(x.text))
+	line := sort.Search(len(x.starts), func(i int) bool { return x.starts[i] > offset }) - 1
+	return Position{Line: uint32(line), Character: UTF16Len(x.text[x.starts[line]:offset])}
 }

@@ -60,6 +60,7 @@ type Client struct {
 	hooks    Hooks
 	received []Message
 	changed  chan struct{} // closed and replaced whenever a message arrives
+	docs     map[string]*doc
 
 	done func() // waits for the server to end
 }

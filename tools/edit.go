@@ -1,0 +1,454 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/workspace"
+)
+
+// Editor applies edits in the person's editor. The LSP session implements
+// it; without one (the call command, a client without applyEdit) the server
+// writes files itself.
+type Editor interface {
+	// CanApply reports whether the editor can apply every change of p itself.
+	CanApply(p *workspace.Plan) bool
+	// ConfirmsEdits reports whether the editor shows its own preview of an
+	// edit sent with confirm (change annotations with needsConfirmation) and
+	// answers applied:false when the person declines: then sending the edit
+	// is how the person is asked (PROTOCOL.md section 5, step 2).
+	ConfirmsEdits() bool
+	// SavesAfterApply reports whether the editor saves the buffers an
+	// approved edit touched that were not modified before it.
+	SavesAfterApply() bool
+	// Apply sends p as one workspace/applyEdit labelled label, and returns
+	// the editor's answer. An error means the request itself failed.
+	Apply(ctx context.Context, p *workspace.Plan, label string, confirm bool) (applied bool, reason string, err error)
+}
+
+// EditResult is the structured result of an edit tool (PROTOCOL.md
+// section 5).
+type EditResult struct {
+	Files       []string `json:"files"`
+	AppliedBy   string   `json:"applied_by"` // editor or server
+	Landed      string   `json:"landed"`     // all, partial or none
+	UserChanges string   `json:"user_changes,omitempty"`
+	Unsaved     []string `json:"unsaved"`
+	Diff        string   `json:"diff"`
+}
+
+// editOutputSchema is the output schema every edit tool shares.
+const editOutputSchema = `{"type":"object","required":["files","applied_by","landed","unsaved","diff"],"properties":{
+	"files":{"type":"array","items":{"type":"string"}},
+	"applied_by":{"enum":["editor","server"]},
+	"landed":{"enum":["all","partial","none"]},
+	"user_changes":{"type":"string"},
+	"unsaved":{"type":"array","items":{"type":"string"}},
+	"diff":{"type":"string"},
+	"replacements":{"type":"integer"}}}`
+
+// planFunc computes what a call would change, without changing anything.
+type planFunc func(c *Call, args json.RawMessage) (*workspace.Plan, error)
+
+// editTool fills the Assess and Execute of a tool whose effect is an edit
+// plan: the plan is computed before approval, previewed, applied by the
+// editor or the server, and what landed is checked.
+func editTool(t *Tool, plan planFunc) *Tool {
+	t.Assess = func(c *Call, args json.RawMessage) (Assessment, error) {
+		p, err := plan(c, args)
+		if err != nil {
+			return Assessment{}, err
+		}
+		a := Assessment{Edit: p, Preview: preview(c, p)}
+		a.NeedsApproval = overwrites(p)
+		if t.Risk == "" {
+			a.Risk = approval.RiskWrite
+		}
+		return a, nil
+	}
+	t.Execute = func(c *Call, args json.RawMessage) (*Result, error) {
+		p := c.Assessed.Edit
+		if p == nil {
+			var err error
+			if p, err = plan(c, args); err != nil {
+				return nil, err
+			}
+		}
+		return applyPlan(c, p)
+	}
+	if t.OutputSchema == nil {
+		t.OutputSchema = json.RawMessage(editOutputSchema)
+	}
+	if t.Risk == "" {
+		t.Risk = approval.RiskWrite
+	}
+	return t
+}
+
+// overwrites reports whether a plan changes or removes anything that exists
+// (what makes a conditional tool ask).
+func overwrites(p *workspace.Plan) bool {
+	for _, ch := range p.Changes {
+		switch ch.Op {
+		case workspace.OpCreate, workspace.OpRename:
+			if ch.Overwrite {
+				return true
+			}
+		case workspace.OpMkdir:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+func preview(c *Call, p *workspace.Plan) *approval.Preview {
+	pv := &approval.Preview{UnifiedDiff: p.UnifiedDiff(c.Workspace.Rel)}
+	for _, ch := range p.Changes {
+		f := approval.FilePreview{Path: c.Workspace.Rel(ch.Path), URI: workspace.PathToURI(ch.Path), Operation: ch.Op}
+		switch ch.Op {
+		case workspace.OpCreate, workspace.OpModify:
+			nt := ch.NewText
+			f.NewText = &nt
+			if ch.Op == workspace.OpModify || ch.Overwrite {
+				ot := ch.OldText
+				f.OldText = &ot
+				f.Operation = workspace.OpModify
+			}
+		case workspace.OpDelete:
+			if !ch.Dir {
+				ot := ch.OldText
+				f.OldText = &ot
+			}
+		case workspace.OpRename:
+			f.NewPath = c.Workspace.Rel(ch.NewPath)
+		}
+		pv.Files = append(pv.Files, f)
+	}
+	return pv
+}
+
+// currentText returns the text of path now: the open buffer, or the disk.
+func currentText(c *Call, path string) (text string, exists bool, err error) {
+	if d, ok := c.Workspace.Overlays.Get(path); ok {
+		return d.Text, true, nil
+	}
+	rel := c.Workspace.Rel(path)
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fileError(rel, err)
+	}
+	if fi.IsDir() {
+		return "", true, Errorf(NotAFile, "%s is a directory", rel)
+	}
+	if max := c.Workspace.Config().Limits.MaxFileBytes; fi.Size() > int64(max) {
+		return "", true, Errorf(TooLarge, "%s is %d bytes, over the %d of limits.maxFileBytes", rel, fi.Size(), max)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", true, fileError(rel, err)
+	}
+	return string(b), true, nil
+}
+
+// version is the open document's version, or 0.
+func version(c *Call, path string) int32 {
+	if d, ok := c.Workspace.Overlays.Get(path); ok {
+		return d.Version
+	}
+	return 0
+}
+
+// checkFresh fails with STALE_FILE when path changed since the model read
+// it. A file the model never read passes unless mustHaveRead.
+func checkFresh(c *Call, path, current string, mustHaveRead bool) error {
+	rel := c.Workspace.Rel(path)
+	rec, ok := lastRead(c.Session, path)
+	if !ok {
+		if mustHaveRead {
+			return Errorf(StaleFile, "%s exists and has not been read in this session: read it with read_file before you overwrite it", rel)
+		}
+		return nil
+	}
+	if rec.Hash == hashText(current) {
+		return nil
+	}
+	msg := fmt.Sprintf("%s changed since you last read it (in the editor or on disk); read it again before editing", rel)
+	details := map[string]any{"path": rel}
+	if rec.Text != nil {
+		d := workspace.UnifiedDiff(rel, rel, *rec.Text, current)
+		if len(d) > 4000 {
+			d = d[:4000] + "\n… (diff cut)\n"
+		}
+		msg += ". What changed:\n" + d
+		details["diff"] = d
+	}
+	return Errorf(StaleFile, "%s", msg).WithDetails(details)
+}
+
+// eol is a file's line-ending convention.
+type eol struct{ crlf bool }
+
+// detectEOL reports whether text uses CRLF line endings (most of its line
+// breaks are CRLF).
+func detectEOL(text string) eol {
+	n := strings.Count(text, "\n")
+	return eol{crlf: n > 0 && strings.Count(text, "\r\n")*2 > n}
+}
+
+// toLF turns CRLF into LF when the file uses CRLF.
+func (e eol) toLF(s string) string {
+	if !e.crlf {
+		return s
+	}
+	return strings.ReplaceAll(s, "\r\n", "\n")
+}
+
+// restore turns LF into the file's convention.
+func (e eol) restore(s string) string {
+	if !e.crlf {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", "\r\n")
+}
+
+// applyPlan applies an approved plan (or asks through the editor's own
+// preview when the call was deferred to it) and reports what landed.
+func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
+	// The person may have edited while the call waited for approval.
+	for _, ch := range p.Changes {
+		if ch.Op != workspace.OpModify && !(ch.Op == workspace.OpCreate && ch.Overwrite) {
+			continue
+		}
+		cur, _, err := currentText(c, ch.Path)
+		if err != nil {
+			return nil, err
+		}
+		if cur != ch.OldText {
+			return nil, Errorf(StaleFile, "%s changed while the edit waited for approval; nothing was written. Read it again.", c.Workspace.Rel(ch.Path))
+		}
+	}
+	files := make([]string, 0, len(p.Changes))
+	for _, ch := range p.Changes {
+		files = append(files, c.Workspace.Rel(ch.Path))
+	}
+	res := EditResult{Files: files, Unsaved: []string{}, Diff: p.UnifiedDiff(c.Workspace.Rel)}
+	ed := c.Editor
+	confirm := c.ConfirmInEditor
+	if ed != nil && (confirm || ed.CanApply(p)) {
+		res.AppliedBy = "editor"
+		clean := cleanBefore(c, p)
+		label := fmt.Sprintf("agentls: %s %s", c.Tool.Name, strings.Join(files, ", "))
+		applied, reason, err := ed.Apply(c.Ctx, p, label, confirm)
+		if err != nil {
+			return nil, fmt.Errorf("workspace/applyEdit: %w", err)
+		}
+		if !applied {
+			msg := "the editor did not apply the edit"
+			if confirm {
+				msg = "the person declined the edit in the editor's preview"
+			}
+			if reason != "" {
+				msg += ": " + reason
+			}
+			res.Landed = "none"
+			return &Result{Status: StatusRejected, Content: "rejected: " + msg + ". Nothing changed.", Message: reason,
+				Error: &Error{Code: Rejected, Message: msg}, Structured: res}, nil
+		}
+		verify(c, p, clean, ed.SavesAfterApply(), &res)
+	} else {
+		res.AppliedBy = "server"
+		if err := writePlan(p); err != nil {
+			return nil, err
+		}
+		res.Landed = "all"
+	}
+	for _, ch := range p.Changes {
+		switch ch.Op {
+		case workspace.OpCreate, workspace.OpModify:
+			if res.Landed != "none" {
+				if t, _, err := currentText(c, ch.Path); err == nil {
+					RecordRead(c.Session, ch.Path, t)
+				}
+			}
+			op := "modify"
+			if ch.Op == workspace.OpCreate && !ch.Overwrite {
+				op = "create"
+			}
+			c.FileChanged(ch.Path, op)
+		case workspace.OpDelete:
+			c.FileChanged(ch.Path, "delete")
+		case workspace.OpRename:
+			c.FileChanged(ch.NewPath, "rename")
+		case workspace.OpMkdir:
+			c.FileChanged(ch.Path, "create")
+		}
+	}
+	return Success(editSummary(res), res), nil
+}
+
+func editSummary(r EditResult) string {
+	var b strings.Builder
+	switch r.Landed {
+	case "all":
+		fmt.Fprintf(&b, "Applied to %s", strings.Join(r.Files, ", "))
+	case "partial":
+		fmt.Fprintf(&b, "Partly applied to %s: what is in the files now differs from the proposal", strings.Join(r.Files, ", "))
+	default:
+		fmt.Fprintf(&b, "The editor reported the edit applied, but it did not land in %s", strings.Join(r.Files, ", "))
+	}
+	fmt.Fprintf(&b, " (by the %s).", r.AppliedBy)
+	if r.UserChanges != "" {
+		fmt.Fprintf(&b, "\nThe person changed the proposal:\n%s", r.UserChanges)
+	}
+	if len(r.Unsaved) > 0 {
+		fmt.Fprintf(&b, "\nUnsaved in the editor (the disk still has the old text): %s", strings.Join(r.Unsaved, ", "))
+	}
+	return b.String()
+}
+
+// cleanBefore records which files had no unsaved changes before the edit.
+func cleanBefore(c *Call, p *workspace.Plan) map[string]bool {
+	clean := map[string]bool{}
+	for _, ch := range p.Changes {
+		d, open := c.Workspace.Overlays.Get(ch.Path)
+		if !open {
+			clean[ch.Path] = true
+			continue
+		}
+		disk, err := os.ReadFile(ch.Path)
+		clean[ch.Path] = err == nil && string(disk) == d.Text
+	}
+	return clean
+}
+
+// landWait is how long the server waits for an applied edit to show up in
+// the buffers (didChange) or on disk, and for a save after apply.
+var landWait = 3 * time.Second
+
+// verify compares what landed with the proposal, because editors answer
+// applied:true after a declined or partial apply.
+func verify(c *Call, p *workspace.Plan, clean map[string]bool, saves bool, res *EditResult) {
+	deadline := time.Now().Add(landWait)
+	type state struct{ landed, untouched, unsaved bool }
+	check := func(ch workspace.FileChange) state {
+		switch ch.Op {
+		case workspace.OpDelete:
+			_, err := os.Lstat(ch.Path)
+			gone := errors.Is(err, fs.ErrNotExist)
+			return state{landed: gone, untouched: !gone}
+		case workspace.OpRename:
+			_, errOld := os.Lstat(ch.Path)
+			_, errNew := os.Lstat(ch.NewPath)
+			moved := errors.Is(errOld, fs.ErrNotExist) && errNew == nil
+			return state{landed: moved, untouched: errOld == nil}
+		case workspace.OpMkdir:
+			fi, err := os.Stat(ch.Path)
+			ok := err == nil && fi.IsDir()
+			return state{landed: ok, untouched: !ok}
+		}
+		disk, derr := os.ReadFile(ch.Path)
+		onDisk := derr == nil && string(disk) == ch.NewText
+		if d, open := c.Workspace.Overlays.Get(ch.Path); open {
+			return state{landed: d.Text == ch.NewText, untouched: d.Text == ch.OldText, unsaved: d.Text == ch.NewText && !onDisk}
+		}
+		return state{landed: onDisk, untouched: derr != nil && ch.Op == workspace.OpCreate || derr == nil && string(disk) == ch.OldText}
+	}
+	wake := make(chan struct{}, 1)
+	stop := c.Workspace.Overlays.Watch(func(workspace.Document) {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	})
+	defer stop()
+	var states []state
+	for {
+		states = states[:0]
+		done := true
+		for _, ch := range p.Changes {
+			s := check(ch)
+			states = append(states, s)
+			// Wait for every file to land, and for the save of a file that
+			// was clean before when the editor saves after apply.
+			if !s.landed || s.unsaved && saves && clean[ch.Path] {
+				done = false
+			}
+		}
+		if done || time.Now().After(deadline) || c.Ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-wake:
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	all, none := true, true
+	var userChanges strings.Builder
+	for i, ch := range p.Changes {
+		s := states[i]
+		all = all && s.landed
+		none = none && s.untouched
+		if s.unsaved {
+			res.Unsaved = append(res.Unsaved, c.Workspace.Rel(ch.Path))
+		}
+		if !s.landed && !s.untouched && (ch.Op == workspace.OpModify || ch.Op == workspace.OpCreate) {
+			now, _, _ := currentText(c, ch.Path)
+			rel := c.Workspace.Rel(ch.Path)
+			userChanges.WriteString(workspace.UnifiedDiff(rel, rel, ch.NewText, now))
+		}
+	}
+	sort.Strings(res.Unsaved)
+	switch {
+	case all:
+		res.Landed = "all"
+	case none:
+		res.Landed = "none"
+	default:
+		res.Landed = "partial"
+	}
+	res.UserChanges = userChanges.String()
+}
+
+// writePlan applies a plan to the disk. Every new content is written to a
+// temporary file first, so a failure there changes nothing; then the files
+// are renamed into place.
+func writePlan(p *workspace.Plan) error {
+	for _, ch := range p.Changes {
+		var err error
+		switch ch.Op {
+		case workspace.OpCreate, workspace.OpModify:
+			if err = os.MkdirAll(filepath.Dir(ch.Path), 0o755); err == nil {
+				err = workspace.WriteFileAtomic(ch.Path, []byte(ch.NewText), 0o644)
+			}
+		case workspace.OpDelete:
+			if ch.Dir {
+				err = os.RemoveAll(ch.Path)
+			} else {
+				err = os.Remove(ch.Path)
+			}
+		case workspace.OpRename:
+			if err = os.MkdirAll(filepath.Dir(ch.NewPath), 0o755); err == nil {
+				err = os.Rename(ch.Path, ch.NewPath)
+			}
+		case workspace.OpMkdir:
+			err = os.MkdirAll(ch.Path, 0o755)
+		}
+		if err != nil {
+			return fileError(ch.Path, err)
+		}
+	}
+	return nil
+}
