@@ -65,7 +65,8 @@ func started(t *testing.T, caps, initOptions any) (*lsptest.Client, string) {
 }
 
 func TestInitializeResult(t *testing.T) {
-	c := lsptest.Pipe(t, testRunner(t))
+	runner := testRunner(t)
+	c := lsptest.Pipe(t, runner)
 	res, err := c.Initialize(ctxT(t), t.TempDir(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -93,8 +94,9 @@ func TestInitializeResult(t *testing.T) {
 	if !sync.OpenClose || sync.Change != 2 || sync.Save == nil {
 		t.Errorf("textDocumentSync = %+v, want incremental with open/close and save", sync)
 	}
-	if a := r.Capabilities.Experimental.Agentls; a.ProtocolVersion != 1 || a.Tools != 5 {
-		t.Errorf("experimental.agentls = %+v, want protocolVersion 1 and 5 tools", a)
+	n := len(runner.Registry.List(nil))
+	if a := r.Capabilities.Experimental.Agentls; a.ProtocolVersion != 1 || a.Tools != n {
+		t.Errorf("experimental.agentls = %+v, want protocolVersion 1 and %d tools", a, n)
 	}
 	if r.ServerInfo.Name != "agentls" {
 		t.Errorf("serverInfo.name = %q", r.ServerInfo.Name)
