@@ -1,0 +1,617 @@
+package workspace
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// This file is a .gitignore matcher that follows git's own code (dir.c and
+// wildmatch.c) rather than a description of it:
+//
+//   - A file is read line by line; a UTF-8 BOM is skipped, a CR before the
+//     LF is dropped, lines starting with '#' are comments, trailing spaces
+//     are dropped unless escaped with a backslash, blank lines are skipped.
+//   - A leading '!' negates the pattern ("\!" is a literal '!'); a trailing
+//     '/' makes it match directories only.
+//   - A pattern with no other slash matches the base name at any depth
+//     below the file's directory; one with a slash (leading or in the middle)
+//     is anchored to that directory and matched against the path relative to
+//     it, '*' and '?' and classes never matching '/', "**" matching across
+//     directories only when it stands between slashes (or at an end).
+//   - Character classes: ranges, '!' or '^' negation, POSIX [:name:] classes,
+//     backslash escapes.
+//   - Within one file the last matching rule decides; across files the
+//     deepest directory's file decides, then .git/info/exclude.
+//   - A path below an excluded directory is excluded, whatever the rules say
+//     about the path itself: git never looks inside an excluded directory.
+//
+// Case is significant (core.ignoreCase is not read), and the user's
+// core.excludesFile is not read.
+
+// ignoreRule is one pattern of an ignore file.
+type ignoreRule struct {
+	pattern string // without '!', the leading '/' of an anchored pattern and the trailing '/'
+	negate  bool
+	dirOnly bool
+	noDir   bool // no slash: matched against the base name
+	prefix  int  // length of the leading part without wildcards
+}
+
+// IgnoreRules are the rules of one ignore file, in order.
+type IgnoreRules struct {
+	rules []ignoreRule
+}
+
+// ParseIgnore parses the text of a .gitignore (or .git/info/exclude, or
+// .ignore) file.
+func ParseIgnore(data []byte) *IgnoreRules {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	r := &IgnoreRules{}
+	for len(data) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+			line = bytes.TrimSuffix(line, []byte("\r"))
+		} else {
+			// git only reads lines that end with a newline, but it appends
+			// one to a file that lacks it.
+			line, data = data, nil
+		}
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		if rule, ok := parseRule(trimTrailingSpaces(string(line))); ok {
+			r.rules = append(r.rules, rule)
+		}
+	}
+	return r
+}
+
+// Len returns the number of rules.
+func (r *IgnoreRules) Len() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.rules)
+}
+
+// trimTrailingSpaces drops trailing spaces that are not escaped.
+func trimTrailingSpaces(s string) string {
+	lastSpace := -1
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ':
+			if lastSpace < 0 {
+				lastSpace = i
+			}
+		case '\\':
+			i++
+			if i == len(s) {
+				return s
+			}
+			lastSpace = -1
+		default:
+			lastSpace = -1
+		}
+	}
+	if lastSpace >= 0 {
+		return s[:lastSpace]
+	}
+	return s
+}
+
+func parseRule(p string) (ignoreRule, bool) {
+	var r ignoreRule
+	if strings.HasPrefix(p, "!") {
+		r.negate = true
+		p = p[1:]
+	}
+	if strings.HasSuffix(p, "/") {
+		r.dirOnly = true
+		p = p[:len(p)-1]
+	}
+	r.noDir = !strings.Contains(p, "/")
+	if !r.noDir && strings.HasPrefix(p, "/") {
+		p = p[1:]
+	}
+	if p == "" {
+		return r, false
+	}
+	r.pattern = p
+	r.prefix = simpleLength(p)
+	return r, true
+}
+
+// simpleLength is the length of the leading part of p without special
+// characters.
+func simpleLength(p string) int {
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '*', '?', '[', '\\':
+			return i
+		}
+	}
+	return len(p)
+}
+
+// matches reports whether the rule matches rel, a path relative to the
+// directory of the rule's file.
+func (r *ignoreRule) matches(rel string, isDir bool) bool {
+	if r.dirOnly && !isDir {
+		return false
+	}
+	if r.noDir {
+		base := rel
+		if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+			base = rel[i+1:]
+		}
+		if r.prefix == len(r.pattern) {
+			return base == r.pattern
+		}
+		return wildmatch(r.pattern, base, false)
+	}
+	// git compares the literal prefix first and then wildmatches the rest,
+	// so a "**" right after the prefix counts as standing at the start.
+	pat, name := r.pattern, rel
+	if r.prefix > 0 {
+		if r.prefix > len(name) || pat[:r.prefix] != name[:r.prefix] {
+			return false
+		}
+		pat, name = pat[r.prefix:], name[r.prefix:]
+		if pat == "" {
+			return name == ""
+		}
+	}
+	return wildmatch(pat, name, true)
+}
+
+// Match returns the decision of the last rule that matches rel (relative to
+// the directory of the file, forward slashes): matched is false when no rule
+// matches; ignored is false when the deciding rule is a negation. Parent
+// directories are not considered.
+func (r *IgnoreRules) Match(rel string, isDir bool) (matched, ignored bool) {
+	if r == nil {
+		return false, false
+	}
+	for i := len(r.rules) - 1; i >= 0; i-- {
+		if r.rules[i].matches(rel, isDir) {
+			return true, !r.rules[i].negate
+		}
+	}
+	return false, false
+}
+
+// The results of dowild.
+const (
+	wmMatch = iota
+	wmNoMatch
+	wmAbortAll
+	wmAbortToStarStar
+)
+
+// wildmatch is git's wildmatch(); pathname is WM_PATHNAME.
+func wildmatch(pattern, text string, pathname bool) bool {
+	return dowild(pattern, text, pathname) == wmMatch
+}
+
+func dowild(p, text string, pathname bool) int {
+	pi, ti := 0, 0
+	for ; pi < len(p); pi++ {
+		pc := p[pi]
+		if ti >= len(text) && pc != '*' {
+			return wmAbortAll
+		}
+		var tc byte
+		if ti < len(text) {
+			tc = text[ti]
+		}
+		switch pc {
+		case '\\':
+			// A literal match with the following character.
+			pi++
+			if pi >= len(p) {
+				return wmNoMatch // a trailing backslash matches nothing
+			}
+			if text[ti] != p[pi] {
+				return wmNoMatch
+			}
+		case '?':
+			if pathname && tc == '/' {
+				return wmNoMatch
+			}
+		case '*':
+			matchSlash := !pathname
+			pi++
+			if pi < len(p) && p[pi] == '*' {
+				prev := pi - 2
+				for pi < len(p) && p[pi] == '*' {
+					pi++
+				}
+				if !pathname {
+					matchSlash = true // without WM_PATHNAME, '*' == '**'
+				} else if (prev < 0 || p[prev] == '/') &&
+					(pi == len(p) || p[pi] == '/' || (p[pi] == '\\' && pi+1 < len(p) && p[pi+1] == '/')) {
+					// "**/" may match nothing: try the rest right here.
+					if pi < len(p) && p[pi] == '/' && dowild(p[pi+1:], text[ti:], pathname) == wmMatch {
+						return wmMatch
+					}
+					matchSlash = true
+				} else {
+					matchSlash = false
+				}
+			}
+			if pi == len(p) {
+				// A trailing "**" matches everything; a trailing '*' only
+				// when no slash is left.
+				if !matchSlash && strings.IndexByte(text[ti:], '/') >= 0 {
+					return wmNoMatch
+				}
+				return wmMatch
+			} else if !matchSlash && p[pi] == '/' {
+				// One asterisk and a slash: match up to the next directory.
+				slash := strings.IndexByte(text[ti:], '/')
+				if slash < 0 {
+					return wmNoMatch
+				}
+				ti += slash // the slash is matched by the loop
+				break
+			}
+			for {
+				if ti >= len(text) {
+					break
+				}
+				tc = text[ti]
+				if !isGlobSpecial(p[pi]) {
+					// Skip ahead to the next occurrence of the literal.
+					want := p[pi]
+					for ti < len(text) && (matchSlash || text[ti] != '/') && text[ti] != want {
+						ti++
+					}
+					if ti >= len(text) || text[ti] != want {
+						return wmNoMatch
+					}
+					tc = text[ti]
+				}
+				m := dowild(p[pi:], text[ti:], pathname)
+				if m != wmNoMatch {
+					if !matchSlash || m != wmAbortToStarStar {
+						return m
+					}
+				} else if !matchSlash && tc == '/' {
+					return wmAbortToStarStar
+				}
+				ti++
+			}
+			return wmAbortAll
+		case '[':
+			pi++
+			if pi >= len(p) {
+				return wmAbortAll
+			}
+			pc = p[pi]
+			negated := false
+			if pc == '!' || pc == '^' {
+				negated = true
+				pi++
+				if pi >= len(p) {
+					return wmAbortAll
+				}
+				pc = p[pi]
+			}
+			var prev byte
+			matched := false
+			first := true
+			for first || pc != ']' {
+				first = false
+				if pi >= len(p) {
+					return wmAbortAll
+				}
+				switch {
+				case pc == '\\':
+					pi++
+					if pi >= len(p) {
+						return wmAbortAll
+					}
+					pc = p[pi]
+					if tc == pc {
+						matched = true
+					}
+				case pc == '-' && prev != 0 && pi+1 < len(p) && p[pi+1] != ']':
+					pi++
+					pc = p[pi]
+					if pc == '\\' {
+						pi++
+						if pi >= len(p) {
+							return wmAbortAll
+						}
+						pc = p[pi]
+					}
+					if tc <= pc && tc >= prev {
+						matched = true
+					}
+					pc = 0 // the range's end starts no range
+				case pc == '[' && pi+1 < len(p) && p[pi+1] == ':':
+					start := pi + 2
+					end := start
+					for end < len(p) && p[end] != ']' {
+						end++
+					}
+					if end >= len(p) {
+						return wmAbortAll
+					}
+					if end-start == 0 || p[end-1] != ':' {
+						// Not a POSIX class: a literal '['.
+						pc = '['
+						if tc == pc {
+							matched = true
+						}
+						break
+					}
+					ok, known := posixClass(p[start:end-1], tc)
+					if !known {
+						return wmAbortAll // malformed [:class:]
+					}
+					if ok {
+						matched = true
+					}
+					pi = end
+					pc = 0 // a class starts no range
+				default:
+					if tc == pc {
+						matched = true
+					}
+				}
+				prev = pc
+				pi++
+				if pi >= len(p) {
+					return wmAbortAll
+				}
+				pc = p[pi]
+			}
+			if matched == negated || (pathname && tc == '/') {
+				return wmNoMatch
+			}
+		default:
+			if tc != pc {
+				return wmNoMatch
+			}
+		}
+		ti++
+	}
+	if ti < len(text) {
+		return wmNoMatch
+	}
+	return wmMatch
+}
+
+func isGlobSpecial(c byte) bool {
+	return c == '*' || c == '?' || c == '[' || c == '\\'
+}
+
+// posixClass reports whether c is in the [:name:] class, and whether the
+// name is known.
+func posixClass(name string, c byte) (in, known bool) {
+	isUpper := c >= 'A' && c <= 'Z'
+	isLower := c >= 'a' && c <= 'z'
+	isDigit := c >= '0' && c <= '9'
+	switch name {
+	case "alnum":
+		return isUpper || isLower || isDigit, true
+	case "alpha":
+		return isUpper || isLower, true
+	case "blank":
+		return c == ' ' || c == '\t', true
+	case "cntrl":
+		return c < 0x20 || c == 0x7f, true
+	case "digit":
+		return isDigit, true
+	case "graph":
+		return c > 0x20 && c < 0x7f, true
+	case "lower":
+		return isLower, true
+	case "print":
+		return c >= 0x20 && c < 0x7f, true
+	case "punct":
+		return c > 0x20 && c < 0x7f && !isUpper && !isLower && !isDigit, true
+	case "space":
+		return c == ' ' || c == '\t' || c == '\n' || c == '\r', true
+	case "upper":
+		return isUpper, true
+	case "xdigit":
+		return isDigit || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'), true
+	}
+	return false, false
+}
+
+// IgnoreStack is the ignore rules in force in one directory: the rules of
+// the ignore files of the directory and of its parents up to the top of the
+// repository (or of the walk), and of .git/info/exclude. A stack is
+// immutable and shared by the directories below it.
+type IgnoreStack struct {
+	parent *IgnoreStack
+	prefix string // the directory relative to the top, with a trailing '/' ("" at the top)
+	rules  *IgnoreRules
+	// exclude are the rules of .git/info/exclude, the same in every stack
+	// of a repository.
+	exclude *IgnoreRules
+}
+
+// NewIgnoreStack returns the stack at the top of a repository (or of a
+// tree), with the rules of its ignore files (nil: none) and of
+// .git/info/exclude (nil: none).
+func NewIgnoreStack(top, exclude *IgnoreRules) *IgnoreStack {
+	return &IgnoreStack{rules: top, exclude: exclude}
+}
+
+// Child returns the stack of directory dir (relative to the top, forward
+// slashes, "" for the top itself) whose own ignore files hold rules (nil or
+// empty: none).
+func (s *IgnoreStack) Child(dir string, rules *IgnoreRules) *IgnoreStack {
+	if rules.Len() == 0 {
+		return s
+	}
+	prefix := ""
+	if dir != "" {
+		prefix = dir + "/"
+	}
+	return &IgnoreStack{parent: s, prefix: prefix, rules: rules, exclude: s.exclude}
+}
+
+// Ignored reports whether the rules ignore rel (relative to the top, forward
+// slashes), looking at rel itself, not at its parent directories: the
+// deepest file with a matching rule decides, then .git/info/exclude.
+func (s *IgnoreStack) Ignored(rel string, isDir bool) bool {
+	if s == nil {
+		return false
+	}
+	for l := s; l != nil; l = l.parent {
+		if l.rules.Len() == 0 || !strings.HasPrefix(rel, l.prefix) {
+			continue
+		}
+		if matched, ignored := l.rules.Match(rel[len(l.prefix):], isDir); matched {
+			return ignored
+		}
+	}
+	matched, ignored := s.exclude.Match(rel, isDir)
+	return matched && ignored
+}
+
+// IgnoreFiles are the names of the per-directory ignore files the walker
+// reads, lowest precedence first: git's, then ripgrep's .ignore and
+// .rgignore (which apply outside git repositories too).
+var IgnoreFiles = []string{".gitignore", ".ignore", ".rgignore"}
+
+// readIgnoreFiles reads the ignore files of dir whose names are in present
+// (nil: try them all). gitignore says whether .gitignore counts (inside a
+// git repository). It returns nil when there are no rules.
+func readIgnoreFiles(dir string, present func(name string) bool, gitignore bool) *IgnoreRules {
+	var all *IgnoreRules
+	for _, name := range IgnoreFiles {
+		if name == ".gitignore" && !gitignore {
+			continue
+		}
+		if present != nil && !present(name) {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			continue
+		}
+		r := ParseIgnore(data)
+		if r.Len() == 0 {
+			continue
+		}
+		if all == nil {
+			all = &IgnoreRules{}
+		}
+		all.rules = append(all.rules, r.rules...)
+	}
+	return all
+}
+
+// FindRepo returns the top of the git repository that holds dir (the
+// nearest parent with a .git entry), or "" when there is none.
+func FindRepo(dir string) string {
+	for d := filepath.Clean(dir); ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
+}
+
+// gitDir returns the git directory of the repository at top, following a
+// "gitdir: " file (worktrees, submodules).
+func gitDir(top string) string {
+	p := filepath.Join(top, ".git")
+	fi, err := os.Stat(p)
+	if err != nil || fi.IsDir() {
+		return p
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return p
+	}
+	line := strings.TrimSpace(string(data))
+	if !strings.HasPrefix(line, "gitdir:") {
+		return p
+	}
+	d := strings.TrimSpace(strings.TrimPrefix(line, "gitdir:"))
+	if !filepath.IsAbs(d) {
+		d = filepath.Join(top, d)
+	}
+	return d
+}
+
+// Ignorer answers whether any path of a tree is ignored, reading ignore
+// files as it needs them. It serves one-off questions (is this file
+// ignored?); walks use the stacks directly and read each file once.
+type Ignorer struct {
+	top   string
+	git   bool
+	stack *IgnoreStack
+	cache map[string]*IgnoreStack // directory rel → stack in force there
+}
+
+// NewIgnorer returns an Ignorer for the tree at top. Inside a git
+// repository top should be the repository's top; .gitignore files and
+// .git/info/exclude count only in a git repository, like ripgrep.
+func NewIgnorer(top string) *Ignorer {
+	top = filepath.Clean(top)
+	git := FindRepo(top) != ""
+	var exclude *IgnoreRules
+	if git {
+		if data, err := os.ReadFile(filepath.Join(gitDir(top), "info", "exclude")); err == nil {
+			exclude = ParseIgnore(data)
+		}
+	}
+	s := NewIgnoreStack(readIgnoreFiles(top, nil, git), exclude)
+	return &Ignorer{top: top, git: git, stack: s, cache: map[string]*IgnoreStack{"": s}}
+}
+
+// stackFor returns the stack in force in directory rel.
+func (ig *Ignorer) stackFor(rel string) *IgnoreStack {
+	if s, ok := ig.cache[rel]; ok {
+		return s
+	}
+	parent := ""
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		parent = rel[:i]
+	}
+	s := ig.stackFor(parent).Child(rel, readIgnoreFiles(filepath.Join(ig.top, filepath.FromSlash(rel)), nil, ig.git))
+	ig.cache[rel] = s
+	return s
+}
+
+// Excluded reports whether rel (relative to the top, forward slashes) is
+// excluded: ignored itself or below an ignored directory. A path inside a
+// .git directory is always excluded.
+func (ig *Ignorer) Excluded(rel string, isDir bool) bool {
+	rel = strings.Trim(filepath.ToSlash(rel), "/")
+	if rel == "" || rel == "." {
+		return false
+	}
+	parts := strings.Split(rel, "/")
+	dir := ""
+	for i, part := range parts {
+		last := i == len(parts)-1
+		if part == ".git" {
+			return true
+		}
+		p := part
+		if dir != "" {
+			p = dir + "/" + part
+		}
+		if ig.stackFor(dir).Ignored(p, isDir || !last) {
+			return true
+		}
+		dir = p
+	}
+	return false
+}

@@ -1,0 +1,541 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// The walker: one parallel file walk shared by every tool (list_directory,
+// grep, glob, the index). Its rules:
+//
+//   - The .git directory is never entered or reported.
+//   - Hidden entries (a name starting with '.') are skipped unless
+//     IncludeHidden.
+//   - Unless IncludeIgnored, entries the ignore rules exclude are skipped,
+//     and an excluded directory is not entered (git never re-includes
+//     anything below it). The rules are ripgrep's defaults: inside a git
+//     repository the .gitignore files of the walked directories and of their
+//     parents up to the repository's top, and .git/info/exclude; everywhere
+//     the .ignore and .rgignore files (they win over .gitignore in the same
+//     directory). See ignore.go for the matching itself.
+//   - Symlinks are reported with Type fs.ModeSymlink and never followed,
+//     unless FollowSymlinks: then a link whose target resolves inside one of
+//     Roots is reported as its target's type (a linked directory is walked,
+//     once, however many links lead to it); a link that leads out of the
+//     roots is still reported as a symlink and not followed. A directory
+//     reached through links is walked through links at most once, so loops
+//     end.
+//   - Files larger than MaxFileBytes are skipped and counted in
+//     Stats.TooLarge. With ReadContent the check is left to File.Read, which
+//     does it on the open file with no extra system call.
+//   - Binary files (a NUL byte in the first 8 KiB) are reported; File.ReadText
+//     refuses them and counts them in Stats.Binary.
+//   - The walk runs on Workers goroutines (default GOMAXPROCS) and calls fn
+//     from all of them, in no particular order. Collect returns the entries
+//     sorted with ComparePaths; callers that stream sort what they keep.
+//   - MaxDepth limits the depth: 1 reports the root's own entries only.
+//   - Walking a file reports that file alone, hidden or ignored.
+
+// WalkOptions configure a walk. The zero value walks every file that is not
+// hidden, not ignored and not in .git, at any depth, without size cap.
+type WalkOptions struct {
+	// IncludeIgnored reports entries the ignore files exclude.
+	IncludeIgnored bool
+	// IncludeHidden reports entries whose name starts with '.'.
+	IncludeHidden bool
+	// Dirs reports directories too (fn sees them before their contents are
+	// walked; returning fs.SkipDir skips their contents).
+	Dirs bool
+	// MaxDepth limits the depth (1: the root's entries); 0 means no limit.
+	MaxDepth int
+	// MaxFileBytes skips files larger than this (0: no cap).
+	MaxFileBytes int64
+	// ReadContent says fn reads the files with File.Read or File.ReadText,
+	// which then check the size cap themselves.
+	ReadContent bool
+	// FollowSymlinks follows symlinks whose target is inside Roots.
+	FollowSymlinks bool
+	// Roots are the trees symlinks may lead into (default: the walk's root).
+	Roots []string
+	// Workers is the number of goroutines; 0 means GOMAXPROCS.
+	Workers int
+	// Prune, when set, is asked about every directory before it is entered
+	// (rel as in File.Rel); false skips it. It runs on the walk's goroutines.
+	Prune func(rel string) bool
+}
+
+// File is one entry of a walk.
+type File struct {
+	// Path is the absolute path (through the symlinks followed, if any).
+	Path string
+	// Rel is the path relative to the walk's root, with forward slashes;
+	// when the root is a file, its base name.
+	Rel string
+	// Name is the base name.
+	Name string
+	// Depth is 1 for the root's entries.
+	Depth int
+	// Type holds the type bits: 0 for a regular file, fs.ModeDir,
+	// fs.ModeSymlink (a link not followed), or another fs.ModeType bit.
+	Type fs.FileMode
+	// Worker is the index (0 ≤ Worker < the number of workers) of the
+	// goroutine fn runs on: callers keep per-worker buffers with it.
+	Worker int
+
+	w *walk
+}
+
+// IsDir reports whether the entry is a directory (or a followed link to one).
+func (f *File) IsDir() bool { return f.Type&fs.ModeDir != 0 }
+
+// IsRegular reports whether the entry is a regular file (or a followed link
+// to one).
+func (f *File) IsRegular() bool { return f.Type&fs.ModeType == 0 }
+
+// Info returns the entry's file info (os.Stat for a followed link, os.Lstat
+// otherwise).
+func (f *File) Info() (fs.FileInfo, error) {
+	if f.Type&fs.ModeSymlink == 0 {
+		return os.Stat(f.Path)
+	}
+	return os.Lstat(f.Path)
+}
+
+// ErrTooLarge is returned by File.Read for a file over the size cap.
+var ErrTooLarge = errors.New("file is larger than the size cap")
+
+// ErrBinary is returned by File.ReadText for a binary file.
+var ErrBinary = errors.New("binary file")
+
+// BinarySniffLen is how much of a file IsBinary looks at.
+const BinarySniffLen = 8 << 10
+
+// IsBinary reports whether data looks binary: a NUL byte in its first 8 KiB.
+func IsBinary(data []byte) bool {
+	if len(data) > BinarySniffLen {
+		data = data[:BinarySniffLen]
+	}
+	return bytes.IndexByte(data, 0) >= 0
+}
+
+// Read reads the whole file into buf (grown as needed) with raw system
+// calls and returns the bytes read. A file over the walk's MaxFileBytes
+// gives ErrTooLarge and is counted in Stats.TooLarge.
+func (f *File) Read(buf []byte) ([]byte, error) {
+	var max int64
+	if f.w != nil {
+		max = f.w.opts.MaxFileBytes
+	}
+	data, err := readFileRaw(f.Path, buf, max)
+	if errors.Is(err, ErrTooLarge) && f.w != nil {
+		f.w.stats.TooLarge.Add(1)
+	}
+	return data, err
+}
+
+// ReadText is Read that also refuses binary files with ErrBinary, counted in
+// Stats.Binary.
+func (f *File) ReadText(buf []byte) ([]byte, error) {
+	data, err := f.Read(buf)
+	if err != nil {
+		return data, err
+	}
+	if IsBinary(data) {
+		if f.w != nil {
+			f.w.stats.Binary.Add(1)
+		}
+		return data, ErrBinary
+	}
+	return data, nil
+}
+
+// WalkStats counts what a walk saw and skipped. Its fields are updated
+// atomically while the walk runs.
+type WalkStats struct {
+	Files    atomic.Int64 // files reported
+	Dirs     atomic.Int64 // directories entered
+	Ignored  atomic.Int64 // entries the ignore rules excluded
+	Hidden   atomic.Int64 // hidden entries skipped
+	TooLarge atomic.Int64 // files over MaxFileBytes
+	Binary   atomic.Int64 // files ReadText refused
+	Errors   atomic.Int64 // directories or files that could not be read
+}
+
+// Walk walks root (a directory or a file) under opts and calls fn for every
+// entry, concurrently (see the rules above). fn returning fs.SkipDir for a
+// directory skips its contents; any other error stops the walk and is
+// returned. Unreadable directories are counted in Stats.Errors, not
+// returned. Walk returns when every call of fn has returned, with ctx's
+// error when it was cancelled.
+func Walk(ctx context.Context, root string, opts WalkOptions, fn func(*File) error) (*WalkStats, error) {
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("walk %s: %w", root, err)
+	}
+	root = filepath.Clean(root)
+	w := &walk{ctx: ctx, opts: opts, fn: fn, stats: &WalkStats{}}
+	fi, err := os.Stat(root)
+	if err != nil {
+		return w.stats, fmt.Errorf("walk: %w", err)
+	}
+	if !fi.IsDir() {
+		if opts.MaxFileBytes > 0 && !opts.ReadContent && fi.Size() > opts.MaxFileBytes {
+			w.stats.TooLarge.Add(1)
+			return w.stats, nil
+		}
+		w.stats.Files.Add(1)
+		err := fn(&File{Path: root, Rel: filepath.Base(root), Name: filepath.Base(root), Depth: 1, Type: fi.Mode().Type(), w: w})
+		if errors.Is(err, fs.SkipDir) {
+			err = nil
+		}
+		return w.stats, err
+	}
+	if opts.FollowSymlinks {
+		roots := opts.Roots
+		if len(roots) == 0 {
+			roots = []string{root}
+		}
+		for _, r := range roots {
+			if real, err := filepath.EvalSymlinks(r); err == nil {
+				w.realRoots = append(w.realRoots, real)
+			}
+		}
+		if real, err := filepath.EvalSymlinks(root); err == nil {
+			w.visited = map[string]bool{real: true}
+		}
+	}
+	start := w.topStack(root)
+	w.run(dirJob{abs: root, ign: start.stack, gitRel: start.rel, git: start.git})
+	if w.err != nil {
+		return w.stats, w.err
+	}
+	return w.stats, ctx.Err()
+}
+
+// Collect walks like Walk and returns the entries sorted with ComparePaths.
+// keep, when set, chooses the entries to return (it runs concurrently).
+func Collect(ctx context.Context, root string, opts WalkOptions, keep func(*File) bool) ([]*File, *WalkStats, error) {
+	var mu sync.Mutex
+	var out []*File
+	stats, err := Walk(ctx, root, opts, func(f *File) error {
+		if keep != nil && !keep(f) {
+			return nil
+		}
+		mu.Lock()
+		out = append(out, f)
+		mu.Unlock()
+		return nil
+	})
+	sortFiles(out)
+	return out, stats, err
+}
+
+func sortFiles(fs []*File) {
+	sort.Slice(fs, func(i, j int) bool { return ComparePaths(fs[i].Rel, fs[j].Rel) < 0 })
+}
+
+// ComparePaths orders slash-separated paths as a tree: component by
+// component, so that a directory's entries come right after it ("a/b"
+// before "a.go").
+func ComparePaths(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		ca, cb := a[i], b[i]
+		if ca == cb {
+			continue
+		}
+		if ca == '/' {
+			return -1
+		}
+		if cb == '/' {
+			return 1
+		}
+		if ca < cb {
+			return -1
+		}
+		return 1
+	}
+	switch {
+	case len(a) < len(b):
+		return -1
+	case len(a) > len(b):
+		return 1
+	}
+	return 0
+}
+
+type dirJob struct {
+	abs    string
+	rel    string // relative to the walk's root, "" for the root
+	depth  int    // of the directory itself: 0 for the root
+	ign    *IgnoreStack
+	gitRel string // the directory relative to the top of the ignore stack ("" at the top)
+	git    bool   // inside a git repository: .gitignore files count
+}
+
+type walk struct {
+	ctx       context.Context
+	opts      WalkOptions
+	fn        func(*File) error
+	stats     *WalkStats
+	realRoots []string
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   []dirJob
+	pending int // directories queued or being read
+	err     error
+	visited map[string]bool // real paths of directories entered through links
+}
+
+type topStack struct {
+	stack *IgnoreStack
+	rel   string // the root relative to the top of the stack
+	git   bool
+}
+
+// topStack builds the ignore stack in force at root: when root is inside a
+// git repository, from the repository's top down to root's parent.
+func (w *walk) topStack(root string) topStack {
+	if w.opts.IncludeIgnored {
+		return topStack{}
+	}
+	top := FindRepo(root)
+	if top == "" {
+		return topStack{stack: NewIgnoreStack(nil, nil)}
+	}
+	var exclude *IgnoreRules
+	if data, err := os.ReadFile(filepath.Join(gitDir(top), "info", "exclude")); err == nil {
+		exclude = ParseIgnore(data)
+	}
+	rel, err := filepath.Rel(top, root)
+	if err != nil || rel == "." {
+		return topStack{stack: NewIgnoreStack(nil, exclude), git: true}
+	}
+	rel = filepath.ToSlash(rel)
+	s := NewIgnoreStack(readIgnoreFiles(top, nil, true), exclude)
+	parts := strings.Split(rel, "/")
+	dir := ""
+	for _, p := range parts[:len(parts)-1] {
+		if dir == "" {
+			dir = p
+		} else {
+			dir += "/" + p
+		}
+		s = s.Child(dir, readIgnoreFiles(filepath.Join(top, filepath.FromSlash(dir)), nil, true))
+	}
+	return topStack{stack: s, rel: rel, git: true}
+}
+
+func (w *walk) run(first dirJob) {
+	n := w.opts.Workers
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	w.cond = sync.NewCond(&w.mu)
+	w.queue = append(w.queue, first)
+	w.pending = 1
+	stop := context.AfterFunc(w.ctx, func() {
+		w.mu.Lock()
+		w.cond.Broadcast()
+		w.mu.Unlock()
+	})
+	defer stop()
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.worker(i)
+		}()
+	}
+	wg.Wait()
+}
+
+func (w *walk) worker(id int) {
+	for {
+		w.mu.Lock()
+		for len(w.queue) == 0 && w.pending > 0 && w.err == nil && w.ctx.Err() == nil {
+			w.cond.Wait()
+		}
+		if len(w.queue) == 0 || w.err != nil || w.ctx.Err() != nil {
+			w.mu.Unlock()
+			return
+		}
+		job := w.queue[len(w.queue)-1]
+		w.queue = w.queue[:len(w.queue)-1]
+		w.mu.Unlock()
+
+		subdirs, err := w.readDir(job, id)
+
+		w.mu.Lock()
+		if err != nil && w.err == nil {
+			w.err = err
+		}
+		w.queue = append(w.queue, subdirs...)
+		w.pending += len(subdirs) - 1
+		if w.pending == 0 || err != nil {
+			w.cond.Broadcast()
+		} else {
+			for range subdirs {
+				w.cond.Signal()
+			}
+		}
+		w.mu.Unlock()
+	}
+}
+
+// readDir reads one directory, reports its entries and returns the
+// subdirectories to walk.
+func (w *walk) readDir(job dirJob, worker int) ([]dirJob, error) {
+	if w.ctx.Err() != nil {
+		return nil, nil
+	}
+	d, err := os.Open(job.abs)
+	if err != nil {
+		w.stats.Errors.Add(1)
+		return nil, nil
+	}
+	entries, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil && len(entries) == 0 {
+		w.stats.Errors.Add(1)
+		return nil, nil
+	}
+	w.stats.Dirs.Add(1)
+	ign := job.ign
+	if !w.opts.IncludeIgnored {
+		var names map[string]bool
+		for _, e := range entries {
+			n := e.Name()
+			if len(n) > 0 && n[0] == '.' && (n == ".gitignore" || n == ".ignore" || n == ".rgignore") {
+				if names == nil {
+					names = map[string]bool{}
+				}
+				names[n] = true
+			}
+		}
+		if names != nil {
+			rules := readIgnoreFiles(job.abs, func(n string) bool { return names[n] }, job.git)
+			ign = job.ign.Child(job.gitRel, rules)
+		}
+	}
+	var subdirs []dirJob
+	depth := job.depth + 1
+	for _, e := range entries {
+		name := e.Name()
+		if name == ".git" {
+			continue
+		}
+		if name[0] == '.' && !w.opts.IncludeHidden {
+			w.stats.Hidden.Add(1)
+			continue
+		}
+		typ := e.Type()
+		abs := job.abs + string(filepath.Separator) + name
+		rel := name
+		if job.rel != "" {
+			rel = job.rel + "/" + name
+		}
+		gitRel := name
+		if job.gitRel != "" {
+			gitRel = job.gitRel + "/" + name
+		}
+		if typ&fs.ModeSymlink != 0 && w.opts.FollowSymlinks {
+			typ = w.follow(abs)
+		}
+		isDir := typ&fs.ModeDir != 0
+		if !w.opts.IncludeIgnored && ign.Ignored(gitRel, isDir) {
+			w.stats.Ignored.Add(1)
+			continue
+		}
+		f := &File{Path: abs, Rel: rel, Name: name, Depth: depth, Type: typ, Worker: worker, w: w}
+		if isDir {
+			if w.opts.Prune != nil && !w.opts.Prune(rel) {
+				continue
+			}
+			descend := w.opts.MaxDepth <= 0 || depth < w.opts.MaxDepth
+			if w.opts.Dirs {
+				if err := w.fn(f); err != nil {
+					if errors.Is(err, fs.SkipDir) {
+						continue
+					}
+					return subdirs, err
+				}
+			}
+			if descend {
+				subdirs = append(subdirs, dirJob{abs: abs, rel: rel, depth: depth, ign: ign, gitRel: gitRel, git: job.git})
+			}
+			continue
+		}
+		if typ&fs.ModeType == 0 && w.opts.MaxFileBytes > 0 && !w.opts.ReadContent {
+			if fi, err := os.Stat(abs); err == nil && fi.Size() > w.opts.MaxFileBytes {
+				w.stats.TooLarge.Add(1)
+				continue
+			}
+		}
+		w.stats.Files.Add(1)
+		if err := w.fn(f); err != nil && !errors.Is(err, fs.SkipDir) {
+			return subdirs, err
+		}
+		if w.ctx.Err() != nil {
+			return nil, nil
+		}
+	}
+	return subdirs, nil
+}
+
+// follow resolves a symlink: the target's type when it is inside the roots
+// (a directory only the first time a link reaches it), fs.ModeSymlink
+// otherwise.
+func (w *walk) follow(abs string) fs.FileMode {
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return fs.ModeSymlink
+	}
+	inside := false
+	for _, r := range w.realRoots {
+		if _, ok := within(r, real); ok {
+			inside = true
+			break
+		}
+	}
+	if !inside {
+		return fs.ModeSymlink
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return fs.ModeSymlink
+	}
+	if fi.IsDir() {
+		w.mu.Lock()
+		seen := w.visited[real]
+		if w.visited == nil {
+			w.visited = map[string]bool{}
+		}
+		w.visited[real] = true
+		w.mu.Unlock()
+		if seen {
+			return fs.ModeSymlink
+		}
+	}
+	return fi.Mode().Type()
+}
+
+// Len returns the number of rules of the stack's own level.
+func (s *IgnoreStack) Len() int {
+	if s == nil {
+		return 0
+	}
+	return s.rules.Len()
+}
