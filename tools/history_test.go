@@ -1,0 +1,79 @@
+package tools
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRedact(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"api_key":"abc","apiKey":"abc","token":"t","password":"p","X-Auth-Token":"x"}`,
+			`{"X-Auth-Token":"[REDACTED]","apiKey":"[REDACTED]","api_key":"[REDACTED]","password":"[REDACTED]","token":"[REDACTED]"}`},
+		{`{"headers":{"Authorization":"Bearer x"},"path":"src/main.go"}`, `{"headers":{"Authorization":"[REDACTED]"},"path":"src/main.go"}`},
+		{`{"env":{"OPENAI_KEY":"sk-abcdefghijklmnopqrstu"}}`, `{"env":{"OPENAI_KEY":"[REDACTED]"}}`},
+		{`{"command":"echo ghp_abcdefghijklmnopqrstuvwxyz0123"}`, `{"command":"echo ghp_abcdefghijklmnopqrstuvwxyz0123"}`},
+		{`{"value":"ghp_abcdefghijklmnopqrstuvwxyz0123"}`, `{"value":"[REDACTED]"}`},
+		{`{"value":"q8Zp3KxW9vTn2LmR7yHb4CdF6gJs1Ae5"}`, `{"value":"[REDACTED]"}`},
+		{`{"value":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa11"}`, `{"value":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa11"}`},
+		{`{"keyword":"x","monkey":"y","old_string":"password = 1"}`, `{"keyword":"x","monkey":"y","old_string":"password = 1"}`},
+		{`{"items":[{"secret":"s"}]}`, `{"items":[{"secret":"[REDACTED]"}]}`},
+	}
+	for _, tt := range tests {
+		if got := string(Redact(json.RawMessage(tt.in))); got != tt.want {
+			t.Errorf("Redact(%s)\n got %s\nwant %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestHistoryReadBack(t *testing.T) {
+	h := NewHistory(filepath.Join(t.TempDir(), "sub", "h.jsonl"))
+	h.maxSize = 600 // rotate after a few entries
+	for i := 0; i < 10; i++ {
+		tool := "a"
+		if i%2 == 1 {
+			tool = "b"
+		}
+		if err := h.Append(LogEntry{CallID: "tc_" + string(rune('0'+i)), Tool: tool, Arguments: json.RawMessage(`{"password":"x"}`),
+			Status: StatusSuccess, Timestamp: time.Now(), ApprovedBy: "auto"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := h.Read(0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 4 || all[0].CallID != "tc_9" {
+		t.Fatalf("read %d entries, newest %q", len(all), all[0].CallID)
+	}
+	for i := 1; i < len(all); i++ {
+		if all[i].CallID > all[i-1].CallID {
+			t.Fatalf("not newest first: %v then %v", all[i-1].CallID, all[i].CallID)
+		}
+	}
+	bs, _ := h.Read(2, "b")
+	if len(bs) != 2 || bs[0].CallID != "tc_9" || bs[1].CallID != "tc_7" {
+		t.Errorf("filtered = %+v", bs)
+	}
+	if strings.Contains(string(all[0].Arguments), `"x"`) {
+		t.Errorf("secret written to the log: %s", all[0].Arguments)
+	}
+}
+
+func TestMetricsPercentiles(t *testing.T) {
+	m := NewMetrics()
+	for i := 1; i <= 100; i++ {
+		m.Record("t", StatusSuccess, time.Duration(i)*time.Millisecond)
+	}
+	m.Record("t", StatusError, 0)
+	m.Record("t", StatusCancelled, 0)
+	s := m.Snapshot()[0]
+	if s.TotalCalls != 102 || s.Success != 100 || s.Error != 1 || s.Cancelled != 1 {
+		t.Errorf("counts = %+v", s)
+	}
+	if s.P50Ms != 49 || s.P95Ms != 94 {
+		t.Errorf("p50/p95 = %v/%v", s.P50Ms, s.P95Ms)
+	}
+}

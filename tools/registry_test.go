@@ -1,0 +1,114 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+func simpleTool(name string, aliases ...string) *Tool {
+	return &Tool{Name: name, Description: name, Aliases: aliases,
+		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		Execute: func(c *Call, _ json.RawMessage) (*Result, error) { return Success(name, nil), nil }}
+}
+
+func TestRegistry(t *testing.T) {
+	var logs bytes.Buffer
+	r := NewRegistry(slog.New(slog.NewTextHandler(&logs, nil)))
+	r.MustRegister(simpleTool("b", "bee"), simpleTool("a"), simpleTool("c"))
+	if t1, ok := r.Lookup("bee"); !ok || t1.Name != "b" {
+		t.Errorf("alias lookup: %v %v", t1, ok)
+	}
+	if _, ok := r.Lookup("zzz"); ok {
+		t.Error("unknown name found")
+	}
+	var names []string
+	for _, tl := range r.List(nil) {
+		names = append(names, tl.Name)
+	}
+	if strings.Join(names, ",") != "a,b,c" {
+		t.Errorf("list order = %v", names)
+	}
+	names = names[:0]
+	for _, tl := range r.List(func(n string) bool { return n != "b" }) {
+		names = append(names, tl.Name)
+	}
+	if strings.Join(names, ",") != "a,c" {
+		t.Errorf("filtered = %v", names)
+	}
+	// Registering again replaces the tool and its aliases, and says so.
+	r.MustRegister(simpleTool("b", "bb"))
+	if _, ok := r.Lookup("bee"); ok {
+		t.Error("old alias survived replacement")
+	}
+	if _, ok := r.Lookup("bb"); !ok {
+		t.Error("new alias missing")
+	}
+	if !strings.Contains(logs.String(), "tool replaced") {
+		t.Errorf("replacement not logged: %q", logs.String())
+	}
+	bad := []*Tool{
+		{Name: "", Execute: simpleTool("x").Execute, Annotations: Annotations{Approval: "auto"}},
+		{Name: "x", Annotations: Annotations{Approval: "auto"}},
+		{Name: "x", Execute: simpleTool("x").Execute, Annotations: Annotations{Approval: "maybe"}},
+		{Name: "x", Execute: simpleTool("x").Execute, Annotations: Annotations{Approval: "auto"}, InputSchema: json.RawMessage(`{"type": 5}`)},
+		{Name: "x", Execute: simpleTool("x").Execute, Annotations: Annotations{Approval: "auto"}, Aliases: []string{"a"}},
+	}
+	for i, b := range bad {
+		if err := r.Register(b); err == nil {
+			t.Errorf("bad tool %d registered", i)
+		}
+	}
+}
+
+func TestRegistryConcurrent(t *testing.T) {
+	r := NewRegistry(nil)
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(2)
+		go func() { defer wg.Done(); r.MustRegister(simpleTool("t", "tt")) }()
+		go func() { defer wg.Done(); r.Lookup("tt"); r.List(nil) }()
+	}
+	wg.Wait()
+	if _, ok := r.Lookup("tt"); !ok {
+		t.Fatal("tool missing")
+	}
+}
+
+func TestBuiltinSchemas(t *testing.T) {
+	for _, tl := range NewBuiltinRegistry().List(nil) {
+		var s map[string]any
+		if err := json.Unmarshal(tl.InputSchema, &s); err != nil {
+			t.Fatalf("%s: %v", tl.Name, err)
+		}
+		if s["type"] != "object" || s["additionalProperties"] != false {
+			t.Errorf("%s: input schema must be an object with additionalProperties false", tl.Name)
+		}
+		if tl.Title == "" || len(tl.Description) < 20 {
+			t.Errorf("%s: needs a title and a useful description", tl.Name)
+		}
+	}
+}
+
+func TestAllowedByConfig(t *testing.T) {
+	cfg := workspace.DefaultConfig()
+	cfg.Tools.Enabled = workspace.ToolList{Names: []string{"read_file", "grep"}}
+	cfg.Agents = map[string]workspace.Agent{"r": {Tools: workspace.ToolList{Names: []string{"read_file"}}}}
+	tests := []struct {
+		agent, tool string
+		ok          bool
+	}{
+		{"", "read_file", true}, {"", "grep", true}, {"", "write_file", false},
+		{"r", "read_file", true}, {"r", "grep", false}, {"unknown-agent", "grep", true},
+	}
+	for _, tt := range tests {
+		if got := allowed(cfg, tt.agent, tt.tool) == ""; got != tt.ok {
+			t.Errorf("allowed(%q, %q) = %v, want %v", tt.agent, tt.tool, got, tt.ok)
+		}
+	}
+}

@@ -1,0 +1,256 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/workspace"
+)
+
+func testEnv(t *testing.T) *Env {
+	ws, err := workspace.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Env{Workspace: ws, Session: NewSession(), Memory: approval.NewMemory(""),
+		History: NewHistory(filepath.Join(t.TempDir(), "h.jsonl"))}
+}
+
+// validated is a tool whose schema exercises every kind of violation.
+var validated = &Tool{
+	Name: "validated", Description: "schema test", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["name"],"properties":{
+		"name":{"type":"string"},
+		"count":{"type":"integer","minimum":1,"maximum":10,"default":3},
+		"opts":{"type":"object","additionalProperties":false,"properties":{"deep":{"type":"boolean","default":true}}}}}`),
+	Validate: func(args json.RawMessage) error {
+		var a struct{ Name string }
+		json.Unmarshal(args, &a)
+		if a.Name == "forbidden" {
+			return Errorf(InvalidParams, "name may not be forbidden")
+		}
+		return nil
+	},
+	Execute: func(c *Call, args json.RawMessage) (*Result, error) { return Success(string(args), nil), nil },
+}
+
+func TestValidation(t *testing.T) {
+	r := NewRunner(NewRegistry(nil), nil)
+	r.Registry.MustRegister(validated)
+	tests := []struct {
+		name, args string
+		pointers   []string // violations expected; nil: success
+		content    string
+	}{
+		{"defaults applied", `{"name":"x"}`, nil, `{"count":3,"name":"x"}`},
+		{"nested default", `{"name":"x","opts":{}}`, nil, `{"count":3,"name":"x","opts":{"deep":true}}`},
+		{"type mismatch", `{"name":5}`, []string{"/name"}, ""},
+		{"missing required", `{}`, []string{"/name"}, ""},
+		{"unknown field", `{"name":"x","bogus":1}`, []string{"/bogus"}, ""},
+		{"out of range", `{"name":"x","count":11}`, []string{"/count"}, ""},
+		{"every violation", `{"count":0,"extra":true,"opts":{"deep":"no"}}`, []string{"/count", "/extra", "/name", "/opts/deep"}, ""},
+		{"not an object", `[1]`, []string{""}, ""},
+		{"not JSON", `{`, []string{""}, ""},
+		{"hook after schema", `{"name":"forbidden"}`, []string{}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := r.Run(context.Background(), testEnv(t), Request{Name: "validated", Arguments: json.RawMessage(tt.args)}, nil)
+			if tt.pointers == nil {
+				if res.Status != StatusSuccess || res.Content != tt.content {
+					t.Fatalf("result = %+v, want success %s", res, tt.content)
+				}
+				return
+			}
+			if res.Status != StatusError || res.Error.Code != InvalidParams {
+				t.Fatalf("result = %+v, want INVALID_PARAMS", res)
+			}
+			if len(tt.pointers) == 0 {
+				return
+			}
+			b, _ := json.Marshal(res.Error.Details)
+			var d struct{ Violations []struct{ Pointer, Reason string } }
+			json.Unmarshal(b, &d)
+			var got []string
+			for _, v := range d.Violations {
+				if v.Reason == "" {
+					t.Errorf("violation at %q without reason", v.Pointer)
+				}
+				got = append(got, v.Pointer)
+			}
+			if strings.Join(got, " ") != strings.Join(tt.pointers, " ") {
+				t.Errorf("pointers = %q, want %q (%s)", got, tt.pointers, b)
+			}
+		})
+	}
+}
+
+func TestPipelineOutcomes(t *testing.T) {
+	reg := NewRegistry(nil)
+	reg.MustRegister(
+		&Tool{Name: "boom", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+			Execute: func(*Call, json.RawMessage) (*Result, error) { return nil, errors.New("disk on fire") }},
+		&Tool{Name: "coded", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+			Execute: func(*Call, json.RawMessage) (*Result, error) { return nil, Errorf(FileNotFound, "gone") }},
+		&Tool{Name: "panics", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+			Execute: func(*Call, json.RawMessage) (*Result, error) { panic("oops") }},
+		&Tool{Name: "hangs", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"}, Timeout: 50 * time.Millisecond,
+			Execute: func(c *Call, _ json.RawMessage) (*Result, error) { <-c.Ctx.Done(); return nil, c.Ctx.Err() }},
+		&Tool{Name: "writes", Description: "x", Annotations: Annotations{Approval: "ask"},
+			Execute: func(*Call, json.RawMessage) (*Result, error) { return Success("wrote", nil), nil }},
+		&Tool{Name: "risky", Description: "x", Annotations: Annotations{Approval: "auto"},
+			Assess: func(*Call, json.RawMessage) (Assessment, error) {
+				return Assessment{Assessment: approval.Assessment{Blocked: "rm -rf /"}}, nil
+			},
+			Execute: func(*Call, json.RawMessage) (*Result, error) { return Success("ran", nil), nil }},
+	)
+	r := NewRunner(reg, nil)
+	tests := []struct {
+		tool       string
+		approver   approval.Approver
+		status     Status
+		code       Code
+		approvedBy string
+	}{
+		{"boom", nil, StatusError, Internal, "auto"},
+		{"coded", nil, StatusError, FileNotFound, "auto"},
+		{"panics", nil, StatusError, Internal, "auto"},
+		{"hangs", nil, StatusError, Timeout, "auto"},
+		{"writes", nil, StatusRejected, Rejected, "none"},
+		{"writes", approval.Fixed(approval.Reject, "no thanks"), StatusRejected, Rejected, "none"},
+		{"writes", approval.Fixed(approval.Approve, ""), StatusSuccess, "", "user"},
+		{"risky", approval.Fixed(approval.Approve, ""), StatusError, CommandBlocked, "none"},
+	}
+	for _, tt := range tests {
+		env := testEnv(t)
+		env.Approver = tt.approver
+		res := r.Run(context.Background(), env, Request{Name: tt.tool}, nil)
+		if res.Status != tt.status || (tt.code != "" && (res.Error == nil || res.Error.Code != tt.code)) || res.ApprovedBy != tt.approvedBy {
+			t.Errorf("%s: result = %+v (error %+v), want %s %s approvedBy %s", tt.tool, res, res.Error, tt.status, tt.code, tt.approvedBy)
+		}
+		if res.Tool != tt.tool || !strings.HasPrefix(res.CallID, "tc_") {
+			t.Errorf("%s: tool/callId = %q/%q", tt.tool, res.Tool, res.CallID)
+		}
+		entries, err := env.History.Read(1, "")
+		if err != nil || len(entries) != 1 || entries[0].Status != res.Status || entries[0].CallID != res.CallID {
+			t.Errorf("%s: history = %+v %v", tt.tool, entries, err)
+		}
+	}
+	// Cancellation returns at once with status cancelled.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+	reg.MustRegister(&Tool{Name: "forever", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		Execute: func(c *Call, _ json.RawMessage) (*Result, error) { select {} }})
+	start := time.Now()
+	res := r.Run(ctx, testEnv(t), Request{Name: "forever"}, nil)
+	if res.Status != StatusCancelled || time.Since(start) > 3*time.Second {
+		t.Errorf("cancelled call: %+v after %s", res, time.Since(start))
+	}
+	m := map[string]ToolMetrics{}
+	for _, x := range r.Metrics.Snapshot() {
+		m[x.Name] = x
+	}
+	if w := m["writes"]; w.TotalCalls != 3 || w.Rejected != 2 || w.Success != 1 {
+		t.Errorf("metrics of writes = %+v", w)
+	}
+	if res := r.Run(context.Background(), testEnv(t), Request{Name: "read_fil"}, nil); res.Error == nil || res.Error.Code != UnknownTool {
+		t.Errorf("unknown: %+v", res)
+	}
+}
+
+func TestApprovalTimeout(t *testing.T) {
+	reg := NewRegistry(nil)
+	reg.MustRegister(&Tool{Name: "writes", Description: "x", Annotations: Annotations{Approval: "ask"},
+		Execute: func(*Call, json.RawMessage) (*Result, error) { return Success("wrote", nil), nil }})
+	env := testEnv(t)
+	cfg := workspace.DefaultConfig()
+	cfg.Approval.TimeoutSeconds = 1
+	env.Workspace.SetConfig(cfg)
+	env.Approver = approval.ApproverFunc(func(ctx context.Context, _ approval.Request) (approval.Response, error) {
+		<-ctx.Done()
+		return approval.Response{}, ctx.Err()
+	})
+	res := NewRunner(reg, nil).Run(context.Background(), env, Request{Name: "writes"}, nil)
+	if res.Status != StatusRejected || !strings.Contains(res.Message, "approval.timeoutSeconds") {
+		t.Errorf("result = %+v", res)
+	}
+}
+
+func TestReadFile(t *testing.T) {
+	env := testEnv(t)
+	root := env.Workspace.Root()
+	long := strings.Repeat("é", 3000)
+	os.WriteFile(filepath.Join(root, "f.txt"), []byte("a\nb\r\nc\n"+long+"\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "bin"), []byte("\x89PNG\r\n\x1a\n\x00\x00"), 0o644)
+	os.Mkdir(filepath.Join(root, "dir"), 0o755)
+	os.WriteFile(filepath.Join(root, "empty"), nil, 0o644)
+	r := NewRunner(NewBuiltinRegistry(), nil)
+	tests := []struct {
+		name, args string
+		code       Code
+		content    string // prefix
+		check      func(map[string]any) bool
+	}{
+		{"whole", `{"path":"f.txt"}`, "", "     1\ta\n     2\tb\n     3\tc\n     4\téé", func(s map[string]any) bool {
+			return s["total_lines"] == 4.0 && s["truncated"] == false && len(s["cut_lines"].([]any)) == 1
+		}},
+		{"range", `{"path":"f.txt","offset":2,"limit":1}`, "", "     2\tb\n(lines 2-2 of 4; continue with offset 3)", func(s map[string]any) bool {
+			return s["start_line"] == 2.0 && s["end_line"] == 2.0 && s["truncated"] == true
+		}},
+		{"past end", `{"path":"f.txt","offset":9}`, InvalidParams, "", nil},
+		{"binary", `{"path":"bin"}`, "", "bin is a binary file (image/png", func(s map[string]any) bool { return s["binary"] == true }},
+		{"base64", `{"path":"bin","encoding":"base64"}`, "", "iVBORw0KGgoAAA==", nil},
+		{"directory", `{"path":"dir"}`, NotAFile, "", nil},
+		{"empty", `{"path":"empty"}`, "", "empty is empty.", nil},
+		{"missing", `{"path":"nope"}`, FileNotFound, "", nil},
+		{"sensitive", `{"path":".env"}`, SensitivePath, "", nil},
+		{"outside", `{"path":"/etc/passwd"}`, InvalidPath, "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := r.Run(context.Background(), env, Request{Name: "read_file", Arguments: json.RawMessage(tt.args)}, nil)
+			if tt.code != "" {
+				if res.Error == nil || res.Error.Code != tt.code {
+					t.Fatalf("result = %+v, want %s", res, tt.code)
+				}
+				return
+			}
+			if res.Status != StatusSuccess || !strings.HasPrefix(res.Content, tt.content) {
+				t.Fatalf("result = %+v\nwant content prefix %q", res, tt.content)
+			}
+			if tt.check != nil {
+				b, _ := json.Marshal(res.Structured)
+				var s map[string]any
+				json.Unmarshal(b, &s)
+				if !tt.check(s) {
+					t.Errorf("structured = %s", b)
+				}
+			}
+		})
+	}
+	if _, ok := LastRead(env.Session, filepath.Join(root, "f.txt")); !ok {
+		t.Error("read not recorded in the session")
+	}
+}
+
+func TestCurrentDatetime(t *testing.T) {
+	defer func(f func() time.Time) { now = f }(now)
+	now = func() time.Time { return time.Date(2026, 3, 1, 12, 30, 0, 0, time.UTC) }
+	r := NewRunner(NewBuiltinRegistry(), nil)
+	res := r.Run(context.Background(), testEnv(t), Request{Name: "getCurrentDateTime", Arguments: json.RawMessage(`{"timezone":"Asia/Tokyo"}`)}, nil)
+	s, _ := res.Structured.(map[string]any)
+	if res.Status != StatusSuccess || s["iso8601"] != "2026-03-01T21:30:00+09:00" || s["unix"] != int64(1772368200) || s["timezone"] != "Asia/Tokyo" || s["weekday"] != "Sunday" {
+		t.Errorf("result = %+v", res)
+	}
+	res = r.Run(context.Background(), testEnv(t), Request{Name: "get_current_datetime", Arguments: json.RawMessage(`{"timezone":"Mars/Olympus"}`)}, nil)
+	if res.Error == nil || res.Error.Code != InvalidParams {
+		t.Errorf("bad zone: %+v", res)
+	}
+}

@@ -1,0 +1,68 @@
+package workspace
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestConfigLayers(t *testing.T) {
+	user := filepath.Join(t.TempDir(), "config.json")
+	os.WriteFile(user, []byte(`{"approval":{"mode":"ask","tools":{"grep":"auto"}},"shell":{"allow":["ls"]}}`), 0o644)
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, ".agentls.json"), []byte(`{"approval":{"mode":"safe"},"limits":{"readLines":50}}`), 0o644)
+	s := ConfigStack{UserFile: user}
+	cfg, errs := s.LoadFiles([]string{root})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if cfg.Approval.Mode != "safe" || cfg.Approval.Tools["grep"] != "auto" || cfg.Limits.ReadLines != 50 || cfg.Shell.Allow[0] != "ls" {
+		t.Errorf("merged = %+v", cfg)
+	}
+	if cfg.Limits.MaxLineLength != 2000 || cfg.Approval.TimeoutSeconds != 300 {
+		t.Errorf("defaults lost: %+v", cfg.Limits)
+	}
+	cfg, err := s.Set(LayerInit, "init", []byte(`{"approval":{"tools":{"grep":"ask"}},"tools":{"enabled":["grep"]}}`))
+	if err != nil || cfg.Approval.Tools["grep"] != "ask" || cfg.Tools.Enabled.All || cfg.Tools.Enabled.Names[0] != "grep" {
+		t.Errorf("init layer: %+v %v", cfg, err)
+	}
+	cfg, err = s.Set(LayerSettings, "settings", []byte(`{"approval":{"mode":"yolo"}}`))
+	if err != nil || cfg.Approval.Mode != "yolo" {
+		t.Errorf("settings layer: %v %v", cfg.Approval, err)
+	}
+	// Invalid layers are refused with every violation; the last good one stays.
+	cfg, err = s.Set(LayerSettings, "settings", []byte(`{"approval":{"mode":"reckless","timeoutSeconds":0},"nope":1}`))
+	ce, ok := err.(*ConfigError)
+	if !ok || len(ce.Violations) != 3 || cfg.Approval.Mode != "yolo" {
+		t.Fatalf("invalid layer: %v, mode %s", err, cfg.Approval.Mode)
+	}
+	for _, p := range []string{"/approval/mode", "/approval/timeoutSeconds", "/nope"} {
+		if !strings.Contains(err.Error(), p) {
+			t.Errorf("error %q does not name %s", err, p)
+		}
+	}
+	if _, err := s.Set(LayerInit, "init", []byte(`{not json`)); err == nil {
+		t.Error("unparsable layer accepted")
+	}
+}
+
+func TestSchemaMatchesConfigType(t *testing.T) {
+	// Every key the schema allows must decode into Config: a full example.
+	full := `{"approval":{"mode":"ask","tools":{"a":"deny"},"timeoutSeconds":5,"persistAlways":true},
+	"tools":{"enabled":"all","timeoutSeconds":9},"agents":{"x":{"tools":["read_file"]}},
+	"paths":{"allow":["/tmp"],"sensitive":["*.key"]},
+	"shell":{"allow":["ls"],"deny":["rm"],"timeoutSeconds":5,"maxOutputBytes":2048,"secretEnv":["*_TOKEN"]},
+	"web":{"allow":["example.com"],"allowPrivate":true,"search":{"provider":"searxng","url":"http://x","apiKey":"k"}},
+	"custom":[{"name":"lint","description":"d","argv":["make","lint"],"approval":"ask"}],
+	"limits":{"readLines":1,"maxLineLength":100,"maxFileBytes":2048,"grepMaxResults":3,"maxOutputBytes":4096},
+	"lsp":{"features":["hover"]},"history":{"enabled":false,"file":"/tmp/h"}}`
+	var s ConfigStack
+	cfg, err := s.Set(LayerInit, "x", []byte(full))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Approval.PersistAlways || cfg.Web.Search.Provider != "searxng" || cfg.Custom[0].Argv[1] != "lint" || cfg.History.Enabled || !cfg.Agents["x"].Tools.Allows("read_file") {
+		t.Errorf("decoded = %+v", cfg)
+	}
+}
