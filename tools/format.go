@@ -21,6 +21,9 @@ type Definition struct {
 
 // Export returns the definitions of ts in format.
 func Export(ts []*Tool, format string) ([]any, error) {
+	if _, err := export(&Tool{}, format); err != nil {
+		return nil, err
+	}
 	out := make([]any, 0, len(ts))
 	for _, t := range ts {
 		d, err := export(t, format)
