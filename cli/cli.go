@@ -106,9 +106,19 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // Main runs the command line and returns the process exit code.
 func Main(ctx context.Context, args []string, stdio IO) int {
+	// The command is the first argument that is not a flag or a flag's
+	// value, so that global flags may come before it.
 	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			cmd = a
+			args = append(append([]string(nil), args[:i]...), args[i+1:]...)
+			break
+		}
+		if !strings.Contains(a, "=") && a != "-h" && a != "--help" {
+			i++ // skip the flag's value: every flag here takes one
+		}
 	}
 	var g globals
 	fs := flag.NewFlagSet("agentls "+cmd, flag.ContinueOnError)

@@ -1,0 +1,235 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/agentls/agentls/lsp/lsptest"
+	"github.com/agentls/agentls/tools"
+)
+
+func TestMain(m *testing.M) {
+	cleanup := lsptest.IsolateHome()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// run runs the real binary and returns stdout, stderr and the exit code.
+func run(t *testing.T, dir string, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(lsptest.BuildBinary(t), args...)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func TestToolsCommand(t *testing.T) {
+	out, _, code := run(t, t.TempDir(), "", "tools")
+	var defs []tools.Definition
+	if code != 0 || json.Unmarshal([]byte(out), &defs) != nil || len(defs) < 3 {
+		t.Fatalf("tools: exit %d, %s", code, out)
+	}
+	for _, d := range defs {
+		var s map[string]any
+		json.Unmarshal(d.InputSchema, &s)
+		if s["type"] != "object" {
+			t.Errorf("%s: schema type %v", d.Name, s["type"])
+		}
+	}
+	out, _, code = run(t, t.TempDir(), "", "tools", "--format", "openai")
+	var oa []struct {
+		Type     string
+		Function struct {
+			Name       string
+			Parameters map[string]any
+		}
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &oa) != nil || len(oa) != len(defs) {
+		t.Fatalf("openai: exit %d, %s", code, out)
+	}
+	for _, f := range oa {
+		if f.Type != "function" || f.Function.Name == "" || f.Function.Parameters["type"] != "object" {
+			t.Errorf("not an OpenAI function: %+v", f)
+		}
+	}
+	if _, _, code := run(t, t.TempDir(), "", "tools", "--format", "yaml"); code != 2 {
+		t.Errorf("bad format: exit %d, want 2", code)
+	}
+}
+
+func TestCallCommand(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644)
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		status tools.Status
+	}{
+		{"datetime", []string{"call", "get_current_datetime", "{}"}, 0, tools.StatusSuccess},
+		{"no args", []string{"call", "get_current_directory"}, 0, tools.StatusSuccess},
+		{"root flag", []string{"call", "read_file", `{"path":"a.txt"}`, "--root", dir}, 0, tools.StatusSuccess},
+		{"tool error", []string{"call", "read_file", `{"path":"nope"}`}, 1, tools.StatusError},
+		{"unknown tool", []string{"call", "nope", "{}"}, 1, tools.StatusError},
+		{"needs approval, stdin not a terminal", []string{"call", "edit_file", `{"path":"a.txt","old_string":"hello","new_string":"bye"}`}, 3, tools.StatusRejected},
+		{"--approve no", []string{"call", "edit_file", `{"path":"a.txt","old_string":"hello","new_string":"bye"}`, "--approve", "no"}, 3, tools.StatusRejected},
+		{"--approve yes", []string{"--approve", "yes", "call", "edit_file", `{"path":"a.txt","old_string":"hello","new_string":"bye"}`}, 0, tools.StatusSuccess},
+		{"bad json", []string{"call", "read_file", `{`}, 2, ""},
+		{"bad approve", []string{"call", "read_file", `{}`, "--approve", "maybe"}, 2, ""},
+		{"bad root", []string{"call", "read_file", `{}`, "--root", filepath.Join(dir, "missing")}, 2, ""},
+		{"no tool", []string{"call"}, 2, ""},
+		{"unknown command", []string{"frobnicate"}, 2, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := run(t, dir, "", tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout %s\nstderr %s", code, tt.code, out, errOut)
+			}
+			if tt.status == "" {
+				if out != "" {
+					t.Errorf("usage error printed to stdout: %s", out)
+				}
+				return
+			}
+			var res tools.Result
+			if err := json.Unmarshal([]byte(out), &res); err != nil || res.Status != tt.status || res.CallID == "" {
+				t.Errorf("stdout %s: %v", out, err)
+			}
+		})
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "bye\n" {
+		t.Errorf("after --approve yes, a.txt = %q", b)
+	}
+	out, _, code := run(t, dir, "", "version")
+	if code != 0 || !strings.HasPrefix(out, "agentls ") || !strings.Contains(out, "go1.") {
+		t.Errorf("version: %d %q", code, out)
+	}
+}
+
+func TestCallAsksOnTerminal(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644)
+	out, errOut, code := run(t, dir, "maybe\ny\n", "call", "edit_file", `{"path":"a.txt","old_string":"hello","new_string":"bye"}`, "--approve", "ask")
+	if code != 0 || !strings.Contains(errOut, "-hello\n+bye") || !strings.Contains(errOut, "approve?") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+}
+
+func TestServeStdioExitCodes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, tt := range []struct {
+		name     string
+		shutdown bool
+		want     int
+	}{{"shutdown then exit", true, 0}, {"exit without shutdown", false, 1}} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := lsptest.Binary(t, lsptest.BuildBinary(t), t.TempDir(), "serve", "--log-level", "debug")
+			if _, err := p.Initialize(ctx, t.TempDir(), nil, nil); err != nil {
+				t.Fatalf("initialize: %v; stderr %s", err, p.Stderr)
+			}
+			// Debug logging goes to stderr; stdout carries only LSP, or this call fails.
+			if res, err := p.ToolCall(ctx, "get_current_datetime", map[string]any{}); err != nil || res.Status != tools.StatusSuccess {
+				t.Fatalf("call: %v %+v", err, res)
+			}
+			for i := 0; i < 100 && !strings.Contains(p.Stderr.String(), "tool call"); i++ {
+				time.Sleep(20 * time.Millisecond) // stderr is copied by a goroutine
+			}
+			if !strings.Contains(p.Stderr.String(), "tool call") {
+				t.Errorf("debug log not on stderr: %q", p.Stderr)
+			}
+			if tt.shutdown {
+				if err := p.Call(ctx, "shutdown", nil, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p.Notify(ctx, "exit", nil)
+			if code, err := p.Wait(10 * time.Second); err != nil || code != tt.want {
+				t.Errorf("exit code %d (%v), want %d", code, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestServeTCP(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(lsptest.BuildBinary(t), "serve", "--listen", addr)
+	cmd.Dir = t.TempDir()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	var conn net.Conn
+	for i := 0; i < 100; i++ {
+		if conn, err = net.Dial("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if conn == nil {
+		t.Fatalf("dial: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := jsonrpc2.NewConn(jsonrpc2.NewStream(conn))
+	c.Go(ctx, jsonrpc2.MethodNotFoundHandler)
+	defer c.Close()
+	if _, err := c.Call(ctx, "initialize", map[string]any{"capabilities": map[string]any{}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var res tools.Result
+	if _, err := c.Call(ctx, "tool/call", map[string]any{"name": "get_current_datetime"}, &res); err != nil || res.Status != tools.StatusSuccess {
+		t.Fatalf("call over TCP: %v %+v", err, res)
+	}
+}
+
+// BenchmarkToolCallRoundTrip measures tool/call of a trivial tool through
+// the real binary over stdio pipes, and reports p50 and p99.
+func BenchmarkToolCallRoundTrip(b *testing.B) {
+	p := lsptest.Binary(b, lsptest.BuildBinary(b), b.TempDir())
+	ctx := context.Background()
+	if _, err := p.Initialize(ctx, b.TempDir(), nil, map[string]any{"config": map[string]any{"history": map[string]any{"enabled": false}}}); err != nil {
+		b.Fatal(err)
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		res, err := p.ToolCall(ctx, "get_current_directory", map[string]any{})
+		lat = append(lat, time.Since(start))
+		if err != nil || res.Status != tools.StatusSuccess {
+			b.Fatalf("call: %v %+v", err, res)
+		}
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
