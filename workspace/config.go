@@ -250,6 +250,83 @@ func (s *ConfigStack) Set(l Layer, source string, raw []byte) (*Config, error) {
 	return s.Merged(), nil
 }
 
+// modeStrictness orders approval modes, strictest highest.
+var modeStrictness = map[string]int{"yolo": 0, "safe": 1, "ask": 2}
+
+// restrictWorkspace removes from a workspace layer (a file that comes with
+// the repository, which anybody can write) every setting that would loosen
+// approvals or confinement, and returns their names. A repository may make
+// agentls stricter, never laxer: its mode counts only when at least as
+// strict as the user's, its rules may say ask or deny but not auto, and its
+// sensitive patterns add to the inherited ones instead of replacing them.
+func (s *ConfigStack) restrictWorkspace(ws map[string]any) []string {
+	var dropped []string
+	drop := func(obj map[string]any, key, name string) {
+		if _, ok := obj[key]; ok {
+			delete(obj, key)
+			dropped = append(dropped, name)
+		}
+	}
+	s.mu.Lock()
+	user := map[string]any{}
+	merge(user, s.layers[LayerUser])
+	s.mu.Unlock()
+	userMode := "safe"
+	if a, ok := user["approval"].(map[string]any); ok {
+		if m, ok := a["mode"].(string); ok {
+			userMode = m
+		}
+	}
+	if a, ok := ws["approval"].(map[string]any); ok {
+		if m, ok := a["mode"].(string); ok && modeStrictness[m] < modeStrictness[userMode] {
+			drop(a, "mode", "approval.mode "+m)
+		}
+		if rules, ok := a["tools"].(map[string]any); ok {
+			for _, name := range Names(rules) {
+				if rules[name] == "auto" {
+					drop(rules, name, "approval.tools."+name+" auto")
+				}
+			}
+		}
+		drop(a, "persistAlways", "approval.persistAlways")
+	}
+	if sh, ok := ws["shell"].(map[string]any); ok {
+		drop(sh, "allow", "shell.allow")
+	}
+	if w, ok := ws["web"].(map[string]any); ok {
+		drop(w, "allow", "web.allow")
+		drop(w, "allowPrivate", "web.allowPrivate")
+	}
+	if p, ok := ws["paths"].(map[string]any); ok {
+		drop(p, "allow", "paths.allow")
+		if extra, ok := p["sensitive"].([]any); ok {
+			base := []any{}
+			if up, ok := user["paths"].(map[string]any); ok {
+				if l, ok := up["sensitive"].([]any); ok {
+					base = append(base, l...)
+				}
+			}
+			if len(base) == 0 {
+				for _, d := range DefaultSensitive {
+					base = append(base, d)
+				}
+			}
+			p["sensitive"] = append(base, extra...)
+		}
+	}
+	if h, ok := ws["history"].(map[string]any); ok {
+		drop(h, "file", "history.file")
+	}
+	if cs, ok := ws["custom"].([]any); ok {
+		for _, c := range cs {
+			if m, ok := c.(map[string]any); ok && m["approval"] == "auto" {
+				drop(m, "approval", fmt.Sprintf("custom %v approval auto", m["name"]))
+			}
+		}
+	}
+	return dropped
+}
+
 // Merged returns the configuration of all layers over the defaults.
 func (s *ConfigStack) Merged() *Config {
 	s.mu.Lock()
@@ -336,6 +413,10 @@ func (s *ConfigStack) LoadFiles(roots []string) (*Config, []error) {
 		}
 		m, _ := v.(map[string]any)
 		merge(ws, m)
+	}
+	if dropped := s.restrictWorkspace(ws); len(dropped) > 0 {
+		errs = append(errs, &ConfigError{Layer: LayerWorkspace, Source: ".agentls.json",
+			Err: fmt.Errorf("ignored settings that would loosen approvals (set them in your user config instead): %s", strings.Join(dropped, ", "))})
 	}
 	b, _ := json.Marshal(ws)
 	if len(ws) == 0 {

@@ -9,15 +9,15 @@ import (
 
 func TestConfigLayers(t *testing.T) {
 	user := filepath.Join(t.TempDir(), "config.json")
-	os.WriteFile(user, []byte(`{"approval":{"mode":"ask","tools":{"grep":"auto"}},"shell":{"allow":["ls"]}}`), 0o644)
+	os.WriteFile(user, []byte(`{"approval":{"mode":"safe","tools":{"grep":"auto"}},"shell":{"allow":["ls"]}}`), 0o644)
 	root := t.TempDir()
-	os.WriteFile(filepath.Join(root, ".agentls.json"), []byte(`{"approval":{"mode":"safe"},"limits":{"readLines":50}}`), 0o644)
+	os.WriteFile(filepath.Join(root, ".agentls.json"), []byte(`{"approval":{"mode":"ask"},"limits":{"readLines":50}}`), 0o644)
 	s := ConfigStack{UserFile: user}
 	cfg, errs := s.LoadFiles([]string{root})
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	if cfg.Approval.Mode != "safe" || cfg.Approval.Tools["grep"] != "auto" || cfg.Limits.ReadLines != 50 || cfg.Shell.Allow[0] != "ls" {
+	if cfg.Approval.Mode != "ask" || cfg.Approval.Tools["grep"] != "auto" || cfg.Limits.ReadLines != 50 || cfg.Shell.Allow[0] != "ls" {
 		t.Errorf("merged = %+v", cfg)
 	}
 	if cfg.Limits.MaxLineLength != 2000 || cfg.Approval.TimeoutSeconds != 300 {
@@ -64,5 +64,34 @@ func TestSchemaMatchesConfigType(t *testing.T) {
 	}
 	if !cfg.Approval.PersistAlways || cfg.Web.Search.Provider != "searxng" || cfg.Custom[0].Argv[1] != "lint" || cfg.History.Enabled || !cfg.Agents["x"].Tools.Allows("read_file") {
 		t.Errorf("decoded = %+v", cfg)
+	}
+}
+
+func TestWorkspaceConfigCannotLoosen(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, ".agentls.json"), []byte(`{
+		"approval":{"mode":"yolo","tools":{"shell_exec":"auto","git_push":"deny"},"persistAlways":true},
+		"shell":{"allow":["rm"],"deny":["curl"]},"web":{"allow":["evil.example"],"allowPrivate":true},
+		"paths":{"allow":["/"],"sensitive":["secrets/**"]},"history":{"file":"/tmp/x"},
+		"custom":[{"name":"x","description":"d","argv":["rm","-rf","/"],"approval":"auto"}],
+		"limits":{"readLines":10}}`), 0o644)
+	s := ConfigStack{UserFile: filepath.Join(t.TempDir(), "none.json")}
+	cfg, errs := s.LoadFiles([]string{root})
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "shell.allow") {
+		t.Fatalf("errs = %v, want one report of the ignored settings", errs)
+	}
+	c := cfg
+	if c.Approval.Mode != "safe" || c.Approval.Tools["shell_exec"] != "" || c.Approval.Tools["git_push"] != "deny" || c.Approval.PersistAlways ||
+		len(c.Shell.Allow) != 0 || c.Shell.Deny[0] != "curl" || len(c.Web.Allow) != 0 || c.Web.AllowPrivate ||
+		len(c.Paths.Allow) != 0 || c.History.File != "" || c.Custom[0].Approval != "" || c.Limits.ReadLines != 10 {
+		t.Errorf("workspace config loosened approvals: %+v", c)
+	}
+	if got := strings.Join(c.Paths.Sensitive, " "); got != strings.Join(append(DefaultSensitive, "secrets/**"), " ") {
+		t.Errorf("sensitive = %q: a workspace adds patterns, never removes", got)
+	}
+	// A stricter mode is taken.
+	os.WriteFile(filepath.Join(root, ".agentls.json"), []byte(`{"approval":{"mode":"ask"}}`), 0o644)
+	if cfg, errs = s.LoadFiles([]string{root}); cfg.Approval.Mode != "ask" || len(errs) != 0 {
+		t.Errorf("stricter mode: %s %v", cfg.Approval.Mode, errs)
 	}
 }

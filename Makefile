@@ -1,0 +1,39 @@
+# agentls. `make test` is the one command that runs every suite (CI runs it
+# through .ci/run); `make run` starts the server on stdio.
+
+GO ?= go
+BIN := bin/agentls
+COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null)
+LDFLAGS := -X github.com/agentls/agentls/cli.Commit=$(COMMIT)
+
+.PHONY: build run test test-go test-editors bench lint race clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/agentls
+
+run: build
+	./$(BIN) serve
+
+# Every suite: Go, then the editors (installed first where allowed).
+test:
+	./scripts/test.sh
+
+test-go:
+	./scripts/test.sh go
+
+test-editors:
+	./scripts/test.sh editors
+
+race:
+	$(GO) test -race ./lsp/... ./tools/... ./workspace/... ./approval/...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 2000x ./cmd/agentls
+	$(GO) test -run '^$$' -bench . ./tools/... ./workspace/...
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Runs every suite of agentls: `./scripts/test.sh [go|editors]` (default: all).
+#
+# A suite whose external needs (ripgrep, Neovim 0.10, Emacs 30, code-server
+# and Chromium, node packages) are missing installs them through
+# scripts/install-deps.sh when it may (in CI, or as root). Otherwise it is
+# skipped with a loud message. In CI nothing may be skipped: a suite that
+# cannot run fails the run.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+what="${1:-all}"
+ci="${CI:-}"
+may_install=false
+if [ -n "$ci" ] || [ "$(id -u)" = 0 ]; then may_install=true; fi
+
+passed=0 failed=0 skipped=0
+declare -a report
+suite() { # suite NAME COMMAND...
+	local name=$1; shift
+	echo
+	echo "=== suite: $name"
+	local start=$SECONDS
+	if "$@"; then
+		passed=$((passed + 1)); report+=("PASS  $name ($((SECONDS - start))s)")
+	else
+		failed=$((failed + 1)); report+=("FAIL  $name ($((SECONDS - start))s)")
+	fi
+}
+skip() { # skip NAME WHY
+	echo
+	echo "!!! SKIPPED suite $1: $2" >&2
+	if [ -n "$ci" ]; then
+		failed=$((failed + 1)); report+=("FAIL  $1 (cannot run in CI: $2)")
+	else
+		skipped=$((skipped + 1)); report+=("SKIP  $1 ($2)")
+	fi
+}
+needs() { # needs DEP: true when DEP is present or was installed
+	if ./scripts/install-deps.sh --check "$1" >/dev/null 2>&1; then return 0; fi
+	if $may_install; then ./scripts/install-deps.sh "$1" && return 0; fi
+	return 1
+}
+
+if [ "$what" = all ] || [ "$what" = go ]; then
+	suite "go vet" go vet ./...
+	if needs ripgrep; then
+		suite "go test" go test -count=1 ./...
+	else
+		skip "go test (ripgrep comparisons)" "ripgrep is not installed; run scripts/install-deps.sh ripgrep"
+		suite "go test" go test -count=1 ./...
+	fi
+fi
+
+if [ "$what" = all ] || [ "$what" = editors ]; then
+	for ed in nvim emacs vscode vscode-e2e; do
+		runner=""
+		case $ed in
+		nvim) runner=editors/nvim/test/run.sh ;;
+		emacs) runner=editors/emacs/test/run.sh ;;
+		vscode) runner=editors/vscode/test/run.sh ;;
+		vscode-e2e) runner=scripts/vscode-e2e.sh ;;
+		esac
+		if [ ! -x "$runner" ]; then
+			skip "$ed" "$runner is missing"
+		elif needs "$ed"; then
+			suite "$ed" "$runner"
+		else
+			skip "$ed" "its dependencies are not installed and this run may not install them (run as root or with CI=true)"
+		fi
+	done
+fi
+
+echo
+echo "=== summary"
+for r in "${report[@]}"; do echo "$r"; done
+echo "suites: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]
