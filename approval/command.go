@@ -432,12 +432,21 @@ func (j *judge) assigns(as []*syntax.Assign) {
 }
 
 func (j *judge) envName(name string) {
+	if RiskyEnv(name) {
+		j.ask(name+"=", "sets %s, which changes what programs run", name)
+	}
+}
+
+// RiskyEnv reports whether setting the environment variable changes which
+// programs run or what they execute (PATH, LD_PRELOAD, BASH_ENV, GIT_*,
+// NODE_OPTIONS, ...). A command that sets one is never automatic.
+func RiskyEnv(name string) bool {
 	for _, pat := range riskyEnv {
 		if ok, _ := filepath.Match(pat, name); ok {
-			j.ask(name+"=", "sets %s, which changes what programs run", name)
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // decl judges declare, export, local, readonly, typeset.

@@ -2,7 +2,8 @@ package tools
 
 // Builtins returns the built-in tools, ready to register.
 func Builtins() []*Tool {
-	return []*Tool{CurrentDirectory, CurrentDatetime, ReadFile, WriteFile, EditFile}
+	return []*Tool{CurrentDirectory, CurrentDatetime, ReadFile, WriteFile, EditFile,
+		ShellExec, ShellBackground, ShellOutput, ShellKill, RunCode}
 }
 
 // NewBuiltinRegistry returns a registry of the built-in tools.

@@ -1,0 +1,396 @@
+package tools
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/agentls/agentls/approval"
+)
+
+// RunCode is run_code: a snippet of Python, bash or JavaScript run from a
+// temporary file with argv (no shell string), under resource limits and,
+// where the machine allows it, without network.
+var RunCode = &Tool{
+	Name:  "run_code",
+	Title: "Run code",
+	Description: "Runs a snippet of code: language python (python3), bash or node. The code is written to a temporary file and run " +
+		"with its args in a workspace folder (cwd, default the root), in its own process group, under resource limits " +
+		"(CPU time = timeout_seconds, 2 GiB address space, 1024 open files, 256 processes, 1 GiB file size) and without network " +
+		"unless network is true. The result's sandbox field states which limits and isolation were really in force. " +
+		"timeout_seconds defaults to 60 (at most 600). A non-zero exit is an error (EXECUTION_ERROR) that carries the output. " +
+		"The code can read and write files like the server can: it is not a filesystem sandbox.",
+	Annotations: Annotations{Destructive: true, Approval: "ask"},
+	Risk:        approval.RiskExecute,
+	Timeout:     11 * time.Minute,
+	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["language","code"],"properties":{
+		"language":{"enum":["python","bash","node"]},
+		"code":{"type":"string","minLength":1,"description":"the program text"},
+		"args":{"type":"array","items":{"type":"string"},"description":"command-line arguments for the program"},
+		"env":{"type":"object","additionalProperties":{"type":"string"},"description":"extra environment variables"},
+		"timeout_seconds":{"type":"integer","minimum":1,"maximum":600,"default":60},
+		"network":{"type":"boolean","default":false,"description":"allow network access"},
+		"cwd":{"type":"string","description":"working folder inside the workspace (default: the root)"}}}`),
+	OutputSchema: json.RawMessage(`{"type":"object","required":["exit_code","stdout","stderr","truncated","timed_out","duration_ms","sandbox"],"properties":{
+		"exit_code":{"type":"integer"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean"},
+		"timed_out":{"type":"boolean"},"duration_ms":{"type":"integer"},"id":{"type":"string"},"pid":{"type":"integer"},
+		"signal":{"type":"string"},"language":{"type":"string"},"sandbox":{"type":"object"}}}`),
+	Assess:  assessRunCode,
+	Execute: Typed(runCode),
+}
+
+type runCodeArgs struct {
+	Language       string            `json:"language"`
+	Code           string            `json:"code"`
+	Args           []string          `json:"args"`
+	Env            map[string]string `json:"env"`
+	TimeoutSeconds int               `json:"timeout_seconds"`
+	Network        bool              `json:"network"`
+	Cwd            string            `json:"cwd"`
+}
+
+func assessRunCode(c *Call, raw json.RawMessage) (Assessment, error) {
+	var a runCodeArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return Assessment{}, Errorf(InvalidParams, "arguments: %v", err)
+	}
+	if _, err := shellDir(c, a.Cwd); err != nil {
+		return Assessment{}, err
+	}
+	as := approval.Assessment{Risk: approval.RiskExecute, AlwaysKey: "run_code:" + a.Language}
+	if a.Network {
+		as.Risk = approval.RiskNetwork
+		as.AlwaysKey += "+network"
+		as.Warning = "the code may use the network"
+	}
+	envAssess(&as, a.Env)
+	return Assessment{Assessment: as}, nil
+}
+
+// Resource limits of run_code.
+const (
+	codeAddressSpace = 2 << 30
+	codeOpenFiles    = 1024
+	codeProcesses    = 256
+	codeFileSize     = 1 << 30
+)
+
+// interpreters of run_code: candidate programs, file name, extra flags.
+var codeLanguages = map[string]struct {
+	programs []string
+	file     string
+	flags    []string
+}{
+	"python": {[]string{"python3", "python"}, "main.py", []string{"-u"}},
+	"bash":   {[]string{"bash"}, "main.sh", nil},
+	"node":   {[]string{"node", "nodejs"}, "main.js", nil},
+}
+
+func runCode(c *Call, a runCodeArgs) (*Result, error) {
+	lang, ok := codeLanguages[a.Language]
+	if !ok {
+		return nil, Errorf(InvalidParams, "language %q is not python, bash or node", a.Language)
+	}
+	dir, err := shellDir(c, a.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	var interp string
+	for _, p := range lang.programs {
+		if path, err := exec.LookPath(p); err == nil {
+			interp = path
+			break
+		}
+	}
+	if interp == "" {
+		return nil, Errorf(NotConfigured, "no interpreter for %s on PATH (looked for %s)", a.Language, strings.Join(lang.programs, ", "))
+	}
+	tmp, err := os.MkdirTemp("", "agentls-code-")
+	if err != nil {
+		return nil, fmt.Errorf("make code folder: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	file := filepath.Join(tmp, lang.file)
+	if err := os.WriteFile(file, []byte(a.Code), 0o600); err != nil {
+		return nil, fmt.Errorf("write code: %w", err)
+	}
+	timeout := time.Duration(a.TimeoutSeconds) * time.Second
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	timeout = min(timeout, maxShellTimeout)
+
+	sb := newSandbox(int(timeout / time.Second))
+	argv := append(append(append([]string{interp}, lang.flags...), file), a.Args...)
+	sp := startSpec{dir: dir, env: CommandEnv(c.Workspace.Config(), a.Env), command: a.Language + " " + lang.file}
+	sp.argv = sb.wrap(argv)
+	sb.network(&sp, a.Network)
+	defer sb.cleanup()
+	sp.kill, sp.onExit = sb.kill, sb.release
+	extra := map[string]any{"language": a.Language, "sandbox": sb.report()}
+	return foreground(c, sp, timeout, extra)
+}
+
+// sandbox is what run_code could put in force on this machine for one run.
+type sandbox struct {
+	limits      map[string]int64
+	enforced    []string
+	notEnforced map[string]string
+	netMode     string // "isolated" or "allowed"
+	netMethod   string
+	cgroup      string // the pids cgroup folder, when there is one
+	argvPrefix  []string
+}
+
+func newSandbox(cpuSeconds int) *sandbox {
+	sb := &sandbox{
+		limits: map[string]int64{
+			"cpu_seconds": int64(cpuSeconds), "address_space_bytes": codeAddressSpace, "open_files": codeOpenFiles,
+			"processes": codeProcesses, "file_size_bytes": codeFileSize,
+		},
+		notEnforced: map[string]string{},
+	}
+	sb.cgroup = makePidsCgroup(codeProcesses)
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		for _, k := range []string{"cpu_seconds", "address_space_bytes", "open_files", "file_size_bytes"} {
+			sb.notEnforced[k] = "the prlimit program (util-linux) is not installed"
+		}
+	} else {
+		sb.argvPrefix = []string{prlimit,
+			fmt.Sprintf("--cpu=%d:%d", cpuSeconds, cpuSeconds+1),
+			fmt.Sprintf("--as=%d", codeAddressSpace),
+			fmt.Sprintf("--nofile=%d", codeOpenFiles),
+			fmt.Sprintf("--fsize=%d", codeFileSize),
+			"--core=0",
+		}
+		sb.enforced = append(sb.enforced, "cpu_seconds (RLIMIT_CPU)", "address_space_bytes (RLIMIT_AS)",
+			"open_files (RLIMIT_NOFILE)", "file_size_bytes (RLIMIT_FSIZE)")
+	}
+	switch {
+	case sb.cgroup != "":
+		sb.enforced = append(sb.enforced, "processes (pids cgroup "+sb.cgroup+")")
+	case os.Geteuid() == 0:
+		sb.notEnforced["processes"] = "no pids cgroup could be made, and RLIMIT_NPROC does not bind root"
+	case sb.argvPrefix != nil:
+		// RLIMIT_NPROC counts every process of the user: allow the current
+		// ones plus the budget.
+		n := userProcesses() + codeProcesses
+		sb.argvPrefix = append(sb.argvPrefix, fmt.Sprintf("--nproc=%d", n))
+		sb.enforced = append(sb.enforced, fmt.Sprintf("processes (RLIMIT_NPROC, %d for the whole user)", n))
+	default:
+		sb.notEnforced["processes"] = "neither a pids cgroup nor prlimit is available"
+	}
+	if sb.argvPrefix != nil {
+		sb.argvPrefix = append(sb.argvPrefix, "--")
+	}
+	return sb
+}
+
+// wrap returns the argv that runs argv under the limits, joining the pids
+// cgroup first: a fixed sh script writes its own pid to cgroup.procs and
+// then execs the rest, so the code never runs outside the cgroup.
+func (sb *sandbox) wrap(argv []string) []string {
+	out := append(append([]string(nil), sb.argvPrefix...), argv...)
+	if sb.cgroup != "" {
+		out = append([]string{"/bin/sh", "-c", `echo $$ > "$0" || exit 125; exec "$@"`, filepath.Join(sb.cgroup, "cgroup.procs")}, out...)
+	}
+	return out
+}
+
+// network isolates the run in its own network namespace unless allow.
+func (sb *sandbox) network(sp *startSpec, allow bool) {
+	if allow {
+		sb.netMode, sb.netMethod = "allowed", "the host's network"
+		return
+	}
+	attr, method, err := netnsAttr()
+	if err != nil {
+		sb.netMode, sb.netMethod = "allowed", "not isolated: "+err.Error()
+		sb.notEnforced["network"] = err.Error()
+		return
+	}
+	sp.attr = attr
+	sb.netMode, sb.netMethod = "isolated", method
+	sb.enforced = append(sb.enforced, "network ("+method+")")
+}
+
+func (sb *sandbox) report() map[string]any {
+	r := map[string]any{
+		"limits": sb.limits, "enforced": sb.enforced, "network": sb.netMode, "network_method": sb.netMethod,
+		"process_group": true,
+		"filesystem":    "not isolated: the code can read and write what the server can",
+	}
+	if len(sb.notEnforced) > 0 {
+		r["not_enforced"] = sb.notEnforced
+	}
+	return r
+}
+
+// kill signals every process of the cgroup, including those that left the
+// process group.
+func (sb *sandbox) kill(sig syscall.Signal) {
+	if sb.cgroup == "" {
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(sb.cgroup, "cgroup.procs"))
+	if err != nil {
+		return
+	}
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+			_ = syscall.Kill(pid, sig)
+		}
+	}
+}
+
+// release ends what is left in the cgroup once the run is over.
+func (sb *sandbox) release() {
+	sb.kill(syscall.SIGKILL)
+}
+
+// cleanup removes the cgroup.
+func (sb *sandbox) cleanup() {
+	if sb.cgroup == "" {
+		return
+	}
+	for range 50 {
+		if err := os.Remove(sb.cgroup); err == nil || errors.Is(err, os.ErrNotExist) {
+			return
+		}
+		sb.kill(syscall.SIGKILL)
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+var cgroupSeq atomic.Int64
+
+// makePidsCgroup makes a pids cgroup (v1 or v2) under the server's own,
+// limited to max processes, and returns its folder, or "" when the machine
+// does not allow it.
+func makePidsCgroup(max int) string {
+	parent := pidsCgroupParent()
+	if parent == "" {
+		return ""
+	}
+	dir := filepath.Join(parent, fmt.Sprintf("agentls-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return ""
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(max)), 0o644); err != nil {
+		os.Remove(dir)
+		return ""
+	}
+	return dir
+}
+
+// pidsCgroupParent finds the server's pids cgroup folder.
+func pidsCgroupParent() string {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			if c == "pids" {
+				dir := filepath.Join("/sys/fs/cgroup/pids", parts[2])
+				if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err == nil {
+					return dir
+				}
+			}
+		}
+		if parts[0] == "0" && parts[1] == "" {
+			// cgroup v2: the pids controller must be enabled for children.
+			dir := filepath.Join("/sys/fs/cgroup", parts[2])
+			if sc, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control")); err == nil &&
+				strings.Contains(" "+string(sc)+" ", " pids ") {
+				return dir
+			}
+		}
+	}
+	return ""
+}
+
+func userProcesses() int {
+	ents, _ := os.ReadDir("/proc")
+	uid := strconv.Itoa(os.Getuid())
+	n := 0
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" {
+				if f[1] == uid {
+					n++
+				}
+				break
+			}
+		}
+	}
+	return n
+}
+
+var netnsProbe struct {
+	once   sync.Once
+	flags  uintptr
+	user   bool
+	method string
+	err    error
+}
+
+// netnsAttr returns process attributes that start a child in a new,
+// empty network namespace (a new user namespace too when not root), as
+// probed once on this machine.
+func netnsAttr() (*syscall.SysProcAttr, string, error) {
+	p := &netnsProbe
+	p.once.Do(func() {
+		tryFlags := func(user bool) error {
+			cmd := exec.Command("/bin/true")
+			cmd.SysProcAttr = netnsSysProcAttr(user)
+			return cmd.Run()
+		}
+		if err := tryFlags(false); err == nil {
+			p.method = "own network namespace (CLONE_NEWNET, like unshare -n)"
+			return
+		} else if err2 := tryFlags(true); err2 == nil {
+			p.user = true
+			p.method = "own user and network namespace (like unshare -rn)"
+			return
+		} else {
+			p.err = fmt.Errorf("no network namespace: %v; with a user namespace: %v", err, err2)
+		}
+	})
+	if p.err != nil {
+		return nil, "", p.err
+	}
+	return netnsSysProcAttr(p.user), p.method, nil
+}
+
+func netnsSysProcAttr(user bool) *syscall.SysProcAttr {
+	if !user {
+		return &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
+	}
+	return &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}},
+	}
+}

@@ -1,0 +1,209 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentls/agentls/approval"
+)
+
+// ShellBackground is shell_background: a long-running command (a dev
+// server, a watcher) whose output is read with shell_output.
+var ShellBackground = &Tool{
+	Name:  "shell_background",
+	Title: "Start background command",
+	Description: "Starts a long-running command (dev server, watcher, build in watch mode) with `bash -c` in its own process " +
+		"group and returns its id at once. Read its output with shell_output (id, since, wait_ms) and end it with shell_kill. " +
+		"It keeps running after this call and ends with the session. stdin is empty. Judged like shell_exec.",
+	Annotations: Annotations{Destructive: true, Approval: "ask"},
+	Risk:        approval.RiskExecute,
+	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["command"],"properties":{
+		"command":{"type":"string","minLength":1,"description":"the command, run with bash -c"},
+		"cwd":{"type":"string","description":"working folder, relative to the workspace root or absolute inside it (default: the root)"},
+		"env":{"type":"object","additionalProperties":{"type":"string"},"description":"extra environment variables"}}}`),
+	OutputSchema: json.RawMessage(`{"type":"object","required":["id"],"properties":{
+		"id":{"type":"string"},"pid":{"type":"integer"},"command":{"type":"string"},"cwd":{"type":"string"}}}`),
+	Assess:  assessShell,
+	Execute: Typed(shellBackground),
+}
+
+type shellBackgroundArgs struct {
+	Command string            `json:"command"`
+	Cwd     string            `json:"cwd"`
+	Env     map[string]string `json:"env"`
+}
+
+func shellBackground(c *Call, a shellBackgroundArgs) (*Result, error) {
+	dir, err := shellDir(c, a.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	st, err := shellsOf(c.Session)
+	if err != nil {
+		return nil, err
+	}
+	p, err := st.start(startSpec{
+		argv: []string{"bash", "-c", a.Command}, dir: dir, env: CommandEnv(c.Workspace.Config(), a.Env),
+		command: a.Command, background: true,
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	rel := c.Workspace.Rel(dir)
+	content := fmt.Sprintf("started %s (pid %d) in %s: %s\nRead its output with shell_output {\"id\":%q}; end it with shell_kill.",
+		p.id, p.pid, rel, a.Command, p.id)
+	return Success(content, map[string]any{"id": p.id, "pid": p.pid, "command": a.Command, "cwd": rel}), nil
+}
+
+// ShellOutput is shell_output: the output of a shell from a byte offset.
+var ShellOutput = &Tool{
+	Name:  "shell_output",
+	Title: "Read shell output",
+	Description: "Returns the output of a shell started by shell_background (or the full output of a finished shell_exec, " +
+		"whose result names its id) from the byte offset since, waiting up to wait_ms for new output when there is none yet. " +
+		"stream is combined (default: stdout and stderr as they arrived), stdout or stderr. Continue with since = next_offset. " +
+		"Also says whether the shell is still running and its exit code.",
+	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
+		"id":{"type":"string","description":"the shell's id (sh_…)"},
+		"since":{"type":"integer","minimum":0,"default":0,"description":"byte offset to read from"},
+		"wait_ms":{"type":"integer","minimum":0,"maximum":300000,"default":0,"description":"how long to wait for new output"},
+		"stream":{"enum":["combined","stdout","stderr"],"default":"combined"},
+		"max_bytes":{"type":"integer","minimum":1,"maximum":10485760,"description":"most bytes to return (default shell.maxOutputBytes)"}}}`),
+	OutputSchema: json.RawMessage(`{"type":"object","required":["id","output","next_offset","running"],"properties":{
+		"id":{"type":"string"},"output":{"type":"string"},"since":{"type":"integer"},"next_offset":{"type":"integer"},
+		"total_bytes":{"type":"integer"},"more":{"type":"boolean"},"running":{"type":"boolean"},"exit_code":{"type":"integer"},
+		"signal":{"type":"string"},"dropped_bytes":{"type":"integer"},"command":{"type":"string"}}}`),
+	Execute: Typed(shellOutput),
+}
+
+type shellOutputArgs struct {
+	ID       string `json:"id"`
+	Since    int64  `json:"since"`
+	WaitMs   int    `json:"wait_ms"`
+	Stream   string `json:"stream"`
+	MaxBytes int    `json:"max_bytes"`
+}
+
+func streamIndex(name string) int {
+	for i, n := range streamNames {
+		if n == name {
+			return i
+		}
+	}
+	return streamCombined
+}
+
+func shellOutput(c *Call, a shellOutputArgs) (*Result, error) {
+	st, err := shellsOf(c.Session)
+	if err != nil {
+		return nil, err
+	}
+	p, err := st.get(a.ID)
+	if err != nil {
+		return nil, err
+	}
+	stream := streamIndex(a.Stream)
+	if a.MaxBytes == 0 {
+		a.MaxBytes = c.Workspace.Config().Shell.MaxOutputBytes
+		if a.MaxBytes <= 0 {
+			a.MaxBytes = 256 << 10
+		}
+	}
+	deadline := time.NewTimer(time.Duration(a.WaitMs) * time.Millisecond)
+	defer deadline.Stop()
+	for {
+		p.mu.Lock()
+		size, ended, changed := p.logs[stream].size, p.ended, p.changed
+		p.mu.Unlock()
+		if size > a.Since || ended || a.WaitMs == 0 {
+			break
+		}
+		select {
+		case <-changed:
+			continue
+		case <-deadline.C:
+		case <-c.Ctx.Done():
+			return nil, c.Ctx.Err()
+		}
+		break
+	}
+	data, size := p.read(stream, a.Since, a.MaxBytes)
+	if a.Since > size {
+		return nil, Errorf(InvalidParams, "since %d is past the end of %s's %s output (%d bytes)", a.Since, p.id, streamNames[stream], size)
+	}
+	next := a.Since + int64(len(data))
+	p.mu.Lock()
+	ended, code, sig, dropped := p.ended, p.exitCode, p.signal, p.logs[stream].dropped
+	p.mu.Unlock()
+	s := map[string]any{
+		"id": p.id, "output": string(data), "since": a.Since, "next_offset": next, "total_bytes": size,
+		"more": next < size, "running": !ended, "command": p.command,
+	}
+	var b strings.Builder
+	b.Write(data)
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	switch {
+	case next < size:
+		fmt.Fprintf(&b, "[%d more bytes; continue with since=%d]", size-next, next)
+	case !ended:
+		fmt.Fprintf(&b, "[%s is running; continue with since=%d]", p.id, next)
+	default:
+		s["exit_code"] = code
+		if sig != "" {
+			s["signal"] = sig
+		}
+		fmt.Fprintf(&b, "[%s exited with code %d]", p.id, code)
+	}
+	if dropped > 0 {
+		s["dropped_bytes"] = dropped
+		fmt.Fprintf(&b, "\n[%d bytes beyond the %d kept were not stored]", dropped, maxStoredBytes)
+	}
+	return Success(b.String(), s), nil
+}
+
+// ShellKill is shell_kill: ends a background shell's whole process group.
+var ShellKill = &Tool{
+	Name:  "shell_kill",
+	Title: "End background command",
+	Description: "Ends a shell started by shell_background: SIGTERM to its whole process group, then SIGKILL after a short " +
+		"grace. Its output stays readable with shell_output.",
+	Annotations: Annotations{Approval: "auto"},
+	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
+		"id":{"type":"string","description":"the shell's id (sh_…)"}}}`),
+	OutputSchema: json.RawMessage(`{"type":"object","required":["id","killed"],"properties":{
+		"id":{"type":"string"},"killed":{"type":"boolean"},"exit_code":{"type":"integer"},"signal":{"type":"string"}}}`),
+	Execute: Typed(shellKill),
+}
+
+type shellKillArgs struct {
+	ID string `json:"id"`
+}
+
+func shellKill(c *Call, a shellKillArgs) (*Result, error) {
+	st, err := shellsOf(c.Session)
+	if err != nil {
+		return nil, err
+	}
+	p, err := st.get(a.ID)
+	if err != nil {
+		return nil, err
+	}
+	wasRunning := !p.isEnded()
+	p.terminate()
+	p.mu.Lock()
+	code, sig := p.exitCode, p.signal
+	p.mu.Unlock()
+	s := map[string]any{"id": p.id, "killed": wasRunning, "exit_code": code}
+	if sig != "" {
+		s["signal"] = sig
+	}
+	if !wasRunning {
+		return Success(fmt.Sprintf("%s had already ended (exit code %d)", p.id, code), s), nil
+	}
+	return Success(fmt.Sprintf("ended %s (exit code %d)", p.id, code), s), nil
+}
