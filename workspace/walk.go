@@ -44,6 +44,8 @@ import (
 //     from all of them, in no particular order. Collect returns the entries
 //     sorted with ComparePaths; callers that stream sort what they keep.
 //   - MaxDepth limits the depth: 1 reports the root's own entries only.
+//   - Filter can skip entries, or keep them in spite of the hidden and
+//     ignore rules (ripgrep's --glob and --type do that).
 //   - Walking a file reports that file alone, hidden or ignored.
 
 // WalkOptions configure a walk. The zero value walks every file that is not
@@ -72,7 +74,25 @@ type WalkOptions struct {
 	// Prune, when set, is asked about every directory before it is entered
 	// (rel as in File.Rel); false skips it. It runs on the walk's goroutines.
 	Prune func(rel string) bool
+	// Filter, when set, is asked about every entry (rel as in File.Rel)
+	// before the hidden and ignore rules, and can skip it (a directory is then
+	// not entered) or keep it in spite of them. It runs on the walk's
+	// goroutines.
+	Filter func(rel string, isDir bool) Verdict
 }
+
+// Verdict is a Filter's answer: 0 lets the walk's rules decide.
+type Verdict uint8
+
+// The verdicts, which combine.
+const (
+	// Skip leaves the entry out.
+	Skip Verdict = 1 << iota
+	// KeepIgnored keeps the entry even if the ignore rules exclude it.
+	KeepIgnored
+	// KeepHidden keeps the entry even if it is hidden.
+	KeepHidden
+)
 
 // File is one entry of a walk.
 type File struct {
@@ -437,25 +457,37 @@ func (w *walk) readDir(job dirJob, worker int) ([]dirJob, error) {
 		if name == ".git" {
 			continue
 		}
-		if name[0] == '.' && !w.opts.IncludeHidden {
+		hidden := name[0] == '.' && !w.opts.IncludeHidden
+		if hidden && w.opts.Filter == nil {
 			w.stats.Hidden.Add(1)
 			continue
 		}
 		typ := e.Type()
-		abs := job.abs + string(filepath.Separator) + name
 		rel := name
 		if job.rel != "" {
 			rel = job.rel + "/" + name
 		}
+		if typ&fs.ModeSymlink != 0 && w.opts.FollowSymlinks {
+			typ = w.follow(job.abs + string(filepath.Separator) + name)
+		}
+		isDir := typ&fs.ModeDir != 0
+		var verdict Verdict
+		if w.opts.Filter != nil {
+			verdict = w.opts.Filter(rel, isDir)
+			if verdict&Skip != 0 {
+				continue
+			}
+			if hidden && verdict&KeepHidden == 0 {
+				w.stats.Hidden.Add(1)
+				continue
+			}
+		}
+		abs := job.abs + string(filepath.Separator) + name
 		gitRel := name
 		if job.gitRel != "" {
 			gitRel = job.gitRel + "/" + name
 		}
-		if typ&fs.ModeSymlink != 0 && w.opts.FollowSymlinks {
-			typ = w.follow(abs)
-		}
-		isDir := typ&fs.ModeDir != 0
-		if !w.opts.IncludeIgnored && ign.Ignored(gitRel, isDir) {
+		if !w.opts.IncludeIgnored && verdict&KeepIgnored == 0 && ign.Ignored(gitRel, isDir) {
 			w.stats.Ignored.Add(1)
 			continue
 		}

@@ -8,7 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -88,6 +90,19 @@ func TestWalk(t *testing.T) {
 			"linkdir/c.go", "linkdir/d/e.txt", "linkdir/keep.log", "linkdir/loop@", "out@"}},
 		{"subdirectory of the repository keeps the parent's rules", filepath.Join(root, "b"), WalkOptions{IncludeHidden: true}, []string{".gitignore", "c.go", "d/e.txt", "keep.log", "loop@"}},
 		{"a file", filepath.Join(root, "a.log"), WalkOptions{}, []string{"a.log"}},
+		{"filter keeps hidden and ignored", root, WalkOptions{MaxDepth: 1, Filter: func(rel string, isDir bool) Verdict {
+			switch rel {
+			case "a.log", ".dotfile":
+				return KeepIgnored | KeepHidden
+			case ".gitignore":
+				return KeepIgnored // hidden: still skipped
+			case "x.excl":
+				return KeepHidden // ignored: still skipped
+			case "a.go":
+				return Skip
+			}
+			return 0
+		}}, []string{".dotfile", "a.log", "big.txt", "bin.dat", "link.go@", "linkdir@", "out@"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -218,5 +233,27 @@ func TestWalkGitRepoOnly(t *testing.T) {
 	}
 	if got := rels(files); !reflect.DeepEqual(got, []string{"x.c"}) {
 		t.Errorf("inside git: got %q", got)
+	}
+}
+
+// BenchmarkWalkGOROOT walks $GOROOT/src, the tree the search measurements
+// use.
+func BenchmarkWalkGOROOT(b *testing.B) {
+	src := filepath.Join(runtime.GOROOT(), "src")
+	if _, err := os.Stat(src); err != nil {
+		b.Skip("no GOROOT/src")
+	}
+	for b.Loop() {
+		n := 0
+		var mu sync.Mutex
+		if _, err := Walk(context.Background(), src, WalkOptions{}, func(f *File) error {
+			mu.Lock()
+			n++
+			mu.Unlock()
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(n), "files")
 	}
 }
