@@ -26,11 +26,14 @@ type Change struct {
 type Overlays struct {
 	mu      sync.RWMutex
 	docs    map[string]*Document
-	watches []func(Document)
+	watches map[int]func(Document)
+	nextID  int
 }
 
 // NewOverlays returns an empty store.
-func NewOverlays() *Overlays { return &Overlays{docs: map[string]*Document{}} }
+func NewOverlays() *Overlays {
+	return &Overlays{docs: map[string]*Document{}, watches: map[int]func(Document){}}
+}
 
 // Open records a document the editor opened.
 func (o *Overlays) Open(d Document) {
@@ -112,23 +115,25 @@ func (o *Overlays) Paths() []string {
 // not block; it runs on the caller's goroutine, outside the store's lock.
 func (o *Overlays) Watch(f func(Document)) (stop func()) {
 	o.mu.Lock()
-	o.watches = append(o.watches, f)
-	i := len(o.watches) - 1
+	id := o.nextID
+	o.nextID++
+	o.watches[id] = f
 	o.mu.Unlock()
 	return func() {
 		o.mu.Lock()
-		o.watches[i] = nil
+		delete(o.watches, id)
 		o.mu.Unlock()
 	}
 }
 
 func (o *Overlays) notify(d Document) {
 	o.mu.RLock()
-	ws := append([]func(Document){}, o.watches...)
+	ws := make([]func(Document), 0, len(o.watches))
+	for _, f := range o.watches {
+		ws = append(ws, f)
+	}
 	o.mu.RUnlock()
 	for _, f := range ws {
-		if f != nil {
-			f(d)
-		}
+		f(d)
 	}
 }
