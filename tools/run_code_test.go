@@ -1,0 +1,183 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func needInterpreter(t *testing.T, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if _, err := exec.LookPath(n); err == nil {
+			return
+		}
+	}
+	t.Skipf("no %s on PATH", strings.Join(names, " or "))
+}
+
+func TestRunCode(t *testing.T) {
+	g := newShellRig(t, nil)
+	if err := os.WriteFile(filepath.Join(g.root, "sub", "data.txt"), []byte("from the workspace\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		interp string
+		args   map[string]any
+		status Status
+		stdout string
+		exit   float64
+	}{
+		{"python args", "python3", map[string]any{"language": "python", "code": "import sys\nprint(sys.argv[1:])", "args": []string{"a b", "$HOME"}},
+			StatusSuccess, "['a b', '$HOME']\n", 0},
+		{"python cwd", "python3", map[string]any{"language": "python", "code": "print(open('data.txt').read(), end='')", "cwd": "sub"},
+			StatusSuccess, "from the workspace\n", 0},
+		{"python exit", "python3", map[string]any{"language": "python", "code": "import sys\nprint('x')\nsys.exit(4)"},
+			StatusError, "x\n", 4},
+		{"bash", "bash", map[string]any{"language": "bash", "code": "echo \"$1-$2\"; echo $GREETING", "args": []string{"a", "b"}, "env": map[string]string{"GREETING": "hi"}},
+			StatusSuccess, "a-b\nhi\n", 0},
+		{"node", "node", map[string]any{"language": "node", "code": "console.log(process.argv.slice(2).join(','))", "args": []string{"1", "2"}},
+			StatusSuccess, "1,2\n", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			needInterpreter(t, tt.interp)
+			res := g.call(context.Background(), "run_code", tt.args, nil)
+			if res.Status != tt.status {
+				t.Fatalf("status %s, want %s: %s", res.Status, tt.status, res.Content)
+			}
+			s := fields(t, res)
+			if s["stdout"] != tt.stdout || s["exit_code"] != tt.exit {
+				t.Errorf("stdout %q exit %v, want %q %v (stderr %q)", s["stdout"], s["exit_code"], tt.stdout, tt.exit, s["stderr"])
+			}
+			if _, ok := s["sandbox"].(map[string]any); !ok {
+				t.Errorf("no sandbox report: %v", s)
+			}
+		})
+	}
+}
+
+// TestRunCodeSandbox checks that what the sandbox report claims is in force
+// really is, from inside the code.
+func TestRunCodeSandbox(t *testing.T) {
+	needInterpreter(t, "python3")
+	g := newShellRig(t, nil)
+	code := `import resource, socket
+print("as", resource.getrlimit(resource.RLIMIT_AS)[0])
+print("nofile", resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+print("cpu", resource.getrlimit(resource.RLIMIT_CPU)[0])
+print("ifaces", sorted(n for _, n in socket.if_nameindex()))
+print("cgroup", "agentls-" in open("/proc/self/cgroup").read())
+`
+	res := g.call(context.Background(), "run_code", map[string]any{"language": "python", "code": code, "timeout_seconds": 30}, nil)
+	if res.Status != StatusSuccess {
+		t.Fatalf("%s: %s", res.Status, res.Content)
+	}
+	s := fields(t, res)
+	sb := s["sandbox"].(map[string]any)
+	t.Logf("sandbox: %v", sb)
+	out := s["stdout"].(string)
+	enforced := strings.Join(toStrings(sb["enforced"]), "\n")
+	if strings.Contains(enforced, "RLIMIT_AS") && !strings.Contains(out, "as 2147483648\n") {
+		t.Errorf("address space limit claimed but not in force: %s", out)
+	}
+	if strings.Contains(enforced, "RLIMIT_NOFILE") && !strings.Contains(out, "nofile 1024\n") {
+		t.Errorf("open files limit claimed but not in force: %s", out)
+	}
+	if strings.Contains(enforced, "RLIMIT_CPU") && !strings.Contains(out, "cpu 30\n") {
+		t.Errorf("CPU limit claimed but not in force: %s", out)
+	}
+	if sb["network"] == "isolated" && !strings.Contains(out, "ifaces ['lo']\n") {
+		t.Errorf("network isolation claimed but interfaces are visible: %s", out)
+	}
+	if strings.Contains(enforced, "pids cgroup") && !strings.Contains(out, "cgroup True\n") {
+		t.Errorf("pids cgroup claimed but the code is not in it: %s", out)
+	}
+	if os.Geteuid() == 0 && sb["network"] != "isolated" {
+		t.Errorf("root should get a network namespace here: %v", sb)
+	}
+	// network: true gives the host's network.
+	res = g.call(context.Background(), "run_code", map[string]any{"language": "python", "network": true,
+		"code": "import socket\nprint(len(socket.if_nameindex()) > 1)"}, nil)
+	if s := fields(t, res); s["stdout"] != "True\n" || s["sandbox"].(map[string]any)["network"] != "allowed" {
+		t.Errorf("network true: %v", s)
+	}
+}
+
+func toStrings(v any) []string {
+	var out []string
+	if l, ok := v.([]any); ok {
+		for _, x := range l {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// TestRunCodeProcessLimit: a program that forks without end hits the
+// process limit instead of the machine's.
+func TestRunCodeProcessLimit(t *testing.T) {
+	g := newShellRig(t, nil)
+	needInterpreter(t, "python3")
+	res := g.call(context.Background(), "run_code", map[string]any{"language": "python", "timeout_seconds": 20,
+		"code": `import os, time
+n = 0
+for i in range(400):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(5)
+        os._exit(0)
+    n += 1
+print("started", n)
+`}, nil)
+	s := fields(t, res)
+	sb := s["sandbox"].(map[string]any)
+	if !strings.Contains(strings.Join(toStrings(sb["enforced"]), " "), "processes") {
+		t.Skipf("no process limit on this machine: %v", sb["not_enforced"])
+	}
+	out, _ := s["stdout"].(string)
+	var n int
+	if _, err := fmt.Sscanf(strings.TrimSpace(out), "started %d", &n); err != nil || n >= 400 || n == 0 {
+		t.Errorf("started %q of 400 processes under a limit of 256 (%s)", out, res.Content)
+	}
+	// Leftover sleeps of the group and the cgroup are gone.
+	if left := pgrepF("sleep 5"); left != "" && strings.Count(left, "\n") > 10 {
+		t.Errorf("sleeps left behind: %d", strings.Count(left, "\n")+1)
+	}
+}
+
+// TestRunCodeTimeout: the code is ended at timeout_seconds with TIMEOUT.
+func TestRunCodeTimeout(t *testing.T) {
+	needInterpreter(t, "python3")
+	g := newShellRig(t, nil)
+	start := time.Now()
+	res := g.call(context.Background(), "run_code", map[string]any{"language": "python", "timeout_seconds": 1,
+		"code": "import time\nprint('begun', flush=True)\ntime.sleep(100)"}, nil)
+	if res.Status != StatusError || res.Error.Code != Timeout {
+		t.Fatalf("status %s %+v, want TIMEOUT", res.Status, res.Error)
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("took %s", d)
+	}
+	if s := fields(t, res); s["stdout"] != "begun\n" || s["timed_out"] != true {
+		t.Errorf("structured %v", s)
+	}
+	ents, _ := filepath.Glob("/sys/fs/cgroup/pids/agentls-*")
+	for _, e := range ents {
+		if strings.Contains(e, "agentls-"+strconv.Itoa(os.Getpid())+"-") {
+			t.Errorf("cgroup %s left behind", e)
+		}
+	}
+}

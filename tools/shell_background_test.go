@@ -1,0 +1,140 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+func TestShellBackground(t *testing.T) {
+	g := newShellRig(t, nil)
+	marker := fmt.Sprintf("300.%d", time.Now().UnixNano()%1000000)
+	res := g.call(context.Background(), "shell_background", map[string]any{
+		"command": "for i in 1 2 3; do echo line$i; sleep 0.2; done; echo oops >&2; sleep " + marker + " & sleep " + marker}, nil)
+	if res.Status != StatusSuccess {
+		t.Fatalf("shell_background: %s", res.Content)
+	}
+	s := fields(t, res)
+	id, _ := s["id"].(string)
+	if !strings.HasPrefix(id, "sh_") {
+		t.Fatalf("id %q", id)
+	}
+	// Read until the three lines and the stderr line have arrived.
+	var out strings.Builder
+	since := 0.0
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "oops") && time.Now().Before(deadline) {
+		r := g.call(context.Background(), "shell_output", map[string]any{"id": id, "since": since, "wait_ms": 2000}, nil)
+		if r.Status != StatusSuccess {
+			t.Fatalf("shell_output: %s", r.Content)
+		}
+		o := fields(t, r)
+		out.WriteString(o["output"].(string))
+		since = o["next_offset"].(float64)
+		if o["running"] != true {
+			t.Fatalf("ended early: %v", o)
+		}
+	}
+	if out.String() != "line1\nline2\nline3\noops\n" {
+		t.Errorf("combined output %q", out.String())
+	}
+	// Waiting with nothing new returns after wait_ms with no output.
+	start := time.Now()
+	r := g.call(context.Background(), "shell_output", map[string]any{"id": id, "since": since, "wait_ms": 300}, nil)
+	if o := fields(t, r); o["output"] != "" || time.Since(start) < 250*time.Millisecond {
+		t.Errorf("empty wait: %v after %s", o, time.Since(start))
+	}
+	// The stdout stream alone.
+	r = g.call(context.Background(), "shell_output", map[string]any{"id": id, "stream": "stdout"}, nil)
+	if o := fields(t, r); o["output"] != "line1\nline2\nline3\n" {
+		t.Errorf("stdout %q", o["output"])
+	}
+	// shell_kill ends the whole group.
+	r = g.call(context.Background(), "shell_kill", map[string]any{"id": id}, nil)
+	if o := fields(t, r); r.Status != StatusSuccess || o["killed"] != true {
+		t.Fatalf("shell_kill: %s", r.Content)
+	}
+	if left := pgrepF("sleep " + marker); left != "" {
+		t.Errorf("sleep left behind:\n%s", left)
+	}
+	if live := liveInGroup(t, int(s["pid"].(float64))); len(live) > 0 {
+		t.Errorf("group left:\n%s", strings.Join(live, "\n"))
+	}
+	r = g.call(context.Background(), "shell_output", map[string]any{"id": id, "since": since}, nil)
+	if o := fields(t, r); o["running"] != false || o["exit_code"] == nil {
+		t.Errorf("after kill: %v", o)
+	}
+	r = g.call(context.Background(), "shell_kill", map[string]any{"id": id}, nil)
+	if o := fields(t, r); o["killed"] != false {
+		t.Errorf("second kill: %v", o)
+	}
+	r = g.call(context.Background(), "shell_output", map[string]any{"id": "sh_999"}, nil)
+	if r.Status != StatusError || r.Error.Code != InvalidParams {
+		t.Errorf("unknown id: %s %+v", r.Status, r.Error)
+	}
+}
+
+// TestShellWaitSeesExit: shell_output waiting on a shell returns when it
+// exits, with its exit code.
+func TestShellWaitSeesExit(t *testing.T) {
+	g := newShellRig(t, nil)
+	res := g.call(context.Background(), "shell_background", map[string]any{"command": "sleep 0.3; exit 7"}, nil)
+	id := fields(t, res)["id"]
+	start := time.Now()
+	r := g.call(context.Background(), "shell_output", map[string]any{"id": id, "wait_ms": 5000}, nil)
+	o := fields(t, r)
+	if o["running"] != false || o["exit_code"] != 7.0 || time.Since(start) > 3*time.Second {
+		t.Errorf("after %s: %v", time.Since(start), o)
+	}
+}
+
+// TestShellCloseSession: background shells end with the session, and the
+// session starts no more.
+func TestShellCloseSession(t *testing.T) {
+	g := newShellRig(t, nil)
+	marker := fmt.Sprintf("400.%d", time.Now().UnixNano()%1000000)
+	var pids []int
+	for range 3 {
+		res := g.call(context.Background(), "shell_background", map[string]any{"command": "sleep " + marker + " & sleep " + marker}, nil)
+		if res.Status != StatusSuccess {
+			t.Fatalf("shell_background: %s", res.Content)
+		}
+		pids = append(pids, int(fields(t, res)["pid"].(float64)))
+	}
+	time.Sleep(100 * time.Millisecond)
+	if pgrepF("sleep "+marker) == "" {
+		t.Fatal("the background shells did not start")
+	}
+	start := time.Now()
+	CloseSession(g.env.Session)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("CloseSession took %s", d)
+	}
+	if left := pgrepF("sleep " + marker); left != "" {
+		t.Errorf("left behind:\n%s", left)
+	}
+	for _, pid := range pids {
+		if live := liveInGroup(t, pid); len(live) > 0 {
+			t.Errorf("group %d left:\n%s", pid, strings.Join(live, "\n"))
+		}
+	}
+	res := g.call(context.Background(), "shell_background", map[string]any{"command": "true"}, nil)
+	if res.Status == StatusSuccess {
+		t.Error("a closed session started a shell")
+	}
+	CloseSession(g.env.Session) // twice is harmless
+}
+
+// TestShellBackgroundNeedsApproval: shell_background is judged like
+// shell_exec.
+func TestShellBackgroundNeedsApproval(t *testing.T) {
+	g := newShellRig(t, func(c *workspace.Config) { c.Shell.Deny = []string{"nc"} })
+	res := g.call(context.Background(), "shell_background", map[string]any{"command": "sleep 1; nc -l 9999"}, nil)
+	if res.Status != StatusError || res.Error.Code != CommandBlocked {
+		t.Errorf("denied program: %s %+v", res.Status, res.Error)
+	}
+}
