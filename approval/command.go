@@ -61,6 +61,9 @@ func JudgeCommandIn(cmd, dir string, cfg *workspace.Config, ws *workspace.Worksp
 	j.allow = patterns(cfg.Shell.Allow)
 	j.deny = patterns(cfg.Shell.Deny)
 	j.source(cmd, 0)
+	if j.codeText && j.reEval {
+		j.unjudgeable("a value holds shell code as text and arithmetic evaluates variables, which would run it")
+	}
 
 	a := Assessment{Risk: RiskExecute, Blocked: j.blocked, Dangerous: j.dangerous}
 	a.Warning = strings.Join(j.warnings, "; ")
@@ -97,6 +100,8 @@ type judge struct {
 	blocked   string
 	dangerous bool
 	notAuto   bool
+	codeText  bool // a literal holds a command substitution as text
+	reEval    bool // arithmetic or [[ -eq ]] evaluates variables again
 	warnings  []string
 	keys      map[string]bool // prefixes of the parts that were not allowed
 }
@@ -211,9 +216,104 @@ func (j *judge) file(f *syntax.File, depth int) {
 			j.ask("coproc", "starts a coprocess")
 		case *syntax.TestDecl:
 			j.ask("@test", "declares a test function")
+		case *syntax.ArithmExp:
+			j.arith(n.X)
+		case *syntax.ArithmCmd:
+			j.arith(n.X)
+		case *syntax.LetClause:
+			for _, x := range n.Exprs {
+				j.arith(x)
+			}
+		case *syntax.CStyleLoop:
+			j.arith(n.Init)
+			j.arith(n.Cond)
+			j.arith(n.Post)
+		case *syntax.ParamExp:
+			if n.Exp != nil && n.Exp.Op == syntax.OtherParamOps && n.Exp.Word != nil && strings.Contains(n.Exp.Word.Lit(), "P") {
+				j.unjudgeable("${%s@P} expands a prompt string, which runs command substitutions", paramName(n))
+			}
+			j.arith(n.Index)
+			if n.Slice != nil {
+				j.arith(n.Slice.Offset)
+				j.arith(n.Slice.Length)
+			}
+		case *syntax.BinaryTest:
+			if n.Op >= syntax.TsEql && n.Op <= syntax.TsGtr {
+				j.reEval = true // [[ a -eq b ]] evaluates both sides as arithmetic
+			}
+		case *syntax.Word:
+			if codeText(n) {
+				j.codeText = true
+			}
 		}
 		return true
 	})
+}
+
+func paramName(p *syntax.ParamExp) string {
+	if p.Param != nil {
+		return p.Param.Value
+	}
+	return "…"
+}
+
+// arith notes arithmetic that reads variables: bash evaluates a variable's
+// value as arithmetic again, and an array subscript in it
+// (a[$(cmd)]) runs commands.
+func (j *judge) arith(x syntax.ArithmExpr) {
+	if x == nil || j.reEval {
+		return
+	}
+	syntax.Walk(x, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.ParamExp:
+			j.reEval = true
+		case *syntax.Word:
+			if l := n.Lit(); l == "" || !isNumber(l) {
+				j.reEval = true
+			}
+		}
+		return !j.reEval
+	})
+}
+
+func isNumber(s string) bool {
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c == '#' || c == 'x' || c == 'X' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return s != "" && s[0] >= '0' && s[0] <= '9'
+}
+
+// codeText reports whether a word's literal text holds a command
+// substitution that a later evaluation would run ('$(cmd)', '`cmd`').
+func codeText(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.SglQuoted:
+			if CodeLike(p.Value) {
+				return true
+			}
+		case *syntax.Lit:
+			if CodeLike(unescape(p.Value, "")) {
+				return true
+			}
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if l, ok := q.(*syntax.Lit); ok && CodeLike(unescape(l.Value, "$`\"\\\n")) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// CodeLike reports whether a value holds text that bash would run if it
+// evaluated the value again: a command substitution.
+func CodeLike(v string) bool {
+	return strings.Contains(v, "$(") || strings.Contains(v, "`")
 }
 
 // word is one shell word after quote removal. A word that is not static

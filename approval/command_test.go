@@ -118,6 +118,12 @@ func TestCommandPolicy(t *testing.T) {
 		{"{rm,-f,x}", "danger"},
 		{"l? x", "danger"},
 		{"ls 'unterminated", "danger"},
+		{`x='$(rm y)'; echo ${x@P}`, "danger"},
+		{`x='a[$(rm y)]'; echo $((x))`, "danger"},
+		{`x='a[$(rm y)]'; [[ $x -eq 1 ]] && echo one`, "danger"},
+		{"x=\"a[\\`rm y\\`]\"; echo ${arr[x]}", "danger"},
+		{`echo '$(date)' $((1+2))`, "auto"},
+		{`for ((i=0; i<3; i++)); do echo $i; done`, "auto"},
 
 		// Sensitive paths, through arguments and redirections.
 		{"cat .env", "danger"},

@@ -72,18 +72,24 @@ func assessShell(c *Call, raw json.RawMessage) (Assessment, error) {
 	return Assessment{Assessment: as}, nil
 }
 
-// envAssess makes a call that sets a risky variable through its env
-// argument ask.
+// envAssess makes a call ask when its env argument sets a risky variable or
+// a value that holds shell code (which arithmetic on it would run).
 func envAssess(as *approval.Assessment, env map[string]string) {
 	for _, k := range sortedKeys(env) {
-		if approval.RiskyEnv(k) {
-			as.AutoByConfig = false
-			w := fmt.Sprintf("sets %s, which changes what programs run", k)
-			if as.Warning != "" {
-				w = as.Warning + "; " + w
-			}
-			as.Warning = w
+		w := ""
+		switch {
+		case approval.RiskyEnv(k):
+			w = fmt.Sprintf("sets %s, which changes what programs run", k)
+		case approval.CodeLike(env[k]):
+			w = fmt.Sprintf("the value of %s holds shell code", k)
+		default:
+			continue
 		}
+		as.AutoByConfig = false
+		if as.Warning != "" {
+			w = as.Warning + "; " + w
+		}
+		as.Warning = w
 	}
 }
 

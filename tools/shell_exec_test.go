@@ -327,6 +327,7 @@ func TestShellPolicy(t *testing.T) {
 		{"echo hi && touch x", nil, StatusRejected, "none"},
 		{"echo $(curl x)", nil, StatusError, "none"},
 		{"echo hi", map[string]string{"LD_PRELOAD": "/tmp/x.so"}, StatusRejected, "none"},
+		{"echo $((X))", map[string]string{"X": "a[$(touch x)]"}, StatusRejected, "none"},
 		{"cat .env", nil, StatusRejected, "none"},
 	}
 	for _, tt := range tests {
