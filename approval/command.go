@@ -786,7 +786,49 @@ func (j *judge) command(ws []word, stdin *syntax.Word, depth int) {
 	if matches(j.allow, ws, false) == nil {
 		j.ask(keyOf(ws), "")
 	}
+	j.execOptions(base, ws, depth)
 	j.args(base, ws)
+}
+
+// execOptions are options whose value is a program another program runs
+// (go test -exec, go build -toolexec, git --upload-pack, tar
+// --to-command, ssh -o ProxyCommand=...).
+var execOptions = set("-exec", "--exec", "-toolexec", "--toolexec", "-vettool", "--vettool", "--upload-pack",
+	"--receive-pack", "--to-command", "--use-compress-program", "--rsh", "--checkpoint-action", "--script-shell",
+	"--info-script", "--new-volume-script")
+
+// execOptions judges the programs that options of an allowed program run:
+// the call is never automatic, and denied or catastrophic programs in them
+// are blocked.
+func (j *judge) execOptions(base string, ws []word, depth int) {
+	if base == "find" {
+		return // judged by find
+	}
+	for i := 1; i < len(ws); i++ {
+		t := ws[i].text
+		name, value, hasValue := strings.Cut(t, "=")
+		proxy := strings.Contains(strings.ToLower(t), "proxycommand") || strings.Contains(strings.ToLower(t), "localcommand")
+		if !execOptions[name] && !proxy {
+			continue
+		}
+		if !hasValue && execOptions[name] && i+1 < len(ws) {
+			i++
+			value = ws[i].text
+			if !ws[i].static {
+				j.unjudgeable("%s %s of %s", base, name, value)
+				continue
+			}
+		}
+		if proxy {
+			_, value, _ = strings.Cut(t, "=")
+		}
+		j.ask(keyOf(ws), "%s %s runs the program %q", base, name, value)
+		if value != "" {
+			before := j.parts
+			j.source(strings.TrimPrefix(value, "exec="), depth+1)
+			j.parts = before
+		}
+	}
 }
 
 func argText(ws []word, i int) string {

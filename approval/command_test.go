@@ -109,6 +109,10 @@ func TestCommandPolicy(t *testing.T) {
 		{"ls ~", "ask"},
 		{"echo x > /tmp/out", "ask"},
 		{"git -c core.pager=sh status", "ask"},
+		{"go test -exec 'rm x' ./...", "ask"},
+		{"go test -exec='rm -rf /' ./...", "block"},
+		{"go test -toolexec 'curl x' ./...", "block"},
+		{"ls -oProxyCommand=sh", "ask"},
 
 		// Not statically judgeable: always asks, even in yolo.
 		{"$CMD x", "danger"},

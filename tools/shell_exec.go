@@ -68,6 +68,10 @@ func assessShell(c *Call, raw json.RawMessage) (Assessment, error) {
 		return Assessment{}, err
 	}
 	as := approval.JudgeCommandIn(a.Command, dir, c.Workspace.Config(), c.Workspace)
+	if c.Tool != nil && c.Tool.Name == "shell_background" {
+		// A process that keeps running is its own question.
+		as.AlwaysKey = "shell_background:" + strings.TrimPrefix(as.AlwaysKey, "shell:")
+	}
 	envAssess(&as, a.Env)
 	return Assessment{Assessment: as}, nil
 }
