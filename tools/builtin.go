@@ -3,7 +3,7 @@ package tools
 // Builtins returns the built-in tools, ready to register.
 func Builtins() []*Tool {
 	return []*Tool{CurrentDirectory, CurrentDatetime, ReadFile, WriteFile, EditFile,
-		ShellExec, ShellBackground, ShellOutput, ShellKill, RunCode}
+		ShellExec, ShellBackground, ShellOutput, ShellKill, RunCode, Grep, Glob}
 }
 
 // NewBuiltinRegistry returns a registry of the built-in tools.
