@@ -1,0 +1,1007 @@
+package workspace
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/build"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"go/types"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// The precise Go half of the index: packages type-checked from source with
+// go/types, the workspace's own files read through the overlays.
+//
+// Imports are resolved without the go command where possible: a path of the
+// importing file's module maps to a directory of that module, a standard
+// library path to GOROOT/src (or its vendor directory); anything else asks
+// go/build, which runs `go list` for module dependencies. Imported packages
+// are checked without function bodies and cached (only their *types.Package
+// is kept); a change to a Go file of the workspace drops the workspace's
+// packages, while the standard library and module dependencies stay. The
+// package a query is about is checked fully, with its test files, and the
+// last few such checks are kept with their syntax and type information.
+//
+// Objects are compared by the position of their declaration (file and byte
+// offset), so a reference found in a package checked separately still
+// matches.
+
+// goChecker type-checks Go packages for the index. Its methods serialise on
+// mu: one check at a time, sharing the cache.
+type goChecker struct {
+	ix    *Index
+	dirty atomic.Bool // a workspace Go file changed since the last check
+
+	mu    sync.Mutex
+	fset  *token.FileSet
+	ctxt  build.Context // reads through the overlays
+	plain build.Context // the default context, for go list lookups
+	deps  map[string]*goDep
+	dirs  map[string]string // module dir + "\x00" + import path → package dir
+	mods  map[string]goModule
+	units []*goUnit // most recent first
+}
+
+type goDep struct {
+	pkg  *types.Package
+	err  error
+	busy bool // being checked: an import cycle
+}
+
+type goModule struct{ dir, path string }
+
+// goUnit is a fully checked package: its files, types and errors.
+type goUnit struct {
+	key   string
+	dir   string
+	pkg   *types.Package
+	info  *types.Info
+	files []*ast.File
+	names []string // the files' paths, parallel to files
+	diags []Diagnostic
+}
+
+const maxUnits = 4
+
+func newGoChecker(ix *Index) *goChecker {
+	g := &goChecker{ix: ix}
+	g.reset()
+	return g
+}
+
+func (g *goChecker) reset() {
+	g.fset = token.NewFileSet()
+	g.plain = build.Default
+	g.ctxt = build.Default
+	g.ctxt.OpenFile = func(p string) (io.ReadCloser, error) {
+		if d, ok := g.ix.ws.Overlays.Get(p); ok {
+			return io.NopCloser(strings.NewReader(d.Text)), nil
+		}
+		return os.Open(p)
+	}
+	g.deps = map[string]*goDep{}
+	g.dirs = map[string]string{}
+	g.mods = map[string]goModule{}
+	g.units = nil
+}
+
+// invalidate records that a workspace Go file changed.
+func (g *goChecker) invalidate() { g.dirty.Store(true) }
+
+// refresh drops what a change may have made stale. Called with mu held.
+func (g *goChecker) refresh() {
+	if !g.dirty.Swap(false) {
+		return
+	}
+	g.units = nil
+	roots := g.ix.ws.Roots()
+	inWS := func(dir string) bool {
+		for _, r := range roots {
+			if _, ok := within(r, dir); ok {
+				return true
+			}
+		}
+		return false
+	}
+	for dir := range g.deps {
+		if inWS(dir) {
+			delete(g.deps, dir)
+		}
+	}
+	clear(g.mods)
+	clear(g.dirs)
+	// The file set only grows; start afresh once it is large.
+	if g.fset.Base() > 1<<30 {
+		g.reset()
+	}
+}
+
+// moduleOf returns the module holding dir (the nearest go.mod above it).
+func (g *goChecker) moduleOf(dir string) goModule {
+	if m, ok := g.mods[dir]; ok {
+		return m
+	}
+	var m goModule
+	if data, err := g.readFile(filepath.Join(dir, "go.mod")); err == nil {
+		m = goModule{dir: dir, path: modulePath(data)}
+	} else if parent := filepath.Dir(dir); parent != dir {
+		m = g.moduleOf(parent)
+	}
+	g.mods[dir] = m
+	return m
+}
+
+// modulePath reads the module directive of a go.mod file.
+func modulePath(data []byte) string {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`)
+		}
+	}
+	return ""
+}
+
+func (g *goChecker) readFile(p string) ([]byte, error) {
+	if d, ok := g.ix.ws.Overlays.Get(p); ok {
+		return []byte(d.Text), nil
+	}
+	return os.ReadFile(p)
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// findDir resolves an import path seen in srcDir to a package directory.
+func (g *goChecker) findDir(path, srcDir string) (string, error) {
+	m := g.moduleOf(srcDir)
+	key := m.dir + "\x00" + path
+	if d, ok := g.dirs[key]; ok {
+		return d, nil
+	}
+	d, err := g.lookDir(m, path, srcDir)
+	if err == nil {
+		g.dirs[key] = d
+	}
+	return d, err
+}
+
+func (g *goChecker) lookDir(m goModule, path, srcDir string) (string, error) {
+	if m.path != "" && m.path != "std" && (path == m.path || strings.HasPrefix(path, m.path+"/")) {
+		return filepath.Join(m.dir, filepath.FromSlash(strings.TrimPrefix(path, m.path))), nil
+	}
+	goroot := filepath.Join(g.plain.GOROOT, "src")
+	first, _, _ := strings.Cut(path, "/")
+	if !strings.Contains(first, ".") {
+		if d := filepath.Join(goroot, filepath.FromSlash(path)); isDir(d) {
+			return d, nil
+		}
+	} else if _, ok := within(goroot, srcDir); ok {
+		for _, v := range []string{filepath.Join(goroot, "cmd", "vendor"), filepath.Join(goroot, "vendor")} {
+			if _, in := within(filepath.Dir(v), srcDir); !in {
+				continue
+			}
+			if d := filepath.Join(v, filepath.FromSlash(path)); isDir(d) {
+				return d, nil
+			}
+		}
+	}
+	bp, err := g.plain.Import(path, srcDir, build.FindOnly)
+	if err != nil {
+		return "", fmt.Errorf("cannot find package %q: %w", path, err)
+	}
+	return bp.Dir, nil
+}
+
+// packageFiles lists the Go files of the package in dir that the build
+// would use: non-test files, plus the package's own test files (tests) or
+// only its external test files (xtest).
+func (g *goChecker) packageFiles(dir string, variant string) []string {
+	seen := map[string]bool{}
+	var names []string
+	if ents, err := os.ReadDir(dir); err == nil {
+		for _, e := range ents {
+			if !e.IsDir() {
+				names = append(names, e.Name())
+				seen[e.Name()] = true
+			}
+		}
+	}
+	for _, p := range g.ix.ws.Overlays.Paths() {
+		if filepath.Dir(p) == dir && !seen[filepath.Base(p)] {
+			names = append(names, filepath.Base(p))
+		}
+	}
+	sort.Strings(names)
+	var out []string
+	for _, n := range names {
+		if !strings.HasSuffix(n, ".go") || strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_") {
+			continue
+		}
+		test := strings.HasSuffix(n, "_test.go")
+		if test && variant == "" {
+			continue
+		}
+		if ok, err := g.ctxt.MatchFile(dir, n); err != nil || !ok {
+			continue
+		}
+		out = append(out, filepath.Join(dir, n))
+	}
+	return out
+}
+
+// parse parses files, keeping those of the package name most of them
+// declare (or of want, when set). Parse errors become diagnostics.
+func (g *goChecker) parse(paths []string, mode parser.Mode, want func(name string, test bool) bool) ([]*ast.File, []string, []Diagnostic) {
+	var files []*ast.File
+	var names []string
+	var diags []Diagnostic
+	for _, p := range paths {
+		src, err := g.readFile(p)
+		if err != nil {
+			continue
+		}
+		f, err := parser.ParseFile(g.fset, p, src, mode|parser.SkipObjectResolution)
+		var el scanner.ErrorList
+		if errors.As(err, &el) {
+			for _, e := range el {
+				diags = append(diags, Diagnostic{Path: e.Pos.Filename, Line: e.Pos.Line, Column: e.Pos.Column,
+					Severity: "error", Message: e.Msg, Source: "go/parser"})
+			}
+		}
+		if f == nil || f.Name == nil {
+			continue
+		}
+		if want != nil && !want(f.Name.Name, strings.HasSuffix(p, "_test.go")) {
+			continue
+		}
+		files = append(files, f)
+		names = append(names, p)
+	}
+	return files, names, diags
+}
+
+// mainName is the package name most non-test files of a directory declare.
+func (g *goChecker) mainName(paths []string) string {
+	count := map[string]int{}
+	best, n := "", 0
+	for _, p := range paths {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		name := g.packageClause(p)
+		if name == "" || name == "documentation" {
+			continue
+		}
+		count[name]++
+		if count[name] > n || count[name] == n && name < best {
+			best, n = name, count[name]
+		}
+	}
+	return best
+}
+
+// packageClause reads a file's package name.
+func (g *goChecker) packageClause(p string) string {
+	src, err := g.readFile(p)
+	if err != nil {
+		return ""
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), p, src, parser.PackageClauseOnly)
+	if err != nil || f == nil || f.Name == nil {
+		return ""
+	}
+	return f.Name.Name
+}
+
+// importer resolves the imports of one check.
+type goImporter struct {
+	g   *goChecker
+	ctx context.Context
+}
+
+func (im goImporter) Import(path string) (*types.Package, error) {
+	return im.ImportFrom(path, "", 0)
+}
+
+func (im goImporter) ImportFrom(path, srcDir string, _ types.ImportMode) (*types.Package, error) {
+	if path == "unsafe" {
+		return types.Unsafe, nil
+	}
+	if err := im.ctx.Err(); err != nil {
+		return nil, err
+	}
+	dir, err := im.g.findDir(path, srcDir)
+	if err != nil {
+		return nil, err
+	}
+	return im.g.dep(im.ctx, path, dir)
+}
+
+// dep checks the package in dir for importers, without function bodies.
+func (g *goChecker) dep(ctx context.Context, path, dir string) (*types.Package, error) {
+	if d, ok := g.deps[dir]; ok {
+		if d.busy {
+			return nil, fmt.Errorf("import cycle through %s", path)
+		}
+		return d.pkg, d.err
+	}
+	d := &goDep{busy: true}
+	g.deps[dir] = d
+	paths := g.packageFiles(dir, "")
+	name := g.mainName(paths)
+	files, _, _ := g.parse(paths, 0, func(n string, _ bool) bool { return n == name })
+	if len(files) == 0 {
+		d.busy, d.err = false, fmt.Errorf("no Go files for %s in %s", path, dir)
+		return nil, d.err
+	}
+	conf := types.Config{
+		Importer: goImporter{g, ctx}, FakeImportC: true, IgnoreFuncBodies: true,
+		Error: func(error) {}, Sizes: types.SizesFor("gc", runtime.GOARCH),
+	}
+	pkg, _ := conf.Check(path, g.fset, files, nil)
+	d.busy, d.pkg = false, pkg
+	if ctx.Err() != nil {
+		delete(g.deps, dir) // a cancelled check may be incomplete
+		return pkg, ctx.Err()
+	}
+	return pkg, nil
+}
+
+// importPath guesses the import path of the package in dir.
+func (g *goChecker) importPath(dir string) string {
+	m := g.moduleOf(dir)
+	if m.path != "" {
+		if rel, ok := within(m.dir, dir); ok {
+			if m.path == "std" {
+				return filepath.ToSlash(rel)
+			}
+			if rel == "." {
+				return m.path
+			}
+			return m.path + "/" + filepath.ToSlash(rel)
+		}
+	}
+	if rel, ok := within(filepath.Join(g.plain.GOROOT, "src"), dir); ok {
+		return filepath.ToSlash(rel)
+	}
+	return filepath.Base(dir)
+}
+
+// unitFor returns the full check of the package a Go file belongs to: the
+// package with its in-package tests, or its external test package.
+func (g *goChecker) unitFor(ctx context.Context, file string) (*goUnit, error) {
+	dir := filepath.Dir(file)
+	variant := "tests"
+	if strings.HasSuffix(file, "_test.go") {
+		if name := g.packageClause(file); strings.HasSuffix(name, "_test") && name != g.mainName(g.packageFiles(dir, "")) {
+			variant = "xtest"
+		}
+	}
+	u, err := g.unit(ctx, dir, variant, true)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range u.names {
+		if n == file {
+			return u, nil
+		}
+	}
+	return nil, fmt.Errorf("%s is not part of its directory's package for %s/%s (build constraints)", filepath.Base(file), g.ctxt.GOOS, g.ctxt.GOARCH)
+}
+
+// unit checks the package in dir fully (variant "tests" or "xtest").
+func (g *goChecker) unit(ctx context.Context, dir, variant string, keep bool) (*goUnit, error) {
+	key := dir + "\x00" + variant
+	for i, u := range g.units {
+		if u.key == key {
+			copy(g.units[1:i+1], g.units[:i])
+			g.units[0] = u
+			return u, nil
+		}
+	}
+	all := g.packageFiles(dir, variant)
+	name := g.mainName(all)
+	want := func(n string, test bool) bool {
+		if variant == "xtest" {
+			return test && n == name+"_test"
+		}
+		return n == name || name == "" && !test
+	}
+	files, names, diags := g.parse(all, parser.ParseComments, want)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no Go files of package %s in %s", name, dir)
+	}
+	u := &goUnit{key: key, dir: dir, files: files, names: names, diags: diags}
+	u.info = &types.Info{
+		Defs: map[*ast.Ident]types.Object{}, Uses: map[*ast.Ident]types.Object{},
+		Implicits: map[ast.Node]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{},
+	}
+	path := g.importPath(dir)
+	if variant == "xtest" {
+		path += "_test"
+	}
+	conf := types.Config{
+		Importer: goImporter{g, ctx}, FakeImportC: true, Sizes: types.SizesFor("gc", runtime.GOARCH),
+		Error: func(err error) {
+			var te types.Error
+			if errors.As(err, &te) {
+				p := te.Fset.PositionFor(te.Pos, false)
+				u.diags = append(u.diags, Diagnostic{Path: p.Filename, Line: p.Line, Column: p.Column,
+					Severity: "error", Message: te.Msg, Source: "go/types"})
+			}
+		},
+	}
+	u.pkg, _ = conf.Check(path, g.fset, files, u.info)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sortDiagnostics(u.diags)
+	if keep {
+		g.units = append([]*goUnit{u}, g.units...)
+		if len(g.units) > maxUnits {
+			g.units = g.units[:maxUnits]
+		}
+	}
+	return u, nil
+}
+
+func sortDiagnostics(ds []Diagnostic) {
+	sort.SliceStable(ds, func(i, j int) bool {
+		a, b := ds[i], ds[j]
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
+}
+
+// identAt finds the identifier at a 1-based line and byte column of a
+// unit's file (the column may also be just after the identifier).
+func (u *goUnit) identAt(fset *token.FileSet, file string, line, col int) (*ast.File, *ast.Ident, error) {
+	var f *ast.File
+	for i, n := range u.names {
+		if n == file {
+			f = u.files[i]
+		}
+	}
+	if f == nil {
+		return nil, nil, fmt.Errorf("%s is not in the checked package", file)
+	}
+	tf := fset.File(f.Pos())
+	if line < 1 || line > tf.LineCount() {
+		return nil, nil, fmt.Errorf("line %d is out of range (the file has %d lines)", line, tf.LineCount())
+	}
+	start := tf.LineStart(line)
+	off := tf.Offset(start) + col - 1
+	if col < 1 || off > tf.Size() {
+		return nil, nil, fmt.Errorf("column %d is out of range", col)
+	}
+	pos := tf.Pos(off)
+	var hit *ast.Ident
+	ast.Inspect(f, func(n ast.Node) bool {
+		if n == nil || hit != nil || n.Pos() > pos || n.End() < pos {
+			return false
+		}
+		if id, ok := n.(*ast.Ident); ok {
+			hit = id
+			return false
+		}
+		return true
+	})
+	if hit == nil {
+		return f, nil, fmt.Errorf("no identifier at line %d, column %d%s", line, col, identsOnLine(fset, f, line))
+	}
+	return f, hit, nil
+}
+
+// identsOnLine lists the identifiers of a line, to help a caller whose
+// column missed.
+func identsOnLine(fset *token.FileSet, f *ast.File, line int) string {
+	var parts []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			if p := fset.PositionFor(id.Pos(), false); p.Line == line && len(parts) < 12 {
+				parts = append(parts, fmt.Sprintf("%s at column %d", id.Name, p.Column))
+			}
+		}
+		return true
+	})
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; identifiers on that line: " + strings.Join(parts, ", ")
+}
+
+// objectOf returns the object an identifier denotes or declares.
+func (u *goUnit) objectOf(id *ast.Ident) types.Object {
+	if o := u.info.Uses[id]; o != nil {
+		return o
+	}
+	if o := u.info.Defs[id]; o != nil {
+		return o
+	}
+	// the name of a type switch guard declares one object per clause
+	for n, o := range u.info.Implicits {
+		if _, ok := n.(*ast.CaseClause); ok && o.Name() == id.Name && o.Pos() == id.Pos() {
+			return o
+		}
+	}
+	return nil
+}
+
+// origin returns the generic declaration of an instantiated object.
+func origin(o types.Object) types.Object {
+	switch o := o.(type) {
+	case *types.Func:
+		return o.Origin()
+	case *types.Var:
+		return o.Origin()
+	}
+	return o
+}
+
+// objKey identifies a declaration: its file and byte offset.
+func (g *goChecker) objKey(o types.Object) string {
+	o = origin(o)
+	if !o.Pos().IsValid() {
+		return "builtin:" + o.Name()
+	}
+	p := g.fset.PositionFor(o.Pos(), false)
+	return fmt.Sprintf("%s:%d", p.Filename, p.Offset)
+}
+
+func (g *goChecker) location(pos token.Pos, name string) Location {
+	p := g.fset.PositionFor(pos, false)
+	return Location{Path: p.Filename, Line: p.Line, Column: p.Column, EndLine: p.Line, EndColumn: p.Column + len(name)}
+}
+
+// kindOf names an object's kind like the outline does.
+func kindOf(o types.Object) string {
+	switch o := o.(type) {
+	case *types.Func:
+		if sig, ok := o.Type().(*types.Signature); ok && sig.Recv() != nil {
+			return "method"
+		}
+		return "function"
+	case *types.Var:
+		if o.IsField() {
+			return "field"
+		}
+		if o.Kind() == types.ParamVar || o.Kind() == types.RecvVar || o.Kind() == types.ResultVar {
+			return "parameter"
+		}
+		return "variable"
+	case *types.Const:
+		return "constant"
+	case *types.TypeName:
+		switch o.Type().Underlying().(type) {
+		case *types.Struct:
+			return "struct"
+		case *types.Interface:
+			return "interface"
+		}
+		if o.IsAlias() {
+			return "type"
+		}
+		return "type"
+	case *types.PkgName:
+		return "package"
+	case *types.Label:
+		return "label"
+	case *types.Builtin:
+		return "function"
+	case *types.Nil:
+		return "constant"
+	}
+	return "symbol"
+}
+
+// resolve checks the file's package and finds the object at a position.
+func (g *goChecker) resolve(ctx context.Context, file string, line, col int) (*goUnit, *ast.Ident, types.Object, error) {
+	g.refresh()
+	u, err := g.unitFor(ctx, file)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	_, id, err := u.identAt(g.fset, file, line, col)
+	if err != nil {
+		return u, nil, nil, err
+	}
+	obj := u.objectOf(id)
+	if obj == nil {
+		return u, id, nil, fmt.Errorf("%s at line %d, column %d declares or denotes nothing the type checker knows", id.Name, line, col)
+	}
+	return u, id, obj, nil
+}
+
+// builtinLocation finds a predeclared identifier in GOROOT/src/builtin.
+func (g *goChecker) builtinLocation(name string) (Location, *ast.File, bool) {
+	p := filepath.Join(g.plain.GOROOT, "src", "builtin", "builtin.go")
+	src, err := os.ReadFile(p)
+	if err != nil {
+		return Location{}, nil, false
+	}
+	f, err := parser.ParseFile(g.fset, p, src, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		return Location{}, nil, false
+	}
+	var loc Location
+	found := false
+	ast.Inspect(f, func(n ast.Node) bool {
+		if found {
+			return false
+		}
+		var id *ast.Ident
+		switch d := n.(type) {
+		case *ast.FuncDecl:
+			id = d.Name
+		case *ast.TypeSpec:
+			id = d.Name
+		case *ast.ValueSpec:
+			for _, n := range d.Names {
+				if n.Name == name {
+					id = n
+				}
+			}
+		}
+		if id != nil && id.Name == name {
+			loc, found = g.location(id.Pos(), name), true
+		}
+		return true
+	})
+	return loc, f, found
+}
+
+// definition resolves the identifier at a position to its declaration.
+func (g *goChecker) definition(ctx context.Context, file string, line, col int) (*Answer, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, id, obj, err := g.resolve(ctx, file, line, col)
+	if err != nil {
+		return nil, err
+	}
+	a := &Answer{Name: id.Name, Kind: kindOf(obj), Precision: PrecisionType, Language: "go"}
+	if !obj.Pos().IsValid() {
+		if loc, _, ok := g.builtinLocation(obj.Name()); ok {
+			a.Locations = []Location{loc}
+		}
+		a.Note = obj.Name() + " is predeclared"
+		return a, nil
+	}
+	a.Locations = []Location{g.location(origin(obj).Pos(), obj.Name())}
+	return a, nil
+}
+
+// hover describes the identifier at a position: its declaration and doc.
+func (g *goChecker) hover(ctx context.Context, file string, line, col int) (*Answer, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	u, id, obj, err := g.resolve(ctx, file, line, col)
+	if err != nil {
+		return nil, err
+	}
+	a := &Answer{Name: id.Name, Kind: kindOf(obj), Precision: PrecisionType, Language: "go"}
+	qual := func(p *types.Package) string {
+		if p == nil || p == u.pkg || p.Path() == u.pkg.Path() {
+			return ""
+		}
+		return p.Name()
+	}
+	a.Signature = types.ObjectString(obj, qual)
+	if c, ok := obj.(*types.Const); ok && !strings.Contains(a.Signature, "=") {
+		a.Signature += " = " + c.Val().ExactString()
+	}
+	if !obj.Pos().IsValid() {
+		if loc, f, ok := g.builtinLocation(obj.Name()); ok {
+			a.Locations = []Location{loc}
+			a.Doc = docAt(g.fset, f, loc)
+		}
+		return a, nil
+	}
+	loc := g.location(origin(obj).Pos(), obj.Name())
+	a.Locations = []Location{loc}
+	if src, err := g.readFile(loc.Path); err == nil {
+		fset := token.NewFileSet()
+		if f, _ := parser.ParseFile(fset, loc.Path, src, parser.ParseComments|parser.SkipObjectResolution); f != nil {
+			a.Doc = docAt(fset, f, loc)
+			if tn, ok := obj.(*types.TypeName); ok && !tn.IsAlias() {
+				if decl := typeDeclAt(fset, f, src, loc); decl != "" {
+					a.Signature = decl
+				}
+			}
+		}
+	}
+	return a, nil
+}
+
+// docAt returns the doc comment of the declaration whose name is at loc.
+func docAt(fset *token.FileSet, f *ast.File, loc Location) string {
+	var doc *ast.CommentGroup
+	at := func(id *ast.Ident) bool {
+		p := fset.PositionFor(id.Pos(), false)
+		return p.Line == loc.Line && p.Column == loc.Column
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if doc != nil {
+			return false
+		}
+		switch d := n.(type) {
+		case *ast.FuncDecl:
+			if at(d.Name) {
+				doc = d.Doc
+			}
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				var ids []*ast.Ident
+				var sdoc, comment *ast.CommentGroup
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					ids, sdoc, comment = []*ast.Ident{s.Name}, s.Doc, s.Comment
+				case *ast.ValueSpec:
+					ids, sdoc, comment = s.Names, s.Doc, s.Comment
+				}
+				for _, id := range ids {
+					if at(id) {
+						doc = firstDoc(sdoc, comment)
+						if doc == nil && len(d.Specs) == 1 {
+							doc = d.Doc
+						}
+						if doc == nil {
+							doc = d.Doc
+						}
+					}
+				}
+			}
+		case *ast.Field:
+			for _, id := range d.Names {
+				if at(id) {
+					doc = firstDoc(d.Doc, d.Comment)
+				}
+			}
+		}
+		return doc == nil
+	})
+	if doc == nil {
+		return ""
+	}
+	return strings.TrimSpace(doc.Text())
+}
+
+func firstDoc(gs ...*ast.CommentGroup) *ast.CommentGroup {
+	for _, g := range gs {
+		if g != nil {
+			return g
+		}
+	}
+	return nil
+}
+
+// typeDeclAt returns the source of the type declaration named at loc, cut
+// at 40 lines.
+func typeDeclAt(fset *token.FileSet, f *ast.File, src []byte, loc Location) string {
+	var out string
+	ast.Inspect(f, func(n ast.Node) bool {
+		ts, ok := n.(*ast.TypeSpec)
+		if !ok || out != "" {
+			return out == ""
+		}
+		p := fset.PositionFor(ts.Name.Pos(), false)
+		if p.Line == loc.Line && p.Column == loc.Column {
+			a, b := fset.Position(ts.Pos()).Offset, fset.Position(ts.End()).Offset
+			lines := strings.Split(string(src[a:b]), "\n")
+			if len(lines) > 40 {
+				lines = append(lines[:40], "\t// …")
+				lines = append(lines, "}")
+			}
+			out = "type " + strings.Join(lines, "\n")
+		}
+		return true
+	})
+	return out
+}
+
+// references finds the uses of the object at a position in the packages
+// of the workspace: the declaring package for unexported objects, every
+// package whose files mention the name otherwise.
+func (g *goChecker) references(ctx context.Context, file string, line, col int, includeDecl bool) (*Answer, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	u, id, obj, err := g.resolve(ctx, file, line, col)
+	if err != nil {
+		return nil, err
+	}
+	a := &Answer{Name: id.Name, Kind: kindOf(obj), Precision: PrecisionType, Language: "go"}
+	key := g.objKey(obj)
+	name := obj.Name()
+	seen := map[Location]bool{}
+	collect := func(u *goUnit) {
+		for ident, o := range u.info.Uses {
+			if ident.Name == name && g.objKey(o) == key {
+				seen[g.location(ident.Pos(), name)] = true
+			}
+		}
+		if includeDecl {
+			for ident, o := range u.info.Defs {
+				if o != nil && ident.Name == name && g.objKey(o) == key {
+					seen[g.location(ident.Pos(), name)] = true
+				}
+			}
+		}
+	}
+	local := obj.Pkg() != nil && obj.Parent() != nil && obj.Parent() != obj.Pkg().Scope() && obj.Parent() != types.Universe
+	if _, ok := obj.(*types.PkgName); ok {
+		local = true
+	}
+	declDir := filepath.Dir(g.fset.PositionFor(obj.Pos(), false).Filename)
+	switch {
+	case local:
+		collect(u)
+	case !obj.Exported() && obj.Pkg() != nil:
+		collect(u)
+		if u.key != declDir+"\x00tests" {
+			if du, err := g.unit(ctx, declDir, "tests", false); err == nil {
+				collect(du)
+			}
+		}
+	default:
+		dirs, partial := g.mentioning(ctx, name)
+		a.Partial = partial
+		for _, dir := range dirs {
+			if ctx.Err() != nil {
+				a.Partial = true
+				break
+			}
+			for _, variant := range []string{"tests", "xtest"} {
+				if variant == "xtest" && !g.hasXTest(dir) {
+					continue
+				}
+				du, err := g.unit(ctx, dir, variant, false)
+				if err != nil {
+					continue
+				}
+				collect(du)
+			}
+		}
+	}
+	for loc := range seen {
+		a.Locations = append(a.Locations, loc)
+	}
+	sortLocations(a.Locations)
+	return a, nil
+}
+
+func (g *goChecker) hasXTest(dir string) bool {
+	main := g.mainName(g.packageFiles(dir, ""))
+	for _, p := range g.packageFiles(dir, "xtest") {
+		if strings.HasSuffix(p, "_test.go") && g.packageClause(p) == main+"_test" {
+			return true
+		}
+	}
+	return false
+}
+
+// mentioning lists the directories of the workspace's Go files that
+// contain name as a word, and whether the list may be incomplete.
+func (g *goChecker) mentioning(ctx context.Context, name string) ([]string, bool) {
+	partial := g.ix.partial()
+	dirs := map[string]bool{}
+	for _, p := range g.ix.filesOf("go") {
+		if ctx.Err() != nil {
+			return keysSorted(dirs), true
+		}
+		if dirs[filepath.Dir(p)] {
+			continue
+		}
+		src, err := g.readFile(p)
+		if err == nil && containsWord(src, name) {
+			dirs[filepath.Dir(p)] = true
+		}
+	}
+	return keysSorted(dirs), partial
+}
+
+func keysSorted(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// containsWord reports whether src holds w with no identifier character on
+// either side.
+func containsWord(src []byte, w string) bool {
+	for i := 0; ; {
+		j := bytes.Index(src[i:], []byte(w))
+		if j < 0 {
+			return false
+		}
+		s := i + j
+		e := s + len(w)
+		if (s == 0 || !isIdentByte(src[s-1])) && (e == len(src) || !isIdentByte(src[e])) {
+			return true
+		}
+		i = s + 1
+	}
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
+func sortLocations(ls []Location) {
+	sort.Slice(ls, func(i, j int) bool {
+		a, b := ls[i], ls[j]
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
+}
+
+// diagnostics checks the package of a Go file, or of every Go package in a
+// directory tree, and returns the problems of the files asked for.
+func (g *goChecker) diagnostics(ctx context.Context, file string) ([]Diagnostic, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.refresh()
+	u, err := g.unitFor(ctx, file)
+	if err != nil {
+		return nil, err
+	}
+	var out []Diagnostic
+	for _, d := range u.diags {
+		if d.Path == file {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// packageDiagnostics checks the package in dir (with its tests) and
+// returns all its problems.
+func (g *goChecker) packageDiagnostics(ctx context.Context, dir string) ([]Diagnostic, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.refresh()
+	var out []Diagnostic
+	for _, variant := range []string{"tests", "xtest"} {
+		if variant == "xtest" && !g.hasXTest(dir) {
+			continue
+		}
+		u, err := g.unit(ctx, dir, variant, false)
+		if err != nil {
+			if variant == "tests" {
+				return nil, err
+			}
+			continue
+		}
+		out = append(out, u.diags...)
+	}
+	sortDiagnostics(out)
+	return out, nil
+}

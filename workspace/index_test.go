@@ -1,0 +1,427 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/tools/txtar"
+)
+
+var update = flag.Bool("update", false, "rewrite the want sections of testdata/index/*.txtar")
+
+// newTestIndex writes files into a temporary root and builds an index of it.
+func newTestIndex(t testing.TB, files map[string]string) (*Index, *Workspace, string) {
+	t.Helper()
+	root := t.TempDir()
+	for name, text := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := NewIndex(ws)
+	t.Cleanup(ix.Close)
+	ix.Start(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if !ix.Wait(ctx) {
+		t.Fatal("index build did not finish")
+	}
+	return ix, ws, root
+}
+
+// TestIndexTxtar runs the queries of each testdata/index/*.txtar file
+// against an index of its files and compares the answers with its want
+// section (rewritten with -update).
+func TestIndexTxtar(t *testing.T) {
+	paths, _ := filepath.Glob("testdata/index/*.txtar")
+	if len(paths) == 0 {
+		t.Fatal("no testdata")
+	}
+	for _, tp := range paths {
+		t.Run(filepath.Base(tp), func(t *testing.T) {
+			ar, err := txtar.ParseFile(tp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files := map[string]string{}
+			var queries, want string
+			for _, f := range ar.Files {
+				switch f.Name {
+				case "queries":
+					queries = string(f.Data)
+				case "want":
+					want = string(f.Data)
+				default:
+					files[f.Name] = string(f.Data)
+				}
+			}
+			ix, ws, root := newTestIndex(t, files)
+			var out strings.Builder
+			for _, q := range strings.Split(strings.TrimSpace(queries), "\n") {
+				fmt.Fprintf(&out, "## %s\n", q)
+				out.WriteString(runQuery(t, ix, ws, root, q))
+			}
+			got := out.String()
+			if *update {
+				for i := range ar.Files {
+					if ar.Files[i].Name == "want" {
+						ar.Files[i].Data = []byte(got)
+					}
+				}
+				if err := os.WriteFile(tp, txtar.Format(ar), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if got != want {
+				t.Errorf("answers differ from %s (run with -update to accept):\n%s", tp, lineDiff(want, got))
+			}
+		})
+	}
+}
+
+// lineDiff shows the first differing lines.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var a, c string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			c = g[i]
+		}
+		if a != c {
+			fmt.Fprintf(&b, "line %d:\n  want %q\n  got  %q\n", i+1, a, c)
+			if b.Len() > 2000 {
+				break
+			}
+		}
+	}
+	return b.String()
+}
+
+// position parses path:line:word into a file and a 1-based line and byte
+// column (the word's first occurrence on that line).
+func position(t *testing.T, root, spec string) (string, int, int) {
+	parts := strings.SplitN(spec, ":", 3)
+	if len(parts) != 3 {
+		t.Fatalf("bad position %q", spec)
+	}
+	p := filepath.Join(root, filepath.FromSlash(parts[0]))
+	line, _ := strconv.Atoi(parts[1])
+	src, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(lineOf(src, line))
+	i := strings.Index(text, parts[2])
+	if i < 0 {
+		t.Fatalf("%q is not on line %d of %s: %q", parts[2], line, parts[0], text)
+	}
+	return p, line, i + 1
+}
+
+func runQuery(t *testing.T, ix *Index, ws *Workspace, root, q string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	verb, arg, _ := strings.Cut(q, " ")
+	rel := func(p string) string {
+		if r, ok := within(filepath.Join(runtime.GOROOT(), "src"), p); ok {
+			return "$GOROOT/src/" + filepath.ToSlash(r)
+		}
+		return ws.Rel(p)
+	}
+	var b strings.Builder
+	answer := func(a *Answer, err error) {
+		if err != nil {
+			fmt.Fprintf(&b, "error: %v\n", err)
+			return
+		}
+		fmt.Fprintf(&b, "precision=%s kind=%s name=%s partial=%v\n", a.Precision, a.Kind, a.Name, a.Partial)
+		for _, l := range a.Locations {
+			fmt.Fprintf(&b, "%s:%d:%d-%d:%d\n", rel(l.Path), l.Line, l.Column, l.EndLine, l.EndColumn)
+		}
+		if a.Signature != "" {
+			fmt.Fprintf(&b, "signature: %s\n", a.Signature)
+		}
+		if a.Doc != "" {
+			fmt.Fprintf(&b, "doc: %s\n", strings.ReplaceAll(a.Doc, "\n", "\n     "))
+		}
+	}
+	switch verb {
+	case "outline":
+		syms, err := ix.Outline(filepath.Join(root, arg))
+		if err != nil {
+			fmt.Fprintf(&b, "error: %v\n", err)
+		}
+		var walk func([]Symbol, string)
+		walk = func(syms []Symbol, indent string) {
+			for _, s := range syms {
+				fmt.Fprintf(&b, "%s%s %s %d:%d-%d container=%s detail=%q\n", indent, s.Kind, s.Name, s.Line, s.Column, s.EndLine, s.Container, s.Detail)
+				walk(s.Children, indent+"  ")
+			}
+		}
+		walk(syms, "")
+	case "symbols":
+		syms, partial := ix.Search(arg, 5)
+		fmt.Fprintf(&b, "partial=%v\n", partial)
+		for _, s := range syms {
+			fmt.Fprintf(&b, "%s %s.%s %s:%d:%d\n", s.Kind, s.Container, s.Name, rel(s.Path), s.Line, s.Column)
+		}
+	case "definition":
+		p, l, c := position(t, root, arg)
+		answer(ix.Definition(ctx, p, l, c))
+	case "references":
+		p, l, c := position(t, root, arg)
+		answer(ix.References(ctx, p, l, c, true))
+	case "hover":
+		p, l, c := position(t, root, arg)
+		answer(ix.Hover(ctx, p, l, c))
+	case "diagnostics":
+		ds, partial, err := ix.Diagnostics(ctx, filepath.Join(root, arg))
+		if err != nil {
+			fmt.Fprintf(&b, "error: %v\n", err)
+		}
+		fmt.Fprintf(&b, "partial=%v\n", partial)
+		for _, d := range ds {
+			fmt.Fprintf(&b, "%s:%d:%d %s %s: %s\n", rel(d.Path), d.Line, d.Column, d.Severity, d.Source, d.Message)
+		}
+	default:
+		t.Fatalf("unknown query %q", q)
+	}
+	return b.String()
+}
+
+// TestIndexIncremental checks that overlay changes and removals reach the
+// outline, the search and the type checker.
+func TestIndexIncremental(t *testing.T) {
+	ix, ws, root := newTestIndex(t, map[string]string{
+		"go.mod":   "module m\n\ngo 1.22\n",
+		"p/p.go":   "package p\n\nfunc Old() int { return 1 }\n",
+		"q/q.go":   "package q\n\nimport \"m/p\"\n\nvar V = p.Old()\n",
+		"notes.md": "# Notes\n",
+	})
+	p := filepath.Join(root, "p", "p.go")
+	q := filepath.Join(root, "q", "q.go")
+	ctx := context.Background()
+	if ds, _, err := ix.Diagnostics(ctx, q); err != nil || len(ds) != 0 {
+		t.Fatalf("diagnostics before the change = %v, %v; want none", ds, err)
+	}
+	// The editor renames Old to New in an unsaved buffer.
+	ws.Overlays.Open(Document{Path: p, Version: 1, Text: "package p\n\nfunc New() int { return 1 }\n"})
+	ix.Flush()
+	if syms, _ := ix.Search("New", 5); len(syms) != 1 || syms[0].Path != p {
+		t.Errorf("search New after the change = %+v", syms)
+	}
+	if syms, _ := ix.Search("Old", 5); len(syms) != 0 {
+		t.Errorf("search Old after the change = %+v, want nothing", syms)
+	}
+	ds, _, err := ix.Diagnostics(ctx, q)
+	if err != nil || len(ds) != 1 || !strings.Contains(ds[0].Message, "Old") {
+		t.Errorf("diagnostics after the change = %+v, %v; want one about Old", ds, err)
+	}
+	// A file removed from disk leaves the index.
+	os.Remove(filepath.Join(root, "notes.md"))
+	ix.Changed(filepath.Join(root, "notes.md"))
+	ix.Flush()
+	if syms, _ := ix.Search("Notes", 5); len(syms) != 0 {
+		t.Errorf("search Notes after removal = %+v", syms)
+	}
+}
+
+// TestIndexPartial checks that answers before the build finished say so.
+func TestIndexPartial(t *testing.T) {
+	root := t.TempDir()
+	for i := range 50 {
+		os.WriteFile(filepath.Join(root, fmt.Sprintf("f%d.py", i)), []byte(fmt.Sprintf("def f%d():\n    pass\n", i)), 0o644)
+	}
+	ws, _ := New(root)
+	ix := NewIndex(ws)
+	defer ix.Close()
+	if _, partial := ix.Search("f1", 5); !partial {
+		t.Error("search before any build is not partial")
+	}
+	if st := ix.Status(); st.Complete {
+		t.Errorf("status before build = %+v", st)
+	}
+	var reports []int
+	ix.Start(func(done, total int) { reports = append(reports, done) })
+	ix.Wait(context.Background())
+	if syms, partial := ix.Search("f1", 5); partial || len(syms) == 0 || syms[0].Name != "f1" {
+		t.Errorf("search after build = %+v partial=%v", syms, partial)
+	}
+	if st := ix.Status(); !st.Complete || st.Files != 50 {
+		t.Errorf("status after build = %+v", st)
+	}
+	if len(reports) == 0 || reports[len(reports)-1] != 50 {
+		t.Errorf("progress reports = %v, want to end at 50", reports)
+	}
+}
+
+// TestIndexPositionErrors checks that bad positions are errors that name
+// the identifiers of the line.
+func TestIndexPositionErrors(t *testing.T) {
+	ix, _, root := newTestIndex(t, map[string]string{
+		"go.mod": "module m\n\ngo 1.22\n",
+		"a.go":   "package m\n\nfunc F() {}\n",
+		"x.py":   "def g():\n    pass\n",
+	})
+	ctx := context.Background()
+	tests := []struct {
+		file      string
+		line, col int
+		want      string
+	}{
+		{"a.go", 3, 5, "F at column 6"},
+		{"a.go", 30, 1, "out of range"},
+		{"x.py", 1, 8, "no identifier"},
+		{"x.py", 9, 1, "out of range"},
+	}
+	for _, tt := range tests {
+		_, err := ix.Definition(ctx, filepath.Join(root, tt.file), tt.line, tt.col)
+		if _, ok := err.(*PositionError); !ok || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s:%d:%d: err = %v, want a PositionError containing %q", tt.file, tt.line, tt.col, err, tt.want)
+		}
+	}
+}
+
+// TestIndexMatcher checks the ranking of the fuzzy search.
+func TestIndexMatcher(t *testing.T) {
+	m := newMatcher("NewReader")
+	order := []string{"NewReader", "newreader", "NewReaderSize", "newReaderFrom", "MyNewReader", "NewRecordReader"}
+	prev := 1 << 30
+	for _, name := range order {
+		s := m.score(name)
+		if s <= 0 || s > prev {
+			t.Errorf("score(%q) = %d after %d: out of order", name, s, prev)
+		}
+		prev = s
+	}
+	if s := m.score("Reader"); s != 0 {
+		t.Errorf("score(Reader) = %d, want 0", s)
+	}
+}
+
+func goroot(t testing.TB) string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Skip("no go command")
+	}
+	return filepath.Join(string(bytes.TrimSpace(out)), "src")
+}
+
+// TestIndexGOROOT indexes the Go source tree and finds bufio.NewReader by
+// name and, precisely, from a use in another package.
+func TestIndexGOROOT(t *testing.T) {
+	if testing.Short() {
+		t.Skip("indexes the whole Go source tree")
+	}
+	src := goroot(t)
+	ws, err := New(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := NewIndex(ws)
+	defer ix.Close()
+	start := time.Now()
+	ix.Start(nil)
+	ix.Wait(context.Background())
+	st := ix.Status()
+	t.Logf("indexed %d files of %s in %s", st.Files, src, time.Since(start))
+	syms, partial := ix.Search("NewReader", 10)
+	found := false
+	for _, s := range syms {
+		if s.Name == "NewReader" && s.Container == "bufio" && ws.Rel(s.Path) == "bufio/bufio.go" {
+			found = true
+		}
+	}
+	if !found || partial {
+		t.Errorf("symbols NewReader = %+v (partial %v); want bufio.NewReader", syms, partial)
+	}
+	if syms, _ := ix.Search("bufio.NewReader", 1); len(syms) != 1 || syms[0].Container != "bufio" {
+		t.Errorf("symbols bufio.NewReader = %+v", syms)
+	}
+	// definition of bufio.NewReader from a use in net/http (type-checked)
+	p := filepath.Join(src, "net", "http", "client.go")
+	data, _ := os.ReadFile(p)
+	line, col := 0, 0
+	for i, l := range strings.Split(string(data), "\n") {
+		if j := strings.Index(l, "bufio.NewReader"); j >= 0 {
+			line, col = i+1, j+len("bufio.")+1
+			break
+		}
+	}
+	if line == 0 {
+		// not every Go version uses it there; try the transport
+		p = filepath.Join(src, "net", "http", "transport.go")
+		data, _ = os.ReadFile(p)
+		for i, l := range strings.Split(string(data), "\n") {
+			if j := strings.Index(l, "bufio.NewReader"); j >= 0 {
+				line, col = i+1, j+len("bufio.")+1
+				break
+			}
+		}
+	}
+	if line == 0 {
+		t.Skip("no use of bufio.NewReader found in net/http")
+	}
+	start = time.Now()
+	a, err := ix.Definition(context.Background(), p, line, col)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("definition from %s:%d:%d in %s", ws.Rel(p), line, col, time.Since(start))
+	if a.Precision != PrecisionType || len(a.Locations) != 1 || ws.Rel(a.Locations[0].Path) != "bufio/bufio.go" {
+		t.Errorf("definition = %+v", a)
+	}
+}
+
+// BenchmarkIndexGOROOT measures a full build of the index of
+// $(go env GOROOT)/src and prints its time.
+func BenchmarkIndexGOROOT(b *testing.B) {
+	src := goroot(b)
+	ws, err := New(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var files, syms int
+	for b.Loop() {
+		ix := NewIndex(ws)
+		start := time.Now()
+		ix.Start(nil)
+		ix.Wait(context.Background())
+		d := time.Since(start)
+		st := ix.Status()
+		files = st.Files
+		syms = 0
+		ix.mu.RLock()
+		for _, f := range ix.files {
+			syms += f.nsyms
+		}
+		ix.mu.RUnlock()
+		fmt.Printf("index build of %s: %d files, %d symbols in %s\n", src, files, syms, d.Round(time.Millisecond))
+		ix.Close()
+	}
+	b.ReportMetric(float64(files), "files")
+	b.ReportMetric(float64(syms), "symbols")
+}
