@@ -2,7 +2,6 @@ package tools
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -130,14 +128,17 @@ func runCode(c *Call, a runCodeArgs) (*Result, error) {
 	timeout = min(timeout, maxShellTimeout)
 
 	sb := newSandbox(int(timeout / time.Second))
+	defer sb.cgroup.remove() // when the run did not start
 	argv := append(append(append([]string{interp}, lang.flags...), file), a.Args...)
-	sp := startSpec{dir: dir, env: CommandEnv(c.Workspace.Config(), a.Env), command: a.Language + " " + lang.file}
-	sp.argv = sb.wrap(argv)
+	sp := startSpec{dir: dir, env: CommandEnv(c.Workspace.Config(), a.Env), command: a.Language + " " + lang.file,
+		argv: sb.wrap(argv), cgroup: sb.cgroup}
+	if sb.cgroup == nil {
+		sp.noCgroup = true // the limited one could not be made: none other
+	}
 	sb.network(&sp, a.Network)
-	defer sb.cleanup()
-	sp.kill, sp.onExit = sb.kill, sb.release
-	extra := map[string]any{"language": a.Language, "sandbox": sb.report()}
-	return foreground(c, sp, timeout, extra)
+	return foreground(c, sp, timeout, func(*proc) map[string]any {
+		return map[string]any{"language": a.Language, "sandbox": sb.report()}
+	})
 }
 
 // sandbox is what run_code could put in force on this machine for one run.
@@ -147,7 +148,7 @@ type sandbox struct {
 	notEnforced map[string]string
 	netMode     string // "isolated" or "allowed"
 	netMethod   string
-	cgroup      string // the pids cgroup folder, when there is one
+	cgroup      *cgroup // the pids cgroup, when the machine allows one
 	argvPrefix  []string
 }
 
@@ -159,7 +160,7 @@ func newSandbox(cpuSeconds int) *sandbox {
 		},
 		notEnforced: map[string]string{},
 	}
-	sb.cgroup = makePidsCgroup(codeProcesses)
+	sb.cgroup = newCgroup(codeProcesses)
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
 		for _, k := range []string{"cpu_seconds", "address_space_bytes", "open_files", "file_size_bytes"} {
@@ -177,8 +178,8 @@ func newSandbox(cpuSeconds int) *sandbox {
 			"open_files (RLIMIT_NOFILE)", "file_size_bytes (RLIMIT_FSIZE)")
 	}
 	switch {
-	case sb.cgroup != "":
-		sb.enforced = append(sb.enforced, "processes (pids cgroup "+sb.cgroup+")")
+	case sb.cgroup != nil:
+		sb.enforced = append(sb.enforced, "processes (pids cgroup "+sb.cgroup.dir+")")
 	case os.Geteuid() == 0:
 		sb.notEnforced["processes"] = "no pids cgroup could be made, and RLIMIT_NPROC does not bind root"
 	case sb.argvPrefix != nil:
@@ -196,15 +197,9 @@ func newSandbox(cpuSeconds int) *sandbox {
 	return sb
 }
 
-// wrap returns the argv that runs argv under the limits, joining the pids
-// cgroup first: a fixed sh script writes its own pid to cgroup.procs and
-// then execs the rest, so the code never runs outside the cgroup.
+// wrap returns the argv that runs argv under the resource limits.
 func (sb *sandbox) wrap(argv []string) []string {
-	out := append(append([]string(nil), sb.argvPrefix...), argv...)
-	if sb.cgroup != "" {
-		out = append([]string{"/bin/sh", "-c", `echo $$ > "$0" || exit 125; exec "$@"`, filepath.Join(sb.cgroup, "cgroup.procs")}, out...)
-	}
-	return out
+	return append(append([]string(nil), sb.argvPrefix...), argv...)
 }
 
 // network isolates the run in its own network namespace unless allow.
@@ -234,94 +229,6 @@ func (sb *sandbox) report() map[string]any {
 		r["not_enforced"] = sb.notEnforced
 	}
 	return r
-}
-
-// kill signals every process of the cgroup, including those that left the
-// process group.
-func (sb *sandbox) kill(sig syscall.Signal) {
-	if sb.cgroup == "" {
-		return
-	}
-	b, err := os.ReadFile(filepath.Join(sb.cgroup, "cgroup.procs"))
-	if err != nil {
-		return
-	}
-	for _, f := range strings.Fields(string(b)) {
-		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
-			_ = syscall.Kill(pid, sig)
-		}
-	}
-}
-
-// release ends what is left in the cgroup once the run is over.
-func (sb *sandbox) release() {
-	sb.kill(syscall.SIGKILL)
-}
-
-// cleanup removes the cgroup.
-func (sb *sandbox) cleanup() {
-	if sb.cgroup == "" {
-		return
-	}
-	for range 50 {
-		if err := os.Remove(sb.cgroup); err == nil || errors.Is(err, os.ErrNotExist) {
-			return
-		}
-		sb.kill(syscall.SIGKILL)
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-var cgroupSeq atomic.Int64
-
-// makePidsCgroup makes a pids cgroup (v1 or v2) under the server's own,
-// limited to max processes, and returns its folder, or "" when the machine
-// does not allow it.
-func makePidsCgroup(max int) string {
-	parent := pidsCgroupParent()
-	if parent == "" {
-		return ""
-	}
-	dir := filepath.Join(parent, fmt.Sprintf("agentls-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return ""
-	}
-	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(max)), 0o644); err != nil {
-		os.Remove(dir)
-		return ""
-	}
-	return dir
-}
-
-// pidsCgroupParent finds the server's pids cgroup folder.
-func pidsCgroupParent() string {
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		for _, c := range strings.Split(parts[1], ",") {
-			if c == "pids" {
-				dir := filepath.Join("/sys/fs/cgroup/pids", parts[2])
-				if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err == nil {
-					return dir
-				}
-			}
-		}
-		if parts[0] == "0" && parts[1] == "" {
-			// cgroup v2: the pids controller must be enabled for children.
-			dir := filepath.Join("/sys/fs/cgroup", parts[2])
-			if sc, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control")); err == nil &&
-				strings.Contains(" "+string(sc)+" ", " pids ") {
-				return dir
-			}
-		}
-	}
-	return ""
 }
 
 func userProcesses() int {

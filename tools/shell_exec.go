@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -227,11 +228,10 @@ type startSpec struct {
 	attr       *syscall.SysProcAttr // Setpgid is forced
 	command    string               // what shell_output shows
 	background bool
-	// onExit runs after the process group ended, before the proc is marked
-	// ended (cleanup of a cgroup).
-	onExit func()
-	// kill, when set, also ends processes that left the group (a cgroup).
-	kill func(sig syscall.Signal)
+	// cgroup, when set, is the cgroup to run in (run_code's, with a process
+	// limit); otherwise start makes one without a limit where it can.
+	cgroup   *cgroup
+	noCgroup bool
 }
 
 // proc is one shell: its process group and the logs of its output, kept in
@@ -242,7 +242,9 @@ type proc struct {
 	started    time.Time
 	pid        int
 	background bool
-	kill       func(sig syscall.Signal)
+	// cgroup tracks every process of the shell, also those that left the
+	// process group (setsid); nil where the machine allows none.
+	cgroup *cgroup
 
 	mu       sync.Mutex
 	logs     [3]outputLog
@@ -337,7 +339,7 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 	st.mu.Unlock()
 
 	p := &proc{id: id, command: sp.command, background: sp.background, changed: make(chan struct{}),
-		done: make(chan struct{}), kill: sp.kill}
+		done: make(chan struct{})}
 	for i := range p.logs {
 		f, err := os.OpenFile(filepath.Join(dir, id+"."+streamNames[i]), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
@@ -358,7 +360,15 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 		p.closeLogs(true)
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
-	cmd := exec.Command(sp.argv[0], sp.argv[1:]...)
+	argv := sp.argv
+	p.cgroup = sp.cgroup
+	if p.cgroup == nil && !sp.noCgroup {
+		p.cgroup = newCgroup(0)
+	}
+	if p.cgroup != nil {
+		argv = p.cgroup.wrap(argv)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = sp.dir, sp.env
 	cmd.Stdout, cmd.Stderr = outW, errW
 	attr := sp.attr
@@ -374,6 +384,7 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 		outR.Close()
 		errR.Close()
 		p.closeLogs(true)
+		p.cgroup.remove()
 		var ee *exec.Error
 		if errors.As(err, &ee) {
 			return nil, Errorf(ExecutionError, "cannot start %s: %v", sp.argv[0], ee.Err)
@@ -429,9 +440,8 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 		}
 		outR.Close()
 		errR.Close()
-		if sp.onExit != nil {
-			sp.onExit()
-		}
+		p.cgroup.kill(syscall.SIGKILL)
+		p.cgroup.remove()
 		p.mu.Lock()
 		p.ended, p.exitCode, p.signal, p.endedAt = true, code, sig, time.Now()
 		close(p.changed)
@@ -486,29 +496,36 @@ func (p *proc) signalGroup(sig syscall.Signal) {
 		return
 	}
 	_ = syscall.Kill(-p.pid, sig)
-	if p.kill != nil {
-		p.kill(sig)
-	}
+	p.cgroup.kill(sig)
 }
 
 // groupAlive reports whether a process of the group is left (zombies that
 // nobody reaped count as gone).
 func (p *proc) groupAlive() bool {
+	if p.cgroup.alive() {
+		return true
+	}
 	if syscall.Kill(-p.pid, 0) != nil {
 		return false
 	}
 	for _, pid := range groupMembers(p.pid) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ...: the state follows the last ')'.
-		s := string(b)
-		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X' {
+		if running(pid) {
 			return true
 		}
 	}
 	return false
+}
+
+// running reports whether a process exists and is not a zombie.
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// pid (comm) state ...: the state follows the last ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
 }
 
 // groupMembers lists the processes of a process group from /proc.
@@ -768,9 +785,9 @@ func (s *streamer) send(stream int, b []byte) {
 }
 
 // foreground runs a process to the end under a time limit, streaming its
-// output, and builds the result shared by shell_exec and run_code. extra
-// fields are added to the structured result.
-func foreground(c *Call, sp startSpec, timeout time.Duration, extra map[string]any) (*Result, error) {
+// output, and builds the result shared by shell_exec and run_code. extra,
+// when set, adds fields to the structured result once the process ended.
+func foreground(c *Call, sp startSpec, timeout time.Duration, extra func(p *proc) map[string]any) (*Result, error) {
 	st, err := shellsOf(c.Session)
 	if err != nil {
 		return nil, err
@@ -823,8 +840,10 @@ func foreground(c *Call, sp startSpec, timeout time.Duration, extra map[string]a
 	if cancelled {
 		s["cancelled"] = true
 	}
-	for k, v := range extra {
-		s[k] = v
+	if extra != nil {
+		for k, v := range extra(p) {
+			s[k] = v
+		}
 	}
 	content := shellContent(stdout, stderr)
 	var e *Error
@@ -868,4 +887,123 @@ func shellContent(stdout, stderr string) string {
 		}
 	}
 	return b.String()
+}
+
+// cgroup is a pids cgroup (v1 or v2) that holds every process of one shell,
+// so that processes which leave the process group (setsid, daemons) still
+// end with it. All methods are safe on a nil *cgroup.
+type cgroup struct {
+	dir string
+}
+
+var cgroupSeq atomic.Int64
+
+// newCgroup makes a cgroup under the server's own pids cgroup, with at most
+// pidsMax processes when pidsMax > 0. It returns nil when the machine does
+// not allow it (no pids controller, not permitted).
+func newCgroup(pidsMax int) *cgroup {
+	parent := pidsCgroupParent()
+	if parent == "" {
+		return nil
+	}
+	dir := filepath.Join(parent, fmt.Sprintf("agentls-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil
+	}
+	if pidsMax > 0 {
+		if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(pidsMax)), 0o644); err != nil {
+			os.Remove(dir)
+			return nil
+		}
+	}
+	return &cgroup{dir: dir}
+}
+
+// wrap returns an argv that joins the cgroup and then execs argv: a fixed sh
+// script writes its own pid to cgroup.procs, so the program never runs
+// outside the cgroup.
+func (g *cgroup) wrap(argv []string) []string {
+	return append([]string{"/bin/sh", "-c", `echo $$ > "$0" || exit 125; exec "$@"`,
+		filepath.Join(g.dir, "cgroup.procs")}, argv...)
+}
+
+func (g *cgroup) pids() []int {
+	if g == nil {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(g.dir, "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// kill signals every process of the cgroup.
+func (g *cgroup) kill(sig syscall.Signal) {
+	for _, pid := range g.pids() {
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
+// alive reports whether a process of the cgroup is left (zombies that
+// nobody reaped do not count).
+func (g *cgroup) alive() bool {
+	for _, pid := range g.pids() {
+		if running(pid) {
+			return true
+		}
+	}
+	return false
+}
+
+// remove deletes the cgroup once it is empty, killing stragglers.
+func (g *cgroup) remove() {
+	if g == nil {
+		return
+	}
+	for range 50 {
+		if err := os.Remove(g.dir); err == nil || errors.Is(err, os.ErrNotExist) {
+			return
+		}
+		g.kill(syscall.SIGKILL)
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// pidsCgroupParent finds the server's pids cgroup folder: the pids
+// hierarchy of cgroup v1, or the unified hierarchy of v2 when the pids
+// controller is enabled for children.
+func pidsCgroupParent() string {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			if c == "pids" {
+				dir := filepath.Join("/sys/fs/cgroup/pids", parts[2])
+				if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err == nil {
+					return dir
+				}
+			}
+		}
+		if parts[0] == "0" && parts[1] == "" {
+			dir := filepath.Join("/sys/fs/cgroup", parts[2])
+			if sc, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control")); err == nil &&
+				strings.Contains(" "+strings.TrimSpace(string(sc))+" ", " pids ") {
+				return dir
+			}
+		}
+	}
+	return ""
 }

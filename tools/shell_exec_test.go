@@ -306,10 +306,15 @@ func TestShellLargeOutput(t *testing.T) {
 	if pt := p.text(); len(pt) > 5*(64<<10) || !strings.Contains(pt, "no more progress") {
 		t.Errorf("progress streamed %d bytes", len(pt))
 	}
-	// The combined stream holds stdout then stderr.
-	r := g.call(context.Background(), "shell_output", map[string]any{"id": margs["id"], "since": want.Len(), "stream": "combined"}, nil)
+	// stderr is kept apart; the combined stream holds both (interleaved as
+	// the two pipes were read).
+	r := g.call(context.Background(), "shell_output", map[string]any{"id": margs["id"], "stream": "stderr"}, nil)
 	if o := fields(t, r); o["output"] != "tail-of-stderr\n" {
-		t.Errorf("combined tail %q", o["output"])
+		t.Errorf("stderr %q", o["output"])
+	}
+	r = g.call(context.Background(), "shell_output", map[string]any{"id": margs["id"], "max_bytes": 1}, nil)
+	if o := fields(t, r); int(o["total_bytes"].(float64)) != want.Len()+len("tail-of-stderr\n") {
+		t.Errorf("combined holds %v bytes", o["total_bytes"])
 	}
 }
 
@@ -354,5 +359,25 @@ func TestShellPolicy(t *testing.T) {
 	}
 	if res := g.call(context.Background(), "shell_exec", map[string]any{"command": "touch y"}, nil); res.Status != StatusRejected {
 		t.Errorf("always covered another command: %s", res.Status)
+	}
+}
+
+// TestShellSetsidEscape: a process that leaves the process group (setsid)
+// still ends with the call where the machine gives a cgroup.
+func TestShellSetsidEscape(t *testing.T) {
+	if pidsCgroupParent() == "" {
+		t.Skip("no pids cgroup here: only the process group is ended")
+	}
+	g := newShellRig(t, nil)
+	marker := fmt.Sprintf("500.%d", time.Now().UnixNano()%1000000)
+	res := g.call(context.Background(), "shell_exec", map[string]any{"command": "setsid sleep " + marker + " >/dev/null 2>&1 & sleep 0.2; echo done"}, nil)
+	if res.Status != StatusSuccess {
+		t.Fatalf("%s: %s", res.Status, res.Content)
+	}
+	if left := pgrepF("sleep " + marker); left != "" {
+		t.Errorf("escaped process left behind:\n%s", left)
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(pidsCgroupParent(), fmt.Sprintf("agentls-%d-*", os.Getpid()))); len(dirs) > 0 {
+		t.Errorf("cgroups left: %v", dirs)
 	}
 }
