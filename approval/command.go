@@ -467,7 +467,7 @@ func matches(pats [][]string, ws []word, base bool) []string {
 			}
 			t := w.text
 			if i == 0 && base {
-				t = filepath.Base(t)
+				t, pw = filepath.Base(t), filepath.Base(pw)
 			}
 			if t != pw {
 				ok = false

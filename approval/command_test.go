@@ -40,7 +40,7 @@ func commandWorkspace(t *testing.T) (*workspace.Workspace, *workspace.Config) {
 	}
 	cfg := workspace.DefaultConfig()
 	cfg.Shell.Allow = []string{"ls", "echo", "go test"}
-	cfg.Shell.Deny = []string{"curl", "git fetch", "nc"}
+	cfg.Shell.Deny = []string{"curl", "git fetch", "nc", "/usr/sbin/iptables"}
 	ws.SetConfig(cfg)
 	return ws, cfg
 }
@@ -200,6 +200,7 @@ func TestCommandPolicy(t *testing.T) {
 		{"watch curl x", "block"},
 		{"sh <<EOF\ncurl x\nEOF", "block"},
 		{"f() { nc -l 80; }", "block"},
+		{"iptables -F", "block"},
 	}
 	if len(tests) < 40 {
 		t.Fatalf("only %d commands", len(tests))

@@ -28,9 +28,10 @@ var ShellExec = &Tool{
 	Description: "Runs a command with `bash -c` in a workspace folder (cwd, default the workspace root) and returns its exit code, " +
 		"stdout and stderr separately. Output is streamed while the command runs. A non-zero exit is an error " +
 		"(EXECUTION_ERROR) that still carries the output. The command ends after timeout_ms (default 120000, at most 600000) " +
-		"with TIMEOUT and the output so far; every process it started is ended with it. Large output keeps its head and tail " +
+		"with TIMEOUT and the output so far. Every process it started ends with it, also ones left in the background: " +
+		"use shell_background for servers and watchers. Large output keeps its head and tail " +
 		"with a marker; read the cut part with shell_output and the id in the result. stdin is empty: do not run interactive " +
-		"programs. For servers and watchers use shell_background. The command is judged part by part: allowed commands " +
+		"programs. The command is judged part by part: allowed commands " +
 		"(shell.allow) run without asking, others ask, denied ones are refused.",
 	Aliases:     []string{"executeCommand", "shell", "bash"},
 	Annotations: Annotations{Destructive: true, Approval: "ask"},
