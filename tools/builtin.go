@@ -3,7 +3,8 @@ package tools
 // Builtins returns the built-in tools, ready to register.
 func Builtins() []*Tool {
 	return []*Tool{CurrentDirectory, CurrentDatetime, ReadFile, WriteFile, EditFile,
-		ShellExec, ShellBackground, ShellOutput, ShellKill, RunCode, Grep, Glob}
+		ShellExec, ShellBackground, ShellOutput, ShellKill, RunCode, Grep, Glob,
+		Diagnostics, Symbols, FindDefinition, References, Hover}
 }
 
 // NewBuiltinRegistry returns a registry of the built-in tools.

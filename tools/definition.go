@@ -1,0 +1,43 @@
+package tools
+
+import (
+	"encoding/json"
+)
+
+// FindDefinition is definition: where the identifier at a position, or a named
+// symbol, is declared.
+var FindDefinition = &Tool{
+	Name:  "definition",
+	Title: "Go to definition",
+	Description: "Finds where an identifier is declared. Give path, line and column (1-based; the column of any character of the identifier, " +
+		"as grep reports it) or symbol (a name such as \"NewReader\", \"bufio.NewReader\" or \"Reader.Read\"). " +
+		"Go code is resolved by the type checker (precision \"type\"), across the packages of the module and the standard library; " +
+		"other languages (Python, JavaScript/TypeScript, Rust, Java, C/C++, shell, Markdown) by name (precision \"name\": every declaration " +
+		"with that name). Returns locations [{path, line, column, end_line, end_column}].",
+	Annotations:  Annotations{ReadOnly: true, Approval: "auto"},
+	InputSchema:  json.RawMessage(positionSchema("")),
+	OutputSchema: json.RawMessage(locationsOutputSchema),
+	Validate:     validateTyped(validatePosition),
+	Execute:      Typed(definition),
+}
+
+func definition(c *Call, a positionArgs) (*Result, error) {
+	path, err := c.resolvePosition(a)
+	if err != nil {
+		return nil, err
+	}
+	var ans *answer
+	if a.Symbol != "" {
+		ans, err = c.builtIndex().DefinitionOf(a.Symbol)
+	} else {
+		ix := c.Index()
+		if !isGo(path) {
+			ix = c.builtIndex()
+		}
+		ans, err = ix.Definition(c.Ctx, path, a.Line, a.Column)
+	}
+	if err != nil {
+		return nil, indexError(c, path, err)
+	}
+	return answerResult(c, ans, "definition"), nil
+}

@@ -1,0 +1,82 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Diagnostics is diagnostics: parse and type errors of Go code.
+var Diagnostics = &Tool{
+	Name:  "diagnostics",
+	Title: "Diagnostics",
+	Description: "Reports the syntax and type errors of Go code, as the compiler would, reading the editor's unsaved buffers: " +
+		"for a file, the problems of that file (its whole package is type-checked); for a directory (default: the workspace root), " +
+		"the problems of every Go package below it (at most 40 packages; partial says when there were more). " +
+		"Returns diagnostics [{path, line, column, severity, message, source}] with 1-based positions. " +
+		"Files of other languages have no diagnostics here.",
+	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
+		"path":{"type":"string","default":".","description":"file or directory, relative to the workspace root"}}}`),
+	OutputSchema: json.RawMessage(`{"type":"object","required":["diagnostics","partial"],"properties":{
+		"diagnostics":{"type":"array","items":{"type":"object","required":["path","line","column","severity","message","source"],"properties":{
+			"path":{"type":"string"},"line":{"type":"integer"},"column":{"type":"integer"},
+			"end_line":{"type":"integer"},"end_column":{"type":"integer"},
+			"severity":{"enum":["error","warning","information","hint"]},"message":{"type":"string"},"source":{"type":"string"}}}},
+		"partial":{"type":"boolean"},"count":{"type":"integer"},"note":{"type":"string"}}}`),
+	Execute: Typed(diagnostics),
+}
+
+type diagnosticsArgs struct {
+	Path string `json:"path"`
+}
+
+func diagnostics(c *Call, a diagnosticsArgs) (*Result, error) {
+	if a.Path == "" {
+		a.Path = "."
+	}
+	path, err := c.Workspace.Resolve(a.Path)
+	if err != nil {
+		return nil, err
+	}
+	rel := c.Workspace.Rel(path)
+	ix := c.Index()
+	if !isGo(path) {
+		ix = c.builtIndex() // a directory needs the file list
+	}
+	ds, partial, err := ix.Diagnostics(c.Ctx, path)
+	if err != nil {
+		if c.Ctx.Err() != nil {
+			return nil, c.Ctx.Err()
+		}
+		if e, ok := AsError(fileError(rel, err)); ok && e.Code != Internal && e.Code != ExecutionError {
+			return nil, e
+		}
+		return nil, Errorf(ExecutionError, "%s: %v", rel, err)
+	}
+	for i := range ds {
+		ds[i].Path = c.Workspace.Rel(ds[i].Path)
+	}
+	if ds == nil {
+		ds = ds[:0:0]
+	}
+	var b strings.Builder
+	for _, d := range ds {
+		fmt.Fprintf(&b, "%s:%d:%d: %s: %s (%s)\n", d.Path, d.Line, d.Column, d.Severity, d.Message, d.Source)
+	}
+	s := map[string]any{"diagnostics": ds, "partial": partial, "count": len(ds)}
+	if len(ds) == 0 {
+		fmt.Fprintf(&b, "no problems found in %s", rel)
+		if !isGo(path) && !strings.HasSuffix(path, "/") {
+			if fi, err := statFile(rel, path); err == nil && !fi.IsDir() {
+				b.WriteString(" (diagnostics cover Go code only)")
+				s["note"] = "diagnostics cover Go code only"
+			}
+		}
+		b.WriteString("\n")
+	}
+	if partial {
+		b.WriteString("(partial: not every package was checked)\n")
+	}
+	return Success(b.String(), s), nil
+}

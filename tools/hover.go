@@ -1,0 +1,71 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Hover is hover: the declaration and documentation of the identifier at a
+// position, or of a named symbol.
+var Hover = &Tool{
+	Name:  "hover",
+	Title: "Describe a symbol",
+	Description: "Describes an identifier: its declaration (signature, type) and its doc comment, like an editor's hover. Give path, line " +
+		"and column (1-based; the column of any character of the identifier) or symbol (\"NewReader\", \"bufio.NewReader\", \"Reader.Read\"). " +
+		"Go code is resolved by the type checker (precision \"type\"); other languages by name (precision \"name\": the first declaration " +
+		"with that name, with the comment above it).",
+	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+	InputSchema: json.RawMessage(positionSchema("")),
+	OutputSchema: json.RawMessage(`{"type":"object","required":["name","signature","precision","partial"],"properties":{
+		"name":{"type":"string"},"kind":{"type":"string"},"signature":{"type":"string"},"doc":{"type":"string"},
+		"language":{"type":"string"},"precision":{"enum":["type","name"]},"partial":{"type":"boolean"},"note":{"type":"string"},
+		"locations":{"type":"array","items":{"type":"object"}}}}`),
+	Validate: validateTyped(validatePosition),
+	Execute:  Typed(hover),
+}
+
+func hover(c *Call, a positionArgs) (*Result, error) {
+	path, err := c.resolvePosition(a)
+	if err != nil {
+		return nil, err
+	}
+	var ans *answer
+	if a.Symbol != "" {
+		ans, err = c.builtIndex().HoverOf(c.Ctx, a.Symbol)
+	} else {
+		ix := c.Index()
+		if !isGo(path) {
+			ix = c.builtIndex()
+		}
+		ans, err = ix.Hover(c.Ctx, path, a.Line, a.Column)
+	}
+	if err != nil {
+		return nil, indexError(c, path, err)
+	}
+	if len(ans.Locations) == 0 && ans.Signature == "" {
+		return nil, Errorf(NoMatch, "no declaration found for %s", ans.Name)
+	}
+	locs := c.locations(ans.Locations)
+	var b strings.Builder
+	fmt.Fprintf(&b, "```%s\n%s\n```\n", ans.Language, ans.Signature)
+	if ans.Doc != "" {
+		fmt.Fprintf(&b, "\n%s\n", ans.Doc)
+	}
+	if len(locs) > 0 {
+		fmt.Fprintf(&b, "\ndeclared at %s:%d:%d", locs[0].Path, locs[0].Line, locs[0].Column)
+		if ans.Precision == "name" {
+			b.WriteString(" (found by name)")
+		}
+		b.WriteString("\n")
+	}
+	if ans.Note != "" {
+		fmt.Fprintf(&b, "note: %s\n", ans.Note)
+	}
+	s := map[string]any{"name": ans.Name, "kind": ans.Kind, "signature": ans.Signature, "doc": ans.Doc,
+		"language": ans.Language, "precision": ans.Precision, "partial": ans.Partial, "locations": locs}
+	if ans.Note != "" {
+		s["note"] = ans.Note
+	}
+	return Success(b.String(), s), nil
+}

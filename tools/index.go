@@ -1,0 +1,197 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+// The code-intelligence tools (diagnostics, symbols, definition,
+// references, hover) answer from one workspace index per session, kept in
+// the Session under indexKey. The LSP server creates it after initialized
+// and builds it with progress; a session without a server (the call
+// command) gets it on first use, built on demand.
+
+var indexKey = NewKey[*workspace.Index]("workspace index")
+
+// IndexOf returns the session's workspace index of ws, creating it on first
+// use. It does not start the build.
+func IndexOf(s *Session, ws *workspace.Workspace) *workspace.Index {
+	if s == nil {
+		return workspace.NewIndex(ws)
+	}
+	return Update(s, indexKey, func(old *workspace.Index, ok bool) *workspace.Index {
+		if ok && old != nil {
+			return old
+		}
+		return workspace.NewIndex(ws)
+	})
+}
+
+// CloseIndex stops the goroutines of the session's index, if it has one.
+func CloseIndex(s *Session) {
+	if s == nil {
+		return
+	}
+	if ix, ok := Get(s, indexKey); ok && ix != nil {
+		ix.Close()
+	}
+}
+
+// Index returns the call's workspace index, building it in the background
+// if nobody has started it yet.
+func (c *Call) Index() *workspace.Index {
+	ix := IndexOf(c.Session, c.Workspace)
+	ix.Start(nil)
+	return ix
+}
+
+// indexWait bounds how long a query waits for the first build before it
+// answers from a partial index.
+const indexWait = 20 * time.Second
+
+// builtIndex returns the call's index after waiting (up to indexWait) for
+// its first build, reporting progress meanwhile.
+func (c *Call) builtIndex() *workspace.Index {
+	ix := c.Index()
+	if st := ix.Status(); st.Complete || !st.Building {
+		return ix
+	}
+	c.Progress.Report("waiting for the workspace index", -1)
+	ctx, cancel := context.WithTimeout(c.Ctx, indexWait)
+	defer cancel()
+	ix.Wait(ctx)
+	return ix
+}
+
+// positionArgs are the arguments of definition, references and hover.
+type positionArgs struct {
+	Path   string `json:"path"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
+	Symbol string `json:"symbol"`
+}
+
+// positionSchema is the schema of positionArgs; extra is more properties.
+func positionSchema(extra string) string {
+	return `{"type":"object","additionalProperties":false,"properties":{
+		"path":{"type":"string","description":"file, relative to the workspace root"},
+		"line":{"type":"integer","minimum":1,"description":"1-based line"},
+		"column":{"type":"integer","minimum":1,"description":"1-based byte column of any character of the identifier (as grep reports columns)"},
+		"symbol":{"type":"string","description":"instead of a position: a name, optionally qualified: \"NewReader\", \"bufio.NewReader\", \"Reader.Read\""}` + extra + `}}`
+}
+
+// validatePosition checks that the call names a position or a symbol.
+func validatePosition(a positionArgs) error {
+	switch {
+	case a.Symbol != "" && (a.Path != "" || a.Line != 0 || a.Column != 0):
+		return Errorf(InvalidParams, "give either symbol, or path with line and column, not both")
+	case a.Symbol == "" && (a.Path == "" || a.Line == 0 || a.Column == 0):
+		return Errorf(InvalidParams, "give path, line and column (1-based), or symbol")
+	}
+	return nil
+}
+
+// resolvePosition makes the path of a position absolute.
+func (c *Call) resolvePosition(a positionArgs) (string, error) {
+	if a.Symbol != "" {
+		return "", nil
+	}
+	return c.Workspace.Resolve(a.Path)
+}
+
+// indexError turns an index failure into the model's error.
+func indexError(c *Call, path string, err error) error {
+	var pe *workspace.PositionError
+	switch {
+	case errors.As(err, &pe):
+		return Errorf(InvalidParams, "%s", pe.Msg)
+	case errors.Is(err, fs.ErrNotExist):
+		return Errorf(FileNotFound, "%s does not exist", c.Workspace.Rel(path))
+	case strings.HasPrefix(err.Error(), "no symbol named"):
+		return Errorf(NoMatch, "%v; try symbols with a query to search names fuzzily", err)
+	case c.Ctx.Err() != nil:
+		return c.Ctx.Err()
+	}
+	return Errorf(ExecutionError, "%v", err)
+}
+
+// location is a structured location: path relative to the root.
+type location struct {
+	Path      string `json:"path"`
+	Line      int    `json:"line"`
+	Column    int    `json:"column"`
+	EndLine   int    `json:"end_line"`
+	EndColumn int    `json:"end_column"`
+}
+
+func (c *Call) locations(ls []workspace.Location) []location {
+	out := make([]location, len(ls))
+	for i, l := range ls {
+		out[i] = location{Path: c.Workspace.Rel(l.Path), Line: l.Line, Column: l.Column, EndLine: l.EndLine, EndColumn: l.EndColumn}
+	}
+	return out
+}
+
+// locationsOutputSchema is definition's and references' output schema.
+const locationsOutputSchema = `{"type":"object","required":["locations","precision","partial"],"properties":{
+	"locations":{"type":"array","items":{"type":"object","required":["path","line","column","end_line","end_column"],"properties":{
+		"path":{"type":"string"},"line":{"type":"integer"},"column":{"type":"integer"},
+		"end_line":{"type":"integer"},"end_column":{"type":"integer"}}}},
+	"precision":{"enum":["type","name"]},"partial":{"type":"boolean"},
+	"name":{"type":"string"},"kind":{"type":"string"},"note":{"type":"string"}}}`
+
+// answerResult builds definition's and references' result.
+func answerResult(c *Call, a *workspace.Answer, what string) *Result {
+	locs := c.locations(a.Locations)
+	var b strings.Builder
+	switch len(locs) {
+	case 0:
+		fmt.Fprintf(&b, "no %s found for %s", what, a.Name)
+	case 1:
+		fmt.Fprintf(&b, "1 %s of %s %s", what, a.Kind, a.Name)
+	default:
+		fmt.Fprintf(&b, "%d %ss of %s %s", len(locs), what, a.Kind, a.Name)
+	}
+	if a.Precision == workspace.PrecisionName {
+		b.WriteString(" (by name: may include unrelated symbols of the same name)")
+	}
+	if a.Partial {
+		b.WriteString(" (partial: the index is incomplete)")
+	}
+	b.WriteString("\n")
+	for _, l := range locs {
+		fmt.Fprintf(&b, "%s:%d:%d\n", l.Path, l.Line, l.Column)
+	}
+	if a.Note != "" {
+		fmt.Fprintf(&b, "note: %s\n", a.Note)
+	}
+	s := map[string]any{"locations": locs, "precision": a.Precision, "partial": a.Partial, "name": a.Name, "kind": a.Kind}
+	if a.Note != "" {
+		s["note"] = a.Note
+	}
+	return Success(b.String(), s)
+}
+
+type answer = workspace.Answer
+
+// isGo reports whether a file gets the type checker's answers (which do
+// not need the index's first build).
+func isGo(path string) bool { return workspace.Language(path) == "go" }
+
+// validateTyped adapts a check of typed arguments to Tool.Validate.
+func validateTyped[A any](check func(A) error) func(json.RawMessage) error {
+	return func(raw json.RawMessage) error {
+		var a A
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return Errorf(InvalidParams, "arguments: %v", err)
+		}
+		return check(a)
+	}
+}

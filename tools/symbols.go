@@ -1,0 +1,144 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+// Symbols is symbols: a file's outline, or a fuzzy search of the
+// workspace's declarations by name.
+var Symbols = &Tool{
+	Name:  "symbols",
+	Title: "List or search symbols",
+	Description: "With path: the outline of a file (functions, methods with their receiver type as container, types with their fields or " +
+		"methods as children, constants, variables; classes and members in Python, JavaScript/TypeScript, Rust, Java, C/C++; shell " +
+		"functions; Markdown headings). With query: a fuzzy search of the declarations of the whole workspace by name, best first " +
+		"(exact, then prefix, substring, subsequence); qualify it to narrow: \"bufio.NewReader\", \"Reader.Read\". " +
+		"Each symbol has name, kind, path, line, column (1-based), container, end_line and a short detail (signature).",
+	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
+		"path":{"type":"string","description":"file whose outline to list, relative to the workspace root"},
+		"query":{"type":"string","minLength":1,"description":"name to search for in the whole workspace (fuzzy)"},
+		"limit":{"type":"integer","minimum":1,"maximum":5000,"description":"most symbols to return (default 100 for a query, all for an outline)"}}}`),
+	OutputSchema: json.RawMessage(`{"type":"object","required":["symbols","partial"],"properties":{
+		"symbols":{"type":"array","items":{"$ref":"#/$defs/symbol"}},
+		"partial":{"type":"boolean"},"truncated":{"type":"boolean"},"precision":{"enum":["type","name"]}},
+		"$defs":{"symbol":{"type":"object","required":["name","kind","path","line","column","container"],"properties":{
+			"name":{"type":"string"},"kind":{"type":"string"},"path":{"type":"string"},"line":{"type":"integer"},
+			"column":{"type":"integer"},"end_line":{"type":"integer"},"container":{"type":"string"},"detail":{"type":"string"},
+			"children":{"type":"array","items":{"$ref":"#/$defs/symbol"}}}}}}`),
+	Validate: validateTyped(func(a symbolsArgs) error {
+		if (a.Path == "") == (a.Query == "") {
+			return Errorf(InvalidParams, "give either path (a file's outline) or query (a workspace search)")
+		}
+		return nil
+	}),
+	Execute: Typed(symbols),
+}
+
+type symbolsArgs struct {
+	Path  string `json:"path"`
+	Query string `json:"query"`
+	Limit int    `json:"limit"`
+}
+
+func symbols(c *Call, a symbolsArgs) (*Result, error) {
+	if a.Query != "" {
+		return searchSymbols(c, a)
+	}
+	path, err := c.Workspace.Resolve(a.Path)
+	if err != nil {
+		return nil, err
+	}
+	rel := c.Workspace.Rel(path)
+	if workspace.Language(path) == "" {
+		return nil, Errorf(InvalidParams, "%s: no outline for this kind of file (Go, Python, JavaScript/TypeScript, Rust, Java, C/C++, shell and Markdown have one)", rel)
+	}
+	syms, err := c.Index().Outline(path)
+	if err != nil {
+		return nil, fileError(rel, err)
+	}
+	syms = c.relSymbols(syms)
+	truncated := false
+	if a.Limit > 0 && len(syms) > a.Limit {
+		syms, truncated = syms[:a.Limit], true
+	}
+	var b strings.Builder
+	if len(syms) == 0 {
+		fmt.Fprintf(&b, "%s declares no symbols the index recognises\n", rel)
+	}
+	writeOutline(&b, syms, "")
+	precision := workspace.PrecisionType
+	if workspace.Language(path) != "go" {
+		precision = workspace.PrecisionName
+	}
+	return Success(b.String(), map[string]any{"symbols": syms, "partial": false, "truncated": truncated, "precision": precision}), nil
+}
+
+func searchSymbols(c *Call, a symbolsArgs) (*Result, error) {
+	limit := a.Limit
+	if limit == 0 {
+		limit = 100
+	}
+	syms, partial := c.builtIndex().Search(a.Query, limit+1)
+	truncated := len(syms) > limit
+	if truncated {
+		syms = syms[:limit]
+	}
+	syms = c.relSymbols(syms)
+	var b strings.Builder
+	if len(syms) == 0 {
+		fmt.Fprintf(&b, "no symbol matches %q", a.Query)
+		if partial {
+			b.WriteString(" (partial: the index is still being built)")
+		}
+		b.WriteString("\n")
+	}
+	for _, s := range syms {
+		name := s.Name
+		if s.Container != "" {
+			name = s.Container + "." + s.Name
+		}
+		fmt.Fprintf(&b, "%s %s  %s:%d:%d", s.Kind, name, s.Path, s.Line, s.Column)
+		if s.Detail != "" {
+			fmt.Fprintf(&b, "  %s", s.Detail)
+		}
+		b.WriteString("\n")
+	}
+	if truncated {
+		fmt.Fprintf(&b, "(first %d matches; raise limit or qualify the query for more)\n", limit)
+	}
+	if partial && len(syms) > 0 {
+		b.WriteString("(partial: the index is still being built)\n")
+	}
+	return Success(b.String(), map[string]any{"symbols": syms, "partial": partial, "truncated": truncated}), nil
+}
+
+// relSymbols copies symbols with paths relative to the root.
+func (c *Call) relSymbols(syms []workspace.Symbol) []workspace.Symbol {
+	out := make([]workspace.Symbol, len(syms))
+	for i, s := range syms {
+		s.Path = c.Workspace.Rel(s.Path)
+		s.Children = c.relSymbols(s.Children)
+		if len(s.Children) == 0 {
+			s.Children = nil
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// writeOutline writes an outline, one symbol a line, children indented.
+func writeOutline(b *strings.Builder, syms []workspace.Symbol, indent string) {
+	for _, s := range syms {
+		fmt.Fprintf(b, "%s%d:%d %s %s", indent, s.Line, s.Column, s.Kind, s.Name)
+		if s.Detail != "" && s.Detail != s.Name {
+			fmt.Fprintf(b, "  %s", s.Detail)
+		}
+		b.WriteString("\n")
+		writeOutline(b, s.Children, indent+"  ")
+	}
+}
