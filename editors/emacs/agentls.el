@@ -1,0 +1,1324 @@
+;;; agentls.el --- An AI agent's tools in Emacs, every edit approved by you  -*- lexical-binding: t; -*-
+
+;; Author: the agentls authors
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "29.1") (eglot "1.14") (jsonrpc "1.0.16"))
+;; Keywords: tools, languages, convenience
+;; URL: https://github.com/agentls/agentls
+
+;;; Commentary:
+
+;; agentls is a language server that exposes an AI agent's tools (read,
+;; edit and write files, grep, run commands...) to the editor, so that the
+;; person in the editor approves every change.  This package is its Emacs
+;; client, built on eglot:
+;;
+;; - `agentls-server' is a subclass of `eglot-lsp-server': eglot's and
+;;   jsonrpc's machinery carry the connection, and the agentls methods are
+;;   `eglot-handle-request' / `eglot-handle-notification' methods.
+;; - agentls runs as its *own* connection per project, next to whatever
+;;   eglot server (gopls, pyright...) manages your buffers: it is never
+;;   registered as a major mode's server, and it keeps the open file buffers
+;;   of the project in sync itself (didOpen/didChange/didSave/didClose), so
+;;   the agent's tools read your unsaved text.
+;; - `approval/request' opens the *agentls approval* buffer (the diff in
+;;   `diff-mode'; y approve, n reject, a always, ? more information).  The
+;;   answer is sent asynchronously: Emacs never waits for it.
+;; - After an approval the server sends a plain `workspace/applyEdit', which
+;;   is applied to the buffers; buffers that had no unsaved changes before
+;;   are saved afterwards.
+;; - `tool/event' and `$/progress' go to the *agentls log* buffer
+;;   (`agentls-show-log'); the mode line shows how many calls wait for you.
+;;
+;; Public API for agent front-ends: `agentls-call', `agentls-call-async',
+;; `agentls-cancel', `agentls-list-tools'.  Commands: `agentls-run-tool',
+;; `agentls-show-log', `agentls-show-approval', `agentls-shutdown'.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'subr-x)
+(require 'eglot)
+(require 'jsonrpc)
+(require 'project)
+(require 'diff-mode)
+(require 'json)
+(require 'url-util)
+
+(defgroup agentls nil
+  "An AI agent's tools through the agentls language server."
+  :group 'tools
+  :prefix "agentls-")
+
+(defcustom agentls-server-program "agentls"
+  "The agentls binary: a program name looked up in `exec-path', or a file."
+  :type 'string)
+
+(defcustom agentls-server-args '("serve")
+  "Arguments given to `agentls-server-program'."
+  :type '(repeat string))
+
+(defcustom agentls-config nil
+  "Configuration sent as initializationOptions.config, or nil.
+A plist with keyword keys in the shape of .agentls.json, for example
+\\='(:approval (:mode \"ask\")).  It is merged over the user's and the
+project's configuration files by the server."
+  :type '(choice (const :tag "None" nil) plist))
+
+(defcustom agentls-agent nil
+  "Agent name sent as initializationOptions.agent (selects its tool set)."
+  :type '(choice (const :tag "None" nil) string))
+
+(defcustom agentls-model-name nil
+  "Model name sent as initializationOptions.model.name."
+  :type '(choice (const :tag "None" nil) string))
+
+(defcustom agentls-save-after-apply t
+  "Save the buffers an approved edit touched that had no unsaved changes.
+Declared to the server as experimental.agentls.saveAfterApply."
+  :type 'boolean)
+
+(defcustom agentls-keep-buffers-opened-for-edits nil
+  "Keep buffers that were opened only to apply an approved edit.
+When nil such buffers are saved and killed again."
+  :type 'boolean)
+
+(defcustom agentls-connect-timeout 30
+  "Seconds to wait for the server to answer initialize."
+  :type 'number)
+
+(defcustom agentls-call-timeout nil
+  "Seconds after which a tool call stops waiting, or nil for no limit.
+Calls that wait for approval are rejected by the server itself after
+its approval.timeoutSeconds (default 300)."
+  :type '(choice (const :tag "No limit" nil) number))
+
+(defcustom agentls-change-idle-time 0.2
+  "Idle seconds after which buffer changes are sent to the server.
+Changes are also sent before every request, before saving and before
+answering an approval."
+  :type 'number)
+
+(defcustom agentls-approval-select-window t
+  "Select the window of the approval buffer when a request arrives."
+  :type 'boolean)
+
+(defcustom agentls-approval-display-action
+  '((display-buffer-reuse-window display-buffer-pop-up-window)
+    (window-height . fit-window-to-buffer))
+  "`display-buffer' action used to show the approval buffer."
+  :type 'sexp)
+
+(defcustom agentls-log-max-lines 5000
+  "Lines kept in the *agentls log* buffer (nil: unlimited)."
+  :type '(choice (const :tag "Unlimited" nil) integer))
+
+(defface agentls-approval-label '((t :inherit bold))
+  "Face of the labels (Tool, File, Context) of the approval buffer.")
+
+(defface agentls-approval-warning '((t :inherit error))
+  "Face of a warning in the approval buffer.")
+
+(defface agentls-mode-line-waiting '((t :inherit warning))
+  "Face of the mode-line indicator when calls wait for approval.")
+
+(defconst agentls-approval-buffer-name "*agentls approval*")
+(defconst agentls-log-buffer-name "*agentls log*")
+(defconst agentls-result-buffer-name "*agentls result*")
+
+
+;;; The connection
+
+(defclass agentls-server (eglot-lsp-server)
+  ((root
+    :initarg :root :accessor agentls--root
+    :documentation "Workspace root (a directory name, truename).")
+   (tracked
+    :initform nil :accessor agentls--tracked
+    :documentation "File buffers whose text the server has (didOpen).")
+   (tools
+    :initform nil :accessor agentls--tools-cache
+    :documentation "Cached tool/list result (a vector of definitions)."))
+  :documentation
+  "An agentls connection.  Not registered as any major mode's eglot
+server: it lives next to them, one per project root.")
+
+(defvar agentls--pending-approvals nil
+  "Approvals (`agentls--approval') waiting for the person, oldest first.")
+
+(defvar agentls--servers (make-hash-table :test #'equal)
+  "Live `agentls-server's by root directory.")
+
+(defun agentls--live-p (server)
+  (and server (jsonrpc-running-p server)
+       (not (eglot--shutdown-requested server))))
+
+(defun agentls--servers ()
+  "The live servers."
+  (let (all)
+    (maphash (lambda (_ s) (when (agentls--live-p s) (push s all))) agentls--servers)
+    all))
+
+(defun agentls--project-root (&optional dir)
+  "The root agentls uses for DIR (default: `default-directory')."
+  (let* ((dir (or dir default-directory))
+         (pr (project-current nil dir))
+         (root (if pr (project-root pr) dir)))
+    (file-name-as-directory (file-truename (expand-file-name root)))))
+
+(defun agentls--program ()
+  "The server command line, or a `user-error' when the binary is missing."
+  (let ((exe (if (file-name-absolute-p agentls-server-program)
+                 (and (file-executable-p agentls-server-program)
+                      agentls-server-program)
+               (executable-find agentls-server-program))))
+    (unless exe
+      (user-error "agentls: the server program %S was not found%s; \
+install agentls or set `agentls-server-program'"
+                  agentls-server-program
+                  (if (file-name-absolute-p agentls-server-program) ""
+                    " on `exec-path'")))
+    (cons exe agentls-server-args)))
+
+(defun agentls--path-to-uri (path)
+  "The file:// URI of PATH (made a truename)."
+  (concat "file://"
+          (url-hexify-string (directory-file-name (file-truename path))
+                             eglot--uri-path-allowed-chars)))
+
+(defun agentls--uri-to-path (uri)
+  "The file name of a file:// URI."
+  (if (string-prefix-p "file://" uri)
+      (decode-coding-string (url-unhex-string (substring uri 7)) 'utf-8)
+    uri))
+
+(defun agentls--nickname (root)
+  (file-name-nondirectory (directory-file-name root)))
+
+(defun agentls--start (root)
+  "Start agentls for ROOT and return the initialized server."
+  (let* ((default-directory root)
+         (command (agentls--program))
+         (name (format "agentls (%s)" (agentls--nickname root)))
+         (server
+          (apply
+           #'make-instance 'agentls-server
+           :name name
+           :root root
+           :process
+           (lambda ()
+             (make-process
+              :name name
+              :command command
+              :connection-type 'pipe
+              :coding 'utf-8-emacs-unix
+              :noquery t
+              :stderr (get-buffer-create (format " *%s stderr*" name))))
+           :request-dispatcher #'agentls--dispatch-request
+           :notification-dispatcher #'agentls--dispatch-notification
+           :on-shutdown #'agentls--on-shutdown
+           (if (boundp 'eglot-events-buffer-config)
+               (list :events-buffer-config eglot-events-buffer-config)
+             (list :events-buffer-scrollback-size
+                   (bound-and-true-p eglot-events-buffer-size))))))
+    ;; eglot's slots, so that its generic functions work on SERVER.  The
+    ;; server is deliberately NOT put in `eglot--servers-by-project' and
+    ;; manages no major mode (languages is nil): eglot never gives it a
+    ;; buffer, and `eglot-current-server' never returns it.
+    (setf (eglot--project server) (or (project-current nil root)
+                                      (cons 'transient root))
+          (eglot--project-nickname server) (agentls--nickname root)
+          (eglot--languages server) nil
+          (eglot--inhibit-autoreconnect server) t
+          (eglot--saved-initargs server) nil)
+    (let ((result
+           (condition-case err
+               (jsonrpc-request
+                server :initialize
+                (list :processId (emacs-pid)
+                      :clientInfo (list :name "Emacs agentls.el"
+                                        :version emacs-version)
+                      :rootPath (directory-file-name root)
+                      :rootUri (agentls--path-to-uri root)
+                      :workspaceFolders (eglot-workspace-folders server)
+                      :capabilities (eglot-client-capabilities server)
+                      :initializationOptions (eglot-initialization-options server))
+                :timeout agentls-connect-timeout)
+             (error
+              (ignore-errors (jsonrpc-shutdown server))
+              (user-error "agentls: %s did not start: %s (see buffer %s)"
+                          (car command) (error-message-string err)
+                          (format " *%s stderr*" name))))))
+      (setf (eglot--capabilities server) (plist-get result :capabilities)
+            (eglot--server-info server) (plist-get result :serverInfo)))
+    (jsonrpc-notify server :initialized eglot--{})
+    (puthash root server agentls--servers)
+    (agentls--install-global-hooks)
+    (agentls--log server "connected to %s %s (%s tools)"
+                  (or (plist-get (eglot--server-info server) :name) "agentls")
+                  (or (plist-get (eglot--server-info server) :version) "")
+                  (or (plist-get (plist-get (plist-get (eglot--capabilities server)
+                                                       :experimental)
+                                            :agentls)
+                                 :tools)
+                      "?"))
+    (dolist (buf (buffer-list))
+      (with-current-buffer buf (agentls--maybe-track server)))
+    server))
+
+(defun agentls--server (&optional dir no-start)
+  "The live server for DIR's project; started unless NO-START."
+  (let* ((root (agentls--project-root dir))
+         (s (gethash root agentls--servers)))
+    (cond ((agentls--live-p s) s)
+          (no-start nil)
+          (t (agentls--start root)))))
+
+(defun agentls--on-shutdown (server)
+  "Called by jsonrpc when SERVER's process is gone."
+  (when (eq (gethash (agentls--root server) agentls--servers) server)
+    (remhash (agentls--root server) agentls--servers))
+  (dolist (buf (agentls--tracked server))
+    (when (buffer-live-p buf)
+      (with-current-buffer buf (agentls--untrack))))
+  (setf (agentls--tracked server) nil)
+  (let ((mine (cl-remove-if-not (lambda (a) (eq (agentls--approval-server a) server))
+                                agentls--pending-approvals)))
+    (setq agentls--pending-approvals
+          (cl-set-difference agentls--pending-approvals mine))
+    (when mine (agentls--approval-refresh)))
+  (agentls--log server "connection closed%s"
+                (if (eglot--shutdown-requested server) ""
+                  " unexpectedly (see the stderr buffer)"))
+  (force-mode-line-update t))
+
+(defun agentls-shutdown (&optional server)
+  "Shut down the agentls connection of the current project (or SERVER)."
+  (interactive)
+  (let ((server (or server (agentls--server nil t))))
+    (if (not server)
+        (when (called-interactively-p 'interactive)
+          (message "agentls: no connection for this project"))
+      (setf (eglot--shutdown-requested server) t)
+      (unwind-protect
+          (ignore-errors
+            (jsonrpc-request server :shutdown nil :timeout 2)
+            (jsonrpc-notify server :exit nil))
+        (jsonrpc-shutdown server t)))))
+
+(defun agentls-shutdown-all ()
+  "Shut down every agentls connection."
+  (interactive)
+  (mapc #'agentls-shutdown (agentls--servers)))
+
+;;; What the client declares
+
+(cl-defmethod eglot-client-capabilities ((_server agentls-server))
+  "eglot's capabilities, adjusted to what agentls.el implements."
+  (let* ((caps (copy-tree (cl-call-next-method)))
+         (ws (plist-get caps :workspace))
+         (win (plist-get caps :window)))
+    (setq ws (plist-put ws :applyEdit t))
+    (setq ws (plist-put ws :workspaceEdit
+                        (list :documentChanges t
+                              :resourceOperations ["create" "rename" "delete"]
+                              :failureHandling "abort")))
+    ;; This client does not watch files for the server.
+    (setq ws (plist-put ws :didChangeWatchedFiles '(:dynamicRegistration :json-false)))
+    (setq win (plist-put win :workDoneProgress t))
+    (setq win (plist-put win :showMessage '(:messageActionItem (:additionalPropertiesSupport :json-false))))
+    (setq caps (plist-put caps :workspace ws))
+    (setq caps (plist-put caps :window win))
+    ;; Buffers are synced in UTF-16 code units, the LSP default.
+    (setq caps (plist-put caps :general '(:positionEncodings ["utf-16"])))
+    (plist-put caps :experimental
+               (list :agentls
+                     (list :approvalRequest t
+                           :saveAfterApply (if agentls-save-after-apply t :json-false)
+                           :nativePreview :json-false)))))
+
+(cl-defmethod eglot-initialization-options ((_server agentls-server))
+  (let (opts)
+    (when agentls-config (setq opts (plist-put opts :config agentls-config)))
+    (when agentls-agent (setq opts (plist-put opts :agent agentls-agent)))
+    (when agentls-model-name
+      (setq opts (plist-put opts :model (list :name agentls-model-name))))
+    (or opts eglot--{})))
+
+(cl-defmethod eglot-workspace-folders ((server agentls-server))
+  (vector (list :uri (agentls--path-to-uri (agentls--root server))
+                :name (agentls--nickname (agentls--root server)))))
+
+;;; Dispatch: through eglot's generic functions
+
+(defun agentls--dispatch-request (server method params)
+  ;; Unlike eglot's own dispatcher this does not bind
+  ;; `eglot--cached-server': a buffer created by a handler (to apply an
+  ;; edit) must find its own eglot server, never this one.
+  (apply #'eglot-handle-request server method (append params nil)))
+
+(defun agentls--dispatch-notification (server method params)
+  (apply #'eglot-handle-notification server method (append params nil)))
+
+;;; Deferred replies
+;;
+;; jsonrpc replies to a request with whatever its dispatcher returns, at
+;; once.  An approval must be answered later, without blocking Emacs.  So
+;; the handler returns an `agentls--deferred' object; the :around method
+;; below sees it go out as the reply, records the request's id and sends
+;; nothing.  `agentls--deferred-send' sends the real reply when the person
+;; has answered.
+
+(cl-defstruct (agentls--deferred (:constructor agentls--make-deferred)
+                                 (:copier nil))
+  id method (result nil) (answered nil) (sent nil))
+
+(cl-defmethod jsonrpc-connection-send :around
+  ((server agentls-server) &rest args &key id (result nil result-p) &allow-other-keys)
+  (if (and id result-p (agentls--deferred-p result))
+      (progn
+        (setf (agentls--deferred-id result) id)
+        (jsonrpc--event server 'internal
+                        :log-text (format "reply to %s (id %s) deferred"
+                                          (agentls--deferred-method result) id))
+        (when (agentls--deferred-answered result)
+          (agentls--deferred-send server result)))
+    (ignore args)
+    (cl-call-next-method)))
+
+(defun agentls--deferred-reply (server deferred result)
+  "Answer DEFERRED on SERVER with RESULT (once)."
+  (unless (agentls--deferred-answered deferred)
+    (setf (agentls--deferred-answered deferred) t
+          (agentls--deferred-result deferred) result)
+    (when (agentls--deferred-id deferred)
+      (agentls--deferred-send server deferred))))
+
+(defun agentls--deferred-send (server deferred)
+  (unless (agentls--deferred-sent deferred)
+    (setf (agentls--deferred-sent deferred) t)
+    (when (jsonrpc-running-p server)
+      (jsonrpc-connection-send server :id (agentls--deferred-id deferred)
+                               :result (agentls--deferred-result deferred)))))
+
+
+;;; Keeping the server's view of the buffers current
+
+(defvar-local agentls--buffer-server nil
+  "The `agentls-server' that has this buffer open.")
+(defvar-local agentls--buffer-uri nil "The URI the server knows this buffer by.")
+(defvar-local agentls--buffer-version 0 "The version of the last didOpen/didChange.")
+(defvar-local agentls--pending-changes nil "Changes not sent yet, newest first.")
+(defvar-local agentls--full-sync nil "Non-nil: send the whole text next time.")
+(defvar-local agentls--before-change nil "Region and LSP positions of the change under way.")
+(dolist (v '(agentls--buffer-server agentls--buffer-uri agentls--buffer-version
+             agentls--pending-changes agentls--full-sync agentls--before-change))
+  (put v 'permanent-local t))
+
+(defvar agentls--change-timer nil)
+
+(defun agentls--utf16-length (s)
+  (let ((n (length s)))
+    (dotimes (i (length s))
+      (when (> (aref s i) #xFFFF) (cl-incf n)))
+    n))
+
+(defun agentls--point-to-lsp (pos)
+  "LSP position (UTF-16) of buffer position POS."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (goto-char pos)
+      (list :line (1- (line-number-at-pos pos t))
+            :character (agentls--utf16-length
+                        (buffer-substring-no-properties (pos-bol) pos))))))
+
+(defun agentls--lsp-to-point (pos)
+  "Buffer position of LSP position POS (a plist :line :character)."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (goto-char (point-min))
+      (if (> (forward-line (plist-get pos :line)) 0)
+          (point-max)
+        (let ((n (plist-get pos :character)))
+          (while (and (> n 0) (not (eolp)))
+            (setq n (- n (if (> (char-after) #xFFFF) 2 1)))
+            (forward-char)))
+        (point)))))
+
+(defun agentls--language-id ()
+  (let ((m (symbol-name major-mode)))
+    (replace-regexp-in-string "\\(-ts\\)?-mode\\'" "" m)))
+
+(defun agentls--in-root-p (server file)
+  (string-prefix-p (agentls--root server) (file-truename file)))
+
+(defun agentls--maybe-track (&optional server)
+  "Start syncing the current buffer with SERVER, or the server of its root."
+  (when (and buffer-file-name (not agentls--buffer-server)
+             (not (buffer-base-buffer)))
+    (let ((server (or server
+                      (cl-find-if (lambda (s) (agentls--in-root-p s buffer-file-name))
+                                  (agentls--servers)))))
+      (when (and server (agentls--live-p server)
+                 (agentls--in-root-p server buffer-file-name))
+        (agentls--track server)))))
+
+(defun agentls--track (server)
+  (setq agentls--buffer-server server
+        agentls--buffer-uri (agentls--path-to-uri buffer-file-name)
+        agentls--buffer-version 0
+        agentls--pending-changes nil
+        agentls--full-sync nil
+        agentls--before-change nil)
+  (push (current-buffer) (agentls--tracked server))
+  (add-hook 'before-change-functions #'agentls--before-change-fn nil t)
+  (add-hook 'after-change-functions #'agentls--after-change-fn nil t)
+  (add-hook 'after-save-hook #'agentls--after-save nil t)
+  (add-hook 'kill-buffer-hook #'agentls--kill-buffer nil t)
+  (add-hook 'after-revert-hook #'agentls--after-revert nil t)
+  (jsonrpc-notify server :textDocument/didOpen
+                  (list :textDocument
+                        (list :uri agentls--buffer-uri
+                              :languageId (agentls--language-id)
+                              :version agentls--buffer-version
+                              :text (save-restriction
+                                      (widen)
+                                      (buffer-substring-no-properties
+                                       (point-min) (point-max)))))))
+
+(defun agentls--untrack (&optional notify)
+  "Stop syncing the current buffer; send didClose when NOTIFY."
+  (when agentls--buffer-server
+    (let ((server agentls--buffer-server))
+      (when (and notify (agentls--live-p server))
+        (agentls--flush)
+        (jsonrpc-notify server :textDocument/didClose
+                        (list :textDocument (list :uri agentls--buffer-uri))))
+      (setf (agentls--tracked server) (delq (current-buffer) (agentls--tracked server)))))
+  (setq agentls--buffer-server nil agentls--buffer-uri nil
+        agentls--pending-changes nil agentls--before-change nil)
+  (remove-hook 'before-change-functions #'agentls--before-change-fn t)
+  (remove-hook 'after-change-functions #'agentls--after-change-fn t)
+  (remove-hook 'after-save-hook #'agentls--after-save t)
+  (remove-hook 'kill-buffer-hook #'agentls--kill-buffer t)
+  (remove-hook 'after-revert-hook #'agentls--after-revert t))
+
+(dolist (f '(agentls--before-change-fn agentls--after-change-fn agentls--after-save
+             agentls--kill-buffer agentls--after-revert))
+  (put f 'permanent-local-hook t))
+
+(defun agentls--before-change-fn (beg end)
+  (when agentls--buffer-server
+    (setq agentls--before-change
+          (list beg end (agentls--point-to-lsp beg) (agentls--point-to-lsp end)))))
+
+(defun agentls--after-change-fn (beg end pre-len)
+  (when agentls--buffer-server
+    (pcase agentls--before-change
+      (`(,b ,e ,start ,stop)
+       (if (and (= b beg) (= (- e b) pre-len))
+           (push (list :range (list :start start :end stop)
+                       :text (buffer-substring-no-properties beg end))
+                 agentls--pending-changes)
+         (setq agentls--full-sync t)))
+      (_ (setq agentls--full-sync t)))
+    (setq agentls--before-change nil)
+    (agentls--schedule-flush)))
+
+(defun agentls--schedule-flush ()
+  (unless agentls--change-timer
+    (setq agentls--change-timer
+          (run-with-idle-timer agentls-change-idle-time nil #'agentls--flush-all))))
+
+(defun agentls--flush ()
+  "Send the current buffer's pending changes."
+  (when (and agentls--buffer-server
+             (or agentls--pending-changes agentls--full-sync)
+             (agentls--live-p agentls--buffer-server))
+    (cl-incf agentls--buffer-version)
+    (jsonrpc-notify
+     agentls--buffer-server :textDocument/didChange
+     (list :textDocument (list :uri agentls--buffer-uri
+                               :version agentls--buffer-version)
+           :contentChanges
+           (if agentls--full-sync
+               (vector (list :text (save-restriction
+                                     (widen)
+                                     (buffer-substring-no-properties
+                                      (point-min) (point-max)))))
+             (vconcat (reverse agentls--pending-changes))))))
+  (setq agentls--pending-changes nil agentls--full-sync nil))
+
+(defun agentls--flush-all (&optional server)
+  "Send the pending changes of every tracked buffer (of SERVER)."
+  (when (timerp agentls--change-timer) (cancel-timer agentls--change-timer))
+  (setq agentls--change-timer nil)
+  (dolist (s (if server (list server) (agentls--servers)))
+    (dolist (buf (agentls--tracked s))
+      (when (buffer-live-p buf)
+        (with-current-buffer buf (agentls--flush))))))
+
+(defun agentls--after-save ()
+  (when agentls--buffer-server
+    (agentls--flush)
+    (when (agentls--live-p agentls--buffer-server)
+      (jsonrpc-notify agentls--buffer-server :textDocument/didSave
+                      (list :textDocument (list :uri agentls--buffer-uri))))))
+
+(defun agentls--kill-buffer () (agentls--untrack t))
+
+(defun agentls--after-revert ()
+  (when agentls--buffer-server
+    (setq agentls--full-sync t agentls--pending-changes nil)
+    (agentls--flush)))
+
+(defun agentls--find-file ()
+  "`find-file-hook': sync a newly visited file with its root's server."
+  (agentls--maybe-track))
+
+(defun agentls--after-set-visited-file-name ()
+  "The buffer visits another file now: close the old one, open the new."
+  (when agentls--buffer-server (agentls--untrack t))
+  (agentls--maybe-track))
+
+(defun agentls--install-global-hooks ()
+  (add-hook 'find-file-hook #'agentls--find-file)
+  (add-hook 'after-set-visited-file-name-hook #'agentls--after-set-visited-file-name)
+  (unless (member '(:eval (agentls--mode-line)) global-mode-string)
+    (setq global-mode-string
+          (append (or global-mode-string '("")) '((:eval (agentls--mode-line)))))))
+
+
+;;; The log
+
+(define-derived-mode agentls-log-mode special-mode "agentls-log"
+  "Mode of the *agentls log* buffer: tool events, progress, messages."
+  (setq-local truncate-lines nil))
+
+(defun agentls--log (server fmt &rest args)
+  "Append a line to the log buffer, prefixed by time and SERVER's project."
+  (let ((buf (get-buffer-create agentls-log-buffer-name))
+        (line (concat (format-time-string "%H:%M:%S ")
+                      (if server (format "[%s] " (eglot--project-nickname server)) "")
+                      (apply #'format fmt args)
+                      "\n")))
+    (with-current-buffer buf
+      (unless (derived-mode-p 'agentls-log-mode) (agentls-log-mode))
+      (let* ((inhibit-read-only t)
+             (wins (get-buffer-window-list buf nil t))
+             (follow (cl-remove-if-not (lambda (w) (= (window-point w) (point-max))) wins)))
+        (save-excursion
+          (goto-char (point-max))
+          (insert line))
+        (when (and agentls-log-max-lines
+                   (> (count-lines (point-min) (point-max)) agentls-log-max-lines))
+          (save-excursion
+            (goto-char (point-min))
+            (forward-line (- (count-lines (point-min) (point-max)) agentls-log-max-lines))
+            (delete-region (point-min) (point))))
+        (dolist (w follow) (set-window-point w (point-max)))))))
+
+(defun agentls-show-log ()
+  "Show the *agentls log* buffer: tool events, progress and messages."
+  (interactive)
+  (let ((buf (get-buffer-create agentls-log-buffer-name)))
+    (with-current-buffer buf
+      (unless (derived-mode-p 'agentls-log-mode) (agentls-log-mode)))
+    (display-buffer buf)
+    buf))
+
+(defun agentls--json (obj)
+  "OBJ (as jsonrpc parsed it) as compact JSON text."
+  (condition-case nil
+      (json-serialize obj :false-object :json-false :null-object nil)
+    (error (format "%S" obj))))
+
+(defun agentls--json-pretty (obj)
+  (with-temp-buffer
+    (insert (agentls--json obj))
+    (ignore-errors
+      (let ((json-encoding-pretty-print t))
+        (json-pretty-print-buffer)))
+    (buffer-string)))
+
+(defun agentls--truncate (s n)
+  (if (> (length s) n) (concat (substring s 0 n) "…") s))
+
+(cl-defmethod eglot-handle-notification
+  ((server agentls-server) (_method (eql 'tool/event))
+   &key callId tool kind arguments needsApproval message percent status path
+   operation risk &allow-other-keys)
+  "Log a tool/event; forget approvals of calls that ended."
+  (agentls--log
+   server "%s %s %s%s" (or tool "?") (or callId "")
+   kind
+   (pcase kind
+     ("call" (format " %s%s" (agentls--truncate (agentls--json arguments) 200)
+                     (if (eq needsApproval t) " (needs approval)" "")))
+     ("awaitingApproval" (format "%s" (if risk (format " (risk: %s)" risk) "")))
+     ("progress" (format "%s%s" (if percent (format " %s%%" percent) "")
+                         (if message (concat " " message) "")))
+     ("result" (format " %s" status))
+     ("fileChanged" (format " %s %s" operation path))
+     (_ (if message (concat " " message) ""))))
+  (when (equal kind "result")
+    (let ((gone (cl-remove-if-not
+                 (lambda (a) (and (eq (agentls--approval-server a) server)
+                                  (equal (plist-get (agentls--approval-params a) :callId)
+                                         callId)))
+                 agentls--pending-approvals)))
+      (when gone
+        (setq agentls--pending-approvals
+              (cl-set-difference agentls--pending-approvals gone))
+        (agentls--approval-refresh)))))
+
+(cl-defmethod eglot-handle-notification
+  ((server agentls-server) (_method (eql '$/progress)) &key token value)
+  "Log the $/progress of agentls' running tools (shell output, grep)."
+  (let ((kind (plist-get value :kind)))
+    (agentls--log server "progress %s %s%s%s" token (or kind "partial")
+                  (if (plist-get value :title) (concat " " (plist-get value :title)) "")
+                  (cond ((plist-get value :message)
+                         (concat " " (string-trim-right (plist-get value :message))))
+                        (kind "")
+                        (t (concat " " (agentls--truncate (agentls--json value) 300)))))))
+
+(cl-defmethod eglot-handle-notification
+  ((server agentls-server) (_method (eql 'window/logMessage)) &key type message)
+  (agentls--log server "log(%s) %s" type message))
+
+(cl-defmethod eglot-handle-notification
+  ((server agentls-server) (_method (eql 'window/showMessage)) &key type message)
+  (agentls--log server "message(%s) %s" type message)
+  (message "[agentls] %s" message))
+
+(cl-defmethod eglot-handle-notification
+  ((server agentls-server) (_method (eql '$/cancelRequest)) &key id)
+  "The server gave up a request of its own: drop its approval."
+  (let ((gone (cl-remove-if-not
+               (lambda (a) (and (eq (agentls--approval-server a) server)
+                                (equal (agentls--deferred-id (agentls--approval-deferred a)) id)))
+               agentls--pending-approvals)))
+    (when gone
+      (setq agentls--pending-approvals (cl-set-difference agentls--pending-approvals gone))
+      (agentls--approval-refresh))))
+
+
+;;; Approvals
+
+(cl-defstruct (agentls--approval (:copier nil))
+  server deferred params (time (current-time)))
+
+(defvar agentls-approval-hook nil
+  "Functions called with no argument when an approval request arrives.
+The approval buffer is current.")
+
+(defvar-local agentls--approval nil "The approval this buffer shows.")
+
+(defvar agentls--approval-edit-depth nil
+  "Recursion depth of the recursive edit `agentls-call' entered to let
+the person answer an approval, or nil.")
+
+(defun agentls-pending-approvals ()
+  "The number of tool calls waiting for the person's approval."
+  (length agentls--pending-approvals))
+
+(defun agentls--mode-line ()
+  (when (agentls--servers)
+    (let ((n (length agentls--pending-approvals)))
+      (if (> n 0)
+          (propertize (format " agentls[%d waiting]" n)
+                      'face 'agentls-mode-line-waiting
+                      'help-echo "Tool calls wait for your approval: mouse-1 shows them"
+                      'mouse-face 'mode-line-highlight
+                      'local-map (make-mode-line-mouse-map 'mouse-1 #'agentls-show-approval))
+        (propertize " agentls" 'help-echo "agentls connected: mouse-1 shows the log"
+                    'mouse-face 'mode-line-highlight
+                    'local-map (make-mode-line-mouse-map 'mouse-1 #'agentls-show-log))))))
+
+(cl-defmethod eglot-handle-request
+  ((server agentls-server) (_method (eql 'approval/request))
+   &rest params &key callId tool &allow-other-keys)
+  "Queue the approval, show it, and answer later (asynchronously)."
+  (let* ((deferred (agentls--make-deferred :method "approval/request"))
+         (a (make-agentls--approval :server server :deferred deferred
+                                    :params params)))
+    (setq agentls--pending-approvals (append agentls--pending-approvals (list a)))
+    (agentls--log server "%s %s asks for approval" tool callId)
+    (agentls--approval-refresh t)
+    (message "agentls: %s wants your approval (y approve, n reject, a always, ? help in %s)"
+             tool agentls-approval-buffer-name)
+    deferred))
+
+(defvar-keymap agentls-approval-mode-map
+  :doc "Keys of the approval buffer."
+  "y" #'agentls-approval-approve
+  "n" #'agentls-approval-reject
+  "a" #'agentls-approval-always
+  "?" #'agentls-approval-help
+  "q" #'agentls-approval-hide
+  "C-c C-c" #'agentls-approval-approve
+  "C-c C-k" #'agentls-approval-reject
+  "TAB" #'diff-hunk-next
+  "<backtab>" #'diff-hunk-prev
+  "RET" #'diff-goto-source)
+
+(define-derived-mode agentls-approval-mode diff-mode "agentls-approval"
+  "Review a tool call of the agent before it runs.
+\\<agentls-approval-mode-map>
+\\[agentls-approval-approve] approve, \\[agentls-approval-reject] reject \
+(with an optional message),
+\\[agentls-approval-always] always approve this tool,
+\\[agentls-approval-help] more information,
+\\[agentls-approval-hide] hide (the call keeps waiting)."
+  (setq buffer-read-only t)
+  ;; diff-mode's single-letter read-only keys (n = next hunk...) would hide
+  ;; y/n/a: turn them off here (Emacs 30: `diff-mode-read-only'; 29:
+  ;; `minor-mode-overriding-map-alist').
+  (setq-local diff-mode-read-only nil)
+  (setq-local minor-mode-overriding-map-alist
+              (assq-delete-all 'buffer-read-only
+                               (copy-sequence minor-mode-overriding-map-alist))))
+
+(defun agentls--risk-text (risk)
+  (pcase risk
+    ("write" "write: changes files in the workspace")
+    ("execute" "execute: runs a program")
+    ("network" "network: contacts the network")
+    ("dangerous" "dangerous: may destroy data or cannot be undone")
+    (_ (format "%s" risk))))
+
+(defun agentls--approval-files (params)
+  "Lines naming the files of an approval's PARAMS."
+  (let* ((preview (plist-get params :preview))
+         (files (append (plist-get preview :files) nil))
+         (args (plist-get params :arguments)))
+    (cond
+     (files
+      (mapcar (lambda (f)
+                (concat (plist-get f :operation) " " (plist-get f :path)
+                        (if (plist-get f :newPath) (concat " → " (plist-get f :newPath)) "")))
+              files))
+     ((cl-loop for k in '(:path :from :source :cwd)
+               when (stringp (plist-get args k))
+               collect (plist-get args k)))
+     (t '("—")))))
+
+(defun agentls--approval-render (a)
+  "Fill the current buffer with approval A."
+  (let* ((inhibit-read-only t)
+         (p (agentls--approval-params a))
+         (tool (plist-get p :tool))
+         (preview (plist-get p :preview))
+         (diff (plist-get preview :unifiedDiff))
+         (n (length agentls--pending-approvals))
+         (label (lambda (s) (propertize (format "%-9s" s) 'face 'agentls-approval-label))))
+    (erase-buffer)
+    (setq agentls--approval a
+          default-directory (agentls--root (agentls--approval-server a)))
+    (insert (propertize (format "The agent asks to run %s" tool) 'face 'bold)
+            (if (> n 1) (format "   (1 of %d waiting)" n) "") "\n\n")
+    (insert (funcall label "Tool:") tool
+            (format "   (call %s)" (plist-get p :callId)) "\n")
+    (let ((files (agentls--approval-files p)))
+      (insert (funcall label "File:") (car files) "\n")
+      (dolist (f (cdr files)) (insert (make-string 9 ?\s) f "\n")))
+    (insert (funcall label "Context:")
+            "reason: " (let ((r (plist-get p :reason)))
+                         (if (and (stringp r) (not (string-empty-p r))) r "(none given)"))
+            "\n")
+    (insert (make-string 9 ?\s) "risk: " (agentls--risk-text (plist-get p :risk)) "\n")
+    (when-let ((w (plist-get p :warning)))
+      (when (and (stringp w) (not (string-empty-p w)))
+        (insert (make-string 9 ?\s)
+                (propertize (concat "WARNING: " w) 'face 'agentls-approval-warning) "\n")))
+    (insert "\n"
+            (substitute-command-keys
+             "\\<agentls-approval-mode-map>\\[agentls-approval-approve] approve   \
+\\[agentls-approval-reject] reject (optional message)   \
+\\[agentls-approval-always] always approve ")
+            tool
+            (substitute-command-keys
+             "   \\<agentls-approval-mode-map>\\[agentls-approval-help] more information   \
+\\[agentls-approval-hide] hide")
+            "\n\n")
+    (if (and (stringp diff) (not (string-empty-p diff)))
+        (insert diff (if (string-suffix-p "\n" diff) "" "\n"))
+      (insert (propertize "Arguments:" 'face 'agentls-approval-label) "\n"
+              (agentls--json-pretty (plist-get p :arguments)) "\n"))
+    (goto-char (point-min))
+    (when (and (stringp diff) (re-search-forward "^@@" nil t))
+      (goto-char (match-beginning 0)))
+    (set-buffer-modified-p nil)))
+
+(defun agentls--approval-refresh (&optional arrived)
+  "Show the oldest pending approval, or hide the buffer when none is left.
+ARRIVED non-nil: a new request just came in (pop the buffer up)."
+  (let ((buf (get-buffer agentls-approval-buffer-name))
+        (a (car agentls--pending-approvals)))
+    (cond
+     (a
+      (setq buf (get-buffer-create agentls-approval-buffer-name))
+      (with-current-buffer buf
+        (unless (derived-mode-p 'agentls-approval-mode) (agentls-approval-mode))
+        (when (or arrived (not (eq agentls--approval a)))
+          (agentls--approval-render a)
+          (when arrived (run-hooks 'agentls-approval-hook))))
+      (let ((win (display-buffer buf agentls-approval-display-action)))
+        (when (and win agentls-approval-select-window (not noninteractive)
+                   (not (minibufferp)))
+          (select-window win))))
+     ((buffer-live-p buf)
+      (with-current-buffer buf
+        (let ((inhibit-read-only t))
+          (setq agentls--approval nil)
+          (erase-buffer)
+          (insert "No tool call waits for approval.\n")))
+      (dolist (w (get-buffer-window-list buf nil t))
+        (quit-window nil w))))
+    (force-mode-line-update t)))
+
+(defun agentls-show-approval ()
+  "Show the approval buffer with the oldest waiting call."
+  (interactive)
+  (if agentls--pending-approvals
+      (agentls--approval-refresh)
+    (message "agentls: no tool call waits for approval")))
+
+(defun agentls--approval-current ()
+  (or (and (derived-mode-p 'agentls-approval-mode) agentls--approval
+           (memq agentls--approval agentls--pending-approvals)
+           agentls--approval)
+      (car agentls--pending-approvals)
+      (user-error "agentls: no tool call waits for approval")))
+
+(defun agentls--approval-answer (decision &optional message approval)
+  "Answer APPROVAL (default: the one shown) with DECISION and MESSAGE."
+  (let* ((a (or approval (agentls--approval-current)))
+         (server (agentls--approval-server a))
+         (p (agentls--approval-params a)))
+    (setq agentls--pending-approvals (delq a agentls--pending-approvals))
+    ;; The person may have typed while the call waited: the server must
+    ;; see it before it applies anything (it checks for staleness).
+    (agentls--flush-all server)
+    (agentls--deferred-reply
+     server (agentls--approval-deferred a)
+     (append (list :decision decision)
+             (and message (not (string-empty-p message)) (list :message message))))
+    (agentls--log server "%s %s: %s%s" (plist-get p :tool) (plist-get p :callId) decision
+                  (if (and message (not (string-empty-p message))) (format " (%s)" message) ""))
+    (message "agentls: %s %s" (plist-get p :tool)
+             (pcase decision ("approve" "approved") ("reject" "rejected")
+                    ("always" (format "approved, and always from now on"))))
+    (agentls--approval-refresh)
+    (when (and agentls--approval-edit-depth (null agentls--pending-approvals)
+               (= (recursion-depth) agentls--approval-edit-depth))
+      (exit-recursive-edit))))
+
+(defun agentls-approval-approve ()
+  "Approve the tool call shown."
+  (interactive)
+  (agentls--approval-answer "approve"))
+
+(defun agentls-approval-reject (&optional message)
+  "Reject the tool call shown, with an optional MESSAGE for the agent."
+  (interactive
+   (progn (agentls--approval-current)
+          (list (read-string "Reject; message for the agent (optional): "))))
+  (agentls--approval-answer "reject" message))
+
+(defun agentls-approval-always ()
+  "Approve the tool call shown and every later call of the same tool."
+  (interactive)
+  (agentls--approval-answer "always"))
+
+(defun agentls-approval-hide ()
+  "Hide the approval buffer; the calls keep waiting (see the mode line)."
+  (interactive)
+  (quit-window))
+
+(defun agentls-approval-help ()
+  "Show everything about the tool call shown, and the keys."
+  (interactive)
+  (let* ((a (agentls--approval-current))
+         (p (agentls--approval-params a))
+         (server (agentls--approval-server a))
+         (tool (plist-get p :tool))
+         (def (cl-find tool (agentls--tools-cache server)
+                       :key (lambda (d) (plist-get d :name)) :test #'equal)))
+    (with-help-window (get-buffer-create "*agentls approval info*")
+      (princ (format "Call:      %s\nTool:      %s%s\n" (plist-get p :callId) tool
+                     (if def (format " — %s" (plist-get def :title)) "")))
+      (when def (princ (format "           %s\n" (plist-get def :description))))
+      (princ (format "Risk:      %s\n" (agentls--risk-text (plist-get p :risk))))
+      (when (plist-get p :warning) (princ (format "Warning:   %s\n" (plist-get p :warning))))
+      (princ (format "Reason:    %s\n" (or (plist-get p :reason) "(none given)")))
+      (princ (format "Waiting:   %ds\n" (round (float-time (time-since (agentls--approval-time a))))))
+      (princ (format "Project:   %s\n\nArguments:\n%s\n" (agentls--root server)
+                     (agentls--json-pretty (plist-get p :arguments))))
+      (dolist (f (append (plist-get (plist-get p :preview) :files) nil))
+        (princ (format "File:      %s %s%s\n" (plist-get f :operation) (plist-get f :path)
+                       (if (plist-get f :uri) (format " (%s)" (plist-get f :uri)) ""))))
+      (princ (substitute-command-keys
+              "\nKeys in the approval buffer:
+  \\<agentls-approval-mode-map>\\[agentls-approval-approve]  approve: the call runs (an edit lands in your buffers and is saved
+     when the buffer had no unsaved changes)
+  \\[agentls-approval-reject]  reject: the agent gets status \"rejected\" and your message
+  \\[agentls-approval-always]  always: approve, and run this tool without asking for the rest
+     of the session
+  \\[agentls-approval-hide]  hide: the call keeps waiting; \\[agentls-show-approval] shows it again
+A call nobody answers is rejected by the server after its
+approval.timeoutSeconds (300 s by default).\n")))))
+
+
+;;; Applying the server's edits
+
+(defun agentls--apply-text-edits (edits)
+  "Apply LSP text EDITS (positions of the current text) to the buffer."
+  (let* ((i -1)
+         (items (mapcar (lambda (e)
+                          (let ((r (plist-get e :range)))
+                            (list (agentls--lsp-to-point (plist-get r :start))
+                                  (agentls--lsp-to-point (plist-get r :end))
+                                  (plist-get e :newText)
+                                  (cl-incf i))))
+                        edits))
+         (sorted (sort items (lambda (x y) (or (< (car x) (car y))
+                                               (and (= (car x) (car y))
+                                                    (< (nth 3 x) (nth 3 y))))))))
+    (save-excursion
+      (save-restriction
+        (widen)
+        (atomic-change-group
+          (dolist (it (reverse sorted))
+            (goto-char (nth 0 it))
+            (delete-region (nth 0 it) (nth 1 it))
+            (insert (nth 2 it))))))))
+
+(defun agentls--edit-buffer (path opened)
+  "A buffer visiting PATH; a new one is pushed on the list in OPENED (a cons)."
+  (or (find-buffer-visiting path)
+      (let ((buf (find-file-noselect path t)))
+        (push buf (car opened))
+        buf)))
+
+(defun agentls--apply-workspace-edit (server wedit)
+  "Apply WEDIT; return the buffers touched and whether they were clean."
+  (let* ((changes (append (plist-get wedit :documentChanges) nil))
+         (opened (list nil))
+         (touched nil)                  ; ((buf . clean-before) ...)
+         (index -1))
+    (agentls--flush-all server)
+    (unless changes
+      ;; A plain `changes' map {uri: [TextEdit]}.
+      (cl-loop for (uri edits) on (plist-get wedit :changes) by #'cddr
+               do (push (list :textDocument
+                              (list :uri (substring (symbol-name uri) 1) :version nil)
+                              :edits edits)
+                        changes))
+      (setq changes (nreverse changes)))
+    (condition-case err
+        (dolist (ch changes)
+          (cl-incf index)
+          (pcase (plist-get ch :kind)
+            ("create"
+             (let* ((path (agentls--uri-to-path (plist-get ch :uri)))
+                    (opts (plist-get ch :options)))
+               (if (file-exists-p path)
+                   (unless (or (eq (plist-get opts :ignoreIfExists) t)
+                               (eq (plist-get opts :overwrite) t))
+                     (error "%s already exists" path))
+                 (make-directory (file-name-directory path) t)
+                 (write-region "" nil path nil 'silent))))
+            ("rename"
+             (let* ((old (agentls--uri-to-path (plist-get ch :oldUri)))
+                    (new (agentls--uri-to-path (plist-get ch :newUri)))
+                    (opts (plist-get ch :options))
+                    (buf (find-buffer-visiting old)))
+               (when (and (file-exists-p new) (not (eq (plist-get opts :overwrite) t)))
+                 (unless (eq (plist-get opts :ignoreIfExists) t)
+                   (error "%s already exists" new)))
+               (unless (and (file-exists-p new) (eq (plist-get opts :ignoreIfExists) t)
+                            (not (eq (plist-get opts :overwrite) t)))
+                 (make-directory (file-name-directory new) t)
+                 (rename-file old new t)
+                 (when buf
+                   (with-current-buffer buf
+                     (set-visited-file-name new t t))))))
+            ("delete"
+             (let* ((path (agentls--uri-to-path (plist-get ch :uri)))
+                    (opts (plist-get ch :options)))
+               (dolist (buf (buffer-list))
+                 (let ((f (buffer-file-name buf)))
+                   (when (and f (or (file-equal-p f path)
+                                    (file-in-directory-p f path)))
+                     (with-current-buffer buf (set-buffer-modified-p nil))
+                     (kill-buffer buf))))
+               (cond ((file-directory-p path)
+                      (delete-directory path (eq (plist-get opts :recursive) t)))
+                     ((file-exists-p path) (delete-file path))
+                     ((not (eq (plist-get opts :ignoreIfNotExists) t))
+                      (error "%s does not exist" path)))))
+            (_
+             (let* ((doc (plist-get ch :textDocument))
+                    (path (agentls--uri-to-path (plist-get doc :uri)))
+                    (version (plist-get doc :version))
+                    (existed (find-buffer-visiting path))
+                    (buf (agentls--edit-buffer path opened)))
+               (with-current-buffer buf
+                 (unless (assq buf touched)
+                   (push (cons buf (and existed (not (buffer-modified-p)))) touched))
+                 (when (and version agentls--buffer-server
+                            (/= version agentls--buffer-version))
+                   (error "%s changed: the edit is for version %s, the buffer is at %s"
+                          path version agentls--buffer-version))
+                 (when buffer-read-only
+                   (error "buffer %s is read-only" (buffer-name)))
+                 (agentls--apply-text-edits (append (plist-get ch :edits) nil))
+                 (agentls--flush))))))
+      (error
+       (agentls--finish-edit server touched (car opened))
+       (signal 'agentls--edit-failed (list (error-message-string err) index))))
+    (agentls--finish-edit server touched (car opened))))
+
+(define-error 'agentls--edit-failed "agentls: the edit failed")
+
+(defun agentls--finish-edit (server touched opened)
+  "Send what landed; save the clean buffers of TOUCHED; kill OPENED ones."
+  (agentls--flush-all server)
+  (let (unsaved)
+    (pcase-dolist (`(,buf . ,clean) touched)
+      (when (buffer-live-p buf)
+        (with-current-buffer buf
+          (when (buffer-modified-p)
+            (if (and agentls-save-after-apply (or clean (memq buf opened)))
+                (condition-case err
+                    (let ((inhibit-message t)) (save-buffer))
+                  (error (agentls--log server "could not save %s: %s"
+                                       buffer-file-name (error-message-string err))))
+              (push buffer-file-name unsaved))))))
+    (unless agentls-keep-buffers-opened-for-edits
+      (dolist (buf opened)
+        (when (and (buffer-live-p buf) (not (buffer-modified-p buf))
+                   (not (get-buffer-window buf t)))
+          (kill-buffer buf))))
+    unsaved))
+
+(cl-defmethod eglot-handle-request
+  ((server agentls-server) (_method (eql 'workspace/applyEdit)) &key label edit)
+  "Apply an approved edit to the buffers, then save the clean ones."
+  (condition-case err
+      (progn
+        (agentls--apply-workspace-edit server edit)
+        (agentls--log server "applied %s" (or label "an edit"))
+        (list :applied t))
+    (agentls--edit-failed
+     (agentls--log server "could not apply %s: %s" (or label "an edit") (cadr err))
+     (message "agentls: could not apply the edit: %s" (cadr err))
+     (list :applied :json-false :failureReason (cadr err) :failedChange (nth 2 err)))))
+
+
+;;; API: listing and calling tools
+
+(defun agentls-list-tools (&optional format server)
+  "The tool definitions (a list of plists) of SERVER or the current project.
+FORMAT is \"agentls\" (default), \"openai\", \"anthropic\" or \"mcp\"."
+  (let* ((server (or server (agentls--server)))
+         (res (jsonrpc-request server :tool/list
+                               (append (and format (list :format format))
+                                       (and agentls-agent (list :agent agentls-agent)))))
+         (tools (append (plist-get res :tools) nil)))
+    (when (or (null format) (equal format "agentls"))
+      (setf (agentls--tools-cache server) tools))
+    tools))
+
+(defun agentls--args (args)
+  "ARGS (plist, alist, hash table or nil) ready to be sent as a JSON object."
+  (cond ((null args) (make-hash-table))
+        (t args)))
+
+(defun agentls--error-result (tool code message &optional status)
+  (list :tool tool :status (or status "error")
+        :content (format "%s: %s" code message)
+        :error (list :code code :message message)))
+
+(cl-defun agentls-call-async (tool args callback &key server reason call-id agent
+                                   work-done-token partial-result-token)
+  "Call TOOL with ARGS (a plist such as (:path \"a.txt\")) without waiting.
+CALLBACK gets the ToolResult as a plist (:callId :tool :status :content
+:structured :error ...).  A JSON-RPC failure is given to CALLBACK as a
+result of status \"error\" (code JSONRPC), a cancellation as status
+\"cancelled\".  A call that needs approval shows the approval buffer.
+Keys: SERVER (default: the current project's, started when needed),
+REASON shown to the person, CALL-ID, AGENT, WORK-DONE-TOKEN and
+PARTIAL-RESULT-TOKEN (progress goes to the log buffer).  Use JSON false
+as :json-false.  Returns a handle for `agentls-cancel'."
+  (let* ((server (or server (agentls--server)))
+         (params (append (list :name tool :arguments (agentls--args args))
+                         (and call-id (list :callId call-id))
+                         (and reason (list :reason reason))
+                         (and (or agent agentls-agent) (list :agent (or agent agentls-agent)))
+                         (and work-done-token (list :workDoneToken work-done-token))
+                         (and partial-result-token
+                              (list :partialResultToken partial-result-token)))))
+    (agentls--flush-all server)
+    (jsonrpc-async-request
+     server :tool/call params
+     :success-fn (lambda (result) (funcall callback result))
+     :error-fn (jsonrpc-lambda (&key code message &allow-other-keys)
+                 (funcall callback
+                          (if (eql code -32800)
+                              (agentls--error-result tool "CANCELLED" (or message "cancelled") "cancelled")
+                            (agentls--error-result tool "JSONRPC" (format "%s (%s)" message code)))))
+     :timeout agentls-call-timeout
+     :timeout-fn (lambda ()
+                   (funcall callback (agentls--error-result
+                                      tool "TIMEOUT" "agentls-call-timeout elapsed"))))
+    (list :server server :id (agentls--last-request-id server) :tool tool)))
+
+(defun agentls--last-request-id (server)
+  "The id of the request SERVER sent last."
+  (cond ((slot-exists-p server '-next-request-id) (slot-value server '-next-request-id))
+        ((boundp 'jsonrpc--next-request-id) (symbol-value 'jsonrpc--next-request-id))))
+
+(defun agentls-cancel (handle)
+  "Cancel the call of HANDLE (from `agentls-call-async').
+A running process is killed; the result has status \"cancelled\"."
+  (let ((server (plist-get handle :server)))
+    (when (and (agentls--live-p server) (plist-get handle :id))
+      (jsonrpc-notify server :$/cancelRequest (list :id (plist-get handle :id))))))
+
+(cl-defun agentls-call (tool args &rest keys &key timeout &allow-other-keys)
+  "Call TOOL with ARGS (a plist) and return its ToolResult (a plist).
+Starts the connection for the current project when there is none.
+While the call waits for approval, Emacs stays usable: interactively a
+recursive edit is entered in the approval buffer (answer with y, n or a);
+C-g cancels the call.  TIMEOUT (seconds) gives up waiting.  Other KEYS as
+in `agentls-call-async'."
+  (let* ((done nil) (result nil)
+         (deadline (and timeout (+ (float-time) timeout)))
+         (handle (apply #'agentls-call-async tool args
+                        (lambda (r) (setq result r done t))
+                        (cl-loop for (k v) on keys by #'cddr
+                                 unless (eq k :timeout) collect k and collect v))))
+    (condition-case quit
+        (while (not done)
+          (when (and deadline (> (float-time) deadline))
+            (agentls-cancel handle)
+            (error "agentls: %s did not finish within %s seconds" tool timeout))
+          (if (and agentls--pending-approvals (not noninteractive)
+                   (not agentls--approval-edit-depth))
+              (let ((agentls--approval-edit-depth (1+ (recursion-depth))))
+                (agentls--approval-refresh)
+                (message "agentls: %s waits for your approval: y, n or a (C-M-c returns)" tool)
+                (recursive-edit))
+            (accept-process-output nil 0.05)))
+      (quit (agentls-cancel handle)
+            (signal (car quit) (cdr quit))))
+    result))
+
+
+;;; The command
+
+(defun agentls--arguments-template (def)
+  "A JSON object with DEF's required arguments, to edit in the minibuffer."
+  (let* ((schema (plist-get def :inputSchema))
+         (props (plist-get schema :properties))
+         (req (append (plist-get schema :required) nil)))
+    (if (null req) "{}"
+      (concat "{"
+              (mapconcat
+               (lambda (name)
+                 (let ((type (plist-get (plist-get props (intern (concat ":" name))) :type)))
+                   (format "\"%s\": %s" name
+                           (pcase type
+                             ("string" "\"\"") ("boolean" "false") ((or "integer" "number") "0")
+                             ("array" "[]") ("object" "{}") (_ "null")))))
+               req ", ")
+              "}"))))
+
+(defun agentls--parse-arguments (text)
+  "TEXT, a JSON object, as a hash table; a `user-error' when it is not one."
+  (let ((v (condition-case err
+               (json-parse-string text :object-type 'hash-table :array-type 'array
+                                  :null-object nil :false-object :json-false)
+             (json-parse-error
+              (user-error "agentls: the arguments are not valid JSON: %s"
+                          (error-message-string err))))))
+    (unless (hash-table-p v)
+      (user-error "agentls: the arguments must be a JSON object, like {\"path\": \"a.txt\"}"))
+    v))
+
+(defun agentls-format-result (result)
+  "RESULT (a ToolResult) as text for a person; schema errors one per line."
+  (let* ((err (plist-get result :error))
+         (violations (append (plist-get (plist-get err :details) :violations) nil)))
+    (concat
+     (format "Tool:    %s\nStatus:  %s\nCall:    %s\n" (plist-get result :tool)
+             (plist-get result :status) (or (plist-get result :callId) "-"))
+     (if err (format "Error:   %s: %s\n" (plist-get err :code) (plist-get err :message)) "")
+     (if violations
+         (concat "Invalid arguments:\n"
+                 (mapconcat (lambda (v) (format "  %s  %s" (let ((p (plist-get v :pointer)))
+                                                           (if (string-empty-p p) "/" p))
+                                                (plist-get v :reason)))
+                            violations "\n")
+                 "\n")
+       "")
+     (if (plist-get result :message) (format "Message: %s\n" (plist-get result :message)) "")
+     "\n"
+     (or (plist-get result :display) (plist-get result :content) "")
+     (if (plist-get result :structured)
+         (concat "\n\nStructured:\n" (agentls--json-pretty (plist-get result :structured)))
+       "")
+     "\n")))
+
+(defvar agentls--run-tool-history nil)
+(defvar agentls--arguments-history nil)
+(defvar agentls--progress-counter 0)
+
+(defun agentls-run-tool (tool arguments)
+  "Run TOOL with ARGUMENTS (JSON text), asynchronously; show the result.
+Interactively, pick the tool from tool/list and type the arguments as a
+JSON object.  Invalid arguments are reported per JSON pointer."
+  (interactive
+   (let* ((server (agentls--server))
+          (defs (agentls-list-tools nil server))
+          (names (mapcar (lambda (d) (plist-get d :name)) defs))
+          (completion-extra-properties
+           (list :annotation-function
+                 (lambda (name)
+                   (let ((d (cl-find name defs :key (lambda (d) (plist-get d :name))
+                                     :test #'equal)))
+                     (format "  %s%s" (or (plist-get d :title) "")
+                             (let ((ap (plist-get (plist-get d :annotations) :approval)))
+                               (if (member ap '("ask" "conditional"))
+                                   (format " [approval: %s]" ap) "")))))))
+          (tool (completing-read "agentls tool: " names nil t nil 'agentls--run-tool-history))
+          (def (cl-find tool defs :key (lambda (d) (plist-get d :name)) :test #'equal)))
+     (list tool (read-from-minibuffer (format "Arguments for %s (JSON): " tool)
+                                      (agentls--arguments-template def)
+                                      nil nil 'agentls--arguments-history))))
+  (let* ((args (agentls--parse-arguments arguments))
+         (token (format "agentls-el-%d" (cl-incf agentls--progress-counter))))
+    (agentls-call-async
+     tool args
+     (lambda (result)
+       (let ((buf (get-buffer-create agentls-result-buffer-name)))
+         (with-current-buffer buf
+           (let ((inhibit-read-only t))
+             (erase-buffer)
+             (insert (agentls-format-result result))
+             (goto-char (point-min)))
+           (special-mode))
+         (display-buffer buf)
+         (let ((err (plist-get result :error)))
+           (message "agentls: %s %s%s" tool (plist-get result :status)
+                    (if err (format ": %s" (plist-get err :message)) "")))))
+     :work-done-token token)
+    (message "agentls: %s running (progress in %s)" tool agentls-log-buffer-name)))
+
+(provide 'agentls)
+;;; agentls.el ends here
