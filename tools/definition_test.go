@@ -1,0 +1,141 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/workspace"
+)
+
+// indexRig runs the index tools on a small module in a temporary root.
+type indexRig struct {
+	t    *testing.T
+	r    *Runner
+	env  *Env
+	root string
+}
+
+var rigFiles = map[string]string{
+	"go.mod": "module example.com/m\n\ngo 1.22\n",
+	"a/a.go": `// Package a greets.
+package a
+
+// Greeter says hello.
+type Greeter struct {
+	// Name is who is greeted.
+	Name string
+}
+
+// Greet returns the greeting.
+func (g *Greeter) Greet() string { return "hello, " + g.Name }
+
+// New returns a Greeter.
+func New(name string) *Greeter { return &Greeter{Name: name} }
+`,
+	"b/b.go": `package b
+
+import "example.com/m/a"
+
+func Use() string {
+	return a.New("中文😀").Greet()
+}
+`,
+	"c/c.go":      "package c\n\nfunc Bad() int {\n\treturn \"x\"\n}\n",
+	"py/util.py":  "def helper(x):\n    return x\n\n\nclass Box:\n    def open(self):\n        return helper(1)\n",
+	"docs/doc.md": "# Guide\n\n## Setup\n",
+}
+
+func newIndexRig(t *testing.T) *indexRig {
+	root := t.TempDir()
+	for name, text := range rigFiles {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := NewRegistry(nil)
+	reg.MustRegister(Diagnostics, Symbols, FindDefinition, References, Hover)
+	env := &Env{Workspace: ws, Session: NewSession(), Approver: approval.Fixed(approval.Reject, ""), Memory: approval.NewMemory("")}
+	t.Cleanup(func() { CloseIndex(env.Session) })
+	return &indexRig{t: t, r: NewRunner(reg, nil), env: env, root: root}
+}
+
+// call runs a tool and decodes its structured result into out (may be nil).
+func (g *indexRig) call(name string, args any, out any) *Result {
+	g.t.Helper()
+	b, _ := json.Marshal(args)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res := g.r.Run(ctx, g.env, Request{Name: name, Arguments: b}, nil)
+	if out != nil && res.Structured != nil {
+		s, _ := json.Marshal(res.Structured)
+		if err := json.Unmarshal(s, out); err != nil {
+			g.t.Fatalf("%s structured: %v", name, err)
+		}
+	}
+	return res
+}
+
+type locsResult struct {
+	Locations []location `json:"locations"`
+	Precision string     `json:"precision"`
+	Partial   bool       `json:"partial"`
+	Kind      string     `json:"kind"`
+}
+
+func TestDefinition(t *testing.T) {
+	g := newIndexRig(t)
+	tests := []struct {
+		name      string
+		args      map[string]any
+		want      string // path:line:column of the first location
+		precision string
+		code      Code
+	}{
+		{"go across packages", map[string]any{"path": "b/b.go", "line": 6, "column": 11}, "a/a.go:14:6", "type", ""},
+		{"go method after non-ASCII text", map[string]any{"path": "b/b.go", "line": 6, "column": 31}, "a/a.go:11:19", "type", ""},
+		{"go by symbol", map[string]any{"symbol": "a.New"}, "a/a.go:14:6", "type", ""},
+		{"go method by symbol", map[string]any{"symbol": "Greeter.Greet"}, "a/a.go:11:19", "type", ""},
+		{"python by name", map[string]any{"path": "py/util.py", "line": 7, "column": 17}, "py/util.py:1:5", "name", ""},
+		{"white space", map[string]any{"path": "b/b.go", "line": 6, "column": 1}, "", "", InvalidParams},
+		{"both forms", map[string]any{"path": "b/b.go", "line": 6, "column": 11, "symbol": "x"}, "", "", InvalidParams},
+		{"neither", map[string]any{"path": "b/b.go"}, "", "", InvalidParams},
+		{"unknown symbol", map[string]any{"symbol": "NoSuchThing"}, "", "", NoMatch},
+		{"missing file", map[string]any{"path": "nope.go", "line": 1, "column": 1}, "", "", FileNotFound},
+		{"outside the root", map[string]any{"path": "../x.go", "line": 1, "column": 1}, "", "", InvalidPath},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out locsResult
+			res := g.call("definition", tt.args, &out)
+			if tt.code != "" {
+				if res.Status != StatusError || res.Error.Code != tt.code {
+					t.Fatalf("status %s error %+v, want %s", res.Status, res.Error, tt.code)
+				}
+				return
+			}
+			if res.Status != StatusSuccess || len(out.Locations) == 0 {
+				t.Fatalf("result %+v", res)
+			}
+			l := out.Locations[0]
+			if got := l.Path + ":" + itoa(l.Line) + ":" + itoa(l.Column); got != tt.want || out.Precision != tt.precision {
+				t.Errorf("definition = %s (%s), want %s (%s)", got, out.Precision, tt.want, tt.precision)
+			}
+		})
+	}
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

@@ -1,0 +1,40 @@
+package tools
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+func TestSymbols(t *testing.T) {
+	g := newIndexRig(t)
+	var out struct {
+		Symbols []workspace.Symbol
+		Partial bool
+	}
+	res := g.call("symbols", map[string]any{"path": "a/a.go"}, &out)
+	if res.Status != StatusSuccess || len(out.Symbols) != 3 {
+		t.Fatalf("outline = %+v; %+v", out.Symbols, res)
+	}
+	s := out.Symbols[0]
+	if s.Name != "Greeter" || s.Kind != "struct" || s.Path != "a/a.go" || len(s.Children) != 1 || s.Children[0].Name != "Name" {
+		t.Errorf("first symbol = %+v", s)
+	}
+	if m := out.Symbols[1]; m.Name != "Greet" || m.Kind != "method" || m.Container != "Greeter" {
+		t.Errorf("method = %+v", m)
+	}
+	res = g.call("symbols", map[string]any{"query": "greet"}, &out)
+	if res.Status != StatusSuccess || len(out.Symbols) < 2 || out.Partial || !strings.EqualFold(out.Symbols[0].Name, "greet") {
+		t.Errorf("search greet = %+v", out)
+	}
+	g.call("symbols", map[string]any{"query": "Setup"}, &out)
+	if len(out.Symbols) != 1 || out.Symbols[0].Kind != "heading" || out.Symbols[0].Container != "Guide" {
+		t.Errorf("search Setup = %+v", out.Symbols)
+	}
+	for _, args := range []map[string]any{{}, {"path": "a/a.go", "query": "x"}, {"path": "go.mod"}} {
+		if res := g.call("symbols", args, nil); res.Status != StatusError || res.Error.Code != InvalidParams {
+			t.Errorf("symbols %v = %+v, want INVALID_PARAMS", args, res)
+		}
+	}
+}
