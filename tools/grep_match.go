@@ -2,7 +2,9 @@ package tools
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"regexp"
 	"regexp/syntax"
 	"strings"
@@ -63,6 +65,24 @@ type literal struct {
 	rareAt   int
 	nextRare int // scan cache: next position of rare, -2 unknown, -1 none
 	nextAlt  int
+	// pair: scan for two adjacent bytes at once, eight positions per step
+	// (for case-insensitive literals, and literals whose bytes are all
+	// common), at offset pairAt; pairOr is ORed into the text first (0x20
+	// in every byte folds ASCII letters to lower case).
+	pair       bool
+	pairAt     int
+	p1, p2     uint64
+	pairOr     uint64
+	last, seen int // next's cache: the last answer and the position it was asked from
+}
+
+// rarity is how rare a byte is in source code, case folded or not.
+func rarity(b byte, fold bool) int {
+	r := int(byteRank[b])
+	if fold && b >= 'a' && b <= 'z' {
+		r = min(r, int(byteRank[b-'a'+'A']))
+	}
+	return r
 }
 
 func newLiteral(s string, fold bool) *literal {
@@ -72,7 +92,7 @@ func newLiteral(s string, fold bool) *literal {
 	}
 	best := -1
 	for i, b := range l.s {
-		if best < 0 || byteRank[b] > byteRank[l.s[best]] {
+		if best < 0 || rarity(b, fold) > rarity(l.s[best], fold) {
 			best = i
 		}
 	}
@@ -80,35 +100,94 @@ func newLiteral(s string, fold bool) *literal {
 	if fold && l.rare >= 'a' && l.rare <= 'z' {
 		l.rareAlt = l.rare - 'a' + 'A'
 	}
+	// A byte this common gives too many hits for IndexByte: scan for the
+	// rarest adjacent pair instead.
+	if len(l.s) >= 2 && (fold && l.rareAlt != l.rare || rarity(l.rare, fold) < 40) {
+		l.pair = true
+		bestPair := -1
+		for i := 0; i+1 < len(l.s); i++ {
+			if sc := rarity(l.s[i], fold) + rarity(l.s[i+1], fold); sc > bestPair {
+				bestPair, l.pairAt = sc, i
+			}
+		}
+		var or byte
+		if fold {
+			or, l.pairOr = 0x20, 0x2020202020202020
+		}
+		l.p1 = uint64(l.s[l.pairAt]|or) * 0x0101010101010101
+		l.p2 = uint64(l.s[l.pairAt+1]|or) * 0x0101010101010101
+	}
 	return l
 }
 
 // score says how good a prefilter the literal is: rare bytes and length.
 func (l *literal) score() int {
-	return int(byteRank[l.rare]) + 8*min(len(l.s), 12)
+	return rarity(l.rare, l.fold) + 8*min(len(l.s), 12)
 }
 
-func (l *literal) reset() { l.nextRare, l.nextAlt = -2, -2 }
+func (l *literal) reset() { l.nextRare, l.nextAlt, l.last, l.seen = -2, -2, -2, -1 }
 
 // next returns the start of the first occurrence of l in buf at or after
-// from, or -1.
+// from, or -1. Calls for one buffer must not go backwards.
 func (l *literal) next(buf []byte, from int) int {
+	if l.last == -1 || (l.last >= from && l.seen <= from) {
+		return l.last
+	}
+	l.last, l.seen = l.find(buf, from), from
+	return l.last
+}
+
+func (l *literal) find(buf []byte, from int) int {
 	n := len(l.s)
 	for {
 		if from+n > len(buf) {
 			return -1
 		}
-		// The rare byte sits rareAt bytes into the literal.
-		p := l.scan(buf, from+l.rareAt)
+		var p, at int
+		if l.pair {
+			at = l.pairAt
+			p = pairIndex(buf, from+at, l.p1, l.p2, l.pairOr)
+		} else {
+			// The rare byte sits rareAt bytes into the literal.
+			at = l.rareAt
+			p = l.scan(buf, from+at)
+		}
 		if p < 0 {
 			return -1
 		}
-		s := p - l.rareAt
+		s := p - at
 		if s+n <= len(buf) && l.equal(buf[s:s+n]) {
 			return s
 		}
 		from = s + 1
 	}
+}
+
+// pairIndex returns the first i ≥ at where buf[i]|or == p1's byte and
+// buf[i+1]|or == p2's byte (or: 0 or 0x20 in every byte), eight positions
+// per step.
+func pairIndex(buf []byte, at int, p1, p2, or uint64) int {
+	const (
+		seven = 0x7f7f7f7f7f7f7f7f
+		high  = 0x8080808080808080
+	)
+	i := at
+	for ; i+9 <= len(buf); i += 8 {
+		v1 := binary.LittleEndian.Uint64(buf[i:]) | or
+		v2 := binary.LittleEndian.Uint64(buf[i+1:]) | or
+		x := (v1 ^ p1) | (v2 ^ p2)
+		// The high bit of each zero byte of x, exactly.
+		if z := ^(((x & seven) + seven) | x) & high; z != 0 {
+			return i + bits.TrailingZeros64(z)/8
+		}
+	}
+	b1, b2, o := byte(p1), byte(p2), byte(or)
+	for ; i+1 < len(buf); i++ {
+		if buf[i]|o == b1 && buf[i+1]|o == b2 {
+			return i
+		}
+	}
+	return -1
 }
 
 // scan finds the next position ≥ at of the rare byte (either case).

@@ -1,0 +1,107 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+// BenchmarkGrepVsRipgrep compares grep with ripgrep on $(go env GOROOT)/src,
+// query by query (SearchQueries), and prints the ratios:
+//
+//	go test ./tools -run '^$' -bench GrepVsRipgrep -benchtime 1x
+//
+// "call" runs `agentls call grep ARGS --root .` as a process, like `rg ARGS`
+// (both in GOROOT/src, output discarded); "in-process" runs the same call
+// through the pipeline without a process start (RunTool), as a warm server
+// would. Each figure is the median of several interleaved runs, after one
+// warm-up run of each. Skipped when rg is not installed.
+func BenchmarkGrepVsRipgrep(b *testing.B) {
+	src := goSrc(b)
+	bin := filepath.Join(b.TempDir(), "agentls")
+	build := exec.Command("go", "build", "-o", bin, "github.com/agentls/agentls/cmd/agentls")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	ws, err := workspace.New(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	state := b.TempDir()
+	const runs = 7
+	env := append(os.Environ(), "XDG_STATE_HOME="+state, "XDG_CONFIG_HOME="+state)
+	runProc := func(name string, args ...string) time.Duration {
+		cmd := exec.Command(name, args...)
+		cmd.Dir, cmd.Env = src, env
+		start := time.Now()
+		err := cmd.Run()
+		d := time.Since(start)
+		if e, ok := err.(*exec.ExitError); err != nil && (!ok || e.ExitCode() > 1) {
+			b.Fatalf("%s %v: %v", name, args, err)
+		}
+		return d
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		fmt.Printf("\ngrep vs ripgrep on %s (median of %d runs)\n", src, runs)
+		fmt.Printf("%-24s %9s %9s %7s   %11s %7s\n", "query", "call ms", "rg ms", "ratio", "in-proc ms", "ratio")
+		var sumCall, sumRg, sumWarm float64
+		for _, q := range SearchQueries {
+			var call, rg, warm []time.Duration
+			for i := 0; i <= runs; i++ {
+				c := runProc(bin, "call", "grep", q.Args, "--root", ".", "--approve", "no")
+				r := runProc("rg", q.Rg...)
+				start := time.Now()
+				res := RunTool(context.Background(), ws, "grep", json.RawMessage(q.Args))
+				w := time.Since(start)
+				if res.Status != StatusSuccess {
+					b.Fatalf("%s: %s", q.Name, res.Content)
+				}
+				if i > 0 { // the first run warms the caches
+					call, rg, warm = append(call, c), append(rg, r), append(warm, w)
+				}
+			}
+			mc, mr, mw := median(call), median(rg), median(warm)
+			sumCall += mc
+			sumRg += mr
+			sumWarm += mw
+			fmt.Printf("%-24s %9.1f %9.1f %6.2fx   %11.1f %6.2fx\n", q.Name, mc, mr, mc/mr, mw, mw/mr)
+			b.ReportMetric(mc/mr, "call/rg:"+q.Name)
+		}
+		fmt.Printf("%-24s %9.1f %9.1f %6.2fx   %11.1f %6.2fx\n", "total", sumCall, sumRg, sumCall/sumRg, sumWarm, sumWarm/sumRg)
+	}
+}
+
+// median returns the median in milliseconds.
+func median(ds []time.Duration) float64 {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return float64(s[len(s)/2].Microseconds()) / 1000
+}
+
+// BenchmarkGrepInProcess measures one query through the pipeline, for
+// profiling: go test ./tools -run '^$' -bench GrepInProcess -cpuprofile cpu.out
+func BenchmarkGrepInProcess(b *testing.B) {
+	src := goSrc(b)
+	ws, err := workspace.New(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, q := range SearchQueries {
+		b.Run(q.Name, func(b *testing.B) {
+			for b.Loop() {
+				if res := RunTool(context.Background(), ws, "grep", json.RawMessage(q.Args)); res.Status != StatusSuccess {
+					b.Fatal(res.Content)
+				}
+			}
+		})
+	}
+}
