@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/agentls/agentls/approval"
@@ -253,51 +251,4 @@ func userProcesses() int {
 		}
 	}
 	return n
-}
-
-var netnsProbe struct {
-	once   sync.Once
-	flags  uintptr
-	user   bool
-	method string
-	err    error
-}
-
-// netnsAttr returns process attributes that start a child in a new,
-// empty network namespace (a new user namespace too when not root), as
-// probed once on this machine.
-func netnsAttr() (*syscall.SysProcAttr, string, error) {
-	p := &netnsProbe
-	p.once.Do(func() {
-		tryFlags := func(user bool) error {
-			cmd := exec.Command("/bin/true")
-			cmd.SysProcAttr = netnsSysProcAttr(user)
-			return cmd.Run()
-		}
-		if err := tryFlags(false); err == nil {
-			p.method = "own network namespace (CLONE_NEWNET, like unshare -n)"
-			return
-		} else if err2 := tryFlags(true); err2 == nil {
-			p.user = true
-			p.method = "own user and network namespace (like unshare -rn)"
-			return
-		} else {
-			p.err = fmt.Errorf("no network namespace: %v; with a user namespace: %v", err, err2)
-		}
-	})
-	if p.err != nil {
-		return nil, "", p.err
-	}
-	return netnsSysProcAttr(p.user), p.method, nil
-}
-
-func netnsSysProcAttr(user bool) *syscall.SysProcAttr {
-	if !user {
-		return &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
-	}
-	return &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}},
-	}
 }

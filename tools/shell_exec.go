@@ -226,7 +226,7 @@ type startSpec struct {
 	argv       []string
 	dir        string
 	env        []string
-	attr       *syscall.SysProcAttr // Setpgid is forced
+	attr       *syscall.SysProcAttr // its own process group is forced
 	command    string               // what shell_output shows
 	background bool
 	// cgroup, when set, is the cgroup to run in (run_code's, with a process
@@ -372,12 +372,7 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = sp.dir, sp.env
 	cmd.Stdout, cmd.Stderr = outW, errW
-	attr := sp.attr
-	if attr == nil {
-		attr = &syscall.SysProcAttr{}
-	}
-	attr.Setpgid, attr.Pgid = true, 0
-	cmd.SysProcAttr = attr
+	cmd.SysProcAttr = ownGroup(sp.attr)
 	err = cmd.Start()
 	outW.Close()
 	errW.Close()
@@ -420,8 +415,8 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 		}()
 	}
 	go func() {
-		err := cmd.Wait()
-		code, sig := exitStatus(cmd.ProcessState, err)
+		_ = cmd.Wait() // the exit status is in ProcessState
+		code, sig := exitStatus(cmd.ProcessState)
 		// No child outlives its shell: end what is left of the group.
 		p.signalGroup(syscall.SIGTERM)
 		p.awaitGroupGone(terminateGrace)
@@ -453,40 +448,6 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 	return p, nil
 }
 
-// exitStatus returns the exit code (128+n for a signal, like a shell) and
-// the signal's name.
-func exitStatus(ps *os.ProcessState, err error) (int, string) {
-	if ps == nil {
-		return -1, ""
-	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal()), sigName(ws.Signal())
-	}
-	return ps.ExitCode(), ""
-}
-
-func sigName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGKILL:
-		return "SIGKILL"
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGXCPU:
-		return "SIGXCPU"
-	case syscall.SIGXFSZ:
-		return "SIGXFSZ"
-	case syscall.SIGSEGV:
-		return "SIGSEGV"
-	case syscall.SIGABRT:
-		return "SIGABRT"
-	case syscall.SIGPIPE:
-		return "SIGPIPE"
-	}
-	return s.String()
-}
-
 // signalGroup signals the process group (and the cgroup, when there is one)
 // unless the group is known to have ended.
 func (p *proc) signalGroup(sig syscall.Signal) {
@@ -496,7 +457,7 @@ func (p *proc) signalGroup(sig syscall.Signal) {
 	if exited {
 		return
 	}
-	_ = syscall.Kill(-p.pid, sig)
+	killGroup(p.pid, sig)
 	p.cgroup.kill(sig)
 }
 
@@ -506,7 +467,7 @@ func (p *proc) groupAlive() bool {
 	if p.cgroup.alive() {
 		return true
 	}
-	if syscall.Kill(-p.pid, 0) != nil {
+	if !groupExists(p.pid) {
 		return false
 	}
 	for _, pid := range groupMembers(p.pid) {
@@ -948,7 +909,7 @@ func (g *cgroup) pids() []int {
 // kill signals every process of the cgroup.
 func (g *cgroup) kill(sig syscall.Signal) {
 	for _, pid := range g.pids() {
-		_ = syscall.Kill(pid, sig)
+		killPid(pid, sig)
 	}
 }
 
