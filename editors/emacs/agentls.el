@@ -1244,7 +1244,7 @@ in `agentls-call-async'."
   (let ((v (condition-case err
                (json-parse-string text :object-type 'hash-table :array-type 'array
                                   :null-object nil :false-object :json-false)
-             (json-parse-error
+             ((json-parse-error json-end-of-file json-trailing-content error)
               (user-error "agentls: the arguments are not valid JSON: %s"
                           (error-message-string err))))))
     (unless (hash-table-p v)

@@ -1,0 +1,434 @@
+;;; agentls-test.el --- ERT tests of agentls.el against the real server  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Run by editors/emacs/test/run.sh:
+;;   AGENTLS_BIN=/path/to/agentls emacs --batch -Q -L editors/emacs \
+;;     -l editors/emacs/test/agentls-test.el -f ert-run-tests-batch-and-exit
+;;
+;; Every test starts the real agentls binary on a fresh temporary
+;; workspace.  The approval UI is driven the way a person would: the
+;; commands bound to y / n / a in the *agentls approval* buffer.
+
+;;; Code:
+
+(require 'ert)
+(require 'cl-lib)
+(require 'agentls)
+
+(defvar agentls-test-bin (or (getenv "AGENTLS_BIN") "agentls"))
+
+(defvar agentls-test--approvals-seen 0
+  "Approval requests that reached the UI (counted through `agentls-approval-hook').")
+(add-hook 'agentls-approval-hook (lambda () (cl-incf agentls-test--approvals-seen)))
+
+(defun agentls-test--wait (pred what &optional timeout)
+  "Process events until PRED is non-nil; fail naming WHAT after TIMEOUT s."
+  (let ((deadline (+ (float-time) (or timeout 15))))
+    (while (not (funcall pred))
+      (when (> (float-time) deadline)
+        (ert-fail (format "timed out waiting for %s" what)))
+      (accept-process-output nil 0.05))))
+
+(defun agentls-test--file (ws name)
+  (with-temp-buffer
+    (insert-file-contents (expand-file-name name ws))
+    (buffer-string)))
+
+(defmacro agentls-test--with-workspace (files &rest body)
+  "Run BODY with `ws' bound to a new workspace holding FILES ((NAME . TEXT)...)."
+  (declare (indent 1) (debug t))
+  `(let* ((ws (file-name-as-directory (file-truename (make-temp-file "agentls-ws-" t))))
+          (default-directory ws)
+          (agentls-server-program agentls-test-bin)
+          (agentls-approval-select-window t)
+          (project-find-functions nil))
+     (dolist (f ,files)
+       (make-directory (file-name-directory (expand-file-name (car f) ws)) t)
+       (with-temp-file (expand-file-name (car f) ws) (insert (cdr f))))
+     (unwind-protect
+         (progn ,@body)
+       (agentls-shutdown-all)
+       (dolist (buf (buffer-list))
+         (let ((f (buffer-file-name buf)))
+           (when (and f (string-prefix-p ws (file-truename f)))
+             (with-current-buffer buf (set-buffer-modified-p nil))
+             (kill-buffer buf))))
+       (setq agentls--pending-approvals nil)
+       (delete-directory ws t))))
+
+(defun agentls-test--approval-buffer-text ()
+  (with-current-buffer agentls-approval-buffer-name
+    (buffer-substring-no-properties (point-min) (point-max))))
+
+(defun agentls-test--press (key)
+  "Run the command KEY is bound to in the approval buffer, as a person would."
+  (with-current-buffer agentls-approval-buffer-name
+    (let ((cmd (key-binding (kbd key))))
+      (should (commandp cmd))
+      (call-interactively cmd))))
+
+(defun agentls-test--edit-async (path old new)
+  "Start edit_file on PATH as an agent front-end would; return a result box."
+  (let ((box (list nil)))
+    (agentls-call-async "edit_file" (list :path path :old_string old :new_string new)
+                        (lambda (r) (setcar box r))
+                        :reason "the test asks for it")
+    box))
+
+
+;;; Tests
+
+(ert-deftest agentls-test-tool-list ()
+  "tool/list returns the server's tools, the edit tools among them."
+  (agentls-test--with-workspace '(("a.txt" . "a\n"))
+    (let* ((tools (agentls-list-tools))
+           (names (mapcar (lambda (d) (plist-get d :name)) tools)))
+      (should (member "read_file" names))
+      (should (member "edit_file" names))
+      (should (member "write_file" names))
+      (let ((rf (cl-find "read_file" tools :key (lambda (d) (plist-get d :name)) :test #'equal)))
+        (should (plist-get rf :inputSchema))
+        (should (equal (plist-get (plist-get rf :annotations) :approval) "auto")))
+      ;; The connection is agentls' own, one per project, and says what
+      ;; the client implements.
+      (let ((server (agentls--server nil t)))
+        (should (agentls-server-p server))
+        (should (equal (agentls--root server) ws))
+        (should (eq server (agentls--server)))
+        (let ((caps (eglot-client-capabilities server)))
+          (should (equal (plist-get (plist-get caps :experimental) :agentls)
+                         '(:approvalRequest t :saveAfterApply t :nativePreview :json-false))))
+        (should (equal (plist-get (eglot--server-info server) :name) "agentls"))))))
+
+(ert-deftest agentls-test-missing-binary ()
+  "A missing binary is a clear user-error naming the setting."
+  (agentls-test--with-workspace '(("a.txt" . "a\n"))
+    (let* ((agentls-server-program "/nonexistent/agentls")
+           (err (should-error (agentls-list-tools) :type 'user-error)))
+      (should (string-match-p "agentls-server-program" (cadr err))))))
+
+(ert-deftest agentls-test-read-unsaved-buffer ()
+  "read_file returns the unsaved buffer text (didOpen + incremental didChange)."
+  (agentls-test--with-workspace '(("a.txt" . "one\ntwo\nthree\n"))
+    (with-current-buffer (find-file-noselect (expand-file-name "a.txt" ws))
+      ;; Opened before the connection exists: synced when it starts.
+      (goto-char (point-min))
+      (forward-line 1)
+      (insert "inserted é 中 😀 line\n")
+      (goto-char (point-max))
+      (insert "tail 😀x")
+      (search-backward "two")
+      (delete-char 3)
+      (insert "TWO")
+      (should (buffer-modified-p))
+      (let ((r (agentls-call "read_file" '(:path "a.txt")))
+            (case-fold-search nil))
+        (should (equal (plist-get r :status) "success"))
+        (should (eq (plist-get (plist-get r :structured) :from_buffer) t))
+        (should (string-match-p "inserted é 中 😀 line" (plist-get r :content)))
+        (should (string-match-p "TWO" (plist-get r :content)))
+        (should (string-match-p "tail 😀x" (plist-get r :content)))
+        (should-not (string-match-p "two" (plist-get r :content))))
+      ;; The disk still has the old text.
+      (should (equal (agentls-test--file ws "a.txt") "one\ntwo\nthree\n"))
+      ;; A later change after the first sync, in the middle of a
+      ;; non-ASCII line (UTF-16 columns).
+      (goto-char (point-min))
+      (search-forward "😀")
+      (insert "!")
+      (let ((r (agentls-call "read_file" '(:path "a.txt"))))
+        (should (string-match-p "inserted é 中 😀! line" (plist-get r :content)))))
+    ;; A file visited after the connection started is synced too.
+    (with-temp-file (expand-file-name "b.txt" ws) (insert "disk\n"))
+    (with-current-buffer (find-file-noselect (expand-file-name "b.txt" ws))
+      (erase-buffer)
+      (insert "buffer\n")
+      (let ((r (agentls-call "read_file" '(:path "b.txt"))))
+        (should (string-match-p "buffer" (plist-get r :content)))
+        (should-not (string-match-p "disk" (plist-get r :content))))
+      ;; Closing the buffer returns the server to the disk.
+      (set-buffer-modified-p nil)
+      (kill-buffer))
+    (let ((r (agentls-call "read_file" '(:path "b.txt"))))
+      (should (string-match-p "disk" (plist-get r :content))))))
+
+(ert-deftest agentls-test-edit-approve ()
+  "The agent edits a file: the approval buffer shows the diff; y applies and saves."
+  (agentls-test--with-workspace '(("src/hello.txt" . "hello world\nsecond line\n"))
+    (let* ((file (expand-file-name "src/hello.txt" ws))
+           (buf (find-file-noselect file))
+           (seen agentls-test--approvals-seen)
+           (box (agentls-test--edit-async "src/hello.txt" "hello world" "goodbye world")))
+      (agentls-test--wait (lambda () (> agentls-test--approvals-seen seen)) "the approval request")
+      ;; The approval UI.
+      (should (= (agentls-pending-approvals) 1))
+      (should (string-match-p "1 waiting" (format "%s" (agentls--mode-line))))
+      (let ((text (agentls-test--approval-buffer-text)))
+        (should (string-match-p "^Tool: +edit_file" text))
+        (should (string-match-p "^File: +modify src/hello.txt" text))
+        (should (string-match-p "^Context: +reason: the test asks for it" text))
+        (should (string-match-p "risk: write" text))
+        (should (string-match-p "^-hello world$" text))
+        (should (string-match-p "^\\+goodbye world$" text))
+        (should (string-match-p "y approve +n reject" text)))
+      (with-current-buffer agentls-approval-buffer-name
+        (should (derived-mode-p 'diff-mode))
+        (should (eq (key-binding "y") #'agentls-approval-approve))
+        (should (eq (key-binding "n") #'agentls-approval-reject))
+        (should (eq (key-binding "a") #'agentls-approval-always))
+        (should (eq (key-binding "?") #'agentls-approval-help))
+        ;; ? shows more information without answering.
+        (agentls-test--press "?")
+        (should (= (agentls-pending-approvals) 1))
+        (with-current-buffer "*agentls approval info*"
+          (should (string-match-p "\"old_string\": \"hello world\"" (buffer-string)))))
+      ;; Not answered yet: Emacs was free all along, nothing changed.
+      (should-not (car box))
+      (should (equal (with-current-buffer buf (buffer-string)) "hello world\nsecond line\n"))
+      (agentls-test--press "y")
+      (agentls-test--wait (lambda () (car box)) "the tool result")
+      (let ((r (car box)))
+        (should (equal (plist-get r :status) "success"))
+        (should (equal (plist-get r :approvedBy) "user"))
+        (let ((st (plist-get r :structured)))
+          (should (equal (plist-get st :applied_by) "editor"))
+          (should (equal (plist-get st :landed) "all"))
+          (should (equal (plist-get st :unsaved) []))))
+      (should (= (agentls-pending-approvals) 0))
+      (with-current-buffer buf
+        (should (equal (buffer-string) "goodbye world\nsecond line\n"))
+        (should-not (buffer-modified-p)))
+      (should (equal (agentls-test--file ws "src/hello.txt") "goodbye world\nsecond line\n"))
+      ;; The log shows the tool events.
+      (with-current-buffer (agentls-show-log)
+        (should (string-match-p "edit_file tc_[0-9a-f]+ awaitingApproval" (buffer-string)))
+        (should (string-match-p "edit_file tc_[0-9a-f]+ result success" (buffer-string)))
+        (should (string-match-p "fileChanged modify src/hello.txt" (buffer-string)))))))
+
+(ert-deftest agentls-test-edit-approve-synchronous ()
+  "agentls-call (synchronous) waits while a timer plays the person pressing y.
+Also: a file not open in Emacs is edited through a buffer, saved, closed."
+  (agentls-test--with-workspace '(("notes.md" . "# Title\n\nbody\n"))
+    (let* ((timer (run-with-timer
+                   0.1 0.1
+                   (lambda ()
+                     (when (and agentls--pending-approvals
+                                (get-buffer agentls-approval-buffer-name))
+                       (agentls-test--press "y")))))
+           (r (unwind-protect
+                  (agentls-call "edit_file" '(:path "notes.md" :old_string "body" :new_string "new body")
+                                :timeout 20)
+                (cancel-timer timer))))
+      (should (equal (plist-get r :status) "success"))
+      (should (equal (plist-get (plist-get r :structured) :landed) "all"))
+      (should (equal (plist-get (plist-get r :structured) :unsaved) []))
+      (should (equal (agentls-test--file ws "notes.md") "# Title\n\nnew body\n"))
+      ;; The buffer opened only for the edit was closed again.
+      (should-not (find-buffer-visiting (expand-file-name "notes.md" ws))))))
+
+(ert-deftest agentls-test-edit-reject ()
+  "n rejects: buffer and disk unchanged, result status rejected with the message."
+  (agentls-test--with-workspace '(("a.txt" . "keep me\n"))
+    (let* ((buf (find-file-noselect (expand-file-name "a.txt" ws)))
+           (seen agentls-test--approvals-seen)
+           (box (agentls-test--edit-async "a.txt" "keep me" "changed")))
+      (agentls-test--wait (lambda () (> agentls-test--approvals-seen seen)) "the approval request")
+      (should (string-match-p "^\\+changed$" (agentls-test--approval-buffer-text)))
+      ;; n reads an optional message; the test gives it as the argument.
+      (with-current-buffer agentls-approval-buffer-name
+        (should (eq (key-binding "n") #'agentls-approval-reject))
+        (agentls-approval-reject "not this one"))
+      (agentls-test--wait (lambda () (car box)) "the tool result")
+      (let ((r (car box)))
+        (should (equal (plist-get r :status) "rejected"))
+        (should (string-match-p "not this one" (format "%s %s" (plist-get r :message)
+                                                       (plist-get r :content)))))
+      (with-current-buffer buf
+        (should (equal (buffer-string) "keep me\n"))
+        (should-not (buffer-modified-p)))
+      (should (equal (agentls-test--file ws "a.txt") "keep me\n"))
+      (should (= (agentls-pending-approvals) 0)))))
+
+(ert-deftest agentls-test-edit-always ()
+  "a approves and remembers: the next call of the tool does not ask."
+  (agentls-test--with-workspace '(("a.txt" . "one\ntwo\n"))
+    (let* ((buf (find-file-noselect (expand-file-name "a.txt" ws)))
+           (seen agentls-test--approvals-seen)
+           (box (agentls-test--edit-async "a.txt" "one" "ONE")))
+      (agentls-test--wait (lambda () (> agentls-test--approvals-seen seen)) "the approval request")
+      (agentls-test--press "a")
+      (agentls-test--wait (lambda () (car box)) "the first result")
+      (should (equal (plist-get (car box) :status) "success"))
+      (should (equal (with-current-buffer buf (buffer-string)) "ONE\ntwo\n"))
+      (setq seen agentls-test--approvals-seen)
+      (let ((r (agentls-call "edit_file" '(:path "a.txt" :old_string "two" :new_string "TWO")
+                             :timeout 20)))
+        (should (equal (plist-get r :status) "success")))
+      ;; No second approval/request reached the UI.
+      (should (= agentls-test--approvals-seen seen))
+      (with-current-buffer buf
+        (should (equal (buffer-string) "ONE\nTWO\n"))
+        (should-not (buffer-modified-p)))
+      (should (equal (agentls-test--file ws "a.txt") "ONE\nTWO\n")))))
+
+(ert-deftest agentls-test-edit-unsaved-buffer-stays-unsaved ()
+  "An edit to a buffer with unsaved changes lands in it, is not saved, and says so."
+  (agentls-test--with-workspace '(("a.txt" . "alpha\nbeta\n"))
+    (let* ((buf (find-file-noselect (expand-file-name "a.txt" ws)))
+           (seen agentls-test--approvals-seen))
+      (with-current-buffer buf (goto-char (point-max)) (insert "gamma (mine)\n"))
+      (let ((box (agentls-test--edit-async "a.txt" "beta" "BETA")))
+        (agentls-test--wait (lambda () (> agentls-test--approvals-seen seen)) "the approval request")
+        (agentls-test--press "y")
+        (agentls-test--wait (lambda () (car box)) "the tool result")
+        (should (equal (plist-get (car box) :status) "success"))
+        (should (equal (plist-get (plist-get (car box) :structured) :unsaved) ["a.txt"])))
+      (with-current-buffer buf
+        (should (equal (buffer-string) "alpha\nBETA\ngamma (mine)\n"))
+        (should (buffer-modified-p)))
+      (should (equal (agentls-test--file ws "a.txt") "alpha\nbeta\n")))))
+
+(ert-deftest agentls-test-two-waiting-approvals ()
+  "Two calls wait at once: the mode line counts them, each is answered in turn."
+  (agentls-test--with-workspace '(("a.txt" . "a\n") ("b.txt" . "b\n"))
+    (let* ((seen agentls-test--approvals-seen)
+           (box1 (agentls-test--edit-async "a.txt" "a" "A"))
+           (box2 (agentls-test--edit-async "b.txt" "b" "B")))
+      (agentls-test--wait (lambda () (>= agentls-test--approvals-seen (+ seen 2))) "two approvals")
+      (should (= (agentls-pending-approvals) 2))
+      (should (string-match-p "2 waiting" (format "%s" (agentls--mode-line))))
+      (should (string-match-p "1 of 2 waiting" (agentls-test--approval-buffer-text)))
+      ;; The server may ask in either order: approve the first shown,
+      ;; reject the second.
+      (let* ((first (if (string-match-p "modify a.txt" (agentls-test--approval-buffer-text))
+                        "a.txt" "b.txt"))
+             (second (if (equal first "a.txt") "b.txt" "a.txt")))
+        (agentls-test--press "y")
+        (should (string-match-p (concat "modify " (regexp-quote second))
+                                (agentls-test--approval-buffer-text)))
+        (should-not (string-match-p "waiting" (agentls-test--approval-buffer-text)))
+        (with-current-buffer agentls-approval-buffer-name (agentls-approval-reject ""))
+        (agentls-test--wait (lambda () (and (car box1) (car box2))) "both results")
+        (should (equal (plist-get (if (equal first "a.txt") (car box1) (car box2)) :status)
+                       "success"))
+        (should (equal (plist-get (if (equal first "a.txt") (car box2) (car box1)) :status)
+                       "rejected"))
+        (should (equal (agentls-test--file ws first) (upcase (agentls-test--file ws first))))
+        (should (equal (agentls-test--file ws second) (downcase (agentls-test--file ws second)))))
+      (should (= (agentls-pending-approvals) 0)))))
+
+(ert-deftest agentls-test-write-file-new ()
+  "write_file creating a file (auto in safe mode) lands on disk."
+  (agentls-test--with-workspace '(("a.txt" . "a\n"))
+    (let ((r (agentls-call "write_file" '(:path "dir/new.txt" :content "fresh é\n" :create_dirs t)
+                           :timeout 20)))
+      (should (equal (plist-get r :status) "success"))
+      (should (equal (agentls-test--file ws "dir/new.txt") "fresh é\n")))))
+
+(ert-deftest agentls-test-run-tool-schema-errors ()
+  "agentls-run-tool shows each schema violation by JSON pointer; bad JSON is a user-error."
+  (agentls-test--with-workspace '(("a.txt" . "a\n"))
+    (should-error (agentls-run-tool "read_file" "{\"path\": ") :type 'user-error)
+    (should-error (agentls-run-tool "read_file" "[1]") :type 'user-error)
+    (when (get-buffer agentls-result-buffer-name) (kill-buffer agentls-result-buffer-name))
+    (agentls-run-tool "read_file" "{\"path\": 3, \"bogus\": true}")
+    (agentls-test--wait (lambda () (get-buffer agentls-result-buffer-name)) "the result buffer")
+    (with-current-buffer agentls-result-buffer-name
+      (should (string-match-p "Status: +error" (buffer-string)))
+      (should (string-match-p "INVALID_PARAMS" (buffer-string)))
+      (should (string-match-p "^  /path +got number, want string" (buffer-string)))
+      (should (string-match-p "^  /bogus +unknown field" (buffer-string))))
+    (kill-buffer agentls-result-buffer-name)
+    (agentls-run-tool "read_file" "{\"path\": \"a.txt\"}")
+    (agentls-test--wait (lambda () (get-buffer agentls-result-buffer-name)) "the result buffer")
+    (with-current-buffer agentls-result-buffer-name
+      (should (string-match-p "Status: +success" (buffer-string))))
+    (should (string-match-p "\"path\": \"\""
+                            (agentls--arguments-template
+                             (cl-find "edit_file" (agentls-list-tools)
+                                      :key (lambda (d) (plist-get d :name)) :test #'equal))))))
+
+(ert-deftest agentls-test-does-not-take-buffers-from-eglot ()
+  "agentls never becomes a buffer's eglot server, with or without another one."
+  (agentls-test--with-workspace '(("plain.txt" . "plain\n"))
+    (let ((buf (find-file-noselect (expand-file-name "plain.txt" ws))))
+      (with-current-buffer buf
+        (should-not (eglot-current-server))
+        (agentls-call "read_file" '(:path "plain.txt"))
+        (should (agentls-server-p agentls--buffer-server))
+        (should-not (eglot-current-server))
+        (should-not (bound-and-true-p eglot--managed-mode))
+        ;; agentls is in no project's list of eglot servers.
+        (maphash (lambda (_p servers)
+                   (should-not (cl-some #'agentls-server-p servers)))
+                 eglot--servers-by-project)))))
+
+(define-derived-mode agentls-test-lang-mode text-mode "AgentlsTestLang"
+  "A major mode whose eglot server is a second agentls (standing in for gopls).")
+
+(ert-deftest agentls-test-coexists-with-user-eglot-server ()
+  "A buffer managed by the user's eglot server keeps it; agentls edits it too."
+  (agentls-test--with-workspace '(("x.lang" . "fn main\n"))
+    (let* ((eglot-sync-connect t)
+           (eglot-autoshutdown nil)
+           (auto-mode-alist (cons '("\\.lang\\'" . agentls-test-lang-mode) auto-mode-alist))
+           (eglot-server-programs (cons `(agentls-test-lang-mode . (,agentls-test-bin "serve"))
+                                        eglot-server-programs))
+           (buf (find-file-noselect (expand-file-name "x.lang" ws)))
+           user-server)
+      (unwind-protect
+          (with-current-buffer buf
+            (should (eq major-mode 'agentls-test-lang-mode))
+            (pcase-let ((`(,modes ,project ,class ,contact ,langs) (eglot--guess-contact)))
+              (setq user-server (eglot modes project class contact langs)))
+            (should user-server)
+            (should-not (agentls-server-p user-server))
+            (should (eq (eglot-current-server) user-server))
+            (should eglot--managed-mode)
+            ;; agentls starts for the project: the buffer keeps its server.
+            (let ((r (agentls-call "read_file" '(:path "x.lang"))))
+              (should (equal (plist-get r :status) "success")))
+            (should (agentls-server-p agentls--buffer-server))
+            (should-not (eq agentls--buffer-server user-server))
+            (should (eq (eglot-current-server) user-server))
+            (should (memq buf (eglot--managed-buffers user-server)))
+            ;; Typing reaches both servers.
+            (goto-char (point-max))
+            (insert "typed\n")
+            (let ((r (agentls-call "read_file" '(:path "x.lang"))))
+              (should (string-match-p "typed" (plist-get r :content))))
+            ;; The agent's approved edit lands in the buffer and is seen by
+            ;; the user's server too (eglot's own didChange).
+            (save-buffer)
+            (let* ((seen agentls-test--approvals-seen)
+                   (box (agentls-test--edit-async "x.lang" "fn main" "fn main2")))
+              (agentls-test--wait (lambda () (> agentls-test--approvals-seen seen)) "the approval")
+              (agentls-test--press "y")
+              (agentls-test--wait (lambda () (car box)) "the result")
+              (should (equal (plist-get (car box) :status) "success")))
+            (should (equal (buffer-string) "fn main2\ntyped\n"))
+            (should-not (buffer-modified-p))
+            (should (eq (eglot-current-server) user-server))
+            (eglot--signal-textDocument/didChange)
+            (let ((r (jsonrpc-request user-server :tool/call
+                                      '(:name "read_file" :arguments (:path "x.lang")))))
+              (should (string-match-p "fn main2" (plist-get r :content)))))
+        (when (and user-server (jsonrpc-running-p user-server))
+          ;; From the managed buffer: eglot 1.17's shutdown request
+          ;; flushes that buffer's changes first.
+          (with-current-buffer buf (eglot-shutdown user-server)))))))
+
+(ert-deftest agentls-test-restart-after-exit ()
+  "When the server dies, the next call starts a new connection."
+  (agentls-test--with-workspace '(("a.txt" . "a\n"))
+    (let ((s1 (agentls--server)))
+      (delete-process (jsonrpc--process s1))
+      (agentls-test--wait (lambda () (not (jsonrpc-running-p s1))) "the server to die")
+      (let ((r (agentls-call "read_file" '(:path "a.txt")))
+            (case-fold-search nil))
+        (should (equal (plist-get r :status) "success")))
+      (should-not (eq s1 (agentls--server nil t))))))
+
+(provide 'agentls-test)
+;;; agentls-test.el ends here

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs the Emacs client's ERT suite against the real agentls server:
+#   editors/emacs/test/run.sh [ERT-SELECTOR-REGEXP]
+#   AGENTLS_BIN=/path/to/agentls editors/emacs/test/run.sh   (use that binary)
+# Builds agentls into a temporary directory, installs Emacs 30 (through
+# scripts/install-emacs.sh) when no Emacs >= 30 is on PATH, byte-compiles
+# agentls.el with warnings as errors, then runs the tests in `emacs --batch`.
+# Exits non-zero when anything fails.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+lisp="$repo/editors/emacs"
+selector="${1:-}"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/agentls-emacs-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+if [ -n "${AGENTLS_BIN:-}" ]; then
+	# A binary given by the caller (e.g. built from another checkout).
+	[ -x "$AGENTLS_BIN" ] || { echo "emacs tests: AGENTLS_BIN=$AGENTLS_BIN is not executable" >&2; exit 1; }
+	cp "$AGENTLS_BIN" "$tmp/agentls"
+else
+	echo "emacs tests: building agentls into $tmp"
+	(cd "$repo" && go build -o "$tmp/agentls" ./cmd/agentls)
+fi
+
+if ! "$repo/scripts/install-emacs.sh" --check >/dev/null 2>&1; then
+	echo "emacs tests: no Emacs >= 30 on PATH; installing it"
+	"$repo/scripts/install-emacs.sh"
+fi
+echo "emacs tests: $(emacs --version | head -n1)"
+
+# Keep the user's agentls config and state out of the tests.
+export HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/config" XDG_STATE_HOME="$tmp/state" \
+	XDG_CACHE_HOME="$tmp/cache" XDG_DATA_HOME="$tmp/data"
+mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_STATE_HOME" "$XDG_CACHE_HOME" "$XDG_DATA_HOME"
+export AGENTLS_BIN="$tmp/agentls"
+
+echo "emacs tests: byte-compiling agentls.el (warnings are errors)"
+cp "$lisp/agentls.el" "$tmp/agentls.el"
+emacs --batch -Q --eval "(progn
+  (setq byte-compile-error-on-warn t)
+  (unless (byte-compile-file \"$tmp/agentls.el\") (kill-emacs 1)))"
+
+echo "emacs tests: running ERT"
+emacs --batch -Q -L "$lisp" -l "$here/agentls-test.el" \
+	--eval "(ert-run-tests-batch-and-exit ${selector:+\"$selector\"})"
