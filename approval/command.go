@@ -43,7 +43,11 @@ func JudgeCommand(cmd string, cfg *workspace.Config, ws *workspace.Workspace) As
 //     even in yolo mode, so a denied program cannot hide behind an expansion.
 //   - AutoByConfig: every part is on shell.allow (program and argument
 //     prefix, word by word), no redirection writes a file other than
-//     /dev/null, and every path a part names is inside the roots.
+//     /dev/null, and every path a part names is inside the roots. Builtins
+//     that change nothing (true, false, :, test, [, exit, set -e/-u/-x/-o
+//     pipefail) and cd/pushd/popd into a workspace folder need no place on
+//     the list; relative paths are checked from every folder the command
+//     may cd into.
 //   - AlwaysKey: "shell:" and the program and first argument of each part
 //     that was not allowed, so that "always" never covers the whole tool.
 //
@@ -90,10 +94,11 @@ const maxDepth = 8
 
 // judge accumulates the verdict on one command.
 type judge struct {
-	ws    *workspace.Workspace
-	dir   string
-	allow [][]string
-	deny  [][]string
+	ws     *workspace.Workspace
+	dir    string
+	cdDirs []string // folders the command cds into
+	allow  [][]string
+	deny   [][]string
 
 	parts     int    // simple commands judged
 	first     string // program and first argument of the first part
@@ -783,11 +788,41 @@ func (j *judge) command(ws []word, stdin *syntax.Word, depth int) {
 	if (shells[base] || interpreters[base] || base == "source" || base == ".") && hasDownloadSubst(ws[1:]) {
 		j.danger("%s runs a download: code nobody has seen", base)
 	}
-	if matches(j.allow, ws, false) == nil {
+	if base == prog.text && (base == "cd" || base == "pushd" || base == "popd") {
+		j.cd(base, ws)
+		return
+	}
+	if matches(j.allow, ws, false) == nil && !harmless(prog.text, ws) {
 		j.ask(keyOf(ws), "")
 	}
 	j.execOptions(base, ws, depth)
 	j.args(base, ws)
+}
+
+// harmlessPrograms are shell builtins that change nothing: they need no
+// place on shell.allow (their path arguments are still checked).
+var harmlessPrograms = set("true", "false", ":", "test", "[", "exit")
+
+// harmless reports whether a part is a builtin that changes nothing: one of
+// harmlessPrograms, or set with only options (set -e, set -o pipefail).
+func harmless(prog string, ws []word) bool {
+	if harmlessPrograms[prog] {
+		return true
+	}
+	if prog != "set" || len(ws) < 2 {
+		return false
+	}
+	for _, w := range ws[1:] {
+		if !w.static {
+			return false
+		}
+		switch w.text {
+		case "-e", "-u", "-x", "-o", "+o", "-eu", "-ex", "-eux", "-euo", "-eo", "+e", "+x", "+u", "pipefail", "errexit", "nounset", "xtrace":
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // execOptions are options whose value is a program another program runs
@@ -903,28 +938,74 @@ func (j *judge) path(w word, write bool) {
 	if j.ws == nil || w.text == "" || w.text == "-" {
 		return
 	}
-	p := w.text
-	if strings.HasPrefix(p, "~") {
-		j.ask("", "names %s, outside the workspace", p)
+	if strings.HasPrefix(w.text, "~") {
+		j.ask("", "names %s, outside the workspace", w.text)
 		return
 	}
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(j.dir, p)
-	}
-	j.resolve(w.text, p, write)
-	if !w.glob {
-		return
-	}
-	matched, _ := filepath.Glob(p)
-	hidden := strings.HasPrefix(filepath.Base(p), ".")
-	for i, m := range matched {
-		if i >= 200 {
-			break
+	// A relative path is checked from every folder the command may be in
+	// when it runs: the starting one and those it cds into.
+	for _, dir := range j.dirs() {
+		p := w.text
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
 		}
-		if !hidden && strings.HasPrefix(filepath.Base(m), ".") {
+		j.resolve(w.text, p, write)
+		if w.glob {
+			matched, _ := filepath.Glob(p)
+			hidden := strings.HasPrefix(filepath.Base(p), ".")
+			for i, m := range matched {
+				if i >= 200 {
+					break
+				}
+				if !hidden && strings.HasPrefix(filepath.Base(m), ".") {
+					continue
+				}
+				j.resolve(w.text, m, write)
+			}
+		}
+		if filepath.IsAbs(w.text) {
+			return
+		}
+	}
+}
+
+func (j *judge) dirs() []string { return append([]string{j.dir}, j.cdDirs...) }
+
+// cd judges cd, pushd and popd: moving to a folder inside the workspace is
+// harmless, and the later relative paths are checked from there too.
+func (j *judge) cd(base string, ws []word) {
+	var target *word
+	for i := 1; i < len(ws); i++ {
+		if ws[i].text == "--" || (strings.HasPrefix(ws[i].text, "-") && len(ws[i].text) > 1) {
 			continue
 		}
-		j.resolve(w.text, m, write)
+		target = &ws[i]
+		break
+	}
+	switch {
+	case base == "popd":
+		return
+	case target == nil:
+		j.ask(keyOf(ws), "%s goes to the home folder, outside the workspace", base)
+		return
+	case !target.static || target.glob || target.text == "-":
+		j.ask(keyOf(ws), "%s goes to %s, which cannot be known before it runs", base, target.text)
+		return
+	}
+	before := j.notAuto
+	j.path(*target, false)
+	if j.ws == nil || j.notAuto && !before {
+		j.ask(keyOf(ws), "")
+		return
+	}
+	for _, dir := range j.dirs() {
+		p := target.text
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if !slices.Contains(j.cdDirs, p) && len(j.cdDirs) < 16 {
+			j.cdDirs = append(j.cdDirs, p)
+		}
 	}
 }
 

@@ -67,6 +67,16 @@ func TestCommandPolicy(t *testing.T) {
 		{"env ls", "auto"},
 		{`bash -c "ls && echo ok"`, "auto"},
 		{"if ls; then echo yes; fi", "auto"},
+		{"cd sub && ls", "auto"},
+		{"set -euo pipefail; [ -d sub ] && ls sub || true", "auto"},
+		{"cd /tmp && ls", "ask"},
+		{"cd .. && ls", "ask"},
+		{"cd && ls", "ask"},
+		{"cd $DIR && ls", "ask"},
+		{"cd sub && ls ../..", "ask"},
+		{"cd sub; ls ../.env", "danger"},
+		{"set -- a b; echo $1", "ask"},
+		{"set +o history", "ask"},
 
 		// Argument prefixes are words, not string prefixes.
 		{"go testx", "ask"},
@@ -290,6 +300,25 @@ func TestCommandWarnings(t *testing.T) {
 		a := JudgeCommand(cmd, cfg, ws)
 		if !strings.Contains(a.Warning+a.Blocked, want) {
 			t.Errorf("JudgeCommand(%q): warning %q, blocked %q; want %q in them", cmd, a.Warning, a.Blocked, want)
+		}
+	}
+}
+
+// TestCommandCdPaths: relative paths are checked from every folder the
+// command cds into, so an anchored sensitive pattern holds after cd.
+func TestCommandCdPaths(t *testing.T) {
+	ws, cfg := commandWorkspace(t)
+	cfg.Paths.Sensitive = append(cfg.Paths.Sensitive, "sub/*.key")
+	ws.SetConfig(cfg)
+	for cmd, want := range map[string]string{
+		"ls sub/a.key":                  "danger",
+		"cd sub && ls a.key":            "danger",
+		"(cd sub; ls x.txt); ls a.key":  "danger",
+		"cd sub && ls x.txt":            "auto",
+		"pushd sub && ls x.txt && popd": "auto",
+	} {
+		if got := verdict(JudgeCommand(cmd, cfg, ws)); got != want {
+			t.Errorf("%q: %s, want %s", cmd, got, want)
 		}
 	}
 }
