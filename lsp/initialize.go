@@ -175,6 +175,7 @@ func (s *session) initialize(ctx context.Context, reply jsonrpc2.Replier, raw js
 		},
 		ServerInfo: &protocol.ServerInfo{Name: "agentls", Version: s.opts.Version},
 	}
+	s.indexCapabilities(&result.Capabilities)
 	s.log.Info("initialized", "roots", s.ws.Roots(), "caps", fmt.Sprintf("%+v", caps), "tools", n)
 	err = reply(ctx, result, nil)
 	for _, e := range errs {
@@ -183,7 +184,7 @@ func (s *session) initialize(ctx context.Context, reply jsonrpc2.Replier, raw js
 	return err
 }
 
-func (s *session) initialized() {}
+func (s *session) initialized() { s.startIndex() }
 
 // rootsOf reads the roots: workspaceFolders, else rootUri, else rootPath.
 func rootsOf(p initializeParams) ([]string, error) {

@@ -230,7 +230,7 @@ func (s *session) requestHandler(method string) (handlerFunc, bool) {
 	case "tool/history":
 		return s.toolHistory, true
 	}
-	return nil, false
+	return s.featureHandler(method)
 }
 
 // notification handles a notification in order, on the reading goroutine.

@@ -59,6 +59,7 @@ func (s *session) didClose(raw json.RawMessage) error {
 		return err
 	}
 	s.ws.Overlays.Close(path)
+	s.indexClosed(path)
 	return nil
 }
 
@@ -94,6 +95,7 @@ func (s *session) didChangeWatchedFiles(raw json.RawMessage) error {
 
 // fileChangedOnDisk reacts to a file the editor saved or saw change.
 func (s *session) fileChangedOnDisk(path string) {
+	s.indexChanged(path)
 	if filepath.Base(path) == ".agentls.json" {
 		s.reloadConfigFiles()
 	}

@@ -1,0 +1,220 @@
+package lsp_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentls/agentls/lsp/lsptest"
+	"github.com/agentls/agentls/workspace"
+)
+
+var indexModule = map[string]string{
+	"go.mod": "module example.com/m\n\ngo 1.22\n",
+	"a/a.go": `package a
+
+// Greeter says hello.
+type Greeter struct {
+	Name string
+}
+
+// Greet returns the greeting.
+func (g *Greeter) Greet() string { return "hello, " + g.Name }
+`,
+	"b/b.go": `package b
+
+import "example.com/m/a"
+
+func Use(g *a.Greeter) string {
+	s := "中😀"; return s + g.Greet()
+}
+`,
+}
+
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+type lspLoc struct {
+	URI   string          `json:"uri"`
+	Range workspace.Range `json:"range"`
+}
+
+// TestIndexFeatures runs the index's LSP features end to end: the build
+// with server-created progress, documentSymbol, workspace/symbol,
+// definition, references and hover with UTF-16 positions, published
+// diagnostics that follow the buffer, and the tools sharing the index.
+func TestIndexFeatures(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, indexModule)
+	c := lsptest.Pipe(t, nil)
+	c.SetHooks(lsptest.Hooks{Other: func(method string, params json.RawMessage) (any, error) {
+		return nil, nil // window/workDoneProgress/create
+	}})
+	ctx := ctxT(t)
+	features := []string{"documentSymbol", "workspaceSymbol", "definition", "references", "hover", "diagnostics"}
+	res, err := c.Initialize(ctx, root, lsptest.AgentlsCaps(), map[string]any{"config": map[string]any{"lsp": map[string]any{"features": features}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var init struct {
+		Capabilities map[string]any `json:"capabilities"`
+	}
+	json.Unmarshal(res, &init)
+	for _, k := range []string{"documentSymbolProvider", "workspaceSymbolProvider", "definitionProvider", "referencesProvider", "hoverProvider"} {
+		if init.Capabilities[k] != true {
+			t.Errorf("capability %s = %v, want true", k, init.Capabilities[k])
+		}
+	}
+	create, err := c.WaitFor(ctx, "window/workDoneProgress/create", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tok struct{ Token string }
+	json.Unmarshal(create.Params, &tok)
+	if _, err := c.WaitFor(ctx, "$/progress", func(p json.RawMessage) bool {
+		var v struct {
+			Token string
+			Value struct{ Kind string }
+		}
+		json.Unmarshal(p, &v)
+		return v.Token == tok.Token && v.Value.Kind == "end"
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	aURI := workspace.PathToURI(filepath.Join(root, "a", "a.go"))
+	bURI := workspace.PathToURI(filepath.Join(root, "b", "b.go"))
+
+	var outline []struct {
+		Name     string
+		Kind     int
+		Children []struct{ Name string }
+	}
+	if err := c.Call(ctx, "textDocument/documentSymbol", map[string]any{"textDocument": map[string]string{"uri": aURI}}, &outline); err != nil {
+		t.Fatal(err)
+	}
+	if len(outline) != 2 || outline[0].Name != "Greeter" || outline[0].Kind != 23 || len(outline[0].Children) != 1 || outline[1].Name != "Greet" || outline[1].Kind != 6 {
+		t.Errorf("documentSymbol = %+v", outline)
+	}
+
+	var found []struct {
+		Name          string
+		ContainerName string
+		Location      lspLoc
+	}
+	if err := c.Call(ctx, "workspace/symbol", map[string]any{"query": "greet"}, &found); err != nil {
+		t.Fatal(err)
+	}
+	if len(found) < 2 || found[0].Location.URI != aURI {
+		t.Errorf("workspace/symbol = %+v", found)
+	}
+
+	// Greet on line 6 of b.go, after "中😀": UTF-16 character 28 (the
+	// byte column is 33).
+	pos := map[string]any{"textDocument": map[string]string{"uri": bURI}, "position": map[string]int{"line": 5, "character": 28}}
+	var defs []lspLoc
+	if err := c.Call(ctx, "textDocument/definition", pos, &defs); err != nil {
+		t.Fatal(err)
+	}
+	if len(defs) != 1 || defs[0].URI != aURI || defs[0].Range.Start != (workspace.Position{Line: 8, Character: 18}) {
+		t.Errorf("definition = %+v", defs)
+	}
+	var refs []lspLoc
+	refsParams := map[string]any{"textDocument": pos["textDocument"], "position": pos["position"], "context": map[string]bool{"includeDeclaration": false}}
+	if err := c.Call(ctx, "textDocument/references", refsParams, &refs); err != nil {
+		t.Fatal(err)
+	}
+	if len(refs) != 1 || refs[0].URI != bURI || refs[0].Range.Start != (workspace.Position{Line: 5, Character: 26}) || refs[0].Range.End.Character != 31 {
+		t.Errorf("references = %+v", refs)
+	}
+	var hover struct {
+		Contents struct{ Kind, Value string }
+	}
+	if err := c.Call(ctx, "textDocument/hover", pos, &hover); err != nil {
+		t.Fatal(err)
+	}
+	if hover.Contents.Kind != "markdown" || !strings.Contains(hover.Contents.Value, "func (*a.Greeter).Greet() string") || !strings.Contains(hover.Contents.Value, "Greet returns the greeting.") {
+		t.Errorf("hover = %+v", hover)
+	}
+
+	// A type error in an open buffer is published, and withdrawn when the
+	// buffer is fixed.
+	cPath := filepath.Join(root, "c", "c.go")
+	writeTree(t, root, map[string]string{"c/c.go": "package c\n\nfunc F() int { return 0 }\n"})
+	c.Notify(ctx, "workspace/didChangeWatchedFiles", map[string]any{"changes": []map[string]any{{"uri": workspace.PathToURI(cPath), "type": 1}}})
+	c.Open(ctx, cPath, "package c\n\nfunc F() int { return \"x\" }\n")
+	diags := func(n int) func(json.RawMessage) bool {
+		return func(p json.RawMessage) bool {
+			var d struct {
+				URI         string
+				Version     int
+				Diagnostics []struct {
+					Message string
+					Range   workspace.Range
+				}
+			}
+			json.Unmarshal(p, &d)
+			if d.URI != workspace.PathToURI(cPath) || len(d.Diagnostics) != n {
+				return false
+			}
+			return n == 0 || strings.Contains(d.Diagnostics[0].Message, "cannot use") && d.Diagnostics[0].Range.Start == (workspace.Position{Line: 2, Character: 22})
+		}
+	}
+	if _, err := c.WaitFor(ctx, "textDocument/publishDiagnostics", diags(1)); err != nil {
+		t.Fatal(err)
+	}
+	c.Notify(ctx, "textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": workspace.PathToURI(cPath), "version": 2},
+		"contentChanges": []map[string]any{{"text": "package c\n\nfunc F() int { return 1 }\n"}},
+	})
+	if _, err := c.WaitFor(ctx, "textDocument/publishDiagnostics", diags(0)); err != nil {
+		t.Fatal(err)
+	}
+
+	// The tools answer from the same index.
+	r, err := c.ToolCall(ctx, "symbols", map[string]any{"query": "F"})
+	if err != nil || r.Status != "success" || !strings.Contains(r.Content, "c/c.go:3:6") {
+		t.Errorf("tool symbols = %+v, %v", r, err)
+	}
+}
+
+// TestIndexFeaturesOff checks that the features are neither advertised nor
+// served unless lsp.features names them.
+func TestIndexFeaturesOff(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, indexModule)
+	c := lsptest.Pipe(t, nil)
+	ctx := ctxT(t)
+	res, err := c.Initialize(ctx, root, nil, map[string]any{"config": map[string]any{"lsp": map[string]any{"features": []string{"hover"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var init struct {
+		Capabilities map[string]any `json:"capabilities"`
+	}
+	json.Unmarshal(res, &init)
+	if init.Capabilities["hoverProvider"] != true || init.Capabilities["definitionProvider"] != nil {
+		t.Errorf("capabilities = %v, want hover only", init.Capabilities)
+	}
+	pos := map[string]any{"textDocument": map[string]string{"uri": workspace.PathToURI(filepath.Join(root, "a", "a.go"))}, "position": map[string]int{"line": 8, "character": 20}}
+	if err := c.Call(ctx, "textDocument/definition", pos, nil); err == nil || !strings.Contains(err.Error(), "lsp.features") {
+		t.Errorf("definition while off: err = %v, want method not found", err)
+	}
+	var hover json.RawMessage
+	if err := c.Call(ctx, "textDocument/hover", pos, &hover); err != nil || !strings.Contains(string(hover), "Greet") {
+		t.Errorf("hover = %s, %v", hover, err)
+	}
+	if got := c.Received("window/workDoneProgress/create"); len(got) != 0 {
+		t.Errorf("progress created for a client without window.workDoneProgress: %v", got)
+	}
+}
