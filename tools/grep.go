@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"runtime"
 	"sort"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentls/agentls/workspace"
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // Grep is grep: ripgrep's search, with ripgrep's defaults (ignore files,
@@ -114,11 +116,24 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 	if fi.IsDir() && rootRel != "." {
 		prefix = rootRel + "/"
 	}
+	cfg := c.Workspace.Config()
 	filter, err := searchFilter(a.Glob, a.Type, prefix)
 	if err != nil {
 		return nil, err
 	}
-	cfg := c.Workspace.Config()
+	// Files the config calls sensitive are never read.
+	if sens := newSensitive(cfg.Paths.Sensitive); !sens.empty() {
+		inner := filter
+		filter = func(rel string, isDir bool) workspace.Verdict {
+			if sens.match(prefix+rel, isDir) {
+				return workspace.Skip
+			}
+			if inner == nil {
+				return 0
+			}
+			return inner(rel, isDir)
+		}
+	}
 	limit := a.MaxResults
 	if limit <= 0 {
 		limit = cfg.Limits.GrepMaxResults
@@ -654,6 +669,9 @@ func (s *grepSearch) result() *Result {
 // clone returns a matcher with its own scan state for one worker.
 func (m *matcher) clone() *matcher {
 	c := *m
+	if m.lits == nil {
+		return &c
+	}
 	c.lits = make([]*literal, len(m.lits))
 	for i, l := range m.lits {
 		cp := *l
@@ -676,4 +694,97 @@ func (h *fileHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// sensitive matches paths against the paths.sensitive globs, fast enough to
+// ask about every entry of a walk: a glob without a slash, or "**/" and a
+// name, matches the base name; "**/name/**" a directory's name; any other
+// glob the whole path (doublestar). Directories are asked first, so what is
+// below a matching directory is never reached.
+type sensitive struct {
+	names []namePattern // base names of files and directories
+	dirs  []namePattern // directory names
+	paths []string      // whole relative paths
+}
+
+// namePattern is a glob on one name, with fast paths for "x*", "*x", "x".
+type namePattern struct {
+	glob           string
+	prefix, suffix string
+	kind           byte // '=' exact, '<' prefix, '>' suffix, '*' glob
+}
+
+func newNamePattern(g string) namePattern {
+	p := namePattern{glob: g, kind: '*'}
+	meta := func(s string) bool { return strings.ContainsAny(s, `*?[\`) }
+	switch {
+	case !meta(g):
+		p.kind, p.prefix = '=', g
+	case strings.HasSuffix(g, "*") && !meta(g[:len(g)-1]):
+		p.kind, p.prefix = '<', g[:len(g)-1]
+	case strings.HasPrefix(g, "*") && !meta(g[1:]):
+		p.kind, p.suffix = '>', g[1:]
+	}
+	return p
+}
+
+func (p namePattern) match(name string) bool {
+	switch p.kind {
+	case '=':
+		return name == p.prefix
+	case '<':
+		return strings.HasPrefix(name, p.prefix)
+	case '>':
+		return strings.HasSuffix(name, p.suffix)
+	}
+	ok, _ := path.Match(p.glob, name)
+	return ok
+}
+
+func newSensitive(globs []string) *sensitive {
+	s := &sensitive{}
+	for _, g := range globs {
+		g = strings.TrimPrefix(g, "/")
+		rest, deep := strings.CutPrefix(g, "**/")
+		switch {
+		case !strings.Contains(g, "/"):
+			s.names = append(s.names, newNamePattern(g))
+		case deep && !strings.Contains(rest, "/"):
+			s.names = append(s.names, newNamePattern(rest))
+		case deep && strings.HasSuffix(rest, "/**") && !strings.Contains(strings.TrimSuffix(rest, "/**"), "/"):
+			s.dirs = append(s.dirs, newNamePattern(strings.TrimSuffix(rest, "/**")))
+		default:
+			s.paths = append(s.paths, g)
+		}
+	}
+	return s
+}
+
+func (s *sensitive) empty() bool { return len(s.names)+len(s.dirs)+len(s.paths) == 0 }
+
+func (s *sensitive) match(rel string, isDir bool) bool {
+	name := rel[strings.LastIndexByte(rel, '/')+1:]
+	for _, p := range s.names {
+		if p.match(name) {
+			return true
+		}
+	}
+	if isDir {
+		for _, p := range s.dirs {
+			if p.match(name) {
+				return true
+			}
+		}
+	}
+	for _, g := range s.paths {
+		if ok, _ := doublestar.Match(g, rel); ok {
+			return true
+		}
+		if isDir && strings.HasSuffix(g, "/**") {
+			if ok, _ := doublestar.Match(g, rel+"/x"); ok {
+				return true
+			}
+		}
+	}
+	return false
 }

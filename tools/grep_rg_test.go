@@ -55,12 +55,23 @@ func rgLines(t *testing.T, dir string, args ...string) map[string]bool {
 	return set
 }
 
-func TestGrepMatchesRipgrep(t *testing.T) {
-	src := goSrc(t)
+// rgWorkspace is GOROOT/src as a workspace without sensitive globs, which
+// ripgrep does not have.
+func rgWorkspace(t *testing.T, src string) *workspace.Workspace {
+	t.Helper()
 	ws, err := workspace.New(src)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg := *ws.Config()
+	cfg.Paths.Sensitive = nil
+	ws.SetConfig(&cfg)
+	return ws
+}
+
+func TestGrepMatchesRipgrep(t *testing.T) {
+	src := goSrc(t)
+	ws := rgWorkspace(t, src)
 	for _, q := range SearchQueries {
 		t.Run(q.Name, func(t *testing.T) {
 			var args map[string]any
@@ -95,10 +106,7 @@ func TestGrepMatchesRipgrep(t *testing.T) {
 // common query.
 func TestGrepCountAndFilesMatchRipgrep(t *testing.T) {
 	src := goSrc(t)
-	ws, err := workspace.New(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := rgWorkspace(t, src)
 	res := RunTool(context.Background(), ws, "grep", json.RawMessage(`{"pattern":"if err != nil","output_mode":"count","max_results":100000}`))
 	counts := res.Structured.(map[string]any)["counts"].(map[string]int)
 	cmd := exec.Command("rg", "--null", "-c", "if err != nil")

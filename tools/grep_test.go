@@ -1,0 +1,386 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/workspace"
+)
+
+// grepTree is the fixture of the grep and glob tests.
+var grepTree = map[string]string{
+	".git/HEAD":           "ref: refs/heads/main\n",
+	".gitignore":          "*.log\nbuild/\n",
+	"main.go":             "package main\n\nfunc main() {\n\tprintln(\"Hello, World\")\n}\n",
+	"util.go":             "package main\n\n// helper helps.\nfunc helper() int {\n\treturn 42\n}\n\nfunc other() {}\n",
+	"util_test.go":        "package main\n\nimport \"testing\"\n\nfunc TestHelper(t *testing.T) {\n\tif helper() != 42 {\n\t\tt.Fatal(\"helper\")\n\t}\n}\n",
+	"docs/readme.md":      "# Title\n\nhello world\nHELLO again\nfoo.bar(baz)\n",
+	"docs/notes.txt":      "line one\nline two\nhelper mention\nline four\nline five\nline six\nhelper again\n",
+	"web/app.ts":          "export function helper(): number { return 1 }\n",
+	"web/app.tsx":         "export const App = () => helper()\n",
+	"web/style.css":       ".helper { color: red }\n",
+	"debug.log":           "helper in a log\n",
+	"build/out.go":        "package build // helper\n",
+	".hidden/secret.go":   "package hidden // helper\n",
+	".hidden.go":          "package hidden // helper\n",
+	".env":                "TOKEN=helper\n",
+	"keys/server.pem":     "helper key\n",
+	"bin.dat":             "helper\x00binary\n",
+	"crlf.txt":            "first helper\r\nsecond\r\n",
+	"unicode.txt":         "café helper\nnaïve x\n",
+	"multi.txt":           "begin\nmiddle\nend\nbegin\nend\n",
+	"words.txt":           "helpers\nhelper\nmyhelper\nhelper_x\n(helper)\n",
+	"deep/a/b/c/d.go":     "package d // helper\n",
+	"big/many.txt":        strings.Repeat("match me\n", 50),
+	"sub dir/space.txt":   "helper with space\n",
+	"noeol.txt":           "helper without newline",
+	"empty.txt":           "",
+	"fold/kelvin.txt":     "\u212aelvin\nkelvin\n",
+	"fold/long_s.txt":     "\u017fecret\nsecret\n",
+	"unicode/word.txt":    "éhelper\nhelper\n",
+	"context/c.txt":       "1\n2\nX\n4\n5\n6\n7\nX\n9\n10\n11\n12\n13\nX\n",
+	"deep/a/skip/keep.md": "helper\n",
+}
+
+func makeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for p, c := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// recorder collects partial results.
+type recorder struct {
+	mu      sync.Mutex
+	batches []any
+}
+
+func (r *recorder) Report(string, int) {}
+func (r *recorder) Partial(v any) {
+	r.mu.Lock()
+	r.batches = append(r.batches, v)
+	r.mu.Unlock()
+}
+
+func runSearch(t *testing.T, ws *workspace.Workspace, tool, args string, progress Progress) *Result {
+	t.Helper()
+	reg := NewRegistry(nil)
+	reg.MustRegister(Grep, Glob)
+	r := NewRunner(reg, nil)
+	env := &Env{Workspace: ws, Session: NewSession(), Memory: approval.NewMemory("")}
+	return r.Run(context.Background(), env, Request{Name: tool, Arguments: json.RawMessage(args)}, progress)
+}
+
+func TestGrep(t *testing.T) {
+	dir := makeTree(t, grepTree)
+	ws, err := workspace.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args string
+		want string // content
+	}{
+		{"literal", `{"pattern":"helper","glob":"*.go"}`,
+			".hidden.go:1:package hidden // helper\ndeep/a/b/c/d.go:1:package d // helper\nutil.go:3:// helper helps.\nutil.go:4:func helper() int {\nutil_test.go:6:\tif helper() != 42 {\nutil_test.go:7:\t\tt.Fatal(\"helper\")\n"},
+		{"type", `{"pattern":"helper","type":"ts"}`,
+			"web/app.ts:1:export function helper(): number { return 1 }\nweb/app.tsx:1:export const App = () => helper()\n"},
+		{"brace glob", `{"pattern":"helper","glob":"*.{css,md}"}`,
+			"deep/a/skip/keep.md:1:helper\nweb/style.css:1:.helper { color: red }\n"},
+		{"negated glob", `{"pattern":"helper","glob":"web/*,!*.tsx"}`,
+			"web/app.ts:1:export function helper(): number { return 1 }\nweb/style.css:1:.helper { color: red }\n"},
+		{"path", `{"pattern":"helper","path":"web"}`,
+			"web/app.ts:1:export function helper(): number { return 1 }\nweb/app.tsx:1:export const App = () => helper()\nweb/style.css:1:.helper { color: red }\n"},
+		{"file path", `{"pattern":"l","path":"docs/readme.md"}`,
+			"docs/readme.md:1:# Title\ndocs/readme.md:3:hello world\n"},
+		{"case-insensitive", `{"pattern":"hello","path":"docs","case_insensitive":true}`,
+			"docs/readme.md:3:hello world\ndocs/readme.md:4:HELLO again\n"},
+		{"case-insensitive kelvin", `{"pattern":"kelvin","path":"fold","case_insensitive":true}`,
+			"fold/kelvin.txt:1:\u212aelvin\nfold/kelvin.txt:2:kelvin\n"},
+		{"case-insensitive long s", `{"pattern":"SECRET","path":"fold","case_insensitive":true}`,
+			"fold/long_s.txt:1:\u017fecret\nfold/long_s.txt:2:secret\n"},
+		{"fixed strings", `{"pattern":"foo.bar(baz)","fixed_strings":true}`,
+			"docs/readme.md:5:foo.bar(baz)\n"},
+		{"regex not fixed", `{"pattern":"foo.bar\\(baz","path":"docs"}`,
+			"docs/readme.md:5:foo.bar(baz)\n"},
+		{"word", `{"pattern":"helper","path":"words.txt","word":true}`,
+			"words.txt:2:helper\nwords.txt:5:(helper)\n"},
+		{"unicode word", `{"pattern":"helper","path":"unicode/word.txt","word":true}`,
+			"unicode/word.txt:2:helper\n"},
+		{"unicode class", `{"pattern":"caf\\w ","path":"unicode.txt"}`,
+			"unicode.txt:1:café helper\n"},
+		{"crlf", `{"pattern":"helper$","path":"crlf.txt"}`, "No matches found.\n"},
+		{"crlf text", `{"pattern":"first","path":"crlf.txt"}`, "crlf.txt:1:first helper\n"},
+		{"no final newline", `{"pattern":"newline$","path":"noeol.txt"}`, "noeol.txt:1:helper without newline\n"},
+		{"space in path", `{"pattern":"space"}`, "sub dir/space.txt:1:helper with space\n"},
+		{"anchors", `{"pattern":"^end$","path":"multi.txt"}`, "multi.txt:3:end\nmulti.txt:5:end\n"},
+		{"multiline", `{"pattern":"begin\\nmiddle","path":"multi.txt","multiline":true}`,
+			"multi.txt:1:begin\nmulti.txt:2:middle\n"},
+		{"multiline class", `{"pattern":"middle\\s+end","multiline":true}`,
+			"multi.txt:2:middle\nmulti.txt:3:end\n"},
+		{"context", `{"pattern":"X","path":"context","context":1}`,
+			"context/c.txt-2-2\ncontext/c.txt:3:X\ncontext/c.txt-4-4\n--\ncontext/c.txt-7-7\ncontext/c.txt:8:X\ncontext/c.txt-9-9\n--\ncontext/c.txt-13-13\ncontext/c.txt:14:X\n"},
+		{"before and after", `{"pattern":"X","path":"context","before":2,"after":0}`,
+			"context/c.txt-1-1\ncontext/c.txt-2-2\ncontext/c.txt:3:X\n--\ncontext/c.txt-6-6\ncontext/c.txt-7-7\ncontext/c.txt:8:X\n--\ncontext/c.txt-12-12\ncontext/c.txt-13-13\ncontext/c.txt:14:X\n"},
+		{"merged context", `{"pattern":"X","path":"context","after":4}`,
+			"context/c.txt:3:X\ncontext/c.txt-4-4\ncontext/c.txt-5-5\ncontext/c.txt-6-6\ncontext/c.txt-7-7\ncontext/c.txt:8:X\ncontext/c.txt-9-9\ncontext/c.txt-10-10\ncontext/c.txt-11-11\ncontext/c.txt-12-12\n--\ncontext/c.txt:14:X\n"},
+		{"files", `{"pattern":"helper","output_mode":"files_with_matches","path":"web"}`,
+			"web/app.ts\nweb/app.tsx\nweb/style.css\n"},
+		{"count", `{"pattern":"helper","output_mode":"count","glob":"*.{go,txt}"}`,
+			".hidden.go:1\ncrlf.txt:1\ndeep/a/b/c/d.go:1\ndocs/notes.txt:2\nnoeol.txt:1\nsub dir/space.txt:1\nunicode/word.txt:2\nunicode.txt:1\nutil.go:2\nutil_test.go:2\nwords.txt:5\n"},
+		{"ignored and hidden included on request", `{"pattern":"in a log","include_ignored":true}`, "debug.log:1:helper in a log\n"},
+		{"ignored skipped", `{"pattern":"in a log"}`, "No matches found.\n"},
+		{"binary skipped", `{"pattern":"binary"}`, "No matches found.\n"},
+		{"sensitive skipped", `{"pattern":"helper","include_ignored":true,"glob":"*.pem,.env"}`, "No matches found.\n"},
+		{"truncated", `{"pattern":"match","max_results":3}`,
+			"big/many.txt:1:match me\nbig/many.txt:2:match me\nbig/many.txt:3:match me\n[results truncated at 3; narrow the pattern, path, glob or type, or raise max_results]\n"},
+		{"truncated across files", `{"pattern":"helper","max_results":2,"output_mode":"files_with_matches"}`,
+			"crlf.txt\ndeep/a/b/c/d.go\n[results truncated at 2; narrow the pattern, path, glob or type, or raise max_results]\n"},
+		{"alternation", `{"pattern":"HELLO|Title","path":"docs"}`, "docs/readme.md:1:# Title\ndocs/readme.md:4:HELLO again\n"},
+		{"no literal", `{"pattern":"^[0-9]{2}$","path":"context"}`, "context/c.txt:10:10\ncontext/c.txt:11:11\ncontext/c.txt:12:12\ncontext/c.txt:13:13\n"},
+		{"empty pattern", `{"pattern":"","path":"empty.txt"}`, "No matches found.\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := runSearch(t, ws, "grep", tt.args, nil)
+			if res.Status != StatusSuccess {
+				t.Fatalf("status %s: %s", res.Status, res.Content)
+			}
+			if res.Content != tt.want {
+				t.Errorf("content:\n%s\nwant:\n%s", res.Content, tt.want)
+			}
+		})
+	}
+}
+
+func TestGrepStructured(t *testing.T) {
+	dir := makeTree(t, grepTree)
+	ws, _ := workspace.New(dir)
+	res := runSearch(t, ws, "grep", `{"pattern":"hel+o","path":"docs","case_insensitive":true}`, nil)
+	st := res.Structured.(map[string]any)
+	want := []GrepMatch{
+		{Path: "docs/readme.md", Line: 3, Column: 1, Text: "hello world"},
+		{Path: "docs/readme.md", Line: 4, Column: 1, Text: "HELLO again"},
+	}
+	if got := st["matches"]; !reflect.DeepEqual(got, want) || st["truncated"] != false {
+		t.Errorf("structured %+v", st)
+	}
+	res = runSearch(t, ws, "grep", `{"pattern":"again","path":"docs/notes.txt"}`, nil)
+	if got := res.Structured.(map[string]any)["matches"].([]GrepMatch); len(got) != 1 || got[0].Column != 8 || got[0].Line != 7 {
+		t.Errorf("column: %+v", got)
+	}
+	res = runSearch(t, ws, "grep", `{"pattern":"helper","output_mode":"count","path":"words.txt"}`, nil)
+	if got := res.Structured.(map[string]any)["counts"]; !reflect.DeepEqual(got, map[string]int{"words.txt": 5}) {
+		t.Errorf("counts %v", got)
+	}
+	res = runSearch(t, ws, "grep", `{"pattern":"helper","word":true,"path":"words.txt"}`, nil)
+	if got := res.Structured.(map[string]any)["matches"].([]GrepMatch); got[1].Column != 2 {
+		t.Errorf("word column %+v", got)
+	}
+	// The JSON shape.
+	b, _ := json.Marshal(res.Structured)
+	if !bytes.Contains(b, []byte(`{"path":"words.txt","line":2,"column":1,"text":"helper"}`)) {
+		t.Errorf("json %s", b)
+	}
+}
+
+func TestGrepErrors(t *testing.T) {
+	dir := makeTree(t, grepTree)
+	ws, _ := workspace.New(dir)
+	tests := []struct {
+		args string
+		code Code
+	}{
+		{`{"pattern":"("}`, InvalidParams},
+		{`{"pattern":"a\\nb"}`, InvalidParams},
+		{`{"pattern":"x","type":"cobol"}`, InvalidParams},
+		{`{"pattern":"x","path":"missing"}`, FileNotFound},
+		{`{"pattern":"x","path":"../outside"}`, InvalidPath},
+		{`{"pattern":"x","bogus":1}`, InvalidParams},
+		{`{"pattern":"x","output_mode":"lines"}`, InvalidParams},
+		{`{}`, InvalidParams},
+	}
+	for _, tt := range tests {
+		res := runSearch(t, ws, "grep", tt.args, nil)
+		if res.Status != StatusError || res.Error.Code != tt.code {
+			t.Errorf("%s: got %s %+v, want %s", tt.args, res.Status, res.Error, tt.code)
+		}
+	}
+}
+
+func TestGrepOverlay(t *testing.T) {
+	dir := makeTree(t, grepTree)
+	ws, _ := workspace.New(dir)
+	path := filepath.Join(dir, "main.go")
+	ws.Overlays.Open(workspace.Document{Path: path, Text: "package main\n\n// unsaved edit\n"})
+	res := runSearch(t, ws, "grep", `{"pattern":"unsaved|World"}`, nil)
+	if res.Content != "main.go:3:// unsaved edit\n" {
+		t.Errorf("overlay: %q", res.Content)
+	}
+}
+
+func TestGrepPartialAndDeterminism(t *testing.T) {
+	files := map[string]string{}
+	for i := 0; i < 300; i++ {
+		files[filepath.Join("d", string(rune('a'+i%26)), strings.Repeat("f", 1+i/26)+".txt")] = "needle\nhay\nneedle\n"
+	}
+	dir := makeTree(t, files)
+	ws, _ := workspace.New(dir)
+	rec := &recorder{}
+	first := runSearch(t, ws, "grep", `{"pattern":"needle","max_results":250}`, rec)
+	if first.Structured.(map[string]any)["truncated"] != true {
+		t.Error("not truncated")
+	}
+	if n := len(first.Structured.(map[string]any)["matches"].([]GrepMatch)); n != 250 {
+		t.Errorf("%d matches", n)
+	}
+	partial := 0
+	for _, b := range rec.batches {
+		partial += len(b.(map[string]any)["matches"].([]any))
+	}
+	if len(rec.batches) < 2 || partial < 250 {
+		t.Errorf("%d batches with %d matches", len(rec.batches), partial)
+	}
+	for i := 0; i < 5; i++ {
+		again := runSearch(t, ws, "grep", `{"pattern":"needle","max_results":250}`, nil)
+		if again.Content != first.Content {
+			t.Fatal("results differ between runs")
+		}
+	}
+	all := runSearch(t, ws, "grep", `{"pattern":"needle","max_results":100000}`, nil)
+	if !strings.HasPrefix(all.Content, strings.TrimSuffix(first.Content, "[results truncated at 250; narrow the pattern, path, glob or type, or raise max_results]\n")) {
+		t.Error("the truncated result is not the start of the whole result")
+	}
+}
+
+// TestGrepLiteralScan checks the prefilters against a plain search on
+// random text.
+func TestGrepLiteralScan(t *testing.T) {
+	rnd := rand.New(rand.NewSource(1))
+	alphabet := []byte("abcdeABCDE xyz_\n")
+	for iter := 0; iter < 2000; iter++ {
+		buf := make([]byte, rnd.Intn(200))
+		for i := range buf {
+			buf[i] = alphabet[rnd.Intn(len(alphabet))]
+		}
+		lit := make([]byte, 1+rnd.Intn(3))
+		for i := range lit {
+			lit[i] = alphabet[rnd.Intn(len(alphabet)-1)]
+		}
+		for _, fold := range []bool{false, true} {
+			l := newLiteral(string(lit), fold)
+			for _, pair := range []bool{false, true} {
+				if pair && len(lit) < 2 {
+					continue
+				}
+				if pair && !l.pair {
+					l = newLiteral(string(lit), fold)
+					l.pair, l.pairAt = true, 0
+					var or byte
+					if fold {
+						or, l.pairOr = 0x20, 0x2020202020202020
+					}
+					l.p1 = uint64(l.s[0]|or) * 0x0101010101010101
+					l.p2 = uint64(l.s[1]|or) * 0x0101010101010101
+				}
+				l.reset()
+				for from := 0; from <= len(buf); from += 1 + rnd.Intn(7) {
+					want := -1
+					hay, needle := buf, lit
+					if fold {
+						hay, needle = bytes.ToLower(buf), bytes.ToLower(lit)
+					}
+					if i := bytes.Index(hay[from:], needle); i >= 0 {
+						want = from + i
+					}
+					if got := l.next(buf, from); got != want {
+						t.Fatalf("next(%q in %q from %d, fold %v, pair %v) = %d, want %d", lit, buf, from, fold, l.pair, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestGrepRequiredLiterals(t *testing.T) {
+	tests := []struct {
+		pattern string
+		fold    bool
+		want    []string
+	}{
+		{"hello", false, []string{"hello"}},
+		{"foo.*bar", false, []string{"bar"}},
+		{"[a-z]+Deadline\\(", false, []string{"Deadline("}},
+		{"a|bc", false, []string{"a", "bc"}},
+		{"(foo)+x?", false, []string{"foo"}},
+		{"x*", false, nil},
+		{"kelvin", true, []string{"elvin"}},
+		{"secret", true, []string{"ecret"}},
+		{"ks", true, nil},
+	}
+	for _, tt := range tests {
+		a := grepArgs{Pattern: tt.pattern, CaseInsensitive: tt.fold}
+		m, err := compileMatcher(&a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, l := range m.lits {
+			got = append(got, string(l.s))
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%q (fold %v): literals %q, want %q", tt.pattern, tt.fold, got, tt.want)
+		}
+	}
+}
+
+func TestGrepBinaryCutoff(t *testing.T) {
+	long := strings.Repeat("x\n", 50000) // 100000 bytes
+	tests := []struct {
+		data string
+		want int
+	}{
+		{"no nul\n", 7},
+		{"a\x00b", 0},
+		{long + "\x00", 65536},
+		{strings.Repeat("y", 70000) + "\n" + "\x00", 0},
+	}
+	for _, tt := range tests {
+		if got := binaryCutoff([]byte(tt.data)); got != tt.want {
+			t.Errorf("binaryCutoff(%d bytes) = %d, want %d", len(tt.data), got, tt.want)
+		}
+	}
+}
+
+func TestGrepGlobHelpers(t *testing.T) {
+	if got := expandBraces("*.{ts,tsx}"); !reflect.DeepEqual(got, []string{"*.ts", "*.tsx"}) {
+		t.Errorf("expandBraces: %q", got)
+	}
+	if got := expandBraces("{a,b{c,d}}/x"); !reflect.DeepEqual(got, []string{"a/x", "bc/x", "bd/x"}) {
+		t.Errorf("nested: %q", got)
+	}
+	if got := splitGlobs("*.go, *.{a,b} ,!x"); !reflect.DeepEqual(got, []string{"*.go", "*.{a,b}", "!x"}) {
+		t.Errorf("splitGlobs: %q", got)
+	}
+	if got := unicodeClasses(`\w+[\w-]\\w\Q\w\E\d`); got != `[\p{L}\p{M}\p{Nd}\p{Pc}]+[\p{L}\p{M}\p{Nd}\p{Pc}-]\\w\Q\w\E\p{Nd}` {
+		t.Errorf("unicodeClasses: %s", got)
+	}
+}
