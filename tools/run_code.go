@@ -2,12 +2,14 @@ package tools
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentls/agentls/approval"
@@ -159,10 +161,10 @@ func newSandbox(cpuSeconds int) *sandbox {
 		notEnforced: map[string]string{},
 	}
 	sb.cgroup = newCgroup(codeProcesses)
-	prlimit, err := exec.LookPath("prlimit")
+	prlimit, err := prlimitProgram()
 	if err != nil {
 		for _, k := range []string{"cpu_seconds", "address_space_bytes", "open_files", "file_size_bytes"} {
-			sb.notEnforced[k] = "the prlimit program (util-linux) is not installed"
+			sb.notEnforced[k] = err.Error()
 		}
 	} else {
 		sb.argvPrefix = []string{prlimit,
@@ -227,6 +229,34 @@ func (sb *sandbox) report() map[string]any {
 		r["not_enforced"] = sb.notEnforced
 	}
 	return r
+}
+
+var prlimitProbe struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// prlimitProgram returns the prlimit program once it has been seen to set
+// every limit run_code uses on this machine.
+func prlimitProgram() (string, error) {
+	p := &prlimitProbe
+	p.once.Do(func() {
+		path, err := exec.LookPath("prlimit")
+		if err != nil {
+			p.err = errors.New("the prlimit program (util-linux) is not installed")
+			return
+		}
+		out, err := exec.Command(path, "--cpu=5:6", fmt.Sprintf("--as=%d", codeAddressSpace),
+			fmt.Sprintf("--nofile=%d", codeOpenFiles), fmt.Sprintf("--fsize=%d", codeFileSize), "--core=0",
+			"--", "/bin/true").CombinedOutput()
+		if err != nil {
+			p.err = fmt.Errorf("prlimit cannot set the limits here: %v %s", err, strings.TrimSpace(string(out)))
+			return
+		}
+		p.path = path
+	})
+	return p.path, p.err
 }
 
 func userProcesses() int {

@@ -66,6 +66,7 @@ var ShellOutput = &Tool{
 		"stream is combined (default: stdout and stderr as they arrived), stdout or stderr. Continue with since = next_offset. " +
 		"Also says whether the shell is still running and its exit code.",
 	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+	Timeout:     6 * time.Minute, // above the longest wait_ms
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
 		"id":{"type":"string","description":"the shell's id (sh_…)"},
 		"since":{"type":"integer","minimum":0,"default":0,"description":"byte offset to read from"},
