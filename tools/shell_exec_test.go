@@ -350,11 +350,11 @@ func TestShellPolicy(t *testing.T) {
 	}
 	// "always" is remembered for the command's prefix, not the tool.
 	g.env.Approver = approval.Fixed(approval.Always, "")
-	if res := g.call(context.Background(), "shell_exec", map[string]any{"command": "true x"}, nil); res.Status != StatusSuccess {
+	if res := g.call(context.Background(), "shell_exec", map[string]any{"command": "date -u"}, nil); res.Status != StatusSuccess {
 		t.Fatalf("always: %s", res.Content)
 	}
 	g.env.Approver = approval.Fixed(approval.Reject, "no")
-	if res := g.call(context.Background(), "shell_exec", map[string]any{"command": "true x"}, nil); res.ApprovedBy != "user" {
+	if res := g.call(context.Background(), "shell_exec", map[string]any{"command": "date -u"}, nil); res.ApprovedBy != "user" {
 		t.Errorf("remembered prefix: approved by %s (%s)", res.ApprovedBy, res.Content)
 	}
 	if res := g.call(context.Background(), "shell_exec", map[string]any{"command": "touch y"}, nil); res.Status != StatusRejected {
