@@ -99,6 +99,15 @@ Changes are also sent before every request, before saving and before
 answering an approval."
   :type 'number)
 
+(defcustom agentls-call-recursive-edit 'interactive
+  "How the synchronous `agentls-call' lets you answer an approval.
+While `agentls-call' waits it holds the caller, so an approval it needs
+is answered in a recursive edit in the approval buffer: t always, nil
+never (only timers and process output run while it waits), `interactive'
+when Emacs is not in batch mode."
+  :type '(choice (const :tag "When not in batch mode" interactive)
+                 (const :tag "Always" t) (const :tag "Never" nil)))
+
 (defcustom agentls-approval-select-window t
   "Select the window of the approval buffer when a request arrives."
   :type 'boolean)
@@ -306,6 +315,16 @@ install agentls or set `agentls-server-program'"
             (jsonrpc-notify server :exit nil))
         (jsonrpc-shutdown server t)))))
 
+(defun agentls-send-config (&optional config server)
+  "Send CONFIG (default `agentls-config') to SERVER (default: every one).
+It becomes the highest configuration layer (workspace/didChangeConfiguration
+settings.agentls); an invalid configuration is reported by the server and
+the last valid one stays."
+  (interactive)
+  (dolist (s (if server (list server) (agentls--servers)))
+    (jsonrpc-notify s :workspace/didChangeConfiguration
+                    (list :settings (list :agentls (or config agentls-config eglot--{}))))))
+
 (defun agentls-shutdown-all ()
   "Shut down every agentls connection."
   (interactive)
@@ -457,7 +476,8 @@ install agentls or set `agentls-server-program'"
 (defun agentls--maybe-track (&optional server)
   "Start syncing the current buffer with SERVER, or the server of its root."
   (when (and buffer-file-name (not agentls--buffer-server)
-             (not (buffer-base-buffer)))
+             (not (buffer-base-buffer))
+             (not (file-remote-p buffer-file-name)))
     (let ((server (or server
                       (cl-find-if (lambda (s) (agentls--in-root-p s buffer-file-name))
                                   (agentls--servers)))))
@@ -659,7 +679,7 @@ install agentls or set `agentls-server-program'"
                      (if (eq needsApproval t) " (needs approval)" "")))
      ("awaitingApproval" (format "%s" (if risk (format " (risk: %s)" risk) "")))
      ("progress" (format "%s%s" (if percent (format " %s%%" percent) "")
-                         (if message (concat " " message) "")))
+                         (if message (concat " " (string-trim-right message)) "")))
      ("result" (format " %s" status))
      ("fileChanged" (format " %s %s" operation path))
      (_ (if message (concat " " message) ""))))
@@ -672,7 +692,8 @@ install agentls or set `agentls-server-program'"
       (when gone
         (setq agentls--pending-approvals
               (cl-set-difference agentls--pending-approvals gone))
-        (agentls--approval-refresh)))))
+        (agentls--approval-refresh)
+        (agentls--maybe-leave-recursive-edit t)))))
 
 (cl-defmethod eglot-handle-notification
   ((server agentls-server) (_method (eql '$/progress)) &key token value)
@@ -913,9 +934,16 @@ ARRIVED non-nil: a new request just came in (pop the buffer up)."
              (pcase decision ("approve" "approved") ("reject" "rejected")
                     ("always" (format "approved, and always from now on"))))
     (agentls--approval-refresh)
-    (when (and agentls--approval-edit-depth (null agentls--pending-approvals)
-               (= (recursion-depth) agentls--approval-edit-depth))
-      (exit-recursive-edit))))
+    (agentls--maybe-leave-recursive-edit)))
+
+(defun agentls--maybe-leave-recursive-edit (&optional later)
+  "Leave the recursive edit of `agentls-call' when no approval is left.
+LATER: from a timer (for callers that are not commands)."
+  (when (and agentls--approval-edit-depth (null agentls--pending-approvals))
+    (if later
+        (run-at-time 0 nil #'agentls--maybe-leave-recursive-edit)
+      (when (= (recursion-depth) agentls--approval-edit-depth)
+        (exit-recursive-edit)))))
 
 (defun agentls-approval-approve ()
   "Approve the tool call shown."
@@ -988,14 +1016,24 @@ approval.timeoutSeconds (300 s by default).\n")))))
          (sorted (sort items (lambda (x y) (or (< (car x) (car y))
                                                (and (= (car x) (car y))
                                                     (< (nth 3 x) (nth 3 y))))))))
-    (save-excursion
-      (save-restriction
-        (widen)
-        (atomic-change-group
-          (dolist (it (reverse sorted))
-            (goto-char (nth 0 it))
-            (delete-region (nth 0 it) (nth 1 it))
-            (insert (nth 2 it))))))))
+    ;; All or nothing, and one step for `undo'.
+    (let ((group (prepare-change-group))
+          (done nil))
+      (unwind-protect
+          (progn
+            (activate-change-group group)
+            (save-excursion
+              (save-restriction
+                (widen)
+                (dolist (it (reverse sorted))
+                  (goto-char (nth 0 it))
+                  (delete-region (nth 0 it) (nth 1 it))
+                  (insert (nth 2 it)))))
+            (setq done t))
+        (if (not done)
+            (cancel-change-group group)
+          (accept-change-group group)
+          (undo-amalgamate-change-group group))))))
 
 (defun agentls--edit-buffer (path opened)
   "A buffer visiting PATH; a new one is pushed on the list in OPENED (a cons)."
@@ -1208,12 +1246,17 @@ in `agentls-call-async'."
           (when (and deadline (> (float-time) deadline))
             (agentls-cancel handle)
             (error "agentls: %s did not finish within %s seconds" tool timeout))
-          (if (and agentls--pending-approvals (not noninteractive)
-                   (not agentls--approval-edit-depth))
+          (if (and agentls--pending-approvals
+                   (not agentls--approval-edit-depth)
+                   (if (eq agentls-call-recursive-edit 'interactive)
+                       (not noninteractive)
+                     agentls-call-recursive-edit))
               (let ((agentls--approval-edit-depth (1+ (recursion-depth))))
-                (agentls--approval-refresh)
-                (message "agentls: %s waits for your approval: y, n or a (C-M-c returns)" tool)
-                (recursive-edit))
+                (save-window-excursion
+                  (agentls--approval-refresh)
+                  (pop-to-buffer agentls-approval-buffer-name)
+                  (message "agentls: %s waits for your approval: y, n or a (C-M-c returns)" tool)
+                  (recursive-edit)))
             (accept-process-output nil 0.05)))
       (quit (agentls-cancel handle)
             (signal (car quit) (cdr quit))))
@@ -1244,7 +1287,7 @@ in `agentls-call-async'."
   (let ((v (condition-case err
                (json-parse-string text :object-type 'hash-table :array-type 'array
                                   :null-object nil :false-object :json-false)
-             ((json-parse-error json-end-of-file json-trailing-content error)
+             (error
               (user-error "agentls: the arguments are not valid JSON: %s"
                           (error-message-string err))))))
     (unless (hash-table-p v)
