@@ -822,9 +822,14 @@ the person answer an approval, or nil.")
                 (concat (plist-get f :operation) " " (plist-get f :path)
                         (if (plist-get f :newPath) (concat " → " (plist-get f :newPath)) "")))
               files))
-     ((cl-loop for k in '(:path :from :source :cwd)
+     ((cl-loop for k in '(:path :from :source)
                when (stringp (plist-get args k))
                collect (plist-get args k)))
+     ((member (plist-get params :risk) '("execute" "dangerous"))
+      (list (format "— (runs in %s)"
+                    (let ((cwd (plist-get args :cwd)))
+                      (if (stringp cwd) cwd
+                        (abbreviate-file-name default-directory))))))
      (t '("—")))))
 
 (defun agentls--approval-render (a)
