@@ -14,7 +14,7 @@ import (
 func simpleTool(name string, aliases ...string) *Tool {
 	return &Tool{Name: name, Description: name, Aliases: aliases,
 		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-		Execute: func(c *Call, _ json.RawMessage) (*Result, error) { return Success(name, nil), nil }}
+		Execute:     func(c *Call, _ json.RawMessage) (*Result, error) { return Success(name, nil), nil }}
 }
 
 func TestRegistry(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentls/agentls/approval"
@@ -25,6 +26,8 @@ type Runner struct {
 	Registry *Registry
 	Metrics  *Metrics
 	Log      *slog.Logger
+
+	customs atomic.Pointer[customSet] // the custom tools of the last configuration seen
 }
 
 // NewRunner returns a runner over reg with fresh metrics.
@@ -66,7 +69,10 @@ func NewCallID() string {
 
 // Available lists the tools an agent may see under the configuration.
 func (r *Runner) Available(cfg *workspace.Config, agent string) []*Tool {
-	return r.Registry.List(func(name string) bool { return allowed(cfg, agent, name) == "" })
+	ok := func(name string) bool { return allowed(cfg, agent, name) == "" }
+	ts := append(r.Registry.List(ok), r.custom(cfg).List(ok)...)
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
+	return ts
 }
 
 // allowed returns why an agent may not call a tool, or "".
@@ -123,7 +129,7 @@ func (r *Runner) Run(ctx context.Context, env *Env, req Request, progress Progre
 }
 
 func (r *Runner) finish(env *Env, res *Result, args json.RawMessage, d time.Duration, events Events) {
-	if _, ok := r.Registry.Lookup(res.Tool); ok {
+	if _, ok := r.lookup(env.Workspace.Config(), res.Tool); ok {
 		r.Metrics.Record(res.Tool, res.Status, d)
 	}
 	if env.History != nil && env.Workspace.Config().History.Enabled {
@@ -146,7 +152,7 @@ func (r *Runner) finish(env *Env, res *Result, args json.RawMessage, d time.Dura
 
 func (r *Runner) run(ctx context.Context, env *Env, req Request, agent string, progress Progress, events Events) (*Result, json.RawMessage, *Tool) {
 	cfg := env.Workspace.Config()
-	tool, ok := r.Registry.Lookup(req.Name)
+	tool, ok := r.lookup(cfg, req.Name)
 	if !ok {
 		return failure(r.unknown(req.Name, cfg, agent)), nil, nil
 	}

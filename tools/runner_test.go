@@ -76,7 +76,9 @@ func TestValidation(t *testing.T) {
 				return
 			}
 			b, _ := json.Marshal(res.Error.Details)
-			var d struct{ Violations []struct{ Pointer, Reason string } }
+			var d struct {
+				Violations []struct{ Pointer, Reason string }
+			}
 			json.Unmarshal(b, &d)
 			var got []string
 			for _, v := range d.Violations {

@@ -1,0 +1,162 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/workspace"
+)
+
+// placeholder is {{name}} in a custom tool's argv.
+var placeholder = regexp.MustCompile(`\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}`)
+
+// customTool makes a tool of a configured command (PROTOCOL.md section 6,
+// "custom"). Its argv is a template: {{name}} is replaced by the argument
+// name; an element that is only {{name}} takes an array argument as several
+// elements and disappears when the argument is absent. No shell is ever
+// involved, and an argument value starting with "-" is refused, so that no
+// value can turn into an option of the command.
+func customTool(ct workspace.CustomTool) (*Tool, error) {
+	schema := ct.InputSchema
+	if len(schema) == 0 {
+		schema = json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{}}`)
+	}
+	approvalKind := "ask"
+	if ct.Approval == "auto" {
+		approvalKind = "auto"
+	}
+	argv := append([]string(nil), ct.Argv...)
+	t := &Tool{
+		Name: ct.Name, Title: ct.Name,
+		Description: ct.Description + fmt.Sprintf(" (runs: %s)", strings.Join(argv, " ")),
+		InputSchema: schema,
+		Annotations: Annotations{Approval: approvalKind},
+		Risk:        approval.RiskExecute,
+		Timeout:     maxShellTimeout + time.Minute,
+		Execute: func(c *Call, raw json.RawMessage) (*Result, error) {
+			var args map[string]any
+			if err := json.Unmarshal(raw, &args); err != nil {
+				return nil, Errorf(InvalidParams, "arguments: %v", err)
+			}
+			cmd, err := expandArgv(argv, args)
+			if err != nil {
+				return nil, err
+			}
+			cfg := c.Workspace.Config()
+			return foreground(c, startSpec{argv: cmd, dir: c.Workspace.Root(), env: CommandEnv(cfg, nil), command: strings.Join(cmd, " ")},
+				shellTimeout(cfg, 0), nil)
+		},
+	}
+	if err := t.compile(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// expandArgv fills a custom tool's argv template with arguments.
+func expandArgv(tmpl []string, args map[string]any) ([]string, error) {
+	var out []string
+	str := func(name string, v any) (string, error) {
+		var s string
+		switch x := v.(type) {
+		case string:
+			s = x
+		case float64, bool:
+			s = fmt.Sprint(x)
+		default:
+			return "", Errorf(InvalidParams, "argument %s must be a string, number or boolean here", name)
+		}
+		if strings.HasPrefix(s, "-") {
+			return "", Errorf(InvalidParams, "argument %s may not start with \"-\" (it would become an option)", name)
+		}
+		return s, nil
+	}
+	for _, el := range tmpl {
+		if m := placeholder.FindStringSubmatch(el); m != nil && m[0] == el {
+			v, ok := args[m[1]]
+			if !ok || v == nil {
+				continue
+			}
+			if arr, ok := v.([]any); ok {
+				for _, e := range arr {
+					s, err := str(m[1], e)
+					if err != nil {
+						return nil, err
+					}
+					out = append(out, s)
+				}
+				continue
+			}
+			s, err := str(m[1], v)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s)
+			continue
+		}
+		var ferr error
+		el = placeholder.ReplaceAllStringFunc(el, func(p string) string {
+			name := placeholder.FindStringSubmatch(p)[1]
+			v, ok := args[name]
+			if !ok || v == nil {
+				return ""
+			}
+			s, err := str(name, v)
+			if err != nil && ferr == nil {
+				ferr = err
+			}
+			return s
+		})
+		if ferr != nil {
+			return nil, ferr
+		}
+		out = append(out, el)
+	}
+	if len(out) == 0 {
+		return nil, Errorf(InvalidParams, "the command is empty")
+	}
+	return out, nil
+}
+
+// customSet is the registry of one configuration's custom tools.
+type customSet struct {
+	cfg *workspace.Config
+	reg *Registry
+}
+
+// custom returns the registry of cfg's custom tools, built once per
+// configuration (a Config is never modified once in force). A custom tool
+// named like a built-in one is ignored, and logged.
+func (r *Runner) custom(cfg *workspace.Config) *Registry {
+	if cs := r.customs.Load(); cs != nil && cs.cfg == cfg {
+		return cs.reg
+	}
+	reg := NewRegistry(r.Log)
+	for _, ct := range cfg.Custom {
+		if _, builtin := r.Registry.Lookup(ct.Name); builtin {
+			r.Log.Warn("custom tool ignored: a built-in tool has its name", "tool", ct.Name)
+			continue
+		}
+		t, err := customTool(ct)
+		if err == nil {
+			err = reg.Register(t)
+		}
+		if err != nil {
+			r.Log.Warn("custom tool ignored", "tool", ct.Name, "err", err)
+		}
+	}
+	r.customs.Store(&customSet{cfg: cfg, reg: reg})
+	return reg
+}
+
+// lookup finds a built-in tool, then a custom one of cfg.
+func (r *Runner) lookup(cfg *workspace.Config, name string) (*Tool, bool) {
+	if t, ok := r.Registry.Lookup(name); ok {
+		return t, true
+	}
+	return r.custom(cfg).Lookup(name)
+}

@@ -1,0 +1,78 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/workspace"
+)
+
+func TestExpandArgv(t *testing.T) {
+	tests := []struct {
+		tmpl []string
+		args string
+		want string
+		err  bool
+	}{
+		{[]string{"echo", "{{msg}}"}, `{"msg":"hi there"}`, "echo|hi there", false},
+		{[]string{"echo", "--n={{n}}", "{{files}}"}, `{"n":3,"files":["a","b"]}`, "echo|--n=3|a|b", false},
+		{[]string{"echo", "{{absent}}", "x"}, `{}`, "echo|x", false},
+		{[]string{"echo", "{{msg}}"}, `{"msg":"--output=/tmp/x"}`, "", true},
+		{[]string{"echo", "{{files}}"}, `{"files":["ok","-rf"]}`, "", true},
+		{[]string{"echo", "{{o}}"}, `{"o":{"a":1}}`, "", true},
+		{[]string{"{{x}}"}, `{}`, "", true},
+	}
+	for _, tt := range tests {
+		var args map[string]any
+		json.Unmarshal([]byte(tt.args), &args)
+		got, err := expandArgv(tt.tmpl, args)
+		if (err != nil) != tt.err || strings.Join(got, "|") != tt.want {
+			t.Errorf("expandArgv(%q, %s) = %q, %v", tt.tmpl, tt.args, got, err)
+		}
+	}
+}
+
+func TestCustomTools(t *testing.T) {
+	env := testEnv(t)
+	root := env.Workspace.Root()
+	os.WriteFile(filepath.Join(root, "f.txt"), []byte("x\n"), 0o644)
+	cfg := workspace.DefaultConfig()
+	cfg.Custom = []workspace.CustomTool{
+		{Name: "count_lines", Description: "Counts lines.", Argv: []string{"wc", "-l", "{{file}}"}, Approval: "auto",
+			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["file"],"properties":{"file":{"type":"string"}}}`)},
+		{Name: "say", Description: "Says.", Argv: []string{"echo", "{{text}}; rm -rf /"},
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)},
+		{Name: "read_file", Description: "Shadows a built-in.", Argv: []string{"true"}},
+	}
+	env.Workspace.SetConfig(cfg)
+	r := NewRunner(NewBuiltinRegistry(), nil)
+	res := r.Run(context.Background(), env, Request{Name: "count_lines", Arguments: json.RawMessage(`{"file":"f.txt"}`)}, nil)
+	if res.Status != StatusSuccess || !strings.Contains(res.Content, "1 f.txt") || res.ApprovedBy != "auto" {
+		t.Fatalf("count_lines: %+v", res)
+	}
+	if res := r.Run(context.Background(), env, Request{Name: "count_lines", Arguments: json.RawMessage(`{}`)}, nil); res.Error == nil || res.Error.Code != InvalidParams {
+		t.Errorf("schema not enforced: %+v", res)
+	}
+	// Asks, and no shell interprets the argument.
+	env.Approver = approval.Fixed(approval.Approve, "")
+	res = r.Run(context.Background(), env, Request{Name: "say", Arguments: json.RawMessage(`{"text":"$(id)"}`)}, nil)
+	if res.Status != StatusSuccess || res.ApprovedBy != "user" || !strings.Contains(res.Content, "$(id); rm -rf /") {
+		t.Errorf("say: %+v", res)
+	}
+	var names []string
+	for _, tl := range r.Available(cfg, "") {
+		names = append(names, tl.Name)
+	}
+	joined := "," + strings.Join(names, ",") + ","
+	if !strings.Contains(joined, ",count_lines,") || strings.Count(joined, ",read_file,") != 1 {
+		t.Errorf("available = %v", names)
+	}
+	if rf, _ := r.lookup(cfg, "read_file"); rf.Description == "Shadows a built-in." {
+		t.Error("a custom tool replaced a built-in one")
+	}
+}
