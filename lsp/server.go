@@ -129,6 +129,12 @@ func newSession(ctx context.Context, rwc io.ReadWriteCloser, opts Options) *sess
 func (s *session) stop() {
 	s.cancel()
 	s.calls.Wait()
+	s.mu.Lock()
+	env := s.env
+	s.mu.Unlock()
+	if env != nil {
+		tools.CloseSession(env.Session) // background shells end with the session
+	}
 }
 
 func (s *session) exitCode() int {

@@ -3,10 +3,12 @@ package lsp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -529,4 +531,35 @@ func TestDisconnectCancelsCalls(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("call not cancelled after the client disconnected: %+v", runner.Metrics.Snapshot())
+}
+
+func TestBackgroundShellsEndWithSession(t *testing.T) {
+	root := t.TempDir()
+	c := lsptest.Pipe(t, nil)
+	ctx := ctxT(t)
+	if _, err := c.Initialize(ctx, root, nil, map[string]any{"config": map[string]any{"approval": map[string]any{"mode": "yolo"}}}); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(root, "pid")
+	res, err := c.ToolCall(ctx, "shell_background", map[string]any{"command": "echo $$ > pid; exec sleep 300"})
+	if err != nil || res.Status != tools.StatusSuccess {
+		t.Fatalf("shell_background: %v %+v", err, res)
+	}
+	var pid int
+	for i := 0; i < 100 && pid == 0; i++ {
+		b, _ := os.ReadFile(pidFile)
+		fmt.Sscan(string(b), &pid)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if pid == 0 || syscall.Kill(pid, 0) != nil {
+		t.Fatalf("background shell not running (pid %d)", pid)
+	}
+	c.RawConn().Close() // the editor goes away
+	for i := 0; i < 250; i++ {
+		if syscall.Kill(pid, 0) != nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("background shell %d outlived its session", pid)
 }
