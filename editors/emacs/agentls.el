@@ -112,6 +112,13 @@ when Emacs is not in batch mode."
   "Select the window of the approval buffer when a request arrives."
   :type 'boolean)
 
+(defcustom agentls-approval-input-delay 0.6
+  "Seconds after an approval appears during which y, n and a are ignored.
+The approval window is selected when a request arrives (see
+`agentls-approval-select-window'); this keeps keys typed for another
+buffer from answering it by accident."
+  :type 'number)
+
 (defcustom agentls-approval-display-action
   '((display-buffer-reuse-window display-buffer-pop-up-window)
     (window-height . fit-window-to-buffer))
@@ -312,8 +319,17 @@ install agentls or set `agentls-server-program'"
       (unwind-protect
           (ignore-errors
             (jsonrpc-request server :shutdown nil :timeout 2)
-            (jsonrpc-notify server :exit nil))
-        (jsonrpc-shutdown server t)))))
+            (jsonrpc-notify server :exit nil)
+            ;; Let it exit by itself and its sentinel run.
+            (let ((proc (jsonrpc--process server))
+                  (deadline (+ (float-time) 2)))
+              (while (and (< (float-time) deadline)
+                          (not (process-get proc 'jsonrpc-sentinel-cleanup-started))
+                          (or (process-live-p proc)
+                              (not (memq (process-status proc) '(exit signal closed failed)))))
+                (accept-process-output nil 0.05))))
+        (when (jsonrpc-running-p server)
+          (jsonrpc-shutdown server t))))))
 
 (defun agentls-send-config (&optional config server)
   "Send CONFIG (default `agentls-config') to SERVER (default: every one).
@@ -397,9 +413,10 @@ the last valid one stays."
   (if (and id result-p (agentls--deferred-p result))
       (progn
         (setf (agentls--deferred-id result) id)
-        (jsonrpc--event server 'internal
-                        :log-text (format "reply to %s (id %s) deferred"
-                                          (agentls--deferred-method result) id))
+        (when (fboundp 'jsonrpc--event)  ; jsonrpc >= 1.0.24
+          (jsonrpc--event server 'internal
+                          :log-text (format "reply to %s (id %s) deferred"
+                                            (agentls--deferred-method result) id)))
         (when (agentls--deferred-answered result)
           (agentls--deferred-send server result)))
     (ignore args)
@@ -730,7 +747,8 @@ the last valid one stays."
 ;;; Approvals
 
 (cl-defstruct (agentls--approval (:copier nil))
-  server deferred params (time (current-time)))
+  server deferred params (time (current-time))
+  (shown-at nil :documentation "`float-time' it was first rendered."))
 
 (defvar agentls-approval-hook nil
   "Functions called with no argument when an approval request arrives.
@@ -842,6 +860,8 @@ the person answer an approval, or nil.")
          (n (length agentls--pending-approvals))
          (label (lambda (s) (propertize (format "%-9s" s) 'face 'agentls-approval-label))))
     (erase-buffer)
+    (unless (agentls--approval-shown-at a)
+      (setf (agentls--approval-shown-at a) (float-time)))
     (setq agentls--approval a
           default-directory (agentls--root (agentls--approval-server a)))
     (insert (propertize (format "The agent asks to run %s" tool) 'face 'bold)
@@ -894,7 +914,7 @@ ARRIVED non-nil: a new request just came in (pop the buffer up)."
           (when arrived (run-hooks 'agentls-approval-hook))))
       (let ((win (display-buffer buf agentls-approval-display-action)))
         (when (and win agentls-approval-select-window (not noninteractive)
-                   (not (minibufferp)))
+                   (not (active-minibuffer-window)))
           (select-window win))))
      ((buffer-live-p buf)
       (with-current-buffer buf
@@ -924,7 +944,11 @@ ARRIVED non-nil: a new request just came in (pop the buffer up)."
   "Answer APPROVAL (default: the one shown) with DECISION and MESSAGE."
   (let* ((a (or approval (agentls--approval-current)))
          (server (agentls--approval-server a))
-         (p (agentls--approval-params a)))
+         (p (agentls--approval-params a))
+         (shown (agentls--approval-shown-at a)))
+    (when (and (not approval) shown
+               (< (- (float-time) shown) agentls-approval-input-delay))
+      (user-error "agentls: this approval just appeared; press again to answer it"))
     (setq agentls--pending-approvals (delq a agentls--pending-approvals))
     ;; The person may have typed while the call waited: the server must
     ;; see it before it applies anything (it checks for staleness).
@@ -1256,12 +1280,20 @@ in `agentls-call-async'."
                    (if (eq agentls-call-recursive-edit 'interactive)
                        (not noninteractive)
                      agentls-call-recursive-edit))
-              (let ((agentls--approval-edit-depth (1+ (recursion-depth))))
+              (let ((agentls--approval-edit-depth (1+ (recursion-depth)))
+                    (waiting (car agentls--pending-approvals)))
                 (save-window-excursion
                   (agentls--approval-refresh)
                   (pop-to-buffer agentls-approval-buffer-name)
-                  (message "agentls: %s waits for your approval: y, n or a (C-M-c returns)" tool)
-                  (recursive-edit)))
+                  (message "agentls: %s waits for your approval: y, n or a (C-M-c cancels the call)"
+                           tool)
+                  (recursive-edit))
+                ;; Left with C-M-c without answering: give up the call
+                ;; rather than enter the recursive edit again.
+                (when (memq waiting agentls--pending-approvals)
+                  (agentls-cancel handle)
+                  (message "agentls: %s cancelled (the approval was left unanswered)" tool)
+                  (setq deadline (min (or deadline most-positive-fixnum) (+ (float-time) 10)))))
             (accept-process-output nil 0.05)))
       (quit (agentls-cancel handle)
             (signal (car quit) (cdr quit))))

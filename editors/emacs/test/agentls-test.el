@@ -42,6 +42,7 @@
           (default-directory ws)
           (agentls-server-program agentls-test-bin)
           (agentls-approval-select-window t)
+          (agentls-approval-input-delay 0)
           (project-find-functions nil))
      (dolist (f ,files)
        (make-directory (file-name-directory (expand-file-name (car f) ws)) t)
@@ -333,6 +334,21 @@ Also: a file not open in Emacs is edited through a buffer, saved, closed."
       (with-current-buffer buf
         (should (equal (buffer-string) "line one\ntyped meanwhile\n")))
       (should (equal (agentls-test--file ws "a.txt") "line one\n")))))
+
+(ert-deftest agentls-test-input-delay ()
+  "Keys pressed right as an approval appears do not answer it."
+  (agentls-test--with-workspace '(("a.txt" . "a\n"))
+    (let* ((agentls-approval-input-delay 30)
+           (seen agentls-test--approvals-seen)
+           (box (agentls-test--edit-async "a.txt" "a" "b")))
+      (agentls-test--wait (lambda () (> agentls-test--approvals-seen seen)) "the approval request")
+      (should-error (agentls-test--press "y") :type 'user-error)
+      (should (= (agentls-pending-approvals) 1))
+      (with-current-buffer agentls-approval-buffer-name
+        (setf (agentls--approval-shown-at agentls--approval) (- (float-time) 31)))
+      (agentls-test--press "y")
+      (agentls-test--wait (lambda () (car box)) "the tool result")
+      (should (equal (plist-get (car box) :status) "success")))))
 
 (ert-deftest agentls-test-cancel-while-waiting ()
   "agentls-cancel on a call waiting for approval: status cancelled, the approval goes away."
