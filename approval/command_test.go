@@ -322,3 +322,49 @@ func TestCommandCdPaths(t *testing.T) {
 		}
 	}
 }
+
+// FuzzJudgeCommand: no command makes the judge panic, a part that is not
+// allowed is never auto whatever follows it, and a blocked or dangerous
+// command stays so after an allowed one.
+func FuzzJudgeCommand(f *testing.F) {
+	for _, s := range []string{"ls", "rm -rf /", ":(){ :|:& };:", "echo $(rm x)", `bash -c "ls; rm x"`,
+		"a=1; ${a@P}", "find . -exec rm {} \\;", "sudo -u x env A=1 timeout 5 ls", "cat <<EOF\nx\nEOF",
+		"for ((i=0;i<3;i++)); do echo $i; done", "case $x in a) ls;; esac", "ls >(cat) <(ls) 2>&1 | tee x"} {
+		f.Add(s)
+	}
+	root := f.TempDir()
+	ws, err := workspace.New(root)
+	if err != nil {
+		f.Fatal(err)
+	}
+	cfg := workspace.DefaultConfig()
+	cfg.Shell.Allow = []string{"ls", "echo"}
+	cfg.Shell.Deny = []string{"curl"}
+	ws.SetConfig(cfg)
+	f.Fuzz(func(t *testing.T, cmd string) {
+		a := JudgeCommand(cmd, cfg, ws)
+		if a.AutoByConfig && (a.Blocked != "" || a.Dangerous) {
+			t.Fatalf("%q: auto and blocked or dangerous", cmd)
+		}
+		if b := JudgeCommand("rm x; "+cmd, cfg, ws); b.AutoByConfig {
+			t.Fatalf("rm x; %q is auto", cmd)
+		}
+		b := JudgeCommand("ls; "+cmd, cfg, ws)
+		if a.Blocked != "" && b.Blocked == "" && !b.Dangerous {
+			t.Fatalf("%q is blocked but ls; %q is %s", cmd, cmd, verdict(b))
+		}
+		if a.Dangerous && b.AutoByConfig {
+			t.Fatalf("%q is dangerous but ls; %q is auto", cmd, cmd)
+		}
+	})
+}
+
+// emptyCommand reports whether cmd runs nothing (blanks and comments).
+func emptyCommand(cmd string) bool {
+	for _, line := range strings.Split(cmd, "\n") {
+		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
+			return false
+		}
+	}
+	return true
+}
