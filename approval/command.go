@@ -949,8 +949,13 @@ func (j *judge) path(w word, write bool) {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
-		j.resolve(w.text, p, write)
-		if w.glob {
+		inside := j.resolve(w.text, p, write)
+		switch {
+		case !inside || !w.glob:
+			// A pattern outside already asks: it is not expanded.
+		case globDepth(p) > 3:
+			j.ask("", "the pattern %s is too broad to check the paths it names", w.text)
+		default:
 			matched, _ := filepath.Glob(p)
 			hidden := strings.HasPrefix(filepath.Base(p), ".")
 			for i, m := range matched {
@@ -1009,24 +1014,39 @@ func (j *judge) cd(base string, ws []word) {
 	}
 }
 
-func (j *judge) resolve(arg, abs string, write bool) {
+// resolve checks one absolute path and reports whether it is inside the
+// workspace.
+func (j *judge) resolve(arg, abs string, write bool) bool {
 	if harmlessTarget[abs] || (!write && harmlessSource[abs]) {
-		return
+		return true
 	}
 	_, err := j.ws.Resolve(abs)
 	var pe *workspace.PathError
 	if !errors.As(err, &pe) {
-		return
+		return true
 	}
 	if pe.Code == "SENSITIVE_PATH" {
 		j.danger("names the sensitive path %s (paths.sensitive)", arg)
-		return
+		return true
 	}
 	if write {
 		j.ask("", "writes to %s, outside the workspace", arg)
-		return
+		return false
 	}
 	j.ask("", "names %s, outside the workspace", arg)
+	return false
+}
+
+// globDepth counts the path elements of a pattern that hold glob
+// characters.
+func globDepth(p string) int {
+	n := 0
+	for _, el := range strings.Split(p, string(filepath.Separator)) {
+		if globChars.MatchString(el) {
+			n++
+		}
+	}
+	return n
 }
 
 // builtin applies the built-in rules: catastrophic commands are blocked,

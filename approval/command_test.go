@@ -145,6 +145,8 @@ func TestCommandPolicy(t *testing.T) {
 		{"echo x < .env", "danger"},
 		{"ls sub/../.env", "danger"},
 		{"ls .en*", "danger"},
+		{"ls */*/*/*/x", "ask"},
+		{"ls /*/*/*/*/*", "ask"},
 		{"git show HEAD:.env", "danger"},
 
 		// Dangerous: always asks with a warning.
