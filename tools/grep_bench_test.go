@@ -38,7 +38,8 @@ func BenchmarkGrepVsRipgrep(b *testing.B) {
 	state := b.TempDir()
 	const runs = 7
 	env := append(os.Environ(), "XDG_STATE_HOME="+state, "XDG_CONFIG_HOME="+state)
-	runProc := func(name string, args ...string) time.Duration {
+	// runProc returns the wall time and the CPU time (user + system).
+	runProc := func(name string, args ...string) (time.Duration, time.Duration) {
 		cmd := exec.Command(name, args...)
 		cmd.Dir, cmd.Env = src, env
 		start := time.Now()
@@ -47,18 +48,18 @@ func BenchmarkGrepVsRipgrep(b *testing.B) {
 		if e, ok := err.(*exec.ExitError); err != nil && (!ok || e.ExitCode() > 1) {
 			b.Fatalf("%s %v: %v", name, args, err)
 		}
-		return d
+		return d, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		fmt.Printf("\ngrep vs ripgrep on %s (median of %d runs)\n", src, runs)
-		fmt.Printf("%-24s %9s %9s %7s   %11s %7s\n", "query", "call ms", "rg ms", "ratio", "in-proc ms", "ratio")
-		var sumCall, sumRg, sumWarm float64
+		fmt.Printf("\ngrep vs ripgrep on %s (median of %d runs; CPU = user+system)\n", src, runs)
+		fmt.Printf("%-24s %8s %8s %6s | %8s %8s %6s | %8s %6s\n", "query", "call ms", "rg ms", "ratio", "call cpu", "rg cpu", "ratio", "in-proc", "ratio")
+		var sum [5]float64
 		for _, q := range SearchQueries {
-			var call, rg, warm []time.Duration
+			var call, rg, callCPU, rgCPU, warm []time.Duration
 			for i := 0; i <= runs; i++ {
-				c := runProc(bin, "call", "grep", q.Args, "--root", ".", "--approve", "no")
-				r := runProc("rg", q.Rg...)
+				c, cc := runProc(bin, "call", "grep", q.Args, "--root", ".", "--approve", "no")
+				r, rc := runProc("rg", q.Rg...)
 				start := time.Now()
 				res := RunTool(context.Background(), ws, "grep", json.RawMessage(q.Args))
 				w := time.Since(start)
@@ -67,16 +68,17 @@ func BenchmarkGrepVsRipgrep(b *testing.B) {
 				}
 				if i > 0 { // the first run warms the caches
 					call, rg, warm = append(call, c), append(rg, r), append(warm, w)
+					callCPU, rgCPU = append(callCPU, cc), append(rgCPU, rc)
 				}
 			}
-			mc, mr, mw := median(call), median(rg), median(warm)
-			sumCall += mc
-			sumRg += mr
-			sumWarm += mw
-			fmt.Printf("%-24s %9.1f %9.1f %6.2fx   %11.1f %6.2fx\n", q.Name, mc, mr, mc/mr, mw, mw/mr)
-			b.ReportMetric(mc/mr, "call/rg:"+q.Name)
+			m := [5]float64{median(call), median(rg), median(callCPU), median(rgCPU), median(warm)}
+			for i := range sum {
+				sum[i] += m[i]
+			}
+			fmt.Printf("%-24s %8.1f %8.1f %5.2fx | %8.1f %8.1f %5.2fx | %8.1f %5.2fx\n", q.Name, m[0], m[1], m[0]/m[1], m[2], m[3], m[2]/m[3], m[4], m[4]/m[1])
+			b.ReportMetric(m[0]/m[1], "call/rg:"+q.Name)
 		}
-		fmt.Printf("%-24s %9.1f %9.1f %6.2fx   %11.1f %6.2fx\n", "total", sumCall, sumRg, sumCall/sumRg, sumWarm, sumWarm/sumRg)
+		fmt.Printf("%-24s %8.1f %8.1f %5.2fx | %8.1f %8.1f %5.2fx | %8.1f %5.2fx\n", "total", sum[0], sum[1], sum[0]/sum[1], sum[2], sum[3], sum[2]/sum[3], sum[4], sum[4]/sum[1])
 	}
 }
 

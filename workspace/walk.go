@@ -112,7 +112,31 @@ type File struct {
 	// goroutine fn runs on: callers keep per-worker buffers with it.
 	Worker int
 
-	w *walk
+	w   *walk
+	dir *dirHandle // the open parent directory, for openat
+}
+
+// dirHandle is an open directory whose entries are being reported; Read
+// opens files relative to it (a shorter path lookup) while it is open.
+type dirHandle struct {
+	mu     sync.RWMutex
+	fd     int // -1: none
+	closed bool
+}
+
+func (d *dirHandle) close() {
+	d.mu.Lock()
+	if !d.closed && d.fd >= 0 {
+		closeFd(d.fd)
+	}
+	d.closed = true
+	d.mu.Unlock()
+}
+
+// dirEntry is one entry of a directory listing.
+type dirEntry struct {
+	name string
+	typ  fs.FileMode
 }
 
 // IsDir reports whether the entry is a directory (or a followed link to one).
@@ -156,7 +180,20 @@ func (f *File) Read(buf []byte) ([]byte, error) {
 	if f.w != nil {
 		max = f.w.opts.MaxFileBytes
 	}
-	data, err := readFileRaw(f.Path, buf, max)
+	var data []byte
+	var err error
+	done := false
+	if f.dir != nil && f.dir.fd >= 0 {
+		f.dir.mu.RLock()
+		if !f.dir.closed {
+			data, err = readFileAt(f.dir.fd, f.Name, f.Path, buf, max)
+			done = true
+		}
+		f.dir.mu.RUnlock()
+	}
+	if !done {
+		data, err = readFileRaw(f.Path, buf, max)
+	}
 	if errors.Is(err, ErrTooLarge) && f.w != nil {
 		f.w.stats.TooLarge.Add(1)
 	}
@@ -421,23 +458,18 @@ func (w *walk) readDir(job dirJob, worker int) ([]dirJob, error) {
 	if w.ctx.Err() != nil {
 		return nil, nil
 	}
-	d, err := os.Open(job.abs)
+	dir, entries, err := openDir(job.abs)
 	if err != nil {
 		w.stats.Errors.Add(1)
 		return nil, nil
 	}
-	entries, err := d.ReadDir(-1)
-	d.Close()
-	if err != nil && len(entries) == 0 {
-		w.stats.Errors.Add(1)
-		return nil, nil
-	}
+	defer dir.close()
 	w.stats.Dirs.Add(1)
 	ign := job.ign
 	if !w.opts.IncludeIgnored {
 		var names map[string]bool
 		for _, e := range entries {
-			n := e.Name()
+			n := e.name
 			if len(n) > 0 && n[0] == '.' && (n == ".gitignore" || n == ".ignore" || n == ".rgignore") {
 				if names == nil {
 					names = map[string]bool{}
@@ -453,7 +485,7 @@ func (w *walk) readDir(job dirJob, worker int) ([]dirJob, error) {
 	var subdirs []dirJob
 	depth := job.depth + 1
 	for _, e := range entries {
-		name := e.Name()
+		name := e.name
 		if name == ".git" {
 			continue
 		}
@@ -462,7 +494,7 @@ func (w *walk) readDir(job dirJob, worker int) ([]dirJob, error) {
 			w.stats.Hidden.Add(1)
 			continue
 		}
-		typ := e.Type()
+		typ := e.typ
 		rel := name
 		if job.rel != "" {
 			rel = job.rel + "/" + name
@@ -491,7 +523,7 @@ func (w *walk) readDir(job dirJob, worker int) ([]dirJob, error) {
 			w.stats.Ignored.Add(1)
 			continue
 		}
-		f := &File{Path: abs, Rel: rel, Name: name, Depth: depth, Type: typ, Worker: worker, w: w}
+		f := &File{Path: abs, Rel: rel, Name: name, Depth: depth, Type: typ, Worker: worker, w: w, dir: dir}
 		if isDir {
 			if w.opts.Prune != nil && !w.opts.Prune(rel) {
 				continue

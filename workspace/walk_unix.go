@@ -11,18 +11,27 @@ import (
 // adds fcntl and poller calls per file, which a search of thousands of
 // files feels). max > 0 refuses larger files with ErrTooLarge.
 func readFileRaw(path string, buf []byte, max int64) ([]byte, error) {
-	var fd int
-	var err error
-	for {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-		if err != syscall.EINTR {
-			break
-		}
-	}
+	fd, err := openRetry(func() (int, error) {
+		return syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	})
 	if err != nil {
 		return buf[:0], fmt.Errorf("open %s: %w", path, err)
 	}
 	defer syscall.Close(fd)
+	return readFd(fd, path, buf, max)
+}
+
+func openRetry(open func() (int, error)) (int, error) {
+	for {
+		fd, err := open()
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// readFd reads an open file to its end into buf (grown as needed).
+func readFd(fd int, path string, buf []byte, max int64) ([]byte, error) {
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
 		return buf[:0], fmt.Errorf("stat %s: %w", path, err)
