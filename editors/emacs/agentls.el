@@ -940,13 +940,14 @@ ARRIVED non-nil: a new request just came in (pop the buffer up)."
       (car agentls--pending-approvals)
       (user-error "agentls: no tool call waits for approval")))
 
-(defun agentls--approval-answer (decision &optional message approval)
-  "Answer APPROVAL (default: the one shown) with DECISION and MESSAGE."
+(defun agentls--approval-answer (decision &optional message approval by-key)
+  "Answer APPROVAL (default: the one shown) with DECISION and MESSAGE.
+BY-KEY: the person pressed a key (subject to `agentls-approval-input-delay')."
   (let* ((a (or approval (agentls--approval-current)))
          (server (agentls--approval-server a))
          (p (agentls--approval-params a))
          (shown (agentls--approval-shown-at a)))
-    (when (and (not approval) shown
+    (when (and by-key shown
                (< (- (float-time) shown) agentls-approval-input-delay))
       (user-error "agentls: this approval just appeared; press again to answer it"))
     (setq agentls--pending-approvals (delq a agentls--pending-approvals))
@@ -977,19 +978,19 @@ LATER: from a timer (for callers that are not commands)."
 (defun agentls-approval-approve ()
   "Approve the tool call shown."
   (interactive)
-  (agentls--approval-answer "approve"))
+  (agentls--approval-answer "approve" nil nil (called-interactively-p 'any)))
 
 (defun agentls-approval-reject (&optional message)
   "Reject the tool call shown, with an optional MESSAGE for the agent."
   (interactive
    (progn (agentls--approval-current)
           (list (read-string "Reject; message for the agent (optional): "))))
-  (agentls--approval-answer "reject" message))
+  (agentls--approval-answer "reject" message nil (called-interactively-p 'any)))
 
 (defun agentls-approval-always ()
   "Approve the tool call shown and every later call of the same tool."
   (interactive)
-  (agentls--approval-answer "always"))
+  (agentls--approval-answer "always" nil nil (called-interactively-p 'any)))
 
 (defun agentls-approval-hide ()
   "Hide the approval buffer; the calls keep waiting (see the mode line)."

@@ -366,6 +366,39 @@ Also: a file not open in Emacs is edited through a buffer, saved, closed."
       (should (string-match-p "No tool call waits" (agentls-test--approval-buffer-text)))
       (should (equal (agentls-test--file ws "a.txt") "a\n")))))
 
+(ert-deftest agentls-test-approval-timeout-clears-ui ()
+  "An approval the server stops waiting for (approval.timeoutSeconds) leaves the UI."
+  (agentls-test--with-workspace '(("a.txt" . "a\n"))
+    (let* ((agentls-config '(:approval (:timeoutSeconds 1)))
+           (seen agentls-test--approvals-seen)
+           (box (agentls-test--edit-async "a.txt" "a" "b")))
+      (agentls-test--wait (lambda () (> agentls-test--approvals-seen seen)) "the approval request")
+      (should (= (agentls-pending-approvals) 1))
+      (agentls-test--wait (lambda () (car box)) "the tool result")
+      (should (equal (plist-get (car box) :status) "rejected"))
+      (should (= (agentls-pending-approvals) 0))
+      (should (string-match-p "No tool call waits" (agentls-test--approval-buffer-text)))
+      ;; A late answer is harmless.
+      (should-error (agentls-approval-approve) :type 'user-error)
+      (should (equal (agentls-test--file ws "a.txt") "a\n")))))
+
+(ert-deftest agentls-test-dangerous-command-warning ()
+  "A dangerous command's warning is shown under Context."
+  (agentls-test--with-workspace '(("victim/f" . "x\n"))
+    (skip-unless (member "shell_exec" (mapcar (lambda (d) (plist-get d :name)) (agentls-list-tools))))
+    (let* ((seen agentls-test--approvals-seen)
+           (box (list nil)))
+      (agentls-call-async "shell_exec" '(:command "rm -r victim") (lambda (r) (setcar box r)))
+      (agentls-test--wait (lambda () (> agentls-test--approvals-seen seen)) "the approval request")
+      (let ((text (agentls-test--approval-buffer-text)))
+        (should (string-match-p "risk: dangerous" text))
+        (should (string-match-p "^ +WARNING: .*rm -r" text))
+        (should (string-match-p "^File: +— (runs in " text)))
+      (with-current-buffer agentls-approval-buffer-name (agentls-approval-reject "keep it"))
+      (agentls-test--wait (lambda () (car box)) "the tool result")
+      (should (equal (plist-get (car box) :status) "rejected"))
+      (should (file-exists-p (expand-file-name "victim/f" ws))))))
+
 (ert-deftest agentls-test-undo-is-one-step ()
   "An approved edit of several hunks is one undo step in the buffer."
   (agentls-test--with-workspace '(("a.txt" . "x\nkeep\nx\nkeep\nx\n"))
