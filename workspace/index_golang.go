@@ -15,6 +15,11 @@ func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
 // methods as children, constants and variables. A file with syntax errors
 // gives what the parser recovered.
 func goSymbols(p string, src []byte) []Symbol {
+	return parseGoSymbols(p, stripBodies(src))
+}
+
+// parseGoSymbols is goSymbols without the stripping of bodies.
+func parseGoSymbols(p string, src []byte) []Symbol {
 	fset := token.NewFileSet()
 	f, _ := parser.ParseFile(fset, p, src, parser.SkipObjectResolution)
 	if f == nil || f.Name == nil {
@@ -112,6 +117,9 @@ func (e *goExtractor) spec(d *ast.GenDecl, spec ast.Spec) []Symbol {
 			}
 			sym := e.sym(n, kind, e.pkg, s.Pos(), s.End())
 			sym.Detail = d.Tok.String() + " " + e.text(s.Pos(), s.End(), 120)
+			if i := strings.Index(sym.Detail, " = "); i >= 0 && strings.Contains(sym.Detail[i:], "{") {
+				sym.Detail = sym.Detail[:i+3] + "…" // a composite literal or function
+			}
 			out = append(out, sym)
 		}
 		return out
@@ -213,4 +221,131 @@ func languageOf(name string) string {
 		return "markdown"
 	}
 	return ""
+}
+
+// stripBodies removes from Go source what an outline does not need: the
+// contents of every brace block that is not a struct or interface type
+// (function bodies, composite literals of variable initialisers). Line
+// breaks stay, and the closing brace keeps its column, so that every
+// position the outline reports is unchanged; it returns the shortened
+// source, which reuses src's array. Bodies are most of the parser's work.
+// It is a lexer, not a parser: on source it cannot follow it leaves blocks
+// alone, never removes declarations.
+func stripBodies(src []byte) []byte {
+	type span struct{ open, close int }
+	var spans []span
+	afterTypeWord := false // the last token was struct or interface
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+		case c == '/' && i+1 < len(src) && src[i+1] == '/':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			i = skipBlockComment(src, i)
+		case c == '"' || c == '\'' || c == '`':
+			i = skipQuoted(src, i)
+			afterTypeWord = false
+		case c == '{':
+			if afterTypeWord {
+				afterTypeWord = false
+				continue
+			}
+			end := matchBrace(src, i)
+			if end < 0 {
+				i = len(src)
+				break
+			}
+			spans = append(spans, span{i, end})
+			i = end
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
+			s := i
+			for i < len(src) && isIdentByte(src[i]) {
+				i++
+			}
+			w := string(src[s:i])
+			afterTypeWord = w == "struct" || w == "interface"
+			i--
+		default:
+			afterTypeWord = false
+		}
+	}
+	if len(spans) == 0 {
+		return src
+	}
+	w, r := 0, 0
+	for _, sp := range spans {
+		w += copy(src[w:], src[r:sp.open+1])
+		pad := sp.close - (sp.open + 1)
+		for k := sp.open + 1; k < sp.close; k++ {
+			if src[k] == '\n' {
+				src[w] = '\n'
+				w++
+				pad = sp.close - (k + 1)
+			}
+		}
+		for ; pad > 0; pad-- {
+			src[w] = ' '
+			w++
+		}
+		r = sp.close
+	}
+	w += copy(src[w:], src[r:])
+	return src[:w]
+}
+
+func skipBlockComment(src []byte, i int) int {
+	for j := i + 2; j+1 < len(src); j++ {
+		if src[j] == '*' && src[j+1] == '/' {
+			return j + 1
+		}
+	}
+	return len(src)
+}
+
+// skipQuoted returns the index of the closing quote of the literal at i.
+func skipQuoted(src []byte, i int) int {
+	q := src[i]
+	for j := i + 1; j < len(src); j++ {
+		switch src[j] {
+		case '\\':
+			if q != '`' {
+				j++
+			}
+		case '\n':
+			if q != '`' {
+				return j - 1 // unterminated: stop at the line's end
+			}
+		case q:
+			return j
+		}
+	}
+	return len(src)
+}
+
+// matchBrace returns the index of the brace closing the one at i, or -1.
+func matchBrace(src []byte, i int) int {
+	depth := 0
+	for j := i; j < len(src); j++ {
+		switch c := src[j]; {
+		case c == '/' && j+1 < len(src) && src[j+1] == '/':
+			for j < len(src) && src[j] != '\n' {
+				j++
+			}
+		case c == '/' && j+1 < len(src) && src[j+1] == '*':
+			j = skipBlockComment(src, j)
+		case c == '"' || c == '\'' || c == '`':
+			j = skipQuoted(src, j)
+		case c == '{':
+			depth++
+		case c == '}':
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
 }

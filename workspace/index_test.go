@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -397,7 +398,10 @@ func TestIndexGOROOT(t *testing.T) {
 }
 
 // BenchmarkIndexGOROOT measures a full build of the index of
-// $(go env GOROOT)/src and prints its time.
+// $(go env GOROOT)/src and prints its wall time, the CPU time it used (a
+// steadier figure on a busy machine) and the heap the index keeps:
+//
+//	go test -bench Index -run '^$' -benchtime 3x ./workspace
 func BenchmarkIndexGOROOT(b *testing.B) {
 	src := goroot(b)
 	ws, err := New(src)
@@ -406,11 +410,16 @@ func BenchmarkIndexGOROOT(b *testing.B) {
 	}
 	var files, syms int
 	for b.Loop() {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		cpu0 := cpuTime()
 		ix := NewIndex(ws)
 		start := time.Now()
 		ix.Start(nil)
 		ix.Wait(context.Background())
 		d := time.Since(start)
+		cpu := cpuTime() - cpu0
 		st := ix.Status()
 		files = st.Files
 		syms = 0
@@ -419,9 +428,41 @@ func BenchmarkIndexGOROOT(b *testing.B) {
 			syms += f.nsyms
 		}
 		ix.mu.RUnlock()
-		fmt.Printf("index build of %s: %d files, %d symbols in %s\n", src, files, syms, d.Round(time.Millisecond))
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		kept := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+		fmt.Printf("index build of %s: %d files, %d symbols in %s (cpu %s, GOMAXPROCS %d); index heap %.1f MB\n",
+			src, files, syms, d.Round(time.Millisecond), cpu.Round(time.Millisecond), runtime.GOMAXPROCS(0), float64(kept)/(1<<20))
+		runtime.KeepAlive(ix)
 		ix.Close()
 	}
 	b.ReportMetric(float64(files), "files")
 	b.ReportMetric(float64(syms), "symbols")
+}
+
+// TestIndexStripBodies checks on the Go source tree that removing function
+// bodies and literals before parsing changes no outline.
+func TestIndexStripBodies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads the whole Go source tree")
+	}
+	src := goroot(t)
+	var n atomic.Int64
+	Walk(context.Background(), src, WalkOptions{Prune: pruneIndexDir}, func(f *File) error {
+		if !strings.HasSuffix(f.Name, ".go") {
+			return nil
+		}
+		data, err := os.ReadFile(f.Path)
+		if err != nil {
+			return nil
+		}
+		want := fmt.Sprintf("%+v", parseGoSymbols(f.Path, append([]byte(nil), data...)))
+		got := fmt.Sprintf("%+v", goSymbols(f.Path, data))
+		if got != want {
+			t.Errorf("%s: outline changes when bodies are stripped", f.Rel)
+		}
+		n.Add(1)
+		return nil
+	})
+	t.Logf("%d files compared", n.Load())
 }
