@@ -163,6 +163,20 @@ func shellExec(c *Call, a shellExecArgs) (*Result, error) {
 	return foreground(c, sp, shellTimeout(cfg, a.TimeoutMs), nil)
 }
 
+// RunArgv runs argv (no shell) in dir the way shell_exec runs a command:
+// in its own process group (and cgroup where the machine allows), with the
+// environment of CommandEnv plus env, output streamed as progress reports,
+// ended as a whole at timeout or cancellation, and a result with the
+// structured fields of shell_exec (a non-zero exit is EXECUTION_ERROR). For
+// tools that run programs: custom tools, git.
+func RunArgv(c *Call, argv []string, dir string, env map[string]string, timeout time.Duration) (*Result, error) {
+	if len(argv) == 0 {
+		return nil, Errorf(InvalidParams, "no program to run")
+	}
+	sp := startSpec{argv: argv, dir: dir, env: CommandEnv(c.Workspace.Config(), env), command: strings.Join(argv, " ")}
+	return foreground(c, sp, min(timeout, maxShellTimeout), nil)
+}
+
 // DefaultSecretEnv are the variable names (globs, matched case-insensitively)
 // removed from the environment of every command, in addition to
 // shell.secretEnv: tokens, secrets, keys, passwords and credentials.
@@ -390,10 +404,6 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 	p.pid = cmd.Process.Pid
 	p.started = time.Now()
 
-	st.mu.Lock()
-	st.procs[id] = p
-	st.mu.Unlock()
-
 	var readers sync.WaitGroup
 	for i, r := range []*os.File{outR, errR} {
 		readers.Add(1)
@@ -445,6 +455,20 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 		p.mu.Unlock()
 		close(p.done)
 	}()
+
+	st.mu.Lock()
+	closed := st.closed
+	if !closed {
+		st.procs[id] = p
+	}
+	st.mu.Unlock()
+	if closed {
+		// The session ended while this shell started: CloseSession did not
+		// see it.
+		p.terminate()
+		p.closeLogs(true)
+		return nil, Errorf(Cancelled, "the session has ended")
+	}
 	return p, nil
 }
 

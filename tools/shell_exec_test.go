@@ -381,3 +381,20 @@ func TestShellSetsidEscape(t *testing.T) {
 		t.Errorf("cgroups left: %v", dirs)
 	}
 }
+
+// TestRunArgv: programs run without a shell get the same handling.
+func TestRunArgv(t *testing.T) {
+	g := newShellRig(t, nil)
+	c := &Call{Ctx: context.Background(), Workspace: g.env.Workspace, Session: g.env.Session, Progress: &shellProgress{}}
+	res, err := RunArgv(c, []string{"printf", "%s|", "a b", "$HOME", ";rm x"}, g.root, nil, 5*time.Second)
+	if err != nil || res.Status != StatusSuccess {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if s := fields(t, res); s["stdout"] != "a b|$HOME|;rm x|" {
+		t.Errorf("stdout %q", s["stdout"])
+	}
+	res, err = RunArgv(c, []string{"sh", "-c", "sleep 5"}, g.root, nil, 200*time.Millisecond)
+	if err != nil || res.Error == nil || res.Error.Code != Timeout {
+		t.Errorf("timeout: %v %+v", err, res)
+	}
+}
