@@ -16,7 +16,7 @@ line="deb http://deb.debian.org/debian bookworm-backports main"
 have_emacs() {
 	command -v emacs >/dev/null 2>&1 || return 1
 	local major
-	major=$(emacs --batch --eval '(princ emacs-major-version)' 2>/dev/null) || return 1
+	major=$(emacs -Q --batch --eval '(princ emacs-major-version)' 2>/dev/null) || return 1
 	[ -n "$major" ] && [ "$major" -ge "$want" ]
 }
 

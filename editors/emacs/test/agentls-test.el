@@ -399,6 +399,68 @@ Also: a file not open in Emacs is edited through a buffer, saved, closed."
       (should (equal (plist-get (car box) :status) "rejected"))
       (should (file-exists-p (expand-file-name "victim/f" ws))))))
 
+(ert-deftest agentls-test-apply-resource-operations ()
+  "workspace/applyEdit with create, rename, delete and text edits (synthetic edit)."
+  (agentls-test--with-workspace '(("old.txt" . "moving\n") ("gone.txt" . "bye\n")
+                                  ("dir/x.txt" . "x\n") ("edit.txt" . "a😀b\n"))
+    (let* ((server (agentls--server))
+           (uri (lambda (f) (agentls--path-to-uri (expand-file-name f ws))))
+           (old-buf (find-file-noselect (expand-file-name "old.txt" ws)))
+           (gone-buf (find-file-noselect (expand-file-name "gone.txt" ws)))
+           (reply
+            (eglot-handle-request
+             server 'workspace/applyEdit
+             :label "test"
+             :edit
+             (list :documentChanges
+                   (vector
+                    (list :kind "create" :uri (agentls--path-to-uri (expand-file-name "new/n.txt" ws))
+                          :options '(:overwrite :json-false :ignoreIfExists :json-false))
+                    (list :textDocument (list :uri (agentls--path-to-uri (expand-file-name "new/n.txt" ws))
+                                              :version nil)
+                          :edits (vector '(:range (:start (:line 0 :character 0) :end (:line 0 :character 0))
+                                                  :newText "created\n")))
+                    (list :kind "rename" :oldUri (funcall uri "old.txt")
+                          :newUri (agentls--path-to-uri (expand-file-name "moved.txt" ws)))
+                    (list :kind "delete" :uri (funcall uri "gone.txt"))
+                    (list :kind "delete" :uri (funcall uri "dir") :options '(:recursive t))
+                    ;; After the emoji (2 UTF-16 code units): column 3.
+                    (list :textDocument (list :uri (funcall uri "edit.txt") :version nil)
+                          :edits (vector '(:range (:start (:line 0 :character 3) :end (:line 0 :character 4))
+                                                  :newText "B"))))))))
+      (should (eq (plist-get reply :applied) t))
+      (should (equal (agentls-test--file ws "new/n.txt") "created\n"))
+      (should-not (file-exists-p (expand-file-name "old.txt" ws)))
+      (should (equal (agentls-test--file ws "moved.txt") "moving\n"))
+      (should (equal (buffer-file-name old-buf) (expand-file-name "moved.txt" ws)))
+      (should-not (file-exists-p (expand-file-name "gone.txt" ws)))
+      (should-not (buffer-live-p gone-buf))
+      (should-not (file-exists-p (expand-file-name "dir" ws)))
+      (should (equal (agentls-test--file ws "edit.txt") "a😀B\n"))
+      ;; The renamed buffer is known to the server under its new name.
+      (with-current-buffer old-buf (insert "+"))
+      (should (string-match-p "\\+moving"
+                              (plist-get (agentls-call "read_file" '(:path "moved.txt")) :content)))
+      ;; A failing change stops there and says which one.
+      (let ((reply (eglot-handle-request
+                    server 'workspace/applyEdit
+                    :edit (list :documentChanges
+                                (vector (list :kind "create" :uri (funcall uri "moved.txt")))))))
+        (should (eq (plist-get reply :applied) :json-false))
+        (should (equal (plist-get reply :failedChange) 0))
+        (should (string-match-p "already exists" (plist-get reply :failureReason))))
+      ;; A version mismatch is refused.
+      (let ((reply (eglot-handle-request
+                    server 'workspace/applyEdit
+                    :edit (list :documentChanges
+                                (vector (list :textDocument (list :uri (funcall uri "moved.txt") :version 999)
+                                              :edits (vector '(:range (:start (:line 0 :character 0)
+                                                                              :end (:line 0 :character 0))
+                                                                      :newText "no"))))))))
+        (should (eq (plist-get reply :applied) :json-false))
+        (should (string-match-p "version" (plist-get reply :failureReason)))
+        (should (string-match-p "\\`\\+moving" (with-current-buffer old-buf (buffer-string))))))))
+
 (ert-deftest agentls-test-undo-is-one-step ()
   "An approved edit of several hunks is one undo step in the buffer."
   (agentls-test--with-workspace '(("a.txt" . "x\nkeep\nx\nkeep\nx\n"))
