@@ -557,7 +557,9 @@ func RiskyEnv(name string) bool {
 // decl judges declare, export, local, readonly, typeset.
 func (j *judge) decl(d *syntax.DeclClause) {
 	j.parts++
-	ws := []word{{text: d.Variant.Value, static: true}}
+	variant := d.Variant.Value
+	ws := []word{{text: variant, static: true}}
+	harmless := variant != "nameref"
 	for _, a := range d.Args {
 		switch {
 		case a.Name != nil:
@@ -565,13 +567,22 @@ func (j *judge) decl(d *syntax.DeclClause) {
 			ws = append(ws, word{text: a.Name.Value, static: true})
 		case a.Value != nil:
 			w := render(a.Value)
-			if !w.static {
-				j.unjudgeable("%s of an expansion", d.Variant.Value)
-			}
-			if name, _, ok := strings.Cut(w.text, "="); ok {
-				j.envName(name)
-			}
 			ws = append(ws, w)
+			if !w.static {
+				j.unjudgeable("%s of an expansion", variant)
+				continue
+			}
+			if strings.HasPrefix(w.text, "-") || strings.HasPrefix(w.text, "+") {
+				if strings.Contains(w.text, "n") {
+					harmless = false // a nameref assigns through another name
+				}
+				if strings.Contains(w.text, "i") {
+					j.reEval = true // integer variables evaluate what is assigned
+				}
+				continue
+			}
+			name, _, _ := strings.Cut(w.text, "=")
+			j.envName(name)
 		}
 	}
 	if j.first == "" {
@@ -580,8 +591,10 @@ func (j *judge) decl(d *syntax.DeclClause) {
 	if matches(j.deny, ws, true) != nil {
 		j.block("%s is denied by shell.deny", strings.Join(texts(ws), " "))
 	}
-	if matches(j.allow, ws, false) == nil {
-		j.ask(keyOf(ws), "")
+	// export, declare, local, readonly and typeset of ordinary variables
+	// change nothing outside the shell, like plain assignments.
+	if !harmless && matches(j.allow, ws, false) == nil {
+		j.ask(keyOf(ws), "%s %s assigns through another variable", variant, strings.Join(texts(ws[1:]), " "))
 	}
 }
 
@@ -761,6 +774,9 @@ func (j *judge) command(ws []word, stdin *syntax.Word, depth int) {
 	}
 	j.builtin(base, ws)
 
+	if base == prog.text && (base == "command" || base == "type") && lookupOnly(ws) {
+		return // command -v, type: looks a name up, runs nothing
+	}
 	if spec, ok := wrappers[base]; ok {
 		j.wrapper(base, spec, ws, stdin, depth)
 		return
@@ -797,6 +813,23 @@ func (j *judge) command(ws []word, stdin *syntax.Word, depth int) {
 	}
 	j.execOptions(base, ws, depth)
 	j.args(base, ws)
+}
+
+// lookupOnly reports whether command or type only looks names up
+// (command -v, command -V, type).
+func lookupOnly(ws []word) bool {
+	if ws[0].text == "type" {
+		return true
+	}
+	for _, w := range ws[1:] {
+		if !strings.HasPrefix(w.text, "-") {
+			return false
+		}
+		if strings.ContainsAny(w.text, "vV") {
+			return true
+		}
+	}
+	return false
 }
 
 // harmlessPrograms are shell builtins that change nothing: they need no

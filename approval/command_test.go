@@ -77,6 +77,12 @@ func TestCommandPolicy(t *testing.T) {
 		{"cd sub; ls ../.env", "danger"},
 		{"set -- a b; echo $1", "ask"},
 		{"set +o history", "ask"},
+		{"export CGO_ENABLED=0 && go test ./...", "auto"},
+		{"command -v go >/dev/null && go test ./...", "auto"},
+		{"export PATH=/tmp/evil:$PATH; ls", "ask"},
+		{"declare -n ref=PATH; ref=/tmp; ls", "ask"},
+		{"declare -i x; x='a[$(rm y)]'; ls", "danger"},
+		{"command rm x", "ask"},
 
 		// Argument prefixes are words, not string prefixes.
 		{"go testx", "ask"},
@@ -103,7 +109,6 @@ func TestCommandPolicy(t *testing.T) {
 		{"echo ${X:-$(rm x)}", "ask"},
 		{"for f in $(rm x); do echo $f; done", "ask"},
 		{"nohup rm x &", "ask"},
-		{"command rm x", "ask"},
 		{"exec rm x", "ask"},
 		{"find . -exec rm {} \\;", "ask"},
 		{"f() { rm x; }; f", "ask"},
