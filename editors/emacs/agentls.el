@@ -280,6 +280,12 @@ install agentls or set `agentls-server-program'"
                       "?"))
     (dolist (buf (buffer-list))
       (with-current-buffer buf (agentls--maybe-track server)))
+    ;; The definitions, for the approval buffer's `?' (no waiting here).
+    (jsonrpc-async-request server :tool/list (if agentls-agent (list :agent agentls-agent) eglot--{})
+                           :success-fn (lambda (res)
+                                         (setf (agentls--tools-cache server)
+                                               (append (plist-get res :tools) nil)))
+                           :error-fn #'ignore :timeout-fn #'ignore)
     server))
 
 (defun agentls--server (&optional dir no-start)
@@ -963,6 +969,8 @@ BY-KEY: the person pressed a key (subject to `agentls-approval-input-delay')."
     (message "agentls: %s %s" (plist-get p :tool)
              (pcase decision ("approve" "approved") ("reject" "rejected")
                     ("always" (format "approved, and always from now on"))))
+    (when-let ((info (get-buffer "*agentls approval info*")))
+      (dolist (w (get-buffer-window-list info nil t)) (quit-window nil w)))
     (agentls--approval-refresh)
     (agentls--maybe-leave-recursive-edit)))
 
@@ -1195,8 +1203,9 @@ approval.timeoutSeconds (300 s by default).\n")))))
 FORMAT is \"agentls\" (default), \"openai\", \"anthropic\" or \"mcp\"."
   (let* ((server (or server (agentls--server)))
          (res (jsonrpc-request server :tool/list
-                               (append (and format (list :format format))
-                                       (and agentls-agent (list :agent agentls-agent)))))
+                               (or (append (and format (list :format format))
+                                           (and agentls-agent (list :agent agentls-agent)))
+                                   eglot--{})))
          (tools (append (plist-get res :tools) nil)))
     (when (or (null format) (equal format "agentls"))
       (setf (agentls--tools-cache server) tools))
