@@ -4,7 +4,8 @@
 #   AGENTLS_BIN=/path/to/agentls editors/emacs/test/run.sh   (use that binary)
 # Builds agentls into a temporary directory, installs Emacs 30 (through
 # scripts/install-emacs.sh) when no Emacs >= 30 is on PATH, byte-compiles
-# agentls.el with warnings as errors, then runs the tests in `emacs --batch`.
+# agentls.el with warnings as errors, runs the ERT tests in `emacs --batch`,
+# then (when tmux is installed) test/tty.sh in a terminal `emacs -nw`.
 # Exits non-zero when anything fails.
 set -euo pipefail
 
@@ -44,5 +45,19 @@ emacs --batch -Q --eval "(progn
   (unless (byte-compile-file \"$tmp/agentls.el\") (kill-emacs 1)))"
 
 echo "emacs tests: running ERT"
+status=0
 emacs --batch -Q -L "$lisp" -l "$here/agentls-test.el" \
-	--eval "(ert-run-tests-batch-and-exit ${selector:+\"$selector\"})"
+	--eval "(ert-run-tests-batch-and-exit ${selector:+\"$selector\"})" || status=1
+
+if [ -z "$selector" ]; then
+	echo "emacs tests: interactive check in a terminal Emacs (tmux)"
+	rc=0
+	"$here/tty.sh" "$tmp/agentls" || rc=$?
+	case $rc in
+	0) ;;
+	77) echo "!!! emacs tests: the terminal check was SKIPPED: tmux is not installed" >&2 ;;
+	*) status=1 ;;
+	esac
+fi
+[ "$status" = 0 ] && echo "emacs tests: all passed" || echo "emacs tests: FAILED" >&2
+exit "$status"

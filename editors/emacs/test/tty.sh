@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# An interactive check of agentls.el in a real terminal Emacs (emacs -nw in
+# tmux): keys go through Emacs' own command loop, as when a person types.
+#   editors/emacs/test/tty.sh AGENTLS_BIN
+# 1. an agent front-end calls edit_file with agentls-call-async; the approval
+#    buffer pops up while Emacs stays responsive (a key typed elsewhere works);
+#    the person types y; the file is edited and saved.
+# 2. a synchronous agentls-call from M-: waits in a recursive edit; the person
+#    types n and a message; the file is unchanged, the result is "rejected".
+# Exits 0 on success, 1 on failure, 77 when tmux is missing.
+set -euo pipefail
+
+bin=${1:?usage: tty.sh AGENTLS_BIN}
+here=$(cd "$(dirname "$0")" && pwd)
+lisp=$(cd "$here/.." && pwd)
+command -v tmux >/dev/null || { echo "tty test: tmux is not installed" >&2; exit 77; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/agentls-tty.XXXXXX")
+session="agentls-tty-$$"
+cleanup() { tmux kill-session -t "$session" 2>/dev/null || true; rm -rf "$tmp"; }
+trap cleanup EXIT
+
+ws="$tmp/ws"
+mkdir -p "$ws"
+printf 'package main\n\nfunc main() {\n\tprintln("hello")\n}\n' >"$ws/main.go"
+cat >"$tmp/init.el" <<EOF
+(add-to-list 'load-path "$lisp")
+(require 'agentls)
+(setq agentls-server-program "$bin"
+      agentls-approval-input-delay 0.3
+      project-find-functions nil)
+(find-file "$ws/main.go")
+(defvar tty-status nil)
+(defvar tty-typed nil)
+(global-set-key (kbd "<f5>") (lambda () (interactive) (setq tty-typed t) (message "TYPED")))
+(defun tty-report (r)
+  (setq tty-status (plist-get r :status))
+  (with-temp-file "$tmp/result" (insert (format "%s %s" (plist-get r :status) (or (plist-get r :message) "")))))
+(run-at-time 0.5 nil
+  (lambda ()
+    (agentls-call-async "edit_file" '(:path "main.go" :old_string "hello" :new_string "hello, tty")
+                        #'tty-report :reason "tty test")))
+EOF
+
+fail() {
+	echo "tty test: FAILED: $*" >&2
+	echo "--- screen:" >&2
+	tmux capture-pane -p -t "$session" >&2 || true
+	exit 1
+}
+screen() { tmux capture-pane -p -t "$session"; }
+wait_for() { # wait_for WHAT COMMAND...: poll for up to 15 s
+	local what=$1; shift
+	for _ in $(seq 150); do
+		if "$@"; then return 0; fi
+		sleep 0.1
+	done
+	fail "timed out waiting for $what"
+}
+
+tmux new-session -d -s "$session" -x 120 -y 40 \
+	"cd '$ws' && HOME='$tmp' TERM=xterm-256color emacs -nw -Q -l '$tmp/init.el'"
+
+# 1. async call, approve with y
+wait_for "the approval buffer" bash -c "tmux capture-pane -p -t '$session' | grep -q 'The agent asks to run edit_file'"
+screen | grep -q 'agentls\[1 waiting\]' || fail "the mode line does not count the waiting call"
+screen | grep -q '^+.*println("hello, tty")' || fail "the approval buffer does not show the diff"
+tmux send-keys -t "$session" F5
+wait_for "Emacs to answer a key while the call waits" bash -c "tmux capture-pane -p -t '$session' | grep -q TYPED"
+sleep 0.4
+tmux send-keys -t "$session" y
+wait_for "the result" test -s "$tmp/result"
+grep -q '^success' "$tmp/result" || fail "result: $(cat "$tmp/result")"
+grep -q 'hello, tty' "$ws/main.go" || fail "main.go was not saved with the edit"
+echo "tty test: async edit approved with y: ok"
+
+# 2. synchronous call from M-:, reject with n and a message
+rm -f "$tmp/result"
+tmux send-keys -t "$session" M-: '(tty-report (agentls-call "edit_file" (list :path "main.go" :old_string "tty" :new_string "nope")))' Enter
+wait_for "the recursive edit" bash -c "tmux capture-pane -p -t '$session' | grep -q 'waits for your approval'"
+sleep 0.4
+tmux send-keys -t "$session" n
+wait_for "the reject prompt" bash -c "tmux capture-pane -p -t '$session' | grep -q 'message for the agent'"
+tmux send-keys -t "$session" 'not like this' Enter
+wait_for "the result" test -s "$tmp/result"
+grep -q '^rejected not like this' "$tmp/result" || fail "result: $(cat "$tmp/result")"
+grep -q 'hello, tty' "$ws/main.go" || fail "main.go changed after a reject"
+screen | grep -q '\[(' && fail "still in a recursive edit"
+echo "tty test: synchronous call rejected with n: ok"
