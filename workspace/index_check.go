@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,9 +36,11 @@ import (
 // package a query is about is checked fully, with its test files, and the
 // last few such checks are kept with their syntax and type information.
 //
-// Objects are compared by the position of their declaration (file and byte
-// offset), so a reference found in a package checked separately still
-// matches.
+// Objects are compared by the position of their declaration (file, line
+// and column), so a reference found in a package checked separately still
+// matches. Imported packages are parsed without their function bodies, and
+// the packages a references query visits without the bodies that do not
+// mention the name; the removal keeps every line and column in place.
 
 // goChecker type-checks Go packages for the index. Its methods serialise on
 // mu: one check at a time, sharing the cache.
@@ -248,7 +251,9 @@ func (g *goChecker) packageFiles(dir string, variant string) []string {
 
 // parse parses files, keeping those of the package name most of them
 // declare (or of want, when set). Parse errors become diagnostics.
-func (g *goChecker) parse(paths []string, mode parser.Mode, want func(name string, test bool) bool) ([]*ast.File, []string, []Diagnostic) {
+//
+// strip, when set, may remove function bodies first (see stripBlocks).
+func (g *goChecker) parse(paths []string, mode parser.Mode, want func(name string, test bool) bool, strip func(src []byte) []byte) ([]*ast.File, []string, []Diagnostic) {
 	var files []*ast.File
 	var names []string
 	var diags []Diagnostic
@@ -256,6 +261,9 @@ func (g *goChecker) parse(paths []string, mode parser.Mode, want func(name strin
 		src, err := g.readFile(p)
 		if err != nil {
 			continue
+		}
+		if strip != nil {
+			src = strip(src)
 		}
 		f, err := parser.ParseFile(g.fset, p, src, mode|parser.SkipObjectResolution)
 		var el scanner.ErrorList
@@ -346,7 +354,7 @@ func (g *goChecker) dep(ctx context.Context, path, dir string) (*types.Package, 
 	g.deps[dir] = d
 	paths := g.packageFiles(dir, "")
 	name := g.mainName(paths)
-	files, _, _ := g.parse(paths, 0, func(n string, _ bool) bool { return n == name })
+	files, _, _ := g.parse(paths, 0, func(n string, _ bool) bool { return n == name }, stripFuncBodies)
 	if len(files) == 0 {
 		d.busy, d.err = false, fmt.Errorf("no Go files for %s in %s", path, dir)
 		return nil, d.err
@@ -406,9 +414,25 @@ func (g *goChecker) unitFor(ctx context.Context, file string) (*goUnit, error) {
 	return nil, fmt.Errorf("%s is not part of its directory's package for %s/%s (build constraints)", filepath.Base(file), g.ctxt.GOOS, g.ctxt.GOARCH)
 }
 
+// stripFuncBodies empties the bodies of function declarations: an
+// importer needs only the declarations.
+func stripFuncBodies(src []byte) []byte {
+	return stripBlocks(src, func(_, _ int, body bool) bool { return body })
+}
+
 // unit checks the package in dir fully (variant "tests" or "xtest").
 func (g *goChecker) unit(ctx context.Context, dir, variant string, keep bool) (*goUnit, error) {
+	return g.unitOf(ctx, dir, variant, keep, "")
+}
+
+// unitOf is unit; with a word, the bodies of functions that do not
+// mention it are left out (a search for that word's uses needs no more).
+func (g *goChecker) unitOf(ctx context.Context, dir, variant string, keep bool, word string) (*goUnit, error) {
 	key := dir + "\x00" + variant
+	if word != "" {
+		keep = false
+		key += "\x00" + word
+	}
 	for i, u := range g.units {
 		if u.key == key {
 			copy(g.units[1:i+1], g.units[:i])
@@ -424,7 +448,15 @@ func (g *goChecker) unit(ctx context.Context, dir, variant string, keep bool) (*
 		}
 		return n == name || name == "" && !test
 	}
-	files, names, diags := g.parse(all, parser.ParseComments, want)
+	var strip func([]byte) []byte
+	if word != "" {
+		strip = func(src []byte) []byte {
+			return stripBlocks(src, func(open, close int, body bool) bool {
+				return body && !containsWord(src[open:close], word)
+			})
+		}
+	}
+	files, names, diags := g.parse(all, parser.ParseComments, want, strip)
 	if len(files) == 0 {
 		return nil, fmt.Errorf("no Go files of package %s in %s", name, dir)
 	}
@@ -560,14 +592,15 @@ func origin(o types.Object) types.Object {
 	return o
 }
 
-// objKey identifies a declaration: its file and byte offset.
+// objKey identifies a declaration: its file, line and column (which
+// survive the stripping of function bodies, unlike offsets).
 func (g *goChecker) objKey(o types.Object) string {
 	o = origin(o)
 	if !o.Pos().IsValid() {
 		return "builtin:" + o.Name()
 	}
 	p := g.fset.PositionFor(o.Pos(), false)
-	return fmt.Sprintf("%s:%d", p.Filename, p.Offset)
+	return fmt.Sprintf("%s:%d:%d", p.Filename, p.Line, p.Column)
 }
 
 func (g *goChecker) location(pos token.Pos, name string) Location {
@@ -859,12 +892,18 @@ func (g *goChecker) references(ctx context.Context, file string, line, col int, 
 	case !obj.Exported() && obj.Pkg() != nil:
 		collect(u)
 		if u.key != declDir+"\x00tests" {
-			if du, err := g.unit(ctx, declDir, "tests", false); err == nil {
+			if du, err := g.unitOf(ctx, declDir, "tests", false, name); err == nil {
 				collect(du)
 			}
 		}
 	default:
-		dirs, partial := g.mentioning(ctx, name)
+		// A package-level object is used only where its package is
+		// imported; a method or field also where values of its type flow.
+		importPath := ""
+		if obj.Pkg() != nil && obj.Parent() == obj.Pkg().Scope() {
+			importPath = obj.Pkg().Path()
+		}
+		dirs, partial := g.mentioning(ctx, name, importPath, declDir)
 		a.Partial = partial
 		for _, dir := range dirs {
 			if ctx.Err() != nil {
@@ -875,7 +914,7 @@ func (g *goChecker) references(ctx context.Context, file string, line, col int, 
 				if variant == "xtest" && !g.hasXTest(dir) {
 					continue
 				}
-				du, err := g.unit(ctx, dir, variant, false)
+				du, err := g.unitOf(ctx, dir, variant, false, name)
 				if err != nil {
 					continue
 				}
@@ -901,8 +940,10 @@ func (g *goChecker) hasXTest(dir string) bool {
 }
 
 // mentioning lists the directories of the workspace's Go files that
-// contain name as a word, and whether the list may be incomplete.
-func (g *goChecker) mentioning(ctx context.Context, name string) ([]string, bool) {
+// contain name as a word (and, when importPath is set, import it, unless
+// they are declDir), and whether the list may be incomplete.
+func (g *goChecker) mentioning(ctx context.Context, name, importPath, declDir string) ([]string, bool) {
+	quoted := []byte(strconv.Quote(importPath))
 	partial := g.ix.partial()
 	dirs := map[string]bool{}
 	for _, p := range g.ix.filesOf("go") {
@@ -913,7 +954,10 @@ func (g *goChecker) mentioning(ctx context.Context, name string) ([]string, bool
 			continue
 		}
 		src, err := g.readFile(p)
-		if err == nil && containsWord(src, name) {
+		if err != nil || !containsWord(src, name) {
+			continue
+		}
+		if importPath == "" || filepath.Dir(p) == declDir || bytes.Contains(src, quoted) {
 			dirs[filepath.Dir(p)] = true
 		}
 	}

@@ -232,9 +232,17 @@ func languageOf(name string) string {
 // It is a lexer, not a parser: on source it cannot follow it leaves blocks
 // alone, never removes declarations.
 func stripBodies(src []byte) []byte {
+	return stripBlocks(src, func(_, _ int, _ bool) bool { return true })
+}
+
+// stripBlocks is stripBodies for the blocks that strip chooses: it is
+// given each top-level block's braces and whether the block is the body of
+// a function declaration.
+func stripBlocks(src []byte, strip func(open, close int, body bool) bool) []byte {
 	type span struct{ open, close int }
 	var spans []span
 	afterTypeWord := false // the last token was struct or interface
+	afterFunc := false     // a top-level func keyword came, its body not yet
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		switch {
@@ -258,7 +266,10 @@ func stripBodies(src []byte) []byte {
 				i = len(src)
 				break
 			}
-			spans = append(spans, span{i, end})
+			if strip(i, end, afterFunc) {
+				spans = append(spans, span{i, end})
+			}
+			afterFunc = false
 			i = end
 		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
 			s := i
@@ -267,6 +278,9 @@ func stripBodies(src []byte) []byte {
 			}
 			w := string(src[s:i])
 			afterTypeWord = w == "struct" || w == "interface"
+			if w == "func" && (s == 0 || src[s-1] == '\n') {
+				afterFunc = true
+			}
 			i--
 		default:
 			afterTypeWord = false
