@@ -37,7 +37,9 @@ func JudgeCommand(cmd string, cfg *workspace.Config, ws *workspace.Workspace) As
 //     mkfs, dd or a write onto a block device).
 //   - Dangerous, with a Warning: a part is dangerous (rm -r, sudo, chmod -R
 //     777, shutdown, reboot, git push --force, git reset --hard, a download
-//     piped into a shell, ...), names a sensitive path, or cannot be judged
+//     piped into a shell, ...), names a sensitive path, writes outside the
+//     workspace (a redirection, or rm, cp, mv, tee, touch, sed -i, ... of an
+//     outside path), or cannot be judged
 //     statically (unparsable, a program name that is an expansion, eval of an
 //     expansion, a brace expansion in the program name). Dangerous calls ask
 //     even in yolo mode, so a denied program cannot hide behind an expansion.
@@ -45,9 +47,10 @@ func JudgeCommand(cmd string, cfg *workspace.Config, ws *workspace.Workspace) As
 //     prefix, word by word), no redirection writes a file other than
 //     /dev/null, and every path a part names is inside the roots. Builtins
 //     that change nothing (true, false, :, test, [, exit, set -e/-u/-x/-o
-//     pipefail) and cd/pushd/popd into a workspace folder need no place on
-//     the list; relative paths are checked from every folder the command
-//     may cd into.
+//     pipefail, command -v, export and declare of ordinary variables) and
+//     cd/pushd/popd into a workspace folder need no place on the list;
+//     relative paths are checked from every folder the command may cd into.
+//     A path outside the workspace that is only read makes the call ask.
 //   - AlwaysKey: "shell:" and the program and first argument of each part
 //     that was not allowed, so that "always" never covers the whole tool.
 //
@@ -929,7 +932,19 @@ func (j *judge) args(base string, ws []word) {
 	if noPaths[base] {
 		return
 	}
-	for _, w := range ws[1:] {
+	last := -1 // the destination of cp, mv, ...
+	if writesLast[base] {
+		for i := len(ws) - 1; i > 0; i-- {
+			if !strings.HasPrefix(ws[i].text, "-") {
+				last = i
+				break
+			}
+		}
+	}
+	inPlace := base == "sed" && slices.ContainsFunc(ws[1:], func(w word) bool {
+		return w.text == "--in-place" || strings.HasPrefix(w.text, "--in-place=") || (isShortFlags(w.text) && strings.Contains(w.text, "i"))
+	})
+	for i, w := range ws[1:] {
 		if !w.static {
 			j.ask(keyOf(ws), "the argument %s of %s cannot be known before it runs; its path is not checked", w.text, base)
 			continue
@@ -945,13 +960,21 @@ func (j *judge) args(base string, ws []word) {
 		} else if k, v, ok := strings.Cut(t, "="); ok && isName(k) {
 			t = v // dd of=path, make VAR=value
 		}
-		j.path(word{text: t, static: true, glob: w.glob}, false)
+		write := writesAll[base] || i+1 == last || inPlace
+		j.path(word{text: t, static: true, glob: w.glob}, write)
 		// HEAD:.env, host:path: the part after the colon may be a path.
 		if i := strings.LastIndexByte(t, ':'); i >= 0 && !strings.Contains(t, "://") && j.ws != nil && j.ws.IsSensitive(filepath.Clean(t[i+1:])) {
 			j.danger("names the sensitive path %s (paths.sensitive)", t[i+1:])
 		}
 	}
 }
+
+// Programs that change the files their arguments name: every argument, or
+// the last one (the destination).
+var (
+	writesAll  = set("rm", "rmdir", "unlink", "tee", "touch", "mkdir", "chmod", "chown", "chgrp", "truncate", "shred")
+	writesLast = set("cp", "mv", "ln", "install", "rsync", "scp")
+)
 
 func isName(s string) bool {
 	if s == "" {
@@ -972,7 +995,11 @@ func (j *judge) path(w word, write bool) {
 		return
 	}
 	if strings.HasPrefix(w.text, "~") {
-		j.ask("", "names %s, outside the workspace", w.text)
+		if write {
+			j.danger("writes to %s, outside the workspace", w.text)
+		} else {
+			j.ask("", "names %s, outside the workspace", w.text)
+		}
 		return
 	}
 	// A relative path is checked from every folder the command may be in
@@ -1063,7 +1090,7 @@ func (j *judge) resolve(arg, abs string, write bool) bool {
 		return true
 	}
 	if write {
-		j.ask("", "writes to %s, outside the workspace", arg)
+		j.danger("writes to %s, outside the workspace", arg)
 		return false
 	}
 	j.ask("", "names %s, outside the workspace", arg)
