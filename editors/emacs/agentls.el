@@ -792,7 +792,16 @@ the person answer an approval, or nil.")
                                     :params params)))
     (setq agentls--pending-approvals (append agentls--pending-approvals (list a)))
     (agentls--log server "%s %s asks for approval" tool callId)
-    (agentls--approval-refresh t)
+    (condition-case err
+        (agentls--approval-refresh t)
+      (error
+       ;; Not shown: answer with an error now (the server rejects the call)
+       ;; rather than leave a request nobody can see.
+       (setq agentls--pending-approvals (delq a agentls--pending-approvals))
+       (agentls--log server "could not show the approval of %s: %s" callId
+                     (error-message-string err))
+       (jsonrpc-error "agentls.el could not show the approval: %s"
+                      (error-message-string err))))
     (message "agentls: %s wants your approval (y approve, n reject, a always, ? help in %s)"
              tool agentls-approval-buffer-name)
     deferred))
@@ -1073,6 +1082,20 @@ approval.timeoutSeconds (300 s by default).\n")))))
           (accept-change-group group)
           (undo-amalgamate-change-group group))))))
 
+(defun agentls--edits-for-eol (edits)
+  "EDITS with CRLF made LF when the buffer's file uses CRLF.
+Emacs keeps such a file's text with LF and writes CR LF back itself; a
+CR in the buffer would be saved as CR CR LF."
+  (if (eq (coding-system-eol-type buffer-file-coding-system) 1)
+      (mapcar (lambda (e)
+                (let ((text (plist-get e :newText)))
+                  (if (and (stringp text) (string-search "\r\n" text))
+                      (plist-put (copy-sequence e) :newText
+                                 (string-replace "\r\n" "\n" text))
+                    e)))
+              edits)
+    edits))
+
 (defun agentls--edit-buffer (path opened)
   "A buffer visiting PATH; a new one is pushed on the list in OPENED (a cons)."
   (or (find-buffer-visiting path)
@@ -1152,7 +1175,8 @@ approval.timeoutSeconds (300 s by default).\n")))))
                           path version agentls--buffer-version))
                  (when buffer-read-only
                    (error "buffer %s is read-only" (buffer-name)))
-                 (agentls--apply-text-edits (append (plist-get ch :edits) nil))
+                 (agentls--apply-text-edits
+                  (agentls--edits-for-eol (append (plist-get ch :edits) nil)))
                  (agentls--flush))))))
       (error
        (agentls--finish-edit server touched (car opened))

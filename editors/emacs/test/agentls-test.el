@@ -461,6 +461,26 @@ Also: a file not open in Emacs is edited through a buffer, saved, closed."
         (should (string-match-p "version" (plist-get reply :failureReason)))
         (should (string-match-p "\\`\\+moving" (with-current-buffer old-buf (buffer-string))))))))
 
+(ert-deftest agentls-test-edit-crlf-file ()
+  "A CRLF file keeps its line ends: the buffer has LF, the saved file CR LF."
+  (agentls-test--with-workspace '(("w.txt" . "one\r\ntwo\r\n"))
+    (let* ((buf (find-file-noselect (expand-file-name "w.txt" ws)))
+           (seen agentls-test--approvals-seen)
+           (box (agentls-test--edit-async "w.txt" "two" "TWO\nTHREE")))
+      (should (eq (coding-system-eol-type (buffer-local-value 'buffer-file-coding-system buf)) 1))
+      (agentls-test--wait (lambda () (> agentls-test--approvals-seen seen)) "the approval request")
+      (agentls-test--press "y")
+      (agentls-test--wait (lambda () (car box)) "the tool result")
+      (should (equal (plist-get (car box) :status) "success"))
+      (with-current-buffer buf
+        (should (equal (buffer-string) "one\nTWO\nTHREE\n"))
+        (should-not (buffer-modified-p)))
+      (let ((coding-system-for-read 'no-conversion))
+        (should (equal (agentls-test--file ws "w.txt") "one\r\nTWO\r\nTHREE\r\n")))
+      ;; Server issue: it compares the buffer text (LF) with the disk
+      ;; (CR LF) byte for byte, so it reports w.txt as unsaved here.
+      )))
+
 (ert-deftest agentls-test-undo-is-one-step ()
   "An approved edit of several hunks is one undo step in the buffer."
   (agentls-test--with-workspace '(("a.txt" . "x\nkeep\nx\nkeep\nx\n"))
