@@ -3,6 +3,7 @@ package tools
 // Builtins returns the built-in tools, ready to register.
 func Builtins() []*Tool {
 	return []*Tool{CurrentDirectory, CurrentDatetime, ReadFile, WriteFile, EditFile,
+		MultiEdit, ApplyPatch, ListDirectory, CreateDirectory, DeleteFile, MoveFile, CopyFile,
 		ShellExec, ShellBackground, ShellOutput, ShellKill, RunCode, Grep, Glob,
 		Diagnostics, Symbols, FindDefinition, References, Hover}
 }

@@ -228,11 +228,21 @@ func (e eol) restore(s string) string {
 // preview when the call was deferred to it) and reports what landed.
 func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 	// The person may have edited while the call waited for approval.
+	renamedFrom := map[string]string{}
 	for _, ch := range p.Changes {
+		if ch.Op == workspace.OpRename {
+			renamedFrom[ch.NewPath] = ch.Path
+		}
 		if ch.Op != workspace.OpModify && !(ch.Op == workspace.OpCreate && ch.Overwrite) {
 			continue
 		}
-		cur, _, err := currentText(c, ch.Path)
+		// A file an earlier change renames (apply_patch: rename, then
+		// modify the renamed file) still has its old name now.
+		src := ch.Path
+		if from, ok := renamedFrom[ch.Path]; ok {
+			src = from
+		}
+		cur, _, err := currentText(c, src)
 		if err != nil {
 			return nil, err
 		}

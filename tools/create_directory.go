@@ -1,0 +1,45 @@
+package tools
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+// CreateDirectory is create_directory.
+var CreateDirectory = editTool(&Tool{
+	Name:  "create_directory",
+	Title: "Create directory",
+	Description: "Creates a directory, and its missing parents, in the workspace. Fails with ALREADY_EXISTS when the path exists. " +
+		"There is no need to create directories before write_file, which creates missing parents itself.",
+	Annotations: Annotations{Approval: "ask"},
+	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{
+		"path":{"type":"string","description":"directory path, relative to the workspace root or absolute inside it"}}}`),
+}, planCreateDirectory)
+
+func planCreateDirectory(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
+	var a struct {
+		Path string `json:"path"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, Errorf(InvalidParams, "arguments: %v", err)
+	}
+	path, err := c.Workspace.Resolve(a.Path)
+	if err != nil {
+		return nil, err
+	}
+	rel := c.Workspace.Rel(path)
+	fi, err := os.Lstat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil, Errorf(AlreadyExists, "the directory %s already exists; nothing to do", rel)
+	case err == nil:
+		return nil, Errorf(AlreadyExists, "%s already exists and is not a directory", rel)
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fileError(rel, err)
+	}
+	return &workspace.Plan{Changes: []workspace.FileChange{{Op: workspace.OpMkdir, Path: path, Dir: true}}}, nil
+}

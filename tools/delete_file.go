@@ -1,0 +1,121 @@
+package tools
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+// DeleteFile is delete_file.
+var DeleteFile = editTool(&Tool{
+	Name:  "delete_file",
+	Title: "Delete file",
+	Description: "Deletes a file, or a directory with everything in it when recursive is true (a directory is never deleted " +
+		"without it). Always asks the person. A directory that holds sensitive files (paths.sensitive) is refused, and so is " +
+		"a workspace root.",
+	Annotations: Annotations{Destructive: true, Dangerous: true, Approval: "ask"},
+	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{
+		"path":{"type":"string","description":"file or directory path, relative to the workspace root or absolute inside it"},
+		"recursive":{"type":"boolean","default":false,"description":"required to delete a directory and its contents"}}}`),
+}, planDelete)
+
+func planDelete(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
+	var a struct {
+		Path      string `json:"path"`
+		Recursive bool   `json:"recursive"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, Errorf(InvalidParams, "arguments: %v", err)
+	}
+	path, err := c.Workspace.Resolve(a.Path)
+	if err != nil {
+		return nil, err
+	}
+	rel := c.Workspace.Rel(path)
+	if err := refuseRoot(c, path, "delete"); err != nil {
+		return nil, err
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, fileError(rel, err)
+	}
+	ch := workspace.FileChange{Op: workspace.OpDelete, Path: path}
+	switch {
+	case fi.IsDir():
+		if !a.Recursive {
+			return nil, Errorf(NotAFile, "%s is a directory; pass recursive: true to delete it and everything in it", rel)
+		}
+		if err := sensitiveInside(c, path); err != nil {
+			return nil, err
+		}
+		ch.Dir = true
+	case fi.Mode()&fs.ModeSymlink != 0:
+		// The link goes, not what it points to: there is no text to show.
+	case !fi.Mode().IsRegular():
+		return nil, Errorf(NotAFile, "%s is not a regular file", rel)
+	default:
+		text, _, err := currentText(c, path)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkFresh(c, path, text, false); err != nil {
+			return nil, err
+		}
+		ch.OldText, ch.Version = text, version(c, path)
+	}
+	return &workspace.Plan{Changes: []workspace.FileChange{ch}}, nil
+}
+
+// refuseRoot refuses to delete or move a workspace root (or a directory
+// that holds one).
+func refuseRoot(c *Call, path, verb string) error {
+	roots := c.Workspace.Roots()
+	for _, a := range c.Workspace.Config().Paths.Allow {
+		if filepath.IsAbs(a) {
+			roots = append(roots, filepath.Clean(a))
+		}
+	}
+	for _, r := range roots {
+		if rel, err := filepath.Rel(path, r); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return Errorf(InvalidPath, "cannot %s %s: it is (or holds) the workspace root %s", verb, c.Workspace.Rel(path), r)
+		}
+	}
+	return nil
+}
+
+var errSensitiveFound = errors.New("sensitive")
+
+// sensitiveInside refuses a directory that holds a path matching the
+// sensitive globs: deleting or moving it would touch that file. Symlinks
+// are not followed.
+func sensitiveInside(c *Call, dir string) error {
+	var found string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == dir {
+				return err
+			}
+			return nil
+		}
+		if c.Ctx != nil && c.Ctx.Err() != nil {
+			return c.Ctx.Err()
+		}
+		if rel := c.Workspace.Rel(p); rel != "." && c.Workspace.IsSensitive(rel) {
+			found = rel
+			return errSensitiveFound
+		}
+		return nil
+	})
+	if errors.Is(err, errSensitiveFound) {
+		return Errorf(SensitivePath, "%s holds %s, which matches a sensitive pattern (paths.sensitive); agents may not touch it", c.Workspace.Rel(dir), found)
+	}
+	if err != nil {
+		return fileError(c.Workspace.Rel(dir), err)
+	}
+	return nil
+}

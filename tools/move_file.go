@@ -1,0 +1,89 @@
+package tools
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+// MoveFile is move_file.
+var MoveFile = editTool(&Tool{
+	Name:  "move_file",
+	Title: "Move or rename file",
+	Description: "Moves or renames a file or a directory. to is the new path itself, not a directory to move into; missing parent " +
+		"directories are created. An existing file at to is replaced only with overwrite: true (a directory never is). " +
+		"Moving to a new path needs no approval in safe mode; replacing a file asks.",
+	Annotations: Annotations{Destructive: true, Approval: "conditional"},
+	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["from","to"],"properties":{
+		"from":{"type":"string","description":"the file or directory to move, relative to the workspace root or absolute inside it"},
+		"to":{"type":"string","description":"its new path"},
+		"overwrite":{"type":"boolean","default":false,"description":"replace an existing file at to"}}}`),
+}, planMove)
+
+func planMove(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
+	var a struct {
+		From      string `json:"from"`
+		To        string `json:"to"`
+		Overwrite bool   `json:"overwrite"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, Errorf(InvalidParams, "arguments: %v", err)
+	}
+	from, err := c.Workspace.Resolve(a.From)
+	if err != nil {
+		return nil, err
+	}
+	to, err := c.Workspace.Resolve(a.To)
+	if err != nil {
+		return nil, err
+	}
+	fromRel, toRel := c.Workspace.Rel(from), c.Workspace.Rel(to)
+	if from == to {
+		return nil, Errorf(InvalidParams, "from and to are the same path (%s)", fromRel)
+	}
+	if err := refuseRoot(c, from, "move"); err != nil {
+		return nil, err
+	}
+	fi, err := os.Lstat(from)
+	if err != nil {
+		return nil, fileError(fromRel, err)
+	}
+	if fi.IsDir() {
+		if r, err := filepath.Rel(from, to); err == nil && filepath.IsLocal(r) {
+			return nil, Errorf(InvalidParams, "cannot move %s into itself (%s)", fromRel, toRel)
+		}
+		if err := sensitiveInside(c, from); err != nil {
+			return nil, err
+		}
+	}
+	ch := workspace.FileChange{Op: workspace.OpRename, Path: from, NewPath: to, Dir: fi.IsDir()}
+	ti, err := os.Lstat(to)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fileError(toRel, err)
+	case ti.IsDir():
+		return nil, Errorf(AlreadyExists, "%s is an existing directory; give the full new path (for example %s)", toRel,
+			filepath.ToSlash(filepath.Join(toRel, filepath.Base(from))))
+	case fi.IsDir():
+		return nil, Errorf(AlreadyExists, "%s exists and is a file; a directory cannot replace it", toRel)
+	case !a.Overwrite:
+		return nil, Errorf(AlreadyExists, "%s already exists; pass overwrite: true to replace it", toRel)
+	default:
+		if ti.Mode().IsRegular() {
+			text, _, err := currentText(c, to)
+			if err != nil {
+				return nil, err
+			}
+			if err := checkFresh(c, to, text, false); err != nil {
+				return nil, err
+			}
+		}
+		ch.Overwrite = true
+	}
+	return &workspace.Plan{Changes: []workspace.FileChange{ch}}, nil
+}
