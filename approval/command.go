@@ -71,6 +71,9 @@ func JudgeCommandIn(cmd, dir string, cfg *workspace.Config, ws *workspace.Worksp
 	if j.codeText && j.reEval {
 		j.unjudgeable("a value holds shell code as text and arithmetic evaluates variables, which would run it")
 	}
+	if j.downloads && j.runsLocal {
+		j.danger("downloads and runs a script: code nobody has seen")
+	}
 
 	a := Assessment{Risk: RiskExecute, Blocked: j.blocked, Dangerous: j.dangerous}
 	a.Warning = strings.Join(j.warnings, "; ")
@@ -110,6 +113,8 @@ type judge struct {
 	notAuto   bool
 	codeText  bool // a literal holds a command substitution as text
 	reEval    bool // arithmetic or [[ -eq ]] evaluates variables again
+	downloads bool // a part downloads (curl, wget)
+	runsLocal bool // a part runs a script file or a program by path
 	warnings  []string
 	keys      map[string]bool // prefixes of the parts that were not allowed
 }
@@ -807,6 +812,12 @@ func (j *judge) command(ws []word, stdin *syntax.Word, depth int) {
 	if (shells[base] || interpreters[base] || base == "source" || base == ".") && hasDownloadSubst(ws[1:]) {
 		j.danger("%s runs a download: code nobody has seen", base)
 	}
+	if downloaders[base] {
+		j.downloads = true
+	}
+	if strings.Contains(prog.text, "/") || base == "source" || base == "." || ((shells[base] || interpreters[base]) && runsFile(ws)) {
+		j.runsLocal = true
+	}
 	if base == prog.text && (base == "cd" || base == "pushd" || base == "popd") {
 		j.cd(base, ws)
 		return
@@ -909,19 +920,25 @@ func argText(ws []word, i int) string {
 	return ""
 }
 
+// hasDownloadSubst reports whether an argument substitutes a download:
+// bash <(curl …), python -c "$(curl …)".
 func hasDownloadSubst(ws []word) bool {
 	for _, w := range ws {
-		if w.raw == nil {
-			continue
+		if w.raw != nil && containsDownload(w.raw) {
+			return true
 		}
-		for _, p := range w.raw.Parts {
-			if ps, ok := p.(*syntax.ProcSubst); ok {
-				for _, s := range ps.Stmts {
-					if containsDownload(s) {
-						return true
-					}
-				}
-			}
+	}
+	return false
+}
+
+// runsFile reports whether a shell or interpreter runs a script file.
+func runsFile(ws []word) bool {
+	for _, w := range ws[1:] {
+		switch {
+		case strings.HasPrefix(w.text, "-c") || w.text == "-e" || w.text == "-m" || w.text == "--eval":
+			return false
+		case !strings.HasPrefix(w.text, "-"):
+			return true
 		}
 	}
 	return false
