@@ -196,11 +196,16 @@ install agentls or set `agentls-server-program'"
                     " on `exec-path'")))
     (cons exe agentls-server-args)))
 
+(defconst agentls--uri-allowed-chars
+  (url--allowed-chars (append url-unreserved-chars '(?/)))
+  "Characters left as they are in a file URI's path: unreserved and /.
+\(eglot's set leaves % and others unescaped.)")
+
 (defun agentls--path-to-uri (path)
   "The file:// URI of PATH (made a truename)."
   (concat "file://"
           (url-hexify-string (directory-file-name (file-truename path))
-                             eglot--uri-path-allowed-chars)))
+                             agentls--uri-allowed-chars)))
 
 (defun agentls--uri-to-path (uri)
   "The file name of a file:// URI."

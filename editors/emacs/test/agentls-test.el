@@ -154,6 +154,23 @@
     (let ((r (agentls-call "read_file" '(:path "b.txt"))))
       (should (string-match-p "disk" (plist-get r :content))))))
 
+(ert-deftest agentls-test-non-ascii-file-names ()
+  "File names with spaces, non-ASCII and URI-special characters map to the right buffer."
+  (agentls-test--with-workspace '(("dir with space/é 中#%.txt" . "disk text\n"))
+    (let ((buf (find-file-noselect (expand-file-name "dir with space/é 中#%.txt" ws)))
+          (seen agentls-test--approvals-seen))
+      (with-current-buffer buf (goto-char (point-max)) (insert "buffer text\n"))
+      (let ((r (agentls-call "read_file" '(:path "dir with space/é 中#%.txt"))))
+        (should (equal (plist-get r :status) "success"))
+        (should (string-match-p "buffer text" (plist-get r :content))))
+      (let ((box (agentls-test--edit-async "dir with space/é 中#%.txt" "disk" "DISK")))
+        (agentls-test--wait (lambda () (> agentls-test--approvals-seen seen)) "the approval request")
+        (agentls-test--press "y")
+        (agentls-test--wait (lambda () (car box)) "the tool result")
+        (should (equal (plist-get (car box) :status) "success")))
+      (with-current-buffer buf
+        (should (equal (buffer-string) "DISK text\nbuffer text\n"))))))
+
 (ert-deftest agentls-test-edit-approve ()
   "The agent edits a file: the approval buffer shows the diff; y applies and saves."
   (agentls-test--with-workspace '(("src/hello.txt" . "hello world\nsecond line\n"))
