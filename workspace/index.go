@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -134,6 +135,7 @@ type Index struct {
 	files     map[string]*indexFile // absolute path → outline
 	building  bool
 	built     bool          // a build finished
+	roots     []string      // the roots of the last build
 	buildDone chan struct{} // closed when the running build ends
 	total     int
 	truncated bool
@@ -184,13 +186,43 @@ func (ix *Index) Start(report func(done, total int)) bool {
 	ix.mu.Lock()
 	ix.building = true
 	ix.mu.Unlock()
-	go func() {
-		if err := ix.build(ix.ctx, report); err != nil && !errors.Is(err, context.Canceled) {
-			// the walk reports unreadable directories itself; nothing to add
-			_ = err
-		}
-	}()
+	go ix.build(ix.ctx, ix.ws.Roots(), report)
 	return true
+}
+
+// syncRoots rebuilds the index in the background when the workspace's roots
+// changed since the last build (folders added or removed); the files of
+// removed roots leave at once. Queries call it, and answer partially until
+// the rebuild is done.
+func (ix *Index) syncRoots() {
+	if !ix.started.Load() {
+		return
+	}
+	roots := ix.ws.Roots()
+	ix.mu.Lock()
+	if ix.building || slices.Equal(roots, ix.roots) {
+		ix.mu.Unlock()
+		return
+	}
+	ix.building, ix.built, ix.truncated = true, false, false
+	ix.buildDone = make(chan struct{})
+	for p := range ix.files {
+		if !underAny(roots, p) {
+			delete(ix.files, p)
+		}
+	}
+	ix.mu.Unlock()
+	ix.goc.invalidate()
+	go ix.build(ix.ctx, roots, nil)
+}
+
+func underAny(roots []string, p string) bool {
+	for _, r := range roots {
+		if _, ok := within(r, p); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // Wait waits until the first build finished or ctx ends, and reports
@@ -220,22 +252,28 @@ func (ix *Index) Status() IndexStatus {
 
 // partial reports whether answers built from the file table are partial.
 func (ix *Index) partial() bool {
+	ix.syncRoots()
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	return !ix.built || ix.truncated
 }
 
 // build walks the roots and indexes every source file.
-func (ix *Index) build(ctx context.Context, report func(done, total int)) error {
+func (ix *Index) build(ctx context.Context, roots []string, report func(done, total int)) error {
+	ix.mu.Lock()
+	ix.roots = roots
+	ix.mu.Unlock()
+	ix.indexed.Store(0)
 	defer func() {
 		ix.mu.Lock()
 		ix.building, ix.built = false, true
-		close(ix.buildDone)
+		done := ix.buildDone
 		ix.mu.Unlock()
 		if report != nil {
 			n := int(ix.indexed.Load())
-			report(n, n)
+			report(n, n) // before Wait returns
 		}
+		close(done)
 	}()
 	max := ix.MaxFiles
 	if max <= 0 {
@@ -244,7 +282,7 @@ func (ix *Index) build(ctx context.Context, report func(done, total int)) error 
 	// Walk first (fast), then extract in parallel with known totals.
 	var paths []string
 	var mu sync.Mutex
-	for _, root := range ix.ws.Roots() {
+	for _, root := range roots {
 		_, err := Walk(ctx, root, WalkOptions{MaxFileBytes: indexMaxFileBytes, Prune: pruneIndexDir},
 			func(f *File) error {
 				if !f.IsRegular() || languageOf(f.Name) == "" {
@@ -435,14 +473,7 @@ func (ix *Index) Update(p string) {
 	ix.store(p, extract(p, data))
 }
 
-func (ix *Index) inRoots(p string) bool {
-	for _, r := range ix.ws.Roots() {
-		if _, ok := within(r, p); ok {
-			return true
-		}
-	}
-	return false
-}
+func (ix *Index) inRoots(p string) bool { return underAny(ix.ws.Roots(), p) }
 
 // file returns the outline of p, indexing it on demand when the build has
 // not reached it (or it lies outside the roots).
@@ -505,6 +536,7 @@ func (ix *Index) Search(query string, limit int) ([]Symbol, bool) {
 	}
 	m := newMatcher(name)
 	var hits []scored
+	ix.syncRoots()
 	ix.mu.RLock()
 	for p, f := range ix.files {
 		var walk func(syms []Symbol, depth int)
@@ -622,6 +654,7 @@ func (m matcher) score(name string) int {
 
 // filesOf lists the indexed files of a language, sorted.
 func (ix *Index) filesOf(lang string) []string {
+	ix.syncRoots()
 	ix.mu.RLock()
 	out := make([]string, 0, len(ix.files))
 	for p, f := range ix.files {
@@ -639,6 +672,7 @@ func (ix *Index) filesOf(lang string) []string {
 func (ix *Index) SymbolsNamed(name, near string) []Symbol {
 	lang := Language(near)
 	var same, langs, others []Symbol
+	ix.syncRoots()
 	ix.mu.RLock()
 	for p, f := range ix.files {
 		var walk func([]Symbol)

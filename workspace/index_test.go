@@ -466,3 +466,22 @@ func TestIndexStripBodies(t *testing.T) {
 	})
 	t.Logf("%d files compared", n.Load())
 }
+
+// TestIndexRoots checks that the index follows the workspace folders.
+func TestIndexRoots(t *testing.T) {
+	ix, ws, a := newTestIndex(t, map[string]string{"one.py": "def in_a():\n    pass\n"})
+	b := t.TempDir()
+	os.WriteFile(filepath.Join(b, "two.py"), []byte("def in_b():\n    pass\n"), 0o644)
+	ws.SetRoots([]string{a, b})
+	if _, partial := ix.Search("in_b", 5); !partial {
+		t.Error("search right after a root was added is not partial")
+	}
+	ix.Wait(context.Background())
+	if syms, partial := ix.Search("in_b", 5); len(syms) != 1 || partial {
+		t.Errorf("search in the added root = %+v (partial %v)", syms, partial)
+	}
+	ws.SetRoots([]string{b})
+	if syms, _ := ix.Search("in_a", 5); len(syms) != 0 {
+		t.Errorf("search in a removed root = %+v", syms)
+	}
+}
