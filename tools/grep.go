@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -212,12 +213,62 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 		}
 		return nil, err
 	}
+	if fi.IsDir() && len(overlays) > 0 {
+		s.searchUnsaved(c, root, prefix, filter, a.IncludeIgnored, overlays)
+	}
 	s.flush()
 	res := s.result()
 	res.Structured.(map[string]any)["files_searched"] = s.searched.Load()
 	res.Structured.(map[string]any)["skipped_too_large"] = stats.TooLarge.Load()
 	res.Structured.(map[string]any)["skipped_binary"] = s.binary.Load()
 	return res, nil
+}
+
+// searchUnsaved searches the open documents below root that are not on
+// disk (new files the editor has not saved), under the same rules as the
+// walk: filter, hidden and ignored paths.
+func (s *grepSearch) searchUnsaved(c *Call, root, prefix string, filter func(string, bool) workspace.Verdict, includeIgnored bool, overlays map[string]bool) {
+	var ig *workspace.Ignorer
+	top := workspace.FindRepo(root)
+	if top == "" {
+		top = root
+	}
+	for p := range overlays {
+		rel, err := filepath.Rel(root, p)
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			continue // on disk: the walk saw it, or skipped it on purpose
+		}
+		rel = filepath.ToSlash(rel)
+		var v workspace.Verdict
+		if filter != nil {
+			if v = filter(rel, false); v&workspace.Skip != 0 {
+				continue
+			}
+		}
+		dir, name := path.Split(rel)
+		if strings.HasPrefix(dir, ".") || strings.Contains(dir, "/.") || (v&workspace.KeepHidden == 0 && strings.HasPrefix(name, ".")) {
+			continue
+		}
+		if !includeIgnored && v&workspace.KeepIgnored == 0 {
+			if ig == nil {
+				ig = workspace.NewIgnorer(top)
+			}
+			if topRel, err := filepath.Rel(top, p); err == nil && ig.Excluded(filepath.ToSlash(topRel), false) {
+				continue
+			}
+		}
+		d, ok := c.Workspace.Overlays.Get(p)
+		if !ok {
+			continue
+		}
+		s.searched.Add(1)
+		if r := s.searchFile(s.matchers[0], []byte(d.Text), prefix+rel); r != nil {
+			s.add(r)
+		}
+	}
 }
 
 // searchFilter builds the walk's filter from grep's glob and type

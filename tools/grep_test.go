@@ -235,6 +235,18 @@ func TestGrepOverlay(t *testing.T) {
 	if res.Content != "main.go:3:// unsaved edit\n" {
 		t.Errorf("overlay: %q", res.Content)
 	}
+	// A new buffer not on disk yet is searched too; ignored or hidden ones are not.
+	ws.Overlays.Open(workspace.Document{Path: filepath.Join(dir, "web", "new.ts"), Text: "const unsaved = 1\n"})
+	ws.Overlays.Open(workspace.Document{Path: filepath.Join(dir, "new.log"), Text: "unsaved log\n"})
+	ws.Overlays.Open(workspace.Document{Path: filepath.Join(dir, ".hidden", "new.go"), Text: "unsaved hidden\n"})
+	res = runSearch(t, ws, "grep", `{"pattern":"unsaved"}`, nil)
+	if res.Content != "main.go:3:// unsaved edit\nweb/new.ts:1:const unsaved = 1\n" {
+		t.Errorf("new buffers: %q", res.Content)
+	}
+	res = runSearch(t, ws, "grep", `{"pattern":"unsaved","type":"go"}`, nil)
+	if res.Content != "main.go:3:// unsaved edit\n" {
+		t.Errorf("new buffers with a type: %q", res.Content)
+	}
 }
 
 func TestGrepPartialAndDeterminism(t *testing.T) {
