@@ -131,11 +131,12 @@ func runCode(c *Call, a runCodeArgs) (*Result, error) {
 	defer sb.cgroup.remove() // when the run did not start
 	argv := append(append(append([]string{interp}, lang.flags...), file), a.Args...)
 	sp := startSpec{dir: dir, env: CommandEnv(c.Workspace.Config(), a.Env), command: a.Language + " " + lang.file,
-		argv: sb.wrap(argv), cgroup: sb.cgroup}
+		cgroup: sb.cgroup}
 	if sb.cgroup == nil {
 		sp.noCgroup = true // the limited one could not be made: none other
 	}
 	sb.network(&sp, a.Network)
+	sp.argv = sb.wrap(argv)
 	return foreground(c, sp, timeout, func(*proc) map[string]any {
 		return map[string]any{"language": a.Language, "sandbox": sb.report()}
 	})
@@ -150,6 +151,7 @@ type sandbox struct {
 	netMethod   string
 	cgroup      *cgroup // the pids cgroup, when the machine allows one
 	argvPrefix  []string
+	ip          string // the ip program, to raise loopback in an isolated network
 }
 
 func newSandbox(cpuSeconds int) *sandbox {
@@ -197,9 +199,14 @@ func newSandbox(cpuSeconds int) *sandbox {
 	return sb
 }
 
-// wrap returns the argv that runs argv under the resource limits.
+// wrap returns the argv that runs argv under the resource limits (and
+// with the loopback interface up in an isolated network).
 func (sb *sandbox) wrap(argv []string) []string {
-	return append(append([]string(nil), sb.argvPrefix...), argv...)
+	out := append(append([]string(nil), sb.argvPrefix...), argv...)
+	if sb.ip != "" {
+		out = append([]string{"/bin/sh", "-c", `"$0" link set lo up 2>/dev/null || echo "agentls: the loopback interface stays down" >&2; exec "$@"`, sb.ip}, out...)
+	}
+	return out
 }
 
 // network isolates the run in its own network namespace unless allow.
@@ -216,7 +223,13 @@ func (sb *sandbox) network(sp *startSpec, allow bool) {
 	}
 	sp.attr = attr
 	sb.netMode, sb.netMethod = "isolated", method
-	sb.enforced = append(sb.enforced, "network ("+method+")")
+	if ip, err := exec.LookPath("ip"); err == nil {
+		sb.ip = ip
+		sb.netMethod += "; only the loopback interface, up"
+	} else {
+		sb.netMethod += "; no interface up (no ip program to raise loopback)"
+	}
+	sb.enforced = append(sb.enforced, "network ("+sb.netMethod+")")
 }
 
 func (sb *sandbox) report() map[string]any {

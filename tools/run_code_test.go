@@ -75,6 +75,11 @@ print("nofile", resource.getrlimit(resource.RLIMIT_NOFILE)[0])
 print("cpu", resource.getrlimit(resource.RLIMIT_CPU)[0])
 print("ifaces", sorted(n for _, n in socket.if_nameindex()))
 print("cgroup", "agentls-" in open("/proc/self/cgroup").read())
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen()
+c = socket.create_connection(s.getsockname())
+print("loopback ok")
 `
 	res := g.call(context.Background(), "run_code", map[string]any{"language": "python", "code": code, "timeout_seconds": 30}, nil)
 	if res.Status != StatusSuccess {
@@ -93,6 +98,9 @@ print("cgroup", "agentls-" in open("/proc/self/cgroup").read())
 	}
 	if strings.Contains(enforced, "RLIMIT_CPU") && !strings.Contains(out, "cpu 30\n") {
 		t.Errorf("CPU limit claimed but not in force: %s", out)
+	}
+	if strings.Contains(sb["network_method"].(string), "loopback interface, up") && !strings.Contains(out, "loopback ok\n") {
+		t.Errorf("loopback claimed up but unusable: %s %s", out, s["stderr"])
 	}
 	if sb["network"] == "isolated" && !strings.Contains(out, "ifaces ['lo']\n") {
 		t.Errorf("network isolation claimed but interfaces are visible: %s", out)
