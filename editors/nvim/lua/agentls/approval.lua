@@ -1,0 +1,767 @@
+--- approval/request (PROTOCOL.md section 5): the server asks before a tool
+--- writes, runs or fetches. The request is answered asynchronously from the
+--- handler's coroutine (vim.lsp runs server-request handlers in one), so the
+--- editor stays usable while the person reviews:
+---
+---   edits  → a tab: header (Tool, File, Reason, Risk, Warning, keys) above
+---            the current and the proposed text side by side in diff mode
+---            (approval.ui = "float": a float with the unified diff instead)
+---   others → a float with the header and the arguments (the command, the URL)
+---
+--- Keys: y approve · n reject (asks for an optional message) · a always
+--- (this tool, for the session) · ? help · q later (:AgentlsPending reopens)
+--- · ]f/[f next/previous file of a multi-file edit.
+local M = {}
+
+local api = vim.api
+local log = require("agentls.log")
+local ns = api.nvim_create_namespace("agentls_approval")
+
+--- Pending approvals, oldest first.
+--- @type table[]
+M.queue = {}
+--- The one on screen.
+M.current = nil
+--- How many approval/requests arrived (for tests and statistics).
+M.received = 0
+
+local seq = 0
+
+local function cfg()
+  return require("agentls").config.approval or {}
+end
+
+local function keys()
+  return vim.tbl_extend("force", require("agentls").defaults.approval.keys, cfg().keys or {})
+end
+
+local function changed()
+  local n = #M.queue
+  pcall(api.nvim_exec_autocmds, "User", { pattern = "AgentlsApproval", modeline = false, data = { pending = n } })
+  pcall(vim.cmd, "redrawstatus!")
+end
+
+--- The number of calls waiting for approval.
+function M.pending_count()
+  return #M.queue
+end
+
+local function remove(entry)
+  for i, e in ipairs(M.queue) do
+    if e == entry then
+      table.remove(M.queue, i)
+      break
+    end
+  end
+  if M.current == entry then
+    M.current = nil
+  end
+end
+
+local function index_of(entry)
+  for i, e in ipairs(M.queue) do
+    if e == entry then
+      return i
+    end
+  end
+  return 0
+end
+
+-- Text helpers ---------------------------------------------------------------
+
+local function to_lines(text)
+  if text == nil or text == vim.NIL or text == "" then
+    return {}
+  end
+  local lines = vim.split(text, "\n", { plain = true })
+  if lines[#lines] == "" then
+    table.remove(lines)
+  end
+  return lines
+end
+
+--- Pretty JSON with sorted keys (for arguments).
+local function pretty(v, indent)
+  indent = indent or ""
+  local t = type(v)
+  if v == nil or v == vim.NIL then
+    return "null"
+  elseif t == "table" then
+    local inner = indent .. "  "
+    if vim.islist(v) and (next(v) ~= nil or getmetatable(v) == nil) then
+      if #v == 0 then
+        return "[]"
+      end
+      local parts = {}
+      for _, x in ipairs(v) do
+        table.insert(parts, inner .. pretty(x, inner))
+      end
+      return "[\n" .. table.concat(parts, ",\n") .. "\n" .. indent .. "]"
+    end
+    local ks = vim.tbl_keys(v)
+    if #ks == 0 then
+      return "{}"
+    end
+    table.sort(ks, function(a, b)
+      return tostring(a) < tostring(b)
+    end)
+    local parts = {}
+    for _, k in ipairs(ks) do
+      table.insert(parts, inner .. vim.json.encode(tostring(k)) .. ": " .. pretty(v[k], inner))
+    end
+    return "{\n" .. table.concat(parts, ",\n") .. "\n" .. indent .. "}"
+  end
+  local ok, s = pcall(vim.json.encode, v)
+  return ok and s or tostring(v)
+end
+M.pretty = pretty
+
+local function client_root(entry)
+  local c = entry.client_id and vim.lsp.get_client_by_id(entry.client_id)
+  local wf = c and c.workspace_folders and c.workspace_folders[1]
+  return (wf and wf.name) or (c and c.root_dir) or vim.fn.getcwd()
+end
+
+local function abs_path(entry, f)
+  if f.uri and f.uri ~= vim.NIL and f.uri ~= "" then
+    return vim.uri_to_fname(f.uri)
+  end
+  local p = f.path or ""
+  if p:sub(1, 1) == "/" then
+    return p
+  end
+  return client_root(entry) .. "/" .. p
+end
+
+--- The text of a file now: its buffer when loaded, else the disk.
+local function current_text(path)
+  local b = vim.fn.bufnr(path)
+  if b ~= -1 and api.nvim_buf_is_loaded(b) then
+    return table.concat(api.nvim_buf_get_lines(b, 0, -1, false), "\n") .. "\n"
+  end
+  local ok, lines = pcall(vim.fn.readfile, path)
+  if ok then
+    return table.concat(lines, "\n") .. (#lines > 0 and "\n" or "")
+  end
+  return ""
+end
+
+local function files_of(entry)
+  local p = entry.params
+  return (p.preview and p.preview.files) or {}
+end
+
+--- The old and new text of file i of a request's preview.
+function M.texts(entry, i)
+  local f = files_of(entry)[i]
+  if not f then
+    return nil
+  end
+  local old = f.oldText
+  if old == nil or old == vim.NIL then
+    old = (f.operation == "create") and "" or current_text(abs_path(entry, f))
+  end
+  local new = f.newText
+  if new == nil or new == vim.NIL then
+    new = (f.operation == "delete") and "" or old
+  end
+  return old, new
+end
+
+-- Header ---------------------------------------------------------------------
+
+local function describe_file(f)
+  local s = f.path or "?"
+  if f.newPath and f.newPath ~= vim.NIL and f.newPath ~= "" then
+    s = s .. " → " .. f.newPath
+  end
+  return s .. " (" .. (f.operation or "modify") .. ")"
+end
+
+--- The header lines and their highlights: { lines, hl = { {line0, group, col_start, col_end} } }.
+function M.header(entry)
+  local p = entry.params
+  local args = type(p.arguments) == "table" and p.arguments or {}
+  local k = keys()
+  local lines, hl = {}, {}
+  local function add(label, value, group)
+    local prefix = string.format("%-9s", label)
+    table.insert(lines, prefix .. value)
+    table.insert(hl, { #lines - 1, "Label", 0, #prefix })
+    if group then
+      table.insert(hl, { #lines - 1, group, #prefix, -1 })
+    end
+  end
+  local pos, total = index_of(entry), #M.queue
+  table.insert(lines, string.format("agentls: approve this call?  (%d of %d waiting)  %s", pos, total, p.callId or ""))
+  table.insert(hl, { 0, "Title", 0, -1 })
+  add("Tool:", p.tool or "?", "Identifier")
+  local files = files_of(entry)
+  if #files == 1 then
+    add("File:", describe_file(files[1]), "Directory")
+  elseif #files > 1 then
+    local names = {}
+    for i, f in ipairs(files) do
+      local d = describe_file(f)
+      if entry.ui and entry.ui.kind == "tab" and i == entry.file_index then
+        d = "[" .. d .. "]"
+      end
+      table.insert(names, d)
+    end
+    add("Files:", string.format("%d: ", #files) .. table.concat(names, ", "), "Directory")
+  elseif type(args.path) == "string" then
+    add("File:", args.path, "Directory")
+  end
+  if type(args.command) == "string" then
+    local cmd = args.command:gsub("\n", " ⏎ ")
+    add("Command:", cmd, "Special")
+  elseif type(args.url) == "string" then
+    add("URL:", args.url, "Underlined")
+  end
+  add("Reason:", (p.reason and p.reason ~= "") and p.reason or "(none given)")
+  local risk = p.risk or "?"
+  add("Risk:", risk, (risk == "dangerous" or risk == "execute") and "ErrorMsg" or "WarningMsg")
+  if p.warning and p.warning ~= vim.NIL and p.warning ~= "" then
+    add("Warning:", p.warning, "ErrorMsg")
+  end
+  local keyline = string.format(
+    "%s approve · %s reject · %s always allow %s · %s help · %s later",
+    k.approve,
+    k.reject,
+    k.always,
+    p.tool or "this tool",
+    k.help,
+    k.hide
+  )
+  if #files > 1 and entry.ui and entry.ui.kind == "tab" then
+    keyline = keyline .. string.format(" · %s/%s next/previous file", k.next_file, k.prev_file)
+  end
+  table.insert(lines, keyline)
+  table.insert(hl, { #lines - 1, "Comment", 0, -1 })
+  if entry.help then
+    local extra = {
+      "",
+      string.format("  %-4s approve: the tool runs once; an edit lands in the buffers and is saved", k.approve),
+      "       when the buffer had no unsaved changes before it.",
+      string.format("  %-4s reject: the tool does not run; you may give the agent a message.", k.reject),
+      string.format("  %-4s always: approve, and do not ask again for %s in this session", k.always, p.tool or "this tool"),
+      "       (unless the server's configuration makes it permanent).",
+      string.format("  %-4s later: close this view; the call keeps waiting (:AgentlsPending).", k.hide),
+      "  ]c [c  next/previous change (diff mode)        ?  hide this help",
+      "  Arguments: " .. vim.json.encode(args):sub(1, 300),
+    }
+    for _, l in ipairs(extra) do
+      table.insert(lines, l)
+      table.insert(hl, { #lines - 1, "Comment", 0, -1 })
+    end
+  end
+  return { lines = lines, hl = hl }
+end
+
+local function set_lines(buf, lines, hl)
+  vim.bo[buf].modifiable = true
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].modified = false
+  api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+  for _, h in ipairs(hl or {}) do
+    local line = lines[h[1] + 1] or ""
+    local e = h[4] == -1 and #line or h[4]
+    pcall(api.nvim_buf_set_extmark, buf, ns, h[1], h[3], { end_col = e, hl_group = h[2] })
+  end
+end
+
+-- Buffers and windows --------------------------------------------------------
+
+local function scratch(entry, name)
+  local b = api.nvim_create_buf(false, true)
+  vim.bo[b].bufhidden = "wipe"
+  vim.bo[b].swapfile = false
+  vim.bo[b].undolevels = -1
+  pcall(api.nvim_buf_set_name, b, string.format("agentls://approval/%d/%s", entry.id, name))
+  vim.b[b].agentls_approval = entry.id
+  table.insert(entry.ui.bufs, b)
+  M.map(entry, b)
+  return b
+end
+
+local function syntax_for(path)
+  local ok, ft = pcall(vim.filetype.match, { filename = path })
+  return ok and ft or nil
+end
+
+--- Buffer-local keys of the approval UI.
+function M.map(entry, buf)
+  local k = keys()
+  local function map(lhs, fn, desc)
+    if lhs and lhs ~= "" then
+      vim.keymap.set("n", lhs, fn, { buffer = buf, nowait = true, silent = true, desc = "agentls: " .. desc })
+    end
+  end
+  map(k.approve, function()
+    M.approve(entry)
+  end, "approve")
+  map(k.reject, function()
+    M.reject(entry)
+  end, "reject")
+  map(k.always, function()
+    M.always(entry)
+  end, "always allow this tool")
+  map(k.help, function()
+    M.toggle_help(entry)
+  end, "help")
+  map(k.hide, function()
+    M.hide(entry)
+  end, "decide later")
+  map(k.next_file, function()
+    M.show_file(entry, (entry.file_index or 1) + 1)
+  end, "next file")
+  map(k.prev_file, function()
+    M.show_file(entry, (entry.file_index or 1) - 1)
+  end, "previous file")
+end
+
+local function render_header(entry)
+  local ui = entry.ui
+  if not ui then
+    return
+  end
+  local h = M.header(entry)
+  if ui.kind == "tab" then
+    set_lines(ui.header_buf, h.lines, h.hl)
+    if ui.header_win and api.nvim_win_is_valid(ui.header_win) then
+      api.nvim_win_set_height(ui.header_win, #h.lines)
+    end
+  else
+    M.render_float(entry)
+  end
+end
+
+--- Shows file i of a tab UI in the diff windows.
+function M.show_file(entry, i)
+  local ui = entry.ui
+  local files = files_of(entry)
+  if not ui or ui.kind ~= "tab" or #files == 0 then
+    return
+  end
+  i = ((i - 1) % #files) + 1
+  entry.file_index = i
+  local f = files[i]
+  local old, new = M.texts(entry, i)
+  local syn = syntax_for(f.path or "")
+  set_lines(ui.old_buf, to_lines(old))
+  set_lines(ui.new_buf, to_lines(new))
+  for _, b in ipairs({ ui.old_buf, ui.new_buf }) do
+    if syn then
+      vim.bo[b].syntax = syn
+    end
+  end
+  if api.nvim_win_is_valid(ui.old_win) then
+    vim.wo[ui.old_win].winbar = "%#DiffDelete# current %* " .. (f.path or ""):gsub("%%", "%%%%")
+  end
+  if api.nvim_win_is_valid(ui.new_win) then
+    vim.wo[ui.new_win].winbar = "%#DiffAdd# proposed %* " .. describe_file(f):gsub("%%", "%%%%")
+  end
+  pcall(api.nvim_win_call, ui.new_win, function()
+    vim.cmd("diffupdate")
+  end)
+  render_header(entry)
+  -- Cursor on the first change.
+  pcall(api.nvim_win_call, ui.new_win, function()
+    api.nvim_win_set_cursor(0, { 1, 0 })
+    if vim.fn.diff_hlID(1, 1) == 0 then
+      vim.cmd("silent! normal! ]c")
+    end
+  end)
+end
+
+local function open_tab(entry)
+  local ui = { kind = "tab", bufs = {}, prev_tab = api.nvim_get_current_tabpage() }
+  entry.ui = ui
+  vim.cmd("tabnew")
+  ui.tab = api.nvim_get_current_tabpage()
+  local empty = api.nvim_get_current_buf()
+  vim.bo[empty].bufhidden = "wipe"
+  ui.old_buf = scratch(entry, "current")
+  ui.new_buf = scratch(entry, "proposed")
+  ui.header_buf = scratch(entry, "header")
+  ui.old_win = api.nvim_get_current_win()
+  api.nvim_win_set_buf(ui.old_win, ui.old_buf)
+  ui.new_win = api.nvim_open_win(ui.new_buf, true, { split = "right", win = ui.old_win })
+  for _, w in ipairs({ ui.old_win, ui.new_win }) do
+    api.nvim_win_call(w, function()
+      vim.cmd("diffthis")
+    end)
+    vim.wo[w].foldlevel = 0
+    vim.wo[w].wrap = false
+  end
+  local h = M.header(entry)
+  ui.header_win = api.nvim_open_win(ui.header_buf, false, { split = "above", win = -1, height = #h.lines })
+  vim.wo[ui.header_win].winfixheight = true
+  vim.wo[ui.header_win].number = false
+  vim.wo[ui.header_win].relativenumber = false
+  vim.wo[ui.header_win].signcolumn = "no"
+  vim.wo[ui.header_win].wrap = true
+  vim.wo[ui.header_win].winbar = ""
+  api.nvim_set_current_win(ui.new_win)
+  M.show_file(entry, entry.file_index or 1)
+end
+
+--- Lines of the float: the header, then the unified diff or the arguments.
+local function float_body(entry)
+  local p = entry.params
+  local h = M.header(entry)
+  local lines, hl = h.lines, h.hl
+  table.insert(lines, string.rep("─", 60))
+  table.insert(hl, { #lines - 1, "FloatBorder", 0, -1 })
+  local diff = p.preview and p.preview.unifiedDiff
+  if diff and diff ~= vim.NIL and diff ~= "" then
+    for _, l in ipairs(to_lines(diff)) do
+      table.insert(lines, l)
+      local g
+      if l:match("^%+%+%+") or l:match("^%-%-%-") then
+        g = "diffFile"
+      elseif l:match("^@@") then
+        g = "diffLine"
+      elseif l:match("^%+") then
+        g = "diffAdded"
+      elseif l:match("^%-") then
+        g = "diffRemoved"
+      end
+      if g then
+        table.insert(hl, { #lines - 1, g, 0, -1 })
+      end
+    end
+  else
+    local args = type(p.arguments) == "table" and p.arguments or {}
+    if type(args.command) == "string" then
+      for _, l in ipairs(to_lines(args.command)) do
+        table.insert(lines, "$ " .. l)
+        table.insert(hl, { #lines - 1, "Special", 0, -1 })
+      end
+      local rest = vim.deepcopy(args)
+      rest.command = nil
+      if next(rest) then
+        vim.list_extend(lines, vim.split(pretty(rest), "\n"))
+      end
+    elseif type(args.code) == "string" then
+      table.insert(lines, "-- " .. tostring(args.language or "code") .. " --")
+      vim.list_extend(lines, to_lines(args.code))
+    else
+      vim.list_extend(lines, vim.split(pretty(args), "\n"))
+    end
+  end
+  return lines, hl
+end
+
+function M.render_float(entry)
+  local ui = entry.ui
+  local lines, hl = float_body(entry)
+  set_lines(ui.buf, lines, hl)
+  local width = 40
+  for _, l in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(l) + 2)
+  end
+  width = math.min(width, math.max(20, vim.o.columns - 6))
+  local height = math.min(#lines, math.max(3, vim.o.lines - 6))
+  local conf = {
+    relative = "editor",
+    width = width,
+    height = height,
+    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
+    col = math.max(0, math.floor((vim.o.columns - width) / 2)),
+    border = "rounded",
+    title = " agentls approval ",
+    title_pos = "center",
+    style = "minimal",
+  }
+  if ui.win and api.nvim_win_is_valid(ui.win) then
+    api.nvim_win_set_config(ui.win, conf)
+  else
+    ui.win = api.nvim_open_win(ui.buf, true, conf)
+    vim.wo[ui.win].wrap = false
+    vim.wo[ui.win].cursorline = true
+  end
+end
+
+local function open_float(entry)
+  entry.ui = { kind = "float", bufs = {} }
+  entry.ui.buf = scratch(entry, "float")
+  M.render_float(entry)
+end
+
+local function has_texts(entry)
+  for _, f in ipairs(files_of(entry)) do
+    if f.oldText ~= nil or f.newText ~= nil or f.operation == "modify" then
+      return true
+    end
+  end
+  return false
+end
+
+--- Shows an entry (the oldest one waiting, by default).
+function M.show(entry)
+  entry = entry or M.current or M.queue[1]
+  if not entry or entry.done then
+    return false
+  end
+  if M.current and M.current ~= entry and M.current.ui then
+    -- One review at a time: the other one waits, still pending.
+    M.hide(M.current, { quiet = true })
+  end
+  entry.hidden = false
+  M.current = entry
+  if entry.ui then
+    if entry.ui.kind == "tab" and api.nvim_tabpage_is_valid(entry.ui.tab) then
+      api.nvim_set_current_tabpage(entry.ui.tab)
+      return true
+    elseif entry.ui.kind == "float" and api.nvim_win_is_valid(entry.ui.win) then
+      api.nvim_set_current_win(entry.ui.win)
+      return true
+    end
+    entry.ui = nil
+  end
+  local ok, err = pcall(function()
+    if cfg().ui ~= "float" and has_texts(entry) then
+      open_tab(entry)
+    else
+      open_float(entry)
+    end
+  end)
+  if not ok then
+    log.append("approval UI failed: " .. tostring(err))
+    vim.notify("agentls: could not open the approval view: " .. tostring(err), vim.log.levels.ERROR)
+    return false
+  end
+  -- The user closing the view by other means keeps the call pending.
+  local ui = entry.ui
+  for _, b in ipairs(ui.bufs) do
+    api.nvim_create_autocmd("BufWipeout", {
+      buffer = b,
+      once = true,
+      callback = function()
+        if entry.ui == ui and not entry.done then
+          vim.schedule(function()
+            if entry.ui == ui then
+              M.hide(entry)
+            end
+          end)
+        end
+      end,
+    })
+  end
+  return true
+end
+
+local function close_ui(entry)
+  local ui = entry.ui
+  if not ui then
+    return
+  end
+  entry.ui = nil
+  if ui.kind == "tab" and ui.tab and api.nvim_tabpage_is_valid(ui.tab) then
+    if #api.nvim_list_tabpages() == 1 then
+      vim.cmd("tabnew")
+    end
+    pcall(vim.cmd, "tabclose! " .. api.nvim_tabpage_get_number(ui.tab))
+    if ui.prev_tab and api.nvim_tabpage_is_valid(ui.prev_tab) then
+      api.nvim_set_current_tabpage(ui.prev_tab)
+    end
+  elseif ui.kind == "float" and ui.win and api.nvim_win_is_valid(ui.win) then
+    pcall(api.nvim_win_close, ui.win, true)
+  end
+  for _, b in ipairs(ui.bufs) do
+    if api.nvim_buf_is_valid(b) then
+      pcall(api.nvim_buf_delete, b, { force = true })
+    end
+  end
+end
+
+local function show_next()
+  vim.schedule(function()
+    if M.current then
+      return
+    end
+    for _, e in ipairs(M.queue) do
+      if not e.hidden then
+        M.show(e)
+        return
+      end
+    end
+  end)
+end
+
+-- Decisions --------------------------------------------------------------------
+
+--- Answers an approval: decision "approve" | "reject" | "always".
+--- @return boolean answered
+function M.answer(entry, decision, message)
+  entry = entry or M.current
+  if not entry or entry.done then
+    return false
+  end
+  entry.done = true
+  remove(entry)
+  close_ui(entry)
+  if message == "" then
+    message = nil
+  end
+  local p = entry.params
+  log.append(string.format("[%s] %s: %s by you%s", p.callId or "?", p.tool or "?", ({
+    approve = "approved",
+    reject = "rejected",
+    always = "always allowed",
+  })[decision] or decision, message and (" — " .. message) or ""))
+  entry.reply({ decision = decision, message = message })
+  changed()
+  show_next()
+  return true
+end
+
+function M.approve(entry)
+  return M.answer(entry, "approve")
+end
+
+function M.always(entry)
+  return M.answer(entry, "always")
+end
+
+--- Rejects; asks for an optional message for the agent unless one is given
+--- (an empty answer rejects without one; <Esc> goes back to the review).
+function M.reject(entry, message)
+  entry = entry or M.current
+  if not entry or entry.done then
+    return false
+  end
+  if message ~= nil or cfg().reject_message == false then
+    return M.answer(entry, "reject", message)
+  end
+  vim.ui.input({ prompt = string.format("Reject %s — message for the agent (optional): ", entry.params.tool or "") }, function(input)
+    if input == nil then
+      return
+    end
+    M.answer(entry, "reject", input)
+  end)
+  return true
+end
+
+function M.toggle_help(entry)
+  entry = entry or M.current
+  if not entry then
+    return
+  end
+  entry.help = not entry.help
+  render_header(entry)
+end
+
+--- Closes the view; the call keeps waiting (:AgentlsPending reopens it).
+function M.hide(entry, opts)
+  entry = entry or M.current
+  if not entry or entry.done then
+    return
+  end
+  entry.hidden = true
+  close_ui(entry)
+  if M.current == entry then
+    M.current = nil
+  end
+  if not (opts and opts.quiet) then
+    vim.notify(
+      string.format("agentls: %s is still waiting for your approval (:AgentlsPending)", entry.params.tool or "a call"),
+      vim.log.levels.INFO
+    )
+  end
+  changed()
+end
+
+--- Reopens the oldest waiting approval.
+function M.open_pending()
+  local e = M.current or M.queue[1]
+  if not e then
+    vim.notify("agentls: no call is waiting for approval", vim.log.levels.INFO)
+    return false
+  end
+  return M.show(e)
+end
+
+--- The server gave up on a call (timeout, cancel) or it ended: its approval goes away.
+function M.expire(call_id, status)
+  for _, e in ipairs(vim.list_slice(M.queue)) do
+    if e.params.callId == call_id and not e.done then
+      e.done = true
+      remove(e)
+      close_ui(e)
+      log.append(string.format("[%s] %s: approval withdrawn by the server (%s)", call_id, e.params.tool or "?", status or "ended"))
+      changed()
+      show_next()
+    end
+  end
+end
+
+--- A client stopped: its approvals go away unanswered.
+function M.drop_client(client_id)
+  for _, e in ipairs(vim.list_slice(M.queue)) do
+    if e.client_id == client_id and not e.done then
+      e.done = true
+      remove(e)
+      close_ui(e)
+    end
+  end
+  changed()
+end
+
+-- The handler ---------------------------------------------------------------
+
+local function enqueue(entry)
+  table.insert(M.queue, entry)
+  local p = entry.params
+  log.append(string.format("[%s] %s: waiting for your approval (risk: %s)%s", p.callId or "?", p.tool or "?", p.risk or "?",
+    p.warning and p.warning ~= vim.NIL and (" — " .. p.warning) or ""))
+  changed()
+  if M.current == nil then
+    M.show(entry)
+  else
+    render_header(M.current)
+    vim.notify(string.format("agentls: %d calls waiting for approval", #M.queue), vim.log.levels.INFO)
+  end
+end
+
+--- A new entry for a request; reply(answer) sends the answer.
+function M.new_entry(params, client_id, reply)
+  seq = seq + 1
+  return { id = seq, params = params or {}, client_id = client_id, reply = reply, file_index = 1 }
+end
+
+--- Handler of the approval/request server request. It yields the coroutine
+--- vim.lsp runs it in, and resumes it with the person's answer.
+function M.handler(_, params, ctx)
+  M.received = M.received + 1
+  local co, is_main = coroutine.running()
+  if co and not is_main then
+    local entry = M.new_entry(params, ctx and ctx.client_id, function(answer)
+      vim.schedule(function()
+        local ok, err = coroutine.resume(co, answer)
+        if not ok then
+          log.append("approval reply failed: " .. tostring(err))
+        end
+      end)
+    end)
+    enqueue(entry)
+    return coroutine.yield()
+  end
+  -- Not in a coroutine (another Neovim build): wait here, the UI still runs.
+  local answer
+  local entry = M.new_entry(params, ctx and ctx.client_id, function(a)
+    answer = a
+  end)
+  enqueue(entry)
+  vim.wait(300000, function()
+    return answer ~= nil or entry.done
+  end, 20)
+  if answer == nil then
+    M.answer(entry, "reject", "no answer")
+  end
+  return answer or { decision = "reject", message = "no answer" }
+end
+
+return M

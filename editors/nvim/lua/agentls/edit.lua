@@ -1,0 +1,178 @@
+--- workspace/applyEdit for agentls: applies the edit a person approved and
+--- saves the buffers it touched that were unmodified before it
+--- (experimental.agentls.saveAfterApply, PROTOCOL.md section 5).
+local M = {}
+
+local api = vim.api
+local util = vim.lsp.util
+local log = require("agentls.log")
+
+--- A path for messages: relative to the workspace root when under it.
+local function rel(path, root)
+  if root and vim.startswith(path, root .. "/") then
+    return path:sub(#root + 2)
+  end
+  return vim.fn.fnamemodify(path, ":~")
+end
+
+local function fname(uri)
+  return vim.fs.normalize(vim.uri_to_fname(uri))
+end
+
+--- The loaded buffer of a file, if any.
+local function buf_of(path)
+  for _, b in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_is_valid(b) and vim.fs.normalize(api.nvim_buf_get_name(b)) == path then
+      return b
+    end
+  end
+end
+
+--- Files an edit writes text to, in order: {path, before_path}, and the
+--- versions its text edits expect.
+local function touched(edit)
+  local files, seen, versions = {}, {}, {}
+  local function add(path, before)
+    if not seen[path] then
+      seen[path] = true
+      table.insert(files, { path = path, before = before or path })
+    end
+  end
+  if edit.documentChanges then
+    for _, ch in ipairs(edit.documentChanges) do
+      if ch.kind == "create" then
+        add(fname(ch.uri))
+      elseif ch.kind == "rename" then
+        add(fname(ch.newUri), fname(ch.oldUri))
+      elseif ch.kind == nil and ch.textDocument then
+        local p = fname(ch.textDocument.uri)
+        add(p)
+        if ch.textDocument.version ~= nil and ch.textDocument.version ~= vim.NIL and versions[p] == nil then
+          versions[p] = ch.textDocument.version
+        end
+      end
+    end
+  elseif edit.changes then
+    for uri in pairs(edit.changes) do
+      add(fname(uri))
+    end
+  end
+  return files, versions
+end
+
+--- Writes a buffer (with the user's autocommands, so formatters and didSave run).
+local function save(buf)
+  local ok, err = pcall(api.nvim_buf_call, buf, function()
+    vim.cmd("silent lockmarks keepalt keepjumps update")
+  end)
+  if not ok then
+    return false, tostring(err)
+  end
+  if vim.bo[buf].modified then
+    return false, "still modified after :update"
+  end
+  return true
+end
+
+--- The handler of workspace/applyEdit.
+function M.handler(_, params, ctx)
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  if not (params and params.edit) then
+    return { applied = false, failureReason = "workspace/applyEdit without an edit" }
+  end
+  local edit = params.edit
+  local files, versions = touched(edit)
+
+  -- What was unmodified (or not loaded) before the edit, and stale versions.
+  local before = {}
+  for _, f in ipairs(files) do
+    local b = buf_of(f.before)
+    local loaded = b ~= nil and api.nvim_buf_is_loaded(b)
+    local empty
+    if loaded then
+      empty = api.nvim_buf_line_count(b) == 1 and api.nvim_buf_get_lines(b, 0, 1, false)[1] == ""
+    else
+      local st = vim.uv.fs_stat(f.before)
+      empty = st == nil or st.size == 0
+    end
+    before[f.path] = { loaded = loaded, modified = b ~= nil and vim.bo[b].modified, empty = empty }
+    local want = versions[f.path]
+    if b and want and want > 0 and util.buf_versions[b] and util.buf_versions[b] > want then
+      local reason = string.format(
+        "%s changed in the editor since the edit was made (version %d, the edit is for %d)",
+        f.path,
+        util.buf_versions[b],
+        want
+      )
+      log.append("edit not applied: " .. reason)
+      return { applied = false, failureReason = reason }
+    end
+  end
+
+  local enc = client and client.offset_encoding or "utf-16"
+  local ok, err = pcall(util.apply_workspace_edit, edit, enc)
+  if not ok then
+    log.append("edit failed: " .. tostring(err))
+    return { applied = false, failureReason = tostring(err) }
+  end
+
+  -- An empty document is "" to the server but one empty line to Neovim: text
+  -- inserted into it would keep that line after its own final newline.
+  for _, f in ipairs(files) do
+    local b = buf_of(f.path)
+    if before[f.path] and before[f.path].empty and b and api.nvim_buf_is_loaded(b) then
+      local n = api.nvim_buf_line_count(b)
+      if n > 1 and api.nvim_buf_get_lines(b, n - 1, n, false)[1] == "" then
+        api.nvim_buf_set_lines(b, n - 1, n, false, {})
+      end
+    end
+  end
+
+  local function flush()
+    if client then
+      pcall(function()
+        require("vim.lsp._changetracking").flush(client)
+      end)
+    end
+  end
+  -- didChange goes out before didSave and before the reply, so the server sees what landed.
+  flush()
+
+  local saved, unsaved = {}, {}
+  local agentls = require("agentls")
+  local wf = client and client.workspace_folders and client.workspace_folders[1]
+  local root = wf and wf.name
+  for _, f in ipairs(files) do
+    local b = buf_of(f.path)
+    if b and api.nvim_buf_is_loaded(b) and vim.bo[b].modified then
+      local was = before[f.path]
+      if agentls.config.save_after_apply and not was.modified then
+        local sok, serr = save(b)
+        if sok then
+          table.insert(saved, rel(f.path, root))
+        else
+          table.insert(unsaved, rel(f.path, root) .. " (" .. serr .. ")")
+        end
+      else
+        table.insert(unsaved, rel(f.path, root))
+      end
+    end
+  end
+  flush()
+  local msg = "applied edit" .. (params.label and (" “" .. params.label .. "”") or "")
+  if #saved > 0 then
+    msg = msg .. "; saved " .. table.concat(saved, ", ")
+  end
+  if #unsaved > 0 then
+    msg = msg .. "; unsaved " .. table.concat(unsaved, ", ")
+  end
+  log.append(msg)
+  pcall(api.nvim_exec_autocmds, "User", {
+    pattern = "AgentlsEditApplied",
+    modeline = false,
+    data = { label = params.label, saved = saved, unsaved = unsaved },
+  })
+  return { applied = true }
+end
+
+return M

@@ -1,0 +1,194 @@
+-- Helpers of the agentls Neovim tests.
+local H = {}
+local api = vim.api
+
+H.bin = os.getenv("AGENTLS_BIN") or "agentls"
+
+local stubs = {}
+local temps = {}
+
+function H.fail(msg, level)
+  error(msg, (level or 1) + 1)
+end
+
+function H.eq(want, got, what)
+  if not vim.deep_equal(want, got) then
+    H.fail(string.format("%s: want %s, got %s", what or "value", vim.inspect(want), vim.inspect(got)), 2)
+  end
+end
+
+function H.truthy(v, what)
+  if not v then
+    H.fail((what or "value") .. ": want truthy, got " .. vim.inspect(v), 2)
+  end
+  return v
+end
+
+function H.contains(hay, needle, what)
+  if type(hay) == "table" then
+    hay = table.concat(hay, "\n")
+  end
+  if type(hay) ~= "string" or not hay:find(needle, 1, true) then
+    H.fail(string.format("%s: %q not found in:\n%s", what or "text", needle, tostring(hay)), 2)
+  end
+end
+
+function H.not_contains(hay, needle, what)
+  if type(hay) == "table" then
+    hay = table.concat(hay, "\n")
+  end
+  if type(hay) == "string" and hay:find(needle, 1, true) then
+    H.fail(string.format("%s: %q found in:\n%s", what or "text", needle, hay), 2)
+  end
+end
+
+--- Waits for cond(); fails with msg after ms (default 10 s).
+function H.wait(cond, msg, ms)
+  local ok = vim.wait(ms or 10000, cond, 10)
+  if not ok then
+    H.fail("timed out waiting for " .. (msg or "a condition"), 2)
+  end
+end
+
+--- Replaces t[k] until the end of the test.
+function H.stub(t, k, v)
+  table.insert(stubs, { t = t, k = k, v = t[k] })
+  t[k] = v
+end
+
+--- A temporary workspace with a .git folder and the given files.
+function H.workspace(files)
+  local dir = vim.fn.resolve(vim.fn.tempname())
+  vim.fn.mkdir(dir .. "/.git", "p")
+  for name, text in pairs(files or {}) do
+    local path = dir .. "/" .. name
+    vim.fn.mkdir(vim.fs.dirname(path), "p")
+    H.write(path, text)
+  end
+  table.insert(temps, dir)
+  return dir
+end
+
+function H.write(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+function H.read(path)
+  local f = io.open(path, "rb")
+  if not f then
+    return nil
+  end
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+function H.buf_text(buf)
+  return table.concat(api.nvim_buf_get_lines(buf or 0, 0, -1, false), "\n") .. "\n"
+end
+
+--- setup() with the binary under test.
+function H.setup(opts)
+  return require("agentls").setup(vim.tbl_deep_extend("force", { cmd = { H.bin } }, opts or {}))
+end
+
+--- The agentls client attached to a buffer, once initialized.
+function H.client(buf)
+  buf = buf or api.nvim_get_current_buf()
+  local c
+  H.wait(function()
+    c = vim.lsp.get_clients({ name = "agentls", bufnr = buf })[1]
+    return c ~= nil and c.initialized
+  end, "agentls to attach to buffer " .. buf)
+  return c
+end
+
+--- Edits a file and waits for agentls on it.
+function H.open(path)
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  local buf = api.nvim_get_current_buf()
+  return buf, H.client(buf)
+end
+
+--- A tool call through the Lua API, waited for.
+function H.call(name, args, opts)
+  local result, err, done
+  require("agentls").call(name, args, function(r, e)
+    result, err, done = r, e, true
+  end, opts)
+  H.wait(function()
+    return done
+  end, "the result of " .. name, (opts and opts.timeout) or 15000)
+  return result, err
+end
+
+--- Starts a call and returns a function that waits for its result.
+function H.call_async(name, args, opts)
+  local st = {}
+  require("agentls").call(name, args, function(r, e)
+    st.result, st.err, st.done = r, e, true
+  end, opts)
+  return st, function(ms)
+    H.wait(function()
+      return st.done
+    end, "the result of " .. name, ms or 15000)
+    return st.result, st.err
+  end
+end
+
+--- Waits until n approvals are waiting and one is on screen.
+function H.wait_approval(n)
+  local approval = require("agentls.approval")
+  H.wait(function()
+    return approval.pending_count() >= (n or 1) and approval.current ~= nil and approval.current.ui ~= nil
+  end, "an approval request on screen")
+  return approval.current
+end
+
+--- Types keys as a person would (mappings apply).
+function H.feed(keys)
+  api.nvim_feedkeys(api.nvim_replace_termcodes(keys, true, false, true), "mx", false)
+end
+
+--- Lines of a window's buffer.
+function H.win_lines(win)
+  return api.nvim_buf_get_lines(api.nvim_win_get_buf(win), 0, -1, false)
+end
+
+--- Back to a clean editor: stubs restored, approvals dropped, clients stopped, buffers wiped.
+function H.reset()
+  for i = #stubs, 1, -1 do
+    local s = stubs[i]
+    s.t[s.k] = s.v
+  end
+  stubs = {}
+  local approval = require("agentls.approval")
+  for _, e in ipairs(vim.list_slice(approval.queue)) do
+    approval.answer(e, "reject", "test cleanup")
+  end
+  for _, c in ipairs(vim.lsp.get_clients()) do
+    c.stop()
+  end
+  if not vim.wait(2000, function()
+    return #vim.lsp.get_clients() == 0
+  end, 10) then
+    for _, c in ipairs(vim.lsp.get_clients()) do
+      c.stop(true)
+    end
+    vim.wait(2000, function()
+      return #vim.lsp.get_clients() == 0
+    end, 10)
+  end
+  pcall(vim.cmd, "silent! tabonly!")
+  pcall(vim.cmd, "silent! only!")
+  pcall(vim.cmd, "silent! %bwipeout!")
+  pcall(api.nvim_clear_autocmds, { group = "agentls" })
+  for _, d in ipairs(temps) do
+    vim.fn.delete(d, "rf")
+  end
+  temps = {}
+end
+
+return H
