@@ -10,7 +10,8 @@
 set -euo pipefail
 
 want=30
-sources=/etc/apt/sources.list.d/bookworm-backports.list
+# (INSTALL_EMACS_SOURCES_FILE: where to add the backports source; for tests.)
+sources=${INSTALL_EMACS_SOURCES_FILE:-/etc/apt/sources.list.d/bookworm-backports.list}
 line="deb http://deb.debian.org/debian bookworm-backports main"
 
 have_emacs() {
@@ -56,7 +57,7 @@ if [ -r /etc/os-release ]; then
 fi
 
 # The backports source, once (an existing backports line anywhere counts).
-if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/ "$sources"; then
 	echo "install-emacs: adding $sources"
 	echo "$line" | $sudo tee "$sources" >/dev/null || die "cannot write $sources"
 fi

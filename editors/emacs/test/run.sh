@@ -50,6 +50,7 @@ emacs --batch -Q -L "$lisp" -l "$here/agentls-test.el" \
 	--eval "(ert-run-tests-batch-and-exit ${selector:+\"$selector\"})" || status=1
 
 if [ -z "$selector" ]; then
+	"$here/install-test.sh" || status=1
 	echo "emacs tests: interactive check in a terminal Emacs (tmux)"
 	rc=0
 	"$here/tty.sh" "$tmp/agentls" || rc=$?
