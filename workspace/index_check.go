@@ -721,8 +721,46 @@ func (g *goChecker) definition(ctx context.Context, file string, line, col int) 
 		a.Note = obj.Name() + " is predeclared"
 		return a, nil
 	}
+	if pn, ok := obj.(*types.PkgName); ok {
+		if loc, _, ok := g.packageClause2(pn.Imported().Path(), filepath.Dir(g.fset.PositionFor(id.Pos(), false).Filename)); ok {
+			a.Locations = []Location{loc}
+			return a, nil
+		}
+	}
 	a.Locations = []Location{g.location(origin(obj).Pos(), obj.Name())}
 	return a, nil
+}
+
+// packageClause2 locates the package clause of an imported package: the
+// one with the package's doc comment, else the first file's. It returns
+// the doc comment too.
+func (g *goChecker) packageClause2(path, srcDir string) (Location, string, bool) {
+	dir, err := g.findDir(path, srcDir)
+	if err != nil {
+		return Location{}, "", false
+	}
+	var first Location
+	found := false
+	for _, p := range g.packageFiles(dir, "") {
+		src, err := g.readFile(p)
+		if err != nil {
+			continue
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, p, src, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil || f.Name == nil {
+			continue
+		}
+		pos := fset.PositionFor(f.Name.Pos(), false)
+		loc := Location{Path: p, Line: pos.Line, Column: pos.Column, EndLine: pos.Line, EndColumn: pos.Column + len(f.Name.Name)}
+		if f.Doc != nil {
+			return loc, strings.TrimSpace(f.Doc.Text()), true
+		}
+		if !found {
+			first, found = loc, true
+		}
+	}
+	return first, "", found
 }
 
 // hover describes the identifier at a position: its declaration and doc.
@@ -750,6 +788,13 @@ func (g *goChecker) hover(ctx context.Context, file string, line, col int) (*Ans
 			a.Doc = docAt(g.fset, f, loc)
 		}
 		return a, nil
+	}
+	if pn, ok := obj.(*types.PkgName); ok {
+		if loc, doc, ok := g.packageClause2(pn.Imported().Path(), u.dir); ok {
+			a.Locations, a.Doc = []Location{loc}, doc
+			a.Signature = fmt.Sprintf("package %s (%q)", pn.Imported().Name(), pn.Imported().Path())
+			return a, nil
+		}
 	}
 	loc := g.location(origin(obj).Pos(), obj.Name())
 	a.Locations = []Location{loc}

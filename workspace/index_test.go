@@ -122,7 +122,8 @@ func lineDiff(want, got string) string {
 }
 
 // position parses path:line:word into a file and a 1-based line and byte
-// column (the word's first occurrence on that line).
+// column (the word's first occurrence on that line); path:line:#col gives
+// the column itself.
 func position(t *testing.T, root, spec string) (string, int, int) {
 	parts := strings.SplitN(spec, ":", 3)
 	if len(parts) != 3 {
@@ -135,6 +136,9 @@ func position(t *testing.T, root, spec string) (string, int, int) {
 		t.Fatal(err)
 	}
 	text := string(lineOf(src, line))
+	if col, err := strconv.Atoi(strings.TrimPrefix(parts[2], "#")); err == nil && strings.HasPrefix(parts[2], "#") {
+		return p, line, col
+	}
 	i := strings.Index(text, parts[2])
 	if i < 0 {
 		t.Fatalf("%q is not on line %d of %s: %q", parts[2], line, parts[0], text)
