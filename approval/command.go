@@ -1553,9 +1553,9 @@ func (j *judge) shell(ws []word, stdin *syntax.Word, depth int) bool {
 	}
 	if !hasC {
 		if stdin != nil {
-			if w := render(stdin); w.static {
-				j.source(w.text, depth+1) // blocked parts hide nowhere
-			}
+			// The script is judged as text: its expansions appear as $NAME
+			// and $(…), so an expanded program name stays unjudgeable.
+			j.source(render(stdin).text, depth+1)
 			j.ask(keyOf(ws), "%s runs a script from a here-document", ws[0].text)
 		} else if i >= len(args) {
 			j.ask(keyOf(ws), "%s runs a script from its input", ws[0].text)

@@ -230,6 +230,10 @@ func TestCommandPolicy(t *testing.T) {
 		{"git push origin +main", "danger"},
 		{"watch curl x", "block"},
 		{"sh <<EOF\ncurl x\nEOF", "block"},
+		{"sh <<EOF\ncurl $URL\nEOF", "block"},
+		{"bash <<< 'curl x'", "block"},
+		{"sh <<EOF\n$CMD x\nEOF", "danger"},
+		{"sh <<'EOF'\nls\nEOF", "ask"},
 		{"f() { nc -l 80; }", "block"},
 		{"iptables -F", "block"},
 	}
