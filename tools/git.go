@@ -1,0 +1,489 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The git tools run the git program with an argument vector, never through
+// a shell. Every value the model gives is either a path (resolved through
+// the workspace's rules and passed, absolute, after "--" under
+// --literal-pathspecs) or a revision, remote or branch name, refused when it
+// starts with "-" so that it can never become an option, and placed after
+// --end-of-options where git allows it.
+
+// gitGlobal are the options every git command starts with: no pager, no
+// quoting of non-ASCII paths, pathspecs taken literally (a path with * or a
+// leading : is a file name, not a pattern or magic), no fsmonitor hook (a
+// repository's config could name any program there, and git_status runs
+// without asking), no colour and no ext:: transport.
+var gitGlobal = []string{
+	"--no-pager", "--literal-pathspecs",
+	"-c", "core.quotepath=off",
+	"-c", "core.fsmonitor=false",
+	"-c", "color.ui=false",
+	"-c", "protocol.ext.allow=never",
+}
+
+// gitLocating are inherited variables that would point git at another
+// repository, index or object store than the workspace's.
+var gitLocating = map[string]bool{
+	"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_INDEX_FILE": true, "GIT_OBJECT_DIRECTORY": true,
+	"GIT_ALTERNATE_OBJECT_DIRECTORIES": true, "GIT_COMMON_DIR": true, "GIT_NAMESPACE": true,
+	"GIT_CONFIG_PARAMETERS": true, "GIT_CONFIG_COUNT": true, "GIT_LITERAL_PATHSPECS": true,
+	"GIT_GLOB_PATHSPECS": true, "GIT_NOGLOB_PATHSPECS": true, "GIT_ICASE_PATHSPECS": true,
+}
+
+// gitMaxOutput caps what is read from one git command's stdout; gitMaxStderr
+// its stderr.
+const (
+	gitMaxOutput = 64 << 20
+	gitMaxStderr = 64 << 10
+)
+
+// gitRepo is the repository a git tool call works in.
+type gitRepo struct {
+	c   *Call
+	dir string // where git runs (-C): the workspace root that holds the call's paths
+	top string // the repository's top-level folder
+}
+
+// gitRun describes one git command beyond its arguments.
+type gitRun struct {
+	stdin io.Reader
+	env   []string // extra KEY=VALUE entries
+	max   int      // stdout cap; 0 means gitMaxOutput
+	// okExit lists exit codes other than 0 that are not failures.
+	okExit []int
+}
+
+// gitOutput is what one git command printed.
+type gitOutput struct {
+	stdout    []byte
+	stderr    string
+	exit      int
+	truncated bool // stdout was longer than the cap
+}
+
+// capBuffer keeps the first max bytes written to it and counts the rest.
+type capBuffer struct {
+	buf   bytes.Buffer
+	max   int
+	total int64
+}
+
+func (w *capBuffer) Write(p []byte) (int, error) {
+	w.total += int64(len(p))
+	if room := w.max - w.buf.Len(); room > 0 {
+		w.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+func (w *capBuffer) truncated() bool { return w.total > int64(w.buf.Len()) }
+
+// optionLike refuses a value that git could read as an option.
+func optionLike(field, v string) error {
+	if strings.HasPrefix(v, "-") {
+		return Errorf(InvalidParams, "%s %q starts with \"-\" and would be read as a git option; "+
+			"give a path as ./%s, and names without a leading dash", field, v, v).
+			WithDetails(map[string]any{"violations": []map[string]string{{"pointer": "/" + field, "reason": "starts with -"}}})
+	}
+	if strings.IndexByte(v, 0) >= 0 {
+		return Errorf(InvalidParams, "%s contains a NUL byte", field)
+	}
+	return nil
+}
+
+// openRepo finds the repository of the workspace root that holds near (an
+// absolute path; "" for the first root). Outside a repository it fails with
+// EXECUTION_ERROR saying so.
+func openRepo(c *Call, near string) (*gitRepo, error) {
+	roots := c.Workspace.Roots()
+	if len(roots) == 0 {
+		return nil, Errorf(NotConfigured, "the session has no workspace root")
+	}
+	dir := roots[0]
+	if near != "" {
+		for _, r := range roots {
+			if rel, err := filepath.Rel(r, near); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				dir = r
+				break
+			}
+		}
+	}
+	r := &gitRepo{c: c, dir: dir}
+	out, err := r.run(gitRun{}, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, err
+	}
+	r.top = strings.TrimRight(string(out.stdout), "\r\n")
+	if r.top == "" {
+		return nil, Errorf(ExecutionError, "%s is not inside a git work tree", dir)
+	}
+	return r, nil
+}
+
+// env is the environment git runs with: the one commands get (secrets
+// removed) without variables that locate another repository, plus git's
+// non-interactive settings and extra.
+func (r *gitRepo) env(extra []string) []string {
+	var env []string
+	for _, kv := range CommandEnv(r.c.Workspace.Config(), nil) {
+		name, _, _ := strings.Cut(kv, "=")
+		if gitLocating[name] || name == "LC_ALL" || name == "LANGUAGE" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env,
+		"GIT_TERMINAL_PROMPT=0", // never ask for credentials on a terminal
+		"GIT_OPTIONAL_LOCKS=0",  // status does not take the index lock to refresh it
+		"GIT_EDITOR=true", "GIT_SEQUENCE_EDITOR=true", "GIT_PAGER=cat",
+		"LC_ALL=C", // English messages, which errors are recognised by
+	)
+	return append(env, extra...)
+}
+
+// run runs git with args in the repository. A non-zero exit (not in
+// okExit) is EXECUTION_ERROR carrying git's message; cancellation returns
+// the context's error.
+func (r *gitRepo) run(o gitRun, args ...string) (gitOutput, error) {
+	ctx := r.c.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	argv := append(append([]string{"-C", r.dir}, gitGlobal...), args...)
+	cmd := exec.CommandContext(ctx, "git", argv...)
+	cmd.Env = r.env(o.env)
+	cmd.Dir = r.dir
+	cmd.Stdin = o.stdin
+	cmd.WaitDelay = 2 * time.Second
+	limit := o.max
+	if limit == 0 {
+		limit = gitMaxOutput
+	}
+	stdout := &capBuffer{max: limit}
+	stderr := &capBuffer{max: gitMaxStderr}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err := cmd.Run()
+	out := gitOutput{stdout: stdout.buf.Bytes(), stderr: stderr.buf.String(), truncated: stdout.truncated()}
+	if ctx.Err() != nil {
+		return out, ctx.Err()
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return out, nil
+	case errors.As(err, &ee):
+		out.exit = ee.ExitCode()
+		for _, ok := range o.okExit {
+			if out.exit == ok {
+				return out, nil
+			}
+		}
+		return out, r.failed(args, out)
+	case errors.Is(err, exec.ErrNotFound):
+		return out, Errorf(ExecutionError, "git is not installed or not on PATH")
+	}
+	return out, fmt.Errorf("run git %s: %w", args[0], err)
+}
+
+// failed turns a failed git command into the error the model sees.
+func (r *gitRepo) failed(args []string, out gitOutput) error {
+	msg := strings.TrimSpace(out.stderr)
+	if msg == "" {
+		msg = strings.TrimSpace(string(out.stdout))
+	}
+	details := map[string]any{"exit_code": out.exit, "stderr": out.stderr, "command": "git " + strings.Join(args, " ")}
+	switch {
+	case strings.Contains(msg, "not a git repository"):
+		return Errorf(ExecutionError, "%s is not inside a git repository (no .git in it or any parent folder); "+
+			"`git init` creates one", r.dir).WithDetails(details)
+	case strings.Contains(msg, "dubious ownership"):
+		return Errorf(ExecutionError, "git refuses the repository at %s: it belongs to another user "+
+			"(git config --global --add safe.directory %s allows it): %s", r.dir, r.dir, msg).WithDetails(details)
+	case strings.Contains(msg, "must be run in a work tree"):
+		return Errorf(ExecutionError, "%s is inside a git folder or a bare repository, not a work tree", r.dir).WithDetails(details)
+	}
+	return Errorf(ExecutionError, "git %s failed (exit %d): %s", args[0], out.exit, msg).WithDetails(details)
+}
+
+// path checks a path argument and returns it absolute, for use after "--".
+func (r *gitRepo) path(field, arg string) (string, error) {
+	if err := optionLike(field, arg); err != nil {
+		return "", err
+	}
+	return r.c.Workspace.Resolve(arg)
+}
+
+// rel turns a path git printed (relative to the top level) into one
+// relative to the workspace root that holds it.
+func (r *gitRepo) rel(p string) string {
+	return r.c.Workspace.Rel(filepath.Join(r.top, filepath.FromSlash(p)))
+}
+
+// resolvePaths checks each path argument; field names the argument.
+func resolvePaths(c *Call, field string, args []string) ([]string, error) {
+	var out []string
+	for i, a := range args {
+		if err := optionLike(fmt.Sprintf("%s/%d", field, i), a); err != nil {
+			return nil, err
+		}
+		p, err := c.Workspace.Resolve(a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// currentBranch returns the checked-out branch, or "" when HEAD is detached.
+func (r *gitRepo) currentBranch() (string, error) {
+	out, err := r.run(gitRun{okExit: []int{1}}, "symbolic-ref", "--quiet", "--short", "HEAD")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out.stdout)), nil
+}
+
+// hasCommits reports whether HEAD points at a commit (false on an unborn
+// branch).
+func (r *gitRepo) hasCommits() (bool, error) {
+	out, err := r.run(gitRun{okExit: []int{1, 128}}, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	if err != nil {
+		return false, err
+	}
+	return out.exit == 0, nil
+}
+
+// checkBranchName refuses a name git would not accept as a branch.
+func (r *gitRepo) checkBranchName(field, name string) error {
+	if err := optionLike(field, name); err != nil {
+		return err
+	}
+	if strings.HasPrefix(name, "+") || strings.ContainsAny(name, ": ") {
+		return Errorf(InvalidParams, "%s %q is not a branch name", field, name)
+	}
+	out, err := r.run(gitRun{okExit: []int{1, 128}}, "check-ref-format", "--branch", name)
+	if err != nil {
+		return err
+	}
+	if out.exit != 0 {
+		return Errorf(InvalidParams, "%s %q is not a valid branch name (git check-ref-format)", field, name)
+	}
+	return nil
+}
+
+// gitDiffFile is one file of a diff, from --numstat and --name-status.
+type gitDiffFile struct {
+	Path      string `json:"path"`
+	OldPath   string `json:"old_path,omitempty"`
+	Status    string `json:"status"` // added, modified, deleted, renamed, copied, type_changed, unmerged
+	Additions int    `json:"additions"`
+	Deletions int    `json:"deletions"`
+	Binary    bool   `json:"binary"`
+	Sensitive bool   `json:"sensitive,omitempty"`
+}
+
+// gitStatusName names a status letter of --name-status or porcelain v2.
+func gitStatusName(b byte) string {
+	switch b {
+	case 'A':
+		return "added"
+	case 'M':
+		return "modified"
+	case 'D':
+		return "deleted"
+	case 'R':
+		return "renamed"
+	case 'C':
+		return "copied"
+	case 'T':
+		return "type_changed"
+	case 'U':
+		return "unmerged"
+	}
+	return "changed"
+}
+
+// gitDiffSpec names a diff: options such as --cached, revisions (placed
+// after --end-of-options) and absolute pathspecs (placed after --).
+type gitDiffSpec struct {
+	opts  []string
+	revs  []string
+	paths []string
+}
+
+// args returns the git arguments of the diff with extra options.
+func (d gitDiffSpec) args(extra ...string) []string {
+	args := append([]string{"diff"}, d.opts...)
+	args = append(args, "--no-ext-diff", "--no-textconv", "-M")
+	args = append(args, extra...)
+	args = append(args, "--end-of-options")
+	args = append(args, d.revs...)
+	if len(d.paths) > 0 {
+		args = append(args, "--")
+		args = append(args, d.paths...)
+	}
+	return args
+}
+
+// diffFiles lists the files of a diff, with their line counts and status.
+func (r *gitRepo) diffFiles(o gitRun, d gitDiffSpec) ([]gitDiffFile, error) {
+	out, err := r.run(o, d.args("--numstat", "-z")...)
+	if err != nil {
+		return nil, err
+	}
+	files := []gitDiffFile{}
+	// Each record: "add\tdel\tpath\0", or for renames "add\tdel\t\0old\0new\0".
+	rest := string(out.stdout)
+	for rest != "" {
+		rec, after, _ := strings.Cut(rest, "\x00")
+		rest = after
+		parts := strings.SplitN(rec, "\t", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		f := gitDiffFile{Status: "modified"}
+		if parts[0] == "-" {
+			f.Binary = true
+		} else {
+			f.Additions, _ = strconv.Atoi(parts[0])
+			f.Deletions, _ = strconv.Atoi(parts[1])
+		}
+		if parts[2] == "" {
+			var old, nw string
+			old, rest, _ = strings.Cut(rest, "\x00")
+			nw, rest, _ = strings.Cut(rest, "\x00")
+			f.OldPath, f.Path, f.Status = r.rel(old), r.rel(nw), "renamed"
+		} else {
+			f.Path = r.rel(parts[2])
+		}
+		files = append(files, f)
+	}
+	// --name-status tells added, deleted, copied and type changes apart.
+	out, err = r.run(o, d.args("--name-status", "-z")...)
+	if err != nil {
+		return nil, err
+	}
+	status := map[string]string{}
+	recs := strings.Split(strings.TrimSuffix(string(out.stdout), "\x00"), "\x00")
+	for i := 0; i+1 < len(recs); {
+		code := recs[i]
+		if code == "" {
+			i++
+			continue
+		}
+		if code[0] == 'R' || code[0] == 'C' {
+			if i+2 < len(recs) {
+				status[r.rel(recs[i+2])] = gitStatusName(code[0])
+			}
+			i += 3
+			continue
+		}
+		status[r.rel(recs[i+1])] = gitStatusName(code[0])
+		i += 2
+	}
+	for i := range files {
+		if s, ok := status[files[i].Path]; ok {
+			files[i].Status = s
+		}
+		files[i].Sensitive = r.c.Workspace.IsSensitive(files[i].Path) ||
+			(files[i].OldPath != "" && r.c.Workspace.IsSensitive(files[i].OldPath))
+	}
+	return files, nil
+}
+
+// diffText runs a diff and returns its text, at most limit bytes of it, and
+// whether it was cut. Files that match the sensitive patterns are left out
+// of the text (their names stay in files, marked sensitive) unless
+// keepSensitive.
+func (r *gitRepo) diffText(o gitRun, d gitDiffSpec, files []gitDiffFile, limit int, keepSensitive bool) (string, bool, error) {
+	if len(files) == 0 {
+		return "", false, nil
+	}
+	if !keepSensitive {
+		var kept []string
+		omitted := false
+		for _, f := range files {
+			if f.Sensitive {
+				omitted = true
+				continue
+			}
+			kept = append(kept, filepath.Join(r.top, filepath.FromSlash(f.Path)))
+			if f.OldPath != "" {
+				kept = append(kept, filepath.Join(r.top, filepath.FromSlash(f.OldPath)))
+			}
+		}
+		if omitted {
+			if len(kept) == 0 {
+				return "", false, nil
+			}
+			d.paths = kept
+		}
+	}
+	o.max = limit
+	out, err := r.run(o, d.args("--no-color")...)
+	if err != nil {
+		return "", false, err
+	}
+	return string(out.stdout), out.truncated, nil
+}
+
+// withTempIndex runs fn with the environment of a throwaway copy of the
+// repository's index whose new objects go to a throwaway folder, so that
+// staging into it changes nothing in the repository.
+func (r *gitRepo) withTempIndex(fn func(env []string) error) error {
+	out, err := r.run(gitRun{}, "rev-parse", "--path-format=absolute", "--git-path", "index", "--git-path", "objects")
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(strings.TrimSpace(string(out.stdout)), "\n")
+	if len(lines) != 2 {
+		return fmt.Errorf("git rev-parse --git-path printed %q", out.stdout)
+	}
+	index, objects := lines[0], lines[1]
+	tmp, err := os.MkdirTemp("", "agentls-git-")
+	if err != nil {
+		return fmt.Errorf("temp index: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if data, err := os.ReadFile(index); err == nil {
+		if err := os.WriteFile(filepath.Join(tmp, "index"), data, 0o600); err != nil {
+			return fmt.Errorf("temp index: %w", err)
+		}
+	} else if !os.IsNotExist(err) {
+		return fmt.Errorf("read index: %w", err)
+	}
+	if err := os.Mkdir(filepath.Join(tmp, "objects"), 0o700); err != nil {
+		return fmt.Errorf("temp objects: %w", err)
+	}
+	return fn([]string{
+		"GIT_INDEX_FILE=" + filepath.Join(tmp, "index"),
+		"GIT_OBJECT_DIRECTORY=" + filepath.Join(tmp, "objects"),
+		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + objects,
+	})
+}
+
+// cutText keeps the first limit bytes of s, on a line boundary when it can.
+func cutText(s string, limit int) (string, bool) {
+	if len(s) <= limit {
+		return s, false
+	}
+	cut := s[:limit]
+	if i := strings.LastIndexByte(cut, '\n'); i > limit/2 {
+		cut = cut[:i+1]
+	}
+	return cut, true
+}

@@ -1,0 +1,191 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/workspace"
+)
+
+// GitCommit is git_commit: commits the staged changes and the named files.
+// Its approval shows exactly the diff that would be committed.
+var GitCommit = &Tool{
+	Name:  "git_commit",
+	Title: "Git commit",
+	Description: "Commits the staged changes plus the files named in files (staged first, like `git add`; deletions included) " +
+		"with message. The person approving sees the diff that would be committed. Without files, only what is already " +
+		"staged is committed; with nothing to commit it fails. Git hooks of the repository run as usual. " +
+		"Unsaved editor buffers are not committed: git reads the disk.",
+	Annotations: Annotations{Approval: "ask"},
+	Risk:        approval.RiskWrite,
+	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["message"],"properties":{
+		"message":{"type":"string","minLength":1,"description":"the commit message: a subject line, optionally a blank line and a body"},
+		"files":{"type":"array","items":{"type":"string","minLength":1},"description":"files or folders to stage and commit along with what is staged, relative to the workspace root"}}}`),
+	OutputSchema: json.RawMessage(`{"type":"object","required":["hash","branch","subject","files"],"properties":{
+		"hash":{"type":"string"},"branch":{"type":"string"},"subject":{"type":"string"},
+		"files":{"type":"array","items":{"type":"object","required":["path","status"],"properties":{
+			"path":{"type":"string"},"old_path":{"type":"string"},"status":{"type":"string"},
+			"additions":{"type":"integer"},"deletions":{"type":"integer"},"binary":{"type":"boolean"},"sensitive":{"type":"boolean"}}}},
+		"additions":{"type":"integer"},"deletions":{"type":"integer"}}}`),
+	Validate: validateTyped(func(a gitCommitArgs) error {
+		if strings.TrimSpace(a.Message) == "" {
+			return Errorf(InvalidParams, "message is empty")
+		}
+		for i, f := range a.Files {
+			if err := optionLike(fmt.Sprintf("files/%d", i), f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}),
+	Assess:  assessGitCommit,
+	Execute: Typed(gitCommit),
+}
+
+type gitCommitArgs struct {
+	Message string   `json:"message"`
+	Files   []string `json:"files"`
+}
+
+// gitPreviewMax caps the diff shown to the person who approves a commit.
+const gitPreviewMax = 4 << 20
+
+// gitCommitPlan is what a commit would contain.
+type gitCommitPlan struct {
+	repo  *gitRepo
+	paths []string // the named files, absolute
+	files []gitDiffFile
+	diff  string
+}
+
+// planGitCommit computes the diff a commit would record, by staging the
+// named files into a throwaway copy of the index: the repository is not
+// changed.
+func planGitCommit(c *Call, a gitCommitArgs) (*gitCommitPlan, error) {
+	paths, err := resolvePaths(c, "files", a.Files)
+	if err != nil {
+		return nil, err
+	}
+	near := ""
+	if len(paths) > 0 {
+		near = paths[0]
+	}
+	repo, err := openRepo(c, near)
+	if err != nil {
+		return nil, err
+	}
+	p := &gitCommitPlan{repo: repo, paths: paths}
+	d := gitDiffSpec{opts: []string{"--cached"}}
+	err = repo.withTempIndex(func(env []string) error {
+		o := gitRun{env: env}
+		if len(paths) > 0 {
+			if _, err := repo.run(o, append([]string{"add", "--"}, paths...)...); err != nil {
+				return err
+			}
+		}
+		files, err := repo.diffFiles(o, d)
+		if err != nil {
+			return err
+		}
+		text, cut, err := repo.diffText(o, d, files, gitPreviewMax, true)
+		if err != nil {
+			return err
+		}
+		if cut {
+			text += "\n[diff cut at 4 MiB]\n"
+		}
+		p.files, p.diff = files, text
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(p.files) == 0 {
+		msg := "nothing to commit: no changes are staged"
+		if len(paths) > 0 {
+			msg = "nothing to commit: the named files have no changes and nothing else is staged"
+		}
+		return nil, Errorf(ExecutionError, "%s; name the files to commit in files, or see git_status", msg)
+	}
+	return p, nil
+}
+
+func assessGitCommit(c *Call, raw json.RawMessage) (Assessment, error) {
+	var a gitCommitArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return Assessment{}, Errorf(InvalidParams, "arguments: %v", err)
+	}
+	p, err := planGitCommit(c, a)
+	if err != nil {
+		return Assessment{}, err
+	}
+	pv := &approval.Preview{UnifiedDiff: p.diff}
+	var sensitive []string
+	for _, f := range p.files {
+		abs := filepath.Join(p.repo.top, filepath.FromSlash(f.Path))
+		fp := approval.FilePreview{Path: f.Path, URI: workspace.PathToURI(abs), Operation: workspace.OpModify}
+		switch f.Status {
+		case "added", "copied":
+			fp.Operation = workspace.OpCreate
+		case "deleted":
+			fp.Operation = workspace.OpDelete
+		case "renamed":
+			fp.Operation = workspace.OpRename
+			fp.Path, fp.NewPath = f.OldPath, f.Path
+			fp.URI = workspace.PathToURI(filepath.Join(p.repo.top, filepath.FromSlash(f.OldPath)))
+		}
+		pv.Files = append(pv.Files, fp)
+		if f.Sensitive {
+			sensitive = append(sensitive, f.Path)
+		}
+	}
+	as := Assessment{Preview: pv}
+	if len(sensitive) > 0 {
+		as.Warning = "the commit includes files matching the sensitive patterns: " + strings.Join(sensitive, ", ")
+	}
+	return as, nil
+}
+
+func gitCommit(c *Call, a gitCommitArgs) (*Result, error) {
+	p, err := planGitCommit(c, a)
+	if err != nil {
+		return nil, err
+	}
+	if pv := c.Assessed.Preview; pv != nil && pv.UnifiedDiff != p.diff {
+		return nil, Errorf(StaleFile, "the changes to commit are no longer the ones that were approved (files or the index "+
+			"changed meanwhile); nothing was committed; call git_commit again")
+	}
+	repo := p.repo
+	if len(p.paths) > 0 {
+		if _, err := repo.run(gitRun{}, append([]string{"add", "--"}, p.paths...)...); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := repo.run(gitRun{stdin: strings.NewReader(a.Message)}, "commit", "--quiet", "--file=-"); err != nil {
+		return nil, err
+	}
+	out, err := repo.run(gitRun{}, "log", "-1", "--format=%H%x1f%s", "--end-of-options", "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	hash, subject, _ := strings.Cut(strings.TrimSpace(string(out.stdout)), "\x1f")
+	branch, err := repo.currentBranch()
+	if err != nil {
+		return nil, err
+	}
+	adds, dels := 0, 0
+	for _, f := range p.files {
+		adds += f.Additions
+		dels += f.Deletions
+	}
+	s := map[string]any{"hash": hash, "branch": branch, "subject": subject, "files": p.files, "additions": adds, "deletions": dels}
+	where := branch
+	if where == "" {
+		where = "detached HEAD"
+	}
+	content := fmt.Sprintf("Committed %s on %s: %s\n%d file(s) changed, +%d -%d\n", shortHash(hash), where, subject, len(p.files), adds, dels)
+	return Success(content, s), nil
+}
