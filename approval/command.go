@@ -780,7 +780,7 @@ func (j *judge) command(ws []word, stdin *syntax.Word, depth int) {
 			j.block("%q is denied by shell.deny", strings.Join(p, " "))
 		}
 	}
-	j.builtin(base, ws)
+	j.builtin(base, ws, depth)
 
 	if base == prog.text && (base == "command" || base == "type") && lookupOnly(ws) {
 		return // command -v, type: looks a name up, runs nothing
@@ -1128,7 +1128,7 @@ func globDepth(p string) int {
 
 // builtin applies the built-in rules: catastrophic commands are blocked,
 // dangerous ones ask.
-func (j *judge) builtin(base string, ws []word) {
+func (j *judge) builtin(base string, ws []word, depth int) {
 	args := ws[1:]
 	switch {
 	case base == "rm":
@@ -1201,7 +1201,7 @@ func (j *judge) builtin(base string, ws []word) {
 	case base == "sudo" || base == "doas":
 		j.danger("%s runs the command as root", base)
 	case base == "git":
-		j.git(ws)
+		j.git(ws, depth)
 	}
 }
 
@@ -1299,7 +1299,7 @@ func gitNormal(ws []word) []word {
 }
 
 // git warns on history-destroying git commands.
-func (j *judge) git(ws []word) {
+func (j *judge) git(ws []word, depth int) {
 	for i := 1; i < len(ws); i++ {
 		t := ws[i].text
 		if t == "-c" || strings.HasPrefix(t, "--config-env") || strings.HasPrefix(t, "--exec-path") {
@@ -1351,6 +1351,37 @@ func (j *judge) git(ws []word) {
 		}
 	case "filter-branch", "filter-repo":
 		j.danger("git %s rewrites history", sub)
+	case "rebase":
+		for i, a := range args {
+			v, ok := "", false
+			switch {
+			case a.text == "-x" || a.text == "--exec":
+				if i+1 < len(args) {
+					v, ok = args[i+1].text, args[i+1].static
+				}
+			case strings.HasPrefix(a.text, "--exec="):
+				v, ok = strings.TrimPrefix(a.text, "--exec="), a.static
+			default:
+				continue
+			}
+			j.gitRuns(ws, v, ok, depth)
+		}
+	case "submodule", "bisect":
+		for i, a := range args {
+			if (sub == "submodule" && a.text == "foreach") || (sub == "bisect" && a.text == "run") {
+				var parts []string
+				static := true
+				for _, w := range args[i+1:] {
+					if sub == "submodule" && strings.HasPrefix(w.text, "-") && len(parts) == 0 {
+						continue // --recursive, --quiet
+					}
+					parts = append(parts, w.text)
+					static = static && w.static
+				}
+				j.gitRuns(ws, strings.Join(parts, " "), static, depth)
+				break
+			}
+		}
 	case "checkout", "restore":
 		for _, a := range args {
 			if a.text == "." {
@@ -1362,6 +1393,19 @@ func (j *judge) git(ws []word) {
 			j.warn("git stash %s discards stashed changes", args[0].text)
 		}
 	}
+}
+
+// gitRuns judges a command that git runs (rebase --exec, submodule
+// foreach, bisect run): it is never automatic.
+func (j *judge) gitRuns(ws []word, cmd string, static bool, depth int) {
+	if !static {
+		j.unjudgeable("git runs %s", cmd)
+		return
+	}
+	j.ask(keyOf(ws), "git runs %q", cmd)
+	before := j.parts
+	j.source(cmd, depth+1)
+	j.parts = before
 }
 
 // wrapperSpec describes a program that runs another program.
