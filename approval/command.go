@@ -454,8 +454,12 @@ func texts(ws []word) []string {
 	return out
 }
 
-// keyOf is what "always" remembers of a part: program and first argument.
+// keyOf is what "always" remembers of a part: program and first argument
+// (for git, the subcommand after the global options).
 func keyOf(ws []word) string {
+	if filepath.Base(ws[0].text) == "git" {
+		ws = gitNormal(ws)
+	}
 	k := ws[0].text
 	if len(ws) > 1 {
 		k += " " + ws[1].text

@@ -268,6 +268,7 @@ func TestCommandAlwaysKey(t *testing.T) {
 		{"ls && rm x", "shell:rm x"},
 		{"git status; make test", "shell:git status ; make test"},
 		{"sudo git push", "shell:git push"},
+		{"git -C sub commit -m x", "shell:git commit"},
 		{"ls 'x", "shell:ls 'x"},
 		{"ls /etc", "shell:ls /etc"},
 		{"ls > out.txt", "shell:>out.txt"},
