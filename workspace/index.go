@@ -475,15 +475,10 @@ func (ix *Index) Update(p string) {
 
 func (ix *Index) inRoots(p string) bool { return underAny(ix.ws.Roots(), p) }
 
-// file returns the outline of p, indexing it on demand when the build has
-// not reached it (or it lies outside the roots).
-func (ix *Index) file(p string) (*indexFile, error) {
-	ix.mu.RLock()
-	f, ok := ix.files[p]
-	ix.mu.RUnlock()
-	if ok {
-		return f, nil
-	}
+// Outline returns the symbols of one file, nested. It reads the file again
+// (its overlay or the disk), so the answer is current even when the file
+// changed without a notification, and refreshes the index with it.
+func (ix *Index) Outline(p string) ([]Symbol, error) {
 	if languageOf(filepath.Base(p)) == "" {
 		return nil, fmt.Errorf("%s: no symbol extractor for this kind of file", filepath.Base(p))
 	}
@@ -491,18 +486,9 @@ func (ix *Index) file(p string) (*indexFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	f = extract(p, src)
+	f := extract(p, src)
 	if ix.inRoots(p) {
 		ix.store(p, f)
-	}
-	return f, nil
-}
-
-// Outline returns the symbols of one file, nested.
-func (ix *Index) Outline(p string) ([]Symbol, error) {
-	f, err := ix.file(p)
-	if err != nil {
-		return nil, err
 	}
 	return f.symbols, nil
 }

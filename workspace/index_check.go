@@ -58,23 +58,69 @@ type goChecker struct {
 	units []*goUnit // most recent first
 }
 
+// inWorkspace reports whether dir is inside one of the roots.
+func (g *goChecker) inWorkspace(dir string) bool { return underAny(g.ix.ws.Roots(), dir) }
+
 type goDep struct {
-	pkg  *types.Package
-	err  error
-	busy bool // being checked: an import cycle
+	pkg    *types.Package
+	err    error
+	busy   bool   // being checked: an import cycle
+	stamps stamps // of a workspace package: its directory and files
+}
+
+// stamp tells whether a file changed: its overlay's version, or its size
+// and modification time on disk.
+type stamp struct {
+	open      bool
+	version   int32
+	size, mod int64
+}
+
+// stamps are the stamps of a package's directory and files.
+type stamps map[string]stamp
+
+func (g *goChecker) stampOf(p string) stamp {
+	if d, ok := g.ix.ws.Overlays.Get(p); ok {
+		return stamp{open: true, version: d.Version}
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return stamp{size: -1}
+	}
+	return stamp{size: fi.Size(), mod: fi.ModTime().UnixNano()}
+}
+
+func (g *goChecker) stampsOf(dir string, paths []string) stamps {
+	s := stamps{dir: g.stampOf(dir)}
+	for _, p := range paths {
+		s[p] = g.stampOf(p)
+	}
+	return s
+}
+
+// fresh reports whether nothing stamped changed (a file written to disk
+// behind the editor's back, or a file added to the directory).
+func (g *goChecker) fresh(s stamps) bool {
+	for p, st := range s {
+		if g.stampOf(p) != st {
+			return false
+		}
+	}
+	return true
 }
 
 type goModule struct{ dir, path string }
 
 // goUnit is a fully checked package: its files, types and errors.
 type goUnit struct {
-	key   string
-	dir   string
-	pkg   *types.Package
-	info  *types.Info
-	files []*ast.File
-	names []string // the files' paths, parallel to files
-	diags []Diagnostic
+	key    string
+	dir    string
+	pkg    *types.Package
+	info   *types.Info
+	files  []*ast.File
+	names  []string // the files' paths, parallel to files
+	diags  []Diagnostic
+	stamps stamps
 }
 
 const maxUnits = 4
@@ -106,21 +152,27 @@ func (g *goChecker) invalidate() { g.dirty.Store(true) }
 
 // refresh drops what a change may have made stale. Called with mu held.
 func (g *goChecker) refresh() {
+	if !g.dirty.Load() {
+		// files written behind the editor's back have no notification
+		for _, d := range g.deps {
+			if d.stamps != nil && !g.fresh(d.stamps) {
+				g.dirty.Store(true)
+				break
+			}
+		}
+		for _, u := range g.units {
+			if !g.fresh(u.stamps) {
+				g.dirty.Store(true)
+				break
+			}
+		}
+	}
 	if !g.dirty.Swap(false) {
 		return
 	}
 	g.units = nil
-	roots := g.ix.ws.Roots()
-	inWS := func(dir string) bool {
-		for _, r := range roots {
-			if _, ok := within(r, dir); ok {
-				return true
-			}
-		}
-		return false
-	}
 	for dir := range g.deps {
-		if inWS(dir) {
+		if g.inWorkspace(dir) {
 			delete(g.deps, dir)
 		}
 	}
@@ -353,6 +405,9 @@ func (g *goChecker) dep(ctx context.Context, path, dir string) (*types.Package, 
 	d := &goDep{busy: true}
 	g.deps[dir] = d
 	paths := g.packageFiles(dir, "")
+	if g.inWorkspace(dir) {
+		d.stamps = g.stampsOf(dir, paths)
+	}
 	name := g.mainName(paths)
 	files, _, _ := g.parse(paths, 0, func(n string, _ bool) bool { return n == name }, stripFuncBodies)
 	if len(files) == 0 {
@@ -460,7 +515,7 @@ func (g *goChecker) unitOf(ctx context.Context, dir, variant string, keep bool, 
 	if len(files) == 0 {
 		return nil, fmt.Errorf("no Go files of package %s in %s", name, dir)
 	}
-	u := &goUnit{key: key, dir: dir, files: files, names: names, diags: diags}
+	u := &goUnit{key: key, dir: dir, files: files, names: names, diags: diags, stamps: g.stampsOf(dir, all)}
 	u.info = &types.Info{
 		Defs: map[*ast.Ident]types.Object{}, Uses: map[*ast.Ident]types.Object{},
 		Implicits: map[ast.Node]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{},

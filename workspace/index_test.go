@@ -245,6 +245,22 @@ func TestIndexIncremental(t *testing.T) {
 	if err != nil || len(ds) != 1 || !strings.Contains(ds[0].Message, "Old") {
 		t.Errorf("diagnostics after the change = %+v, %v; want one about Old", ds, err)
 	}
+	// A file written behind the editor's back (no notification) is seen by
+	// the type checker and the outline.
+	ws.Overlays.Close(p)
+	ix.Changed(p)
+	ix.Flush()
+	if ds, _, _ := ix.Diagnostics(ctx, q); len(ds) != 0 {
+		t.Errorf("diagnostics after close = %+v, want none (the disk has Old)", ds)
+	}
+	time.Sleep(10 * time.Millisecond) // a distinct modification time
+	os.WriteFile(p, []byte("package p\n\nfunc Newer() int { return 1 }\n"), 0o644)
+	if ds, _, _ := ix.Diagnostics(ctx, q); len(ds) != 1 {
+		t.Errorf("diagnostics after a silent write = %+v, want one about Old", ds)
+	}
+	if syms, _ := ix.Outline(p); len(syms) != 1 || syms[0].Name != "Newer" {
+		t.Errorf("outline after a silent write = %+v", syms)
+	}
 	// A file removed from disk leaves the index.
 	os.Remove(filepath.Join(root, "notes.md"))
 	ix.Changed(filepath.Join(root, "notes.md"))
