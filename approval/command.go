@@ -52,7 +52,9 @@ func JudgeCommand(cmd string, cfg *workspace.Config, ws *workspace.Workspace) As
 //     relative paths are checked from every folder the command may cd into.
 //     A path outside the workspace that is only read makes the call ask.
 //   - AlwaysKey: "shell:" and the program and first argument of each part
-//     that was not allowed, so that "always" never covers the whole tool.
+//     that was not allowed (and each outside path, written "outside:PATH",
+//     and each file written, ">PATH"), so that "always" never covers the
+//     whole tool nor more than what was asked.
 //
 // cfg may be nil (ws's configuration, or the default, is used) and ws may be
 // nil (paths are then not checked).
@@ -658,7 +660,7 @@ func (j *judge) redirect(r *syntax.Redirect) {
 		if write {
 			j.ask(">"+w.text, "redirects output to %s, which cannot be known before it runs", w.text)
 		} else {
-			j.ask("", "reads from %s, which cannot be known before it runs", w.text)
+			j.ask("<"+w.text, "reads from %s, which cannot be known before it runs", w.text)
 		}
 		return
 	}
@@ -1019,7 +1021,7 @@ func (j *judge) path(w word, write bool) {
 		if write {
 			j.danger("writes to %s, outside the workspace", w.text)
 		} else {
-			j.ask("", "names %s, outside the workspace", w.text)
+			j.ask("outside:"+w.text, "names %s, outside the workspace", w.text)
 		}
 		return
 	}
@@ -1035,7 +1037,7 @@ func (j *judge) path(w word, write bool) {
 		case !inside || !w.glob:
 			// A pattern outside already asks: it is not expanded.
 		case globDepth(p) > 3:
-			j.ask("", "the pattern %s is too broad to check the paths it names", w.text)
+			j.ask("pattern:"+w.text, "the pattern %s is too broad to check the paths it names", w.text)
 		default:
 			matched, _ := filepath.Glob(p)
 			hidden := strings.HasPrefix(filepath.Base(p), ".")
@@ -1114,7 +1116,7 @@ func (j *judge) resolve(arg, abs string, write bool) bool {
 		j.danger("writes to %s, outside the workspace", arg)
 		return false
 	}
-	j.ask("", "names %s, outside the workspace", arg)
+	j.ask("outside:"+arg, "names %s, outside the workspace", arg)
 	return false
 }
 

@@ -270,7 +270,8 @@ func TestCommandAlwaysKey(t *testing.T) {
 		{"sudo git push", "shell:git push"},
 		{"git -C sub commit -m x", "shell:git commit"},
 		{"ls 'x", "shell:ls 'x"},
-		{"ls /etc", "shell:ls /etc"},
+		{"ls /etc", "shell:outside:/etc"},
+		{"git -C /etc commit", "shell:git commit ; outside:/etc"},
 		{"ls > out.txt", "shell:>out.txt"},
 	}
 	for _, tt := range tests {

@@ -92,6 +92,7 @@ func envAssess(as *approval.Assessment, env map[string]string) {
 			continue
 		}
 		as.AutoByConfig = false
+		as.AlwaysKey += " ; env:" + k
 		if as.Warning != "" {
 			w = as.Warning + "; " + w
 		}
