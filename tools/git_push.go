@@ -143,7 +143,7 @@ func gitPush(c *Call, a gitPushArgs) (*Result, error) {
 	}
 	ref := "refs/heads/" + branch
 	args = append(args, "--end-of-options", remote, ref+":"+ref)
-	out, err := repo.run(gitRun{okExit: []int{1}}, args...)
+	out, err := repo.run(gitRun{okExit: []int{1, 128}}, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,148 @@
+package tools
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/workspace"
+)
+
+func TestGitCommit(t *testing.T) {
+	g := newGitRig(t, true)
+	g.commit("first", map[string]string{"a.txt": "a\n", "b.txt": "b\n", "gone.txt": "g\n"})
+	g.write("a.txt", "a staged\n")
+	g.git("add", "a.txt")
+	g.write("b.txt", "b not committed\n")
+	g.write("new.txt", "brand new\n")
+	if err := os.Remove(filepath.Join(g.root, "gone.txt")); err != nil {
+		t.Fatal(err)
+	}
+	before := g.git("status", "--porcelain")
+	objects := countObjects(t, g.root)
+
+	// Rejected: the question showed the diff to commit, nothing changed.
+	g.answer = func(approval.Request) approval.Response {
+		return approval.Response{Decision: approval.Reject, Message: "not yet"}
+	}
+	res := g.call("git_commit", map[string]any{"message": "second", "files": []string{"new.txt", "gone.txt"}})
+	if res.Status != StatusRejected {
+		t.Fatalf("%s %s", res.Status, res.Content)
+	}
+	q := g.questions()
+	if len(q) != 1 || q[0].Preview == nil || q[0].Risk != approval.RiskWrite {
+		t.Fatalf("questions %+v", q)
+	}
+	diff := q[0].Preview.UnifiedDiff
+	for _, want := range []string{"+a staged", "+brand new", "deleted file mode", "-g"} {
+		if !strings.Contains(diff, want) {
+			t.Errorf("preview lacks %q:\n%s", want, diff)
+		}
+	}
+	if strings.Contains(diff, "b not committed") {
+		t.Errorf("preview has the unstaged b.txt:\n%s", diff)
+	}
+	ops := map[string]string{}
+	for _, f := range q[0].Preview.Files {
+		ops[f.Path] = f.Operation
+	}
+	if ops["a.txt"] != workspace.OpModify || ops["new.txt"] != workspace.OpCreate || ops["gone.txt"] != workspace.OpDelete || len(ops) != 3 {
+		t.Errorf("preview files %v", ops)
+	}
+	if after := g.git("status", "--porcelain"); after != before {
+		t.Errorf("assessing changed the index:\n%s\nwas\n%s", after, before)
+	}
+	if n := countObjects(t, g.root); n != objects {
+		t.Errorf("assessing wrote objects: %d, was %d", n, objects)
+	}
+
+	// Approved.
+	g.answer = nil
+	res = g.call("git_commit", map[string]any{"message": "second\n\nwith a body", "files": []string{"new.txt", "gone.txt"}})
+	wantSuccess(t, res)
+	var s struct {
+		Hash, Branch, Subject string
+		Files                 []gitDiffFile
+	}
+	decode(t, res, &s)
+	if s.Branch != "main" || s.Subject != "second" || len(s.Files) != 3 {
+		t.Errorf("result %+v", s)
+	}
+	if head := strings.TrimSpace(g.git("rev-parse", "HEAD")); head != s.Hash {
+		t.Errorf("hash %s, HEAD %s", s.Hash, head)
+	}
+	if msg := g.git("log", "-1", "--format=%B"); msg != "second\n\nwith a body\n\n" {
+		t.Errorf("message %q", msg)
+	}
+	if names := g.git("show", "--name-only", "--format=", "HEAD"); names != "a.txt\ngone.txt\nnew.txt\n" {
+		t.Errorf("committed %q", names)
+	}
+	if st := g.git("status", "--porcelain"); st != " M b.txt\n" {
+		t.Errorf("status after commit %q", st)
+	}
+}
+
+func TestGitCommitRefusals(t *testing.T) {
+	g := newGitRig(t, true)
+	g.commit("first", map[string]string{"a.txt": "a\n", ".env": "X=1\n"})
+	tests := []struct {
+		name string
+		args map[string]any
+		code Code
+		msg  string
+	}{
+		{"nothing staged", map[string]any{"message": "m"}, ExecutionError, "nothing to commit"},
+		{"unchanged file", map[string]any{"message": "m", "files": []string{"a.txt"}}, ExecutionError, "nothing to commit"},
+		{"missing file", map[string]any{"message": "m", "files": []string{"nope.txt"}}, ExecutionError, "did not match"},
+		{"sensitive", map[string]any{"message": "m", "files": []string{".env"}}, SensitivePath, "sensitive"},
+		{"outside", map[string]any{"message": "m", "files": []string{"../x"}}, InvalidPath, "escapes"},
+		{"blank message", map[string]any{"message": "  \n"}, InvalidParams, "message is empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := g.call("git_commit", tt.args)
+			wantError(t, res, tt.code)
+			if !strings.Contains(res.Error.Message, tt.msg) {
+				t.Errorf("message %q", res.Error.Message)
+			}
+		})
+	}
+	if q := g.questions(); len(q) != 0 {
+		t.Errorf("refused commits asked %d times", len(q))
+	}
+}
+
+// TestGitCommitStale changes the file while the person looks at the diff:
+// what was not approved is not committed.
+func TestGitCommitStale(t *testing.T) {
+	g := newGitRig(t, true)
+	g.commit("first", map[string]string{"a.txt": "a\n"})
+	g.write("a.txt", "approved\n")
+	g.answer = func(approval.Request) approval.Response {
+		g.write("a.txt", "sneaked in\n")
+		return approval.Response{Decision: approval.Approve}
+	}
+	res := g.call("git_commit", map[string]any{"message": "m", "files": []string{"a.txt"}})
+	wantError(t, res, StaleFile)
+	if n := strings.TrimSpace(g.git("rev-list", "--count", "HEAD")); n != "1" {
+		t.Errorf("%s commits", n)
+	}
+}
+
+// countObjects counts the loose objects of a repository.
+func countObjects(t *testing.T, root string) int {
+	t.Helper()
+	n := 0
+	err := filepath.Walk(filepath.Join(root, ".git", "objects"), func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			n++
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
