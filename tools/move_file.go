@@ -60,6 +60,9 @@ func planMove(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
 			return nil, err
 		}
 	}
+	if err := linksStayInside(c, from, to); err != nil {
+		return nil, err
+	}
 	ch := workspace.FileChange{Op: workspace.OpRename, Path: from, NewPath: to, Dir: fi.IsDir()}
 	ti, err := os.Lstat(to)
 	switch {
@@ -86,4 +89,30 @@ func planMove(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
 		ch.Overwrite = true
 	}
 	return &workspace.Plan{Changes: []workspace.FileChange{ch}}, nil
+}
+
+// linksStayInside refuses a move that would make a symlink lead out of the
+// workspace: a relative link (from itself, or any link below a moved
+// directory) points elsewhere once moved.
+func linksStayInside(c *Call, from, to string) error {
+	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.Type()&fs.ModeSymlink == 0 {
+			return nil
+		}
+		target, err := os.Readlink(p)
+		if err != nil || filepath.IsAbs(target) {
+			return nil // an absolute target is where it was, and Resolve checked from
+		}
+		rel, err := filepath.Rel(from, p)
+		if err != nil {
+			return nil
+		}
+		moved := filepath.Join(to, rel)
+		dest := filepath.Join(filepath.Dir(moved), target)
+		if _, err := c.Workspace.Resolve(dest); err != nil {
+			return Errorf(InvalidPath, "moving %s would make the symlink %s point to %s, outside the workspace (or to a sensitive path)",
+				c.Workspace.Rel(from), c.Workspace.Rel(moved), dest)
+		}
+		return nil
+	})
 }

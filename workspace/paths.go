@@ -62,6 +62,10 @@ func (w *Workspace) Resolve(arg string) (string, error) {
 			return "", invalid(arg, "%v", err)
 		}
 		p = fp
+		// %00 decodes to a NUL byte.
+		if strings.IndexByte(p, 0) >= 0 {
+			return "", invalid(arg, "path contains a NUL byte")
+		}
 	}
 	if strings.HasPrefix(p, "~") {
 		return "", invalid(arg, "~ is not expanded; give a path relative to the workspace root")
