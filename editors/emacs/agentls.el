@@ -2,7 +2,7 @@
 
 ;; Author: the agentls authors
 ;; Version: 0.1.0
-;; Package-Requires: ((emacs "29.1") (eglot "1.14") (jsonrpc "1.0.16"))
+;; Package-Requires: ((emacs "29.1") (eglot "1.12") (jsonrpc "1.0.16"))
 ;; Keywords: tools, languages, convenience
 ;; URL: https://github.com/agentls/agentls
 
@@ -249,9 +249,11 @@ install agentls or set `agentls-server-program'"
     (setf (eglot--project server) (or (project-current nil root)
                                       (cons 'transient root))
           (eglot--project-nickname server) (agentls--nickname root)
-          (eglot--languages server) nil
           (eglot--inhibit-autoreconnect server) t
           (eglot--saved-initargs server) nil)
+    ;; eglot >= 1.15 (Emacs 30): `languages'; before: `major-modes'.
+    (dolist (slot '(languages major-modes language-id))
+      (when (slot-exists-p server slot) (setf (slot-value server slot) nil)))
     (let ((result
            (condition-case err
                (jsonrpc-request
