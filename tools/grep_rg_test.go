@@ -205,3 +205,33 @@ func diff(t *testing.T, gotName string, got map[string]bool, wantName string, wa
 		t.Errorf("%d in %s but not in %s, e.g. %q", len(extra), gotName, wantName, extra[:min(10, len(extra))])
 	}
 }
+
+// TestGrepMultilineMatchesRipgrep compares the lines multiline matches
+// print (every line a match spans) with rg -U.
+func TestGrepMultilineMatchesRipgrep(t *testing.T) {
+	src := goSrc(t)
+	ws := rgWorkspace(t, src)
+	for _, q := range []struct{ pattern, rg string }{
+		{`func main\(\) \{\n\s+os\.Exit`, `func main\(\) \{\n\s+os\.Exit`},
+		{`if err != nil \{\n\s+return err\n\s+\}`, `if err != nil \{\n\s+return err\n\s+\}`},
+		{`Deadline\(\)\s*\n`, `Deadline\(\)\s*\n`},
+	} {
+		raw, _ := json.Marshal(map[string]any{"pattern": q.pattern, "multiline": true, "max_results": 100000})
+		res := RunTool(context.Background(), ws, "grep", raw)
+		if res.Status != StatusSuccess {
+			t.Fatalf("grep %s: %s", raw, res.Content)
+		}
+		got := map[string]bool{}
+		for _, line := range strings.Split(res.Content, "\n") {
+			if path, rest, ok := strings.Cut(line, ":"); ok {
+				n, _, _ := strings.Cut(rest, ":")
+				got[path+":"+n] = true
+			}
+		}
+		want := rgLines(t, src, "-U", q.rg)
+		if len(want) == 0 {
+			t.Fatalf("rg -U %s found nothing", q.rg)
+		}
+		diff(t, "agentls multiline", got, "rg -U", want)
+	}
+}
