@@ -795,6 +795,9 @@ func (j *judge) command(ws []word, stdin *syntax.Word, depth int) {
 		j.wrapper(base, spec, ws, stdin, depth)
 		return
 	}
+	if opaqueWrappers[base] {
+		j.opaque(ws, depth)
+	}
 	switch {
 	case shells[base]:
 		if j.shell(ws, stdin, depth) {
@@ -1397,6 +1400,36 @@ func (j *judge) git(ws []word, depth int) {
 	case "stash":
 		if len(args) > 0 && (args[0].text == "clear" || args[0].text == "drop") {
 			j.warn("git stash %s discards stashed changes", args[0].text)
+		}
+	}
+}
+
+// opaqueWrappers run a program given on their command line after options
+// this judge does not parse.
+var opaqueWrappers = set("strace", "ltrace", "valgrind", "gdb", "perf", "chroot", "flock", "unshare", "nsenter",
+	"firejail", "bwrap", "systemd-run", "taskset", "chrt", "numactl", "cpulimit", "prlimit", "runuser", "sg",
+	"torsocks", "proxychains", "proxychains4", "parallel", "entr", "caffeinate", "catchsegv", "faketime", "fakeroot",
+	"script", "tsp", "ts", "daemonize", "start-stop-daemon", "dbus-run-session", "xvfb-run", "with-contenv")
+
+// opaque judges what an opaque wrapper may run: every tail of its words
+// that starts with a non-option is judged as a command of its own, and only
+// what blocks or is dangerous there counts (the wrapper itself asks unless
+// it is allowed).
+func (j *judge) opaque(ws []word, depth int) {
+	if depth >= maxDepth {
+		return
+	}
+	for i := 1; i < min(len(ws), 32); i++ {
+		if strings.HasPrefix(ws[i].text, "-") {
+			continue
+		}
+		sub := &judge{ws: j.ws, dir: j.dir, cdDirs: j.cdDirs, allow: j.allow, deny: j.deny, keys: map[string]bool{}}
+		sub.command(ws[i:], nil, depth+1)
+		if sub.blocked != "" {
+			j.block("%s", sub.blocked)
+		}
+		if sub.dangerous {
+			j.danger("%s", strings.Join(sub.warnings, "; "))
 		}
 	}
 }
