@@ -1419,9 +1419,13 @@ JSON object.  Invalid arguments are reported per JSON pointer."
                                    (format " [approval: %s]" ap) "")))))))
           (tool (completing-read "agentls tool: " names nil t nil 'agentls--run-tool-history))
           (def (cl-find tool defs :key (lambda (d) (plist-get d :name)) :test #'equal)))
-     (list tool (read-from-minibuffer (format "Arguments for %s (JSON): " tool)
-                                      (agentls--arguments-template def)
-                                      nil nil 'agentls--arguments-history))))
+     (list tool (let* ((template (agentls--arguments-template def))
+                       ;; Point inside the first "" (or at the end).
+                       (pos (let ((i (string-search "\"\"" template)))
+                              (if i (+ i 2) (1+ (length template))))))
+                  (read-from-minibuffer (format "Arguments for %s (JSON): " tool)
+                                        (cons template pos)
+                                        nil nil 'agentls--arguments-history)))))
   (let* ((args (agentls--parse-arguments arguments))
          (token (format "agentls-el-%d" (cl-incf agentls--progress-counter))))
     (agentls-call-async
