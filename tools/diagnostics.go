@@ -6,11 +6,13 @@ import (
 	"strings"
 )
 
-// Diagnostics is diagnostics: parse and type errors of Go code.
+// Diagnostics is diagnostics: parse and type errors of Go code, and some
+// vet warnings.
 var Diagnostics = &Tool{
 	Name:  "diagnostics",
 	Title: "Diagnostics",
-	Description: "Reports the syntax and type errors of Go code, as the compiler would, reading the editor's unsaved buffers: " +
+	Description: "Reports the syntax and type errors of Go code, as the compiler would, and a few go vet warnings (printf arguments, " +
+		"Println with formatting directives, self-assignment), reading the editor's unsaved buffers: " +
 		"for a file, the problems of that file (its whole package is type-checked); for a directory (default: the workspace root), " +
 		"the problems of every Go package below it (at most 40 packages; partial says when there were more). " +
 		"Returns diagnostics [{path, line, column, severity, message, source}] with 1-based positions. " +

@@ -539,6 +539,9 @@ func (g *goChecker) unitOf(ctx context.Context, dir, variant string, keep bool, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if word == "" {
+		u.diags = append(u.diags, vet(g.fset, u)...)
+	}
 	sortDiagnostics(u.diags)
 	if keep {
 		g.units = append([]*goUnit{u}, g.units...)
