@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import {
   ApplyWorkspaceEditParams, ApplyWorkspaceEditResult, LanguageClient, LanguageClientOptions, ServerOptions,
-  State, StaticFeature, TransportKind, WorkDoneProgress, FeatureState,
+  State, StaticFeature, WorkDoneProgress, FeatureState,
 } from 'vscode-languageclient/node';
 import {
   AgentlsApi, AgentlsClientCapabilities, ApprovalQueue, ApprovalRequest, ApprovalResponse, CallOptions,
@@ -156,7 +156,8 @@ class Extension implements vscode.Disposable {
       return undefined;
     }
     const args = ['serve', ...this.settings().get<string[]>('server.args', [])];
-    const serverOptions: ServerOptions = { command, args, transport: TransportKind.stdio };
+    // No transport: stdio without the --stdio flag TransportKind.stdio would add.
+    const serverOptions: ServerOptions = { command, args, options: { cwd: base } };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }],
       initializationOptions: {
@@ -245,7 +246,9 @@ class Extension implements vscode.Disposable {
   }
 
   private toolEvent(e: ToolEvent): void {
-    this.output.appendLine(formatEvent(e));
+    // Progress events repeat what $/progress on the call's token already
+    // printed (every call of this session has one).
+    if (e.kind !== 'progress') { this.output.appendLine(formatEvent(e)); }
     if (e.kind === 'result') {
       // The server is done with the call: an approval still shown is moot.
       this.queue.drop(e.callId);
@@ -268,10 +271,8 @@ class Extension implements vscode.Disposable {
     if (proposal && proposal.files.length > 0) {
       this.proposals.set(key, proposal);
       void this.openDiff(proposal);
-      if (req.warning) { void vscode.window.showWarningMessage(`agentls: ${req.tool}: ${req.warning}`); }
-    } else {
-      void this.notify(key, req);
     }
+    void this.notify(key, req, proposal);
     const r = await answer;
     await this.closeDiff(key);
     this.proposals.delete(key);
@@ -348,24 +349,39 @@ class Extension implements vscode.Disposable {
     return lenses;
   }
 
-  private async notify(key: string, req: ApprovalRequest): Promise<void> {
-    const lines = [`Tool: ${req.tool}`, `Risk: ${req.risk || 'none'}`];
+  /**
+   * The notification of a request, with its buttons. For an edit it goes
+   * with the diff view (whose title bar has the same actions); for a
+   * command it is the whole question. Dangerous calls ask in a modal
+   * dialog. A dismissed notification leaves the request pending: the
+   * status bar item brings it back.
+   */
+  private async notify(key: string, req: ApprovalRequest, proposal?: Proposal): Promise<void> {
     const target = requestTarget(req);
-    if (target) { lines.push(`Target: ${target}`); }
-    if (req.reason) { lines.push(`Reason: ${req.reason}`); }
-    if (req.warning) { lines.push(`WARNING: ${req.warning}`); }
-    const args = JSON.stringify(req.arguments ?? {});
-    lines.push(`Arguments: ${args.length > 300 ? args.slice(0, 297) + '...' : args}`);
+    let message: string;
+    if (proposal && proposal.files.length > 0) {
+      const stat = diffStat(proposal.unifiedDiff);
+      const what = proposal.files.length === 1 ? `${proposal.files[0].operation} ${proposal.files[0].path}` : `change ${proposal.files.length} files`;
+      message = `agentls: ${req.tool} wants to ${what}${proposal.unifiedDiff ? ` (+${stat.added} −${stat.removed})` : ''}. Review the diff.`;
+    } else if (typeof req.arguments?.command === 'string') {
+      message = `agentls: ${req.tool} wants to run \`${target}\` (risk: ${req.risk || 'none'}).`;
+    } else {
+      const args = JSON.stringify(req.arguments ?? {});
+      message = `agentls: ${req.tool} wants to run${target ? ' on ' + target : ''} (risk: ${req.risk || 'none'}) with ${args.length > 200 ? args.slice(0, 197) + '...' : args}.`;
+    }
+    if (req.reason) { message += ` Reason: ${req.reason}`; }
+    if (req.warning) { message += ` WARNING: ${req.warning}`; }
     const modal = req.risk === 'dangerous';
-    const message = `agentls: ${req.tool} wants to run${target ? ': ' + target : ''}`;
-    const detail = lines.join('\n');
-    const choice = await vscode.window.showWarningMessage(modal ? message : `${message} — ${lines.slice(1).join(' · ')}`,
-      { modal, detail: modal ? detail : undefined }, 'Approve', 'Reject…', `Always allow ${req.tool}`);
+    const detail = modal ? `Arguments: ${JSON.stringify(req.arguments ?? {}, null, 1)}` : undefined;
+    const always = `Always allow ${req.tool}`;
+    const buttons = ['Approve', 'Reject…', always];
+    const choice = modal || req.warning
+      ? await vscode.window.showWarningMessage(message, { modal, detail }, ...buttons)
+      : await vscode.window.showInformationMessage(message, { modal, detail }, ...buttons);
     if (!this.queue.get(key)) { return; }
     if (choice === 'Approve') { await this.decide(key, 'approve'); }
     else if (choice === 'Reject…') { await this.decide(key, 'reject'); }
-    else if (choice?.startsWith('Always')) { await this.decide(key, 'always'); }
-    // Dismissed: the request stays pending; the status bar item reopens it.
+    else if (choice === always) { await this.decide(key, 'always'); }
   }
 
   /** The key of the approval the active diff shows, when the command came from its title bar. */
@@ -417,7 +433,9 @@ class Extension implements vscode.Disposable {
     const pick = await vscode.window.showQuickPick(items, { title: 'Calls waiting for your approval', placeHolder: 'Pick one to review' });
     if (!pick) { return; }
     const prop = this.proposals.get(pick.key);
-    if (prop) { await this.openDiff(prop); } else { const p = this.queue.get(pick.key); if (p) { await this.notify(pick.key, p.request); } }
+    if (prop) { await this.openDiff(prop); }
+    const p = this.queue.get(pick.key);
+    if (p) { await this.notify(pick.key, p.request, prop); }
   }
 
   // ---- applying edits ----

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# End-to-end suite of the VS Code extension in real VS Code: code-server
+# (VS Code for the web, from npm) with the packaged extension installed,
+# driven in headless Debian Chromium by playwright-core (issue 7).
+#
+# Installs what is missing (cached; nothing is reinstalled when present):
+#   apt: libkrb5-dev libxkbfile-dev libsecret-1-dev pkg-config ripgrep chromium
+#   code-server@4.100.3 into $AGENTLS_CACHE/code-server (default .cache/ of the repo),
+#   its @vscode/ripgrep download seeded from Debian's ripgrep (GitHub is unreachable)
+#   editors/vscode's npm packages (npm ci), which include playwright-core
+# Builds agentls and the .vsix, starts code-server on a free loopback port with a
+# fresh user-data and extensions folder and --auth none, runs the suite, and
+# stops every process it started.
+#
+# Screenshots: $AGENTLS_E2E_SHOTS (default test-results/vscode/ of the repo).
+# Prints "N passed, M failed" last; exits non-zero on failure (also when the
+# dependencies cannot be installed).
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+ext="$repo/editors/vscode"
+cache="${AGENTLS_CACHE:-$repo/.cache}"
+shots="${AGENTLS_E2E_SHOTS:-$repo/test-results/vscode}"
+cs_version=4.100.3
+rg_version=1.15.11
+export npm_config_loglevel=error npm_config_fund=false npm_config_audit=false
+
+work=$(mktemp -d /tmp/agentls-vscode-e2e.XXXXXX)
+cs_pgid=""
+test_pid=""
+cleanup() {
+  [ -n "$test_pid" ] && kill "$test_pid" 2>/dev/null
+  if [ -n "$cs_pgid" ]; then
+    # code-server runs in its own session: its process group holds the
+    # extension host and the agentls server it spawned.
+    kill -TERM -- "-$cs_pgid" 2>/dev/null
+    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 -- "-$cs_pgid" 2>/dev/null || break; sleep 0.3; done
+    kill -KILL -- "-$cs_pgid" 2>/dev/null
+  fi
+  if [ -z "${AGENTLS_E2E_KEEP:-}" ]; then rm -rf "$work"; else echo "kept $work"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+fail() { echo "vscode-e2e: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
+step() { echo "== $* ($(date +%T))"; }
+
+# ---- dependencies ----
+step "system packages"
+missing=()
+for p in libkrb5-dev libxkbfile-dev libsecret-1-dev pkg-config ripgrep chromium; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing ${missing[*]}"
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"; } >"$work/apt.log" 2>&1 \
+    || { tail -20 "$work/apt.log"; fail "cannot install ${missing[*]} with apt-get: the end-to-end suite needs them"; }
+fi
+[ -x /usr/bin/chromium ] || fail "/usr/bin/chromium is missing"
+
+cs_dir="$cache/code-server"
+cs_bin="$cs_dir/node_modules/.bin/code-server"
+if ! { [ -x "$cs_bin" ] && "$cs_bin" --version 2>/dev/null | grep -q "^$cs_version " \
+       && [ -d "$cs_dir/node_modules/code-server/lib/vscode/node_modules/@vscode/ripgrep/bin" ]; }; then
+  step "code-server $cs_version (first run only: a few minutes)"
+  # @vscode/ripgrep's post-install downloads ripgrep from GitHub: seed its cache.
+  rg_cache="$(node -p "require('os').tmpdir()")/vscode-ripgrep-cache-$rg_version"
+  rg_tar="$rg_cache/ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz"
+  if [ ! -s "$rg_tar" ]; then
+    mkdir -p "$rg_cache" "$work/rg" && cp "$(command -v rg)" "$work/rg/rg" && tar -C "$work/rg" -czf "$rg_tar" rg \
+      || fail "cannot seed the ripgrep cache"
+  fi
+  mkdir -p "$cs_dir"
+  [ -f "$cs_dir/package.json" ] || echo '{"name":"agentls-code-server-cache","private":true}' >"$cs_dir/package.json"
+  # npm >= 11 blocks dependency install scripts unless allowed; code-server's
+  # post-install builds VS Code's native modules, and refuses to run as root
+  # without unsafe-perm.
+  (cd "$cs_dir" && npm_config_unsafe_perm=true npm_config_dangerously_allow_all_scripts=true npm_config_yes=true \
+     npm install "code-server@$cs_version") >"$work/code-server-install.log" 2>&1 \
+    || { tail -30 "$work/code-server-install.log"; fail "cannot install code-server $cs_version"; }
+  "$cs_bin" --version >/dev/null 2>&1 || fail "code-server does not run after install"
+fi
+
+step "extension npm packages"
+cd "$ext" || fail "no $ext"
+stamp=node_modules/.agentls-lock-stamp
+if [ ! -f "$stamp" ] || ! cmp -s package-lock.json "$stamp"; then
+  npm ci >"$work/npm.log" 2>&1 || { tail -30 "$work/npm.log"; fail "npm ci failed"; }
+  cp package-lock.json "$stamp"
+fi
+
+# ---- build ----
+step "build agentls, the extension and the test driver"
+mkdir -p "$work/bin"
+if [ -n "${AGENTLS_BIN:-}" ]; then cp "$AGENTLS_BIN" "$work/bin/agentls"; else
+  (cd "$repo" && go build -o "$work/bin/agentls" ./cmd/agentls) || fail "go build failed"
+fi
+npm run --silent compile || fail "compile failed"
+npx --no-install vsce package --no-dependencies --skip-license -o "$work/agentls.vsix" >"$work/vsce.log" 2>&1 \
+  || { cat "$work/vsce.log"; fail "vsce package failed"; }
+(cd e2e/test-extension && ../../node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository \
+   -o "$work/e2e-driver.vsix") >>"$work/vsce.log" 2>&1 || { cat "$work/vsce.log"; fail "packaging the e2e driver failed"; }
+
+# ---- code-server ----
+step "code-server with the packaged extension"
+ud="$work/user-data" exts="$work/extensions" ws="$work/workspace" io="$work/io"
+mkdir -p "$ud/User" "$exts" "$ws" "$io" "$shots"
+rm -f "$shots"/*.png
+cat >"$ud/User/settings.json" <<EOF
+{
+  "agentls.server.path": "$work/bin/agentls",
+  "agentls.server.args": ["--log", "$work/agentls.log", "--log-level", "debug"],
+  "workbench.startupEditor": "none",
+  "security.workspace.trust.enabled": false,
+  "telemetry.telemetryLevel": "off",
+  "workbench.tips.enabled": false,
+  "workbench.enableExperiments": false,
+  "extensions.autoCheckUpdates": false,
+  "extensions.autoUpdate": false,
+  "extensions.ignoreRecommendations": true,
+  "update.mode": "none",
+  "window.restoreWindows": "none",
+  "files.hotExit": "off",
+  "files.autoSave": "off",
+  "git.enabled": false,
+  "editor.minimap.enabled": false,
+  "workbench.colorTheme": "Default Light Modern"
+}
+EOF
+"$cs_bin" --config "$work/code-server.yaml" --user-data-dir "$ud" --extensions-dir "$exts" \
+  --install-extension "$work/agentls.vsix" --install-extension "$work/e2e-driver.vsix" >"$work/install-ext.log" 2>&1 \
+  || { cat "$work/install-ext.log"; fail "installing the extension into code-server failed"; }
+grep -q "agentls.agentls-0" <(ls "$exts") || { cat "$work/install-ext.log"; fail "the extension is not in $exts"; }
+
+port=$(node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
+# setsid: code-server and everything it starts form one process group we can stop.
+AGENTLS_E2E_DIR="$io" setsid "$cs_bin" --config "$work/code-server.yaml" --auth none --bind-addr "127.0.0.1:$port" \
+  --disable-telemetry --disable-update-check --disable-workspace-trust \
+  --user-data-dir "$ud" --extensions-dir "$exts" "$ws" >"$work/code-server.log" 2>&1 &
+cs_pgid=$!
+for _ in $(seq 1 100); do
+  curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break
+  kill -0 "$cs_pgid" 2>/dev/null || { cat "$work/code-server.log"; fail "code-server exited"; }
+  sleep 0.2
+done
+curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" || { cat "$work/code-server.log"; fail "code-server did not start on port $port"; }
+echo "code-server on http://127.0.0.1:$port (pid $cs_pgid)"
+
+# ---- the suite ----
+step "playwright suite"
+export CODE_SERVER_URL="http://127.0.0.1:$port" E2E_WORKSPACE="$ws" E2E_IO="$io" E2E_SHOTS="$shots" \
+  E2E_USER_SETTINGS="$ud/User/settings.json" E2E_USER_DATA="$ud" AGENTLS_E2E_BIN="$work/bin/agentls"
+node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
+  --test-reporter=tap --test-reporter-destination="$work/tap.txt" e2e/ &
+test_pid=$!
+wait "$test_pid"
+rc=$?
+test_pid=""
+pass=$(sed -n 's/^# pass //p' "$work/tap.txt" | tail -1)
+failn=$(sed -n 's/^# fail //p' "$work/tap.txt" | tail -1)
+skip=$(sed -n 's/^# skipped //p' "$work/tap.txt" | tail -1)
+: "${pass:=0}" "${failn:=0}" "${skip:=0}"
+if [ "$rc" -ne 0 ] && [ "$failn" -eq 0 ]; then failn=1; fi
+if [ "$failn" -ne 0 ]; then
+  echo "---- code-server log (tail)"; tail -20 "$work/code-server.log"
+  echo "---- agentls log (tail)"; tail -30 "$work/agentls.log" 2>/dev/null
+  find "$ud/logs" -name '*Agent Tools*.log' -exec sh -c 'echo "---- $1"; tail -40 "$1"' _ {} \;
+fi
+echo "screenshots: $shots"
+ls "$shots"
+[ "$skip" -gt 0 ] && echo "!!! $skip test(s) SKIPPED (see the SKIPPED lines above)"
+echo "$pass passed, $failn failed"
+[ "$failn" -eq 0 ]
