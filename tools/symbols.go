@@ -3,6 +3,8 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentls/agentls/workspace"
@@ -17,10 +19,11 @@ var Symbols = &Tool{
 		"methods as children, constants, variables; classes and members in Python, JavaScript/TypeScript, Rust, Java, C/C++; shell " +
 		"functions; Markdown headings). With query: a fuzzy search of the declarations of the whole workspace by name, best first " +
 		"(exact, then prefix, substring, subsequence); qualify it to narrow: \"bufio.NewReader\", \"Reader.Read\". " +
+		"A directory path lists the top-level symbols of its files (a package at a glance). " +
 		"Each symbol has name, kind, path, line, column (1-based), container, end_line and a short detail (signature).",
 	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
-		"path":{"type":"string","description":"file whose outline to list, relative to the workspace root"},
+		"path":{"type":"string","description":"file whose outline to list (or a directory: its files' top-level symbols), relative to the workspace root"},
 		"query":{"type":"string","minLength":1,"description":"name to search for in the whole workspace (fuzzy)"},
 		"limit":{"type":"integer","minimum":1,"maximum":5000,"description":"most symbols to return (default 100 for a query, all for an outline)"}}}`),
 	OutputSchema: json.RawMessage(`{"type":"object","required":["symbols","partial"],"properties":{
@@ -54,6 +57,9 @@ func symbols(c *Call, a symbolsArgs) (*Result, error) {
 		return nil, err
 	}
 	rel := c.Workspace.Rel(path)
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return directorySymbols(c, path, a.Limit)
+	}
 	if workspace.Language(path) == "" {
 		return nil, Errorf(InvalidParams, "%s: no outline for this kind of file (Go, Python, JavaScript/TypeScript, Rust, Java, C/C++, shell and Markdown have one)", rel)
 	}
@@ -115,6 +121,54 @@ func searchSymbols(c *Call, a symbolsArgs) (*Result, error) {
 		b.WriteString("(partial: the index is still being built)\n")
 	}
 	return Success(b.String(), map[string]any{"symbols": syms, "partial": partial, "truncated": truncated}), nil
+}
+
+// directorySymbols lists the top-level symbols of the files directly in a
+// directory (a Go package, a Python package, …), without children.
+func directorySymbols(c *Call, dir string, limit int) (*Result, error) {
+	if limit == 0 {
+		limit = 500
+	}
+	ix := c.builtIndex()
+	var syms []workspace.Symbol
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fileError(c.Workspace.Rel(dir), err)
+	}
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if e.IsDir() || workspace.Language(p) == "" {
+			continue
+		}
+		out, err := ix.Outline(p)
+		if err != nil {
+			continue
+		}
+		for _, s := range out {
+			s.Children = nil
+			syms = append(syms, s)
+		}
+	}
+	truncated := len(syms) > limit
+	if truncated {
+		syms = syms[:limit]
+	}
+	syms = c.relSymbols(syms)
+	var b strings.Builder
+	if len(syms) == 0 {
+		fmt.Fprintf(&b, "no symbols in the files of %s\n", c.Workspace.Rel(dir))
+	}
+	for _, s := range syms {
+		fmt.Fprintf(&b, "%s:%d:%d %s %s", s.Path, s.Line, s.Column, s.Kind, s.Name)
+		if s.Detail != "" && s.Detail != s.Name {
+			fmt.Fprintf(&b, "  %s", s.Detail)
+		}
+		b.WriteString("\n")
+	}
+	if truncated {
+		fmt.Fprintf(&b, "(first %d symbols; raise limit for more)\n", limit)
+	}
+	return Success(b.String(), map[string]any{"symbols": syms, "partial": false, "truncated": truncated}), nil
 }
 
 // relSymbols copies symbols with paths relative to the root.

@@ -32,6 +32,11 @@ func TestSymbols(t *testing.T) {
 	if len(out.Symbols) != 1 || out.Symbols[0].Kind != "heading" || out.Symbols[0].Container != "Guide" {
 		t.Errorf("search Setup = %+v", out.Symbols)
 	}
+	out.Symbols = nil
+	res = g.call("symbols", map[string]any{"path": "a"}, &out)
+	if res.Status != StatusSuccess || len(out.Symbols) != 3 || out.Symbols[0].Children != nil || !strings.Contains(res.Content, "a/a.go:14:6 function New") {
+		t.Errorf("directory symbols = %+v; %q", out.Symbols, res.Content)
+	}
 	for _, args := range []map[string]any{{}, {"path": "a/a.go", "query": "x"}, {"path": "go.mod"}} {
 		if res := g.call("symbols", args, nil); res.Status != StatusError || res.Error.Code != InvalidParams {
 			t.Errorf("symbols %v = %+v, want INVALID_PARAMS", args, res)
