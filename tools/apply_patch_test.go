@@ -1,12 +1,15 @@
 package tools
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/tools/txtar"
+
+	"github.com/agentls/agentls/workspace"
 )
 
 // TestApplyPatchFixtures runs testdata/apply_patch/*.txtar. Sections:
@@ -71,5 +74,86 @@ func TestApplyPatchFixtures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestApplyPatchCRLFAndBuffers(t *testing.T) {
+	env, root := ftEnv(t)
+	ftWrite(t, root, map[string]string{"win.txt": "one\r\ntwo\r\nthree\r\n", "open.go": "package open\n"})
+	open := filepath.Join(root, "open.go")
+	env.Workspace.Overlays.Open(workspace.Document{URI: workspace.PathToURI(open), Path: open, Version: 5,
+		Text: "package open\n\nvar unsaved = \"é中😀\"\n"})
+	patch := "--- a/win.txt\n+++ b/win.txt\n@@ -1,3 +1,4 @@\n one\n-two\n+TWO\n+2.5\n three\n" +
+		"--- a/open.go\n+++ b/open.go\n@@ -2,2 +2,2 @@\n \n-var unsaved = \"é中😀\"\n+var unsaved = \"é中🙂\"\n"
+	res := ftCall(t, env, "apply_patch", map[string]any{"patch": patch})
+	ftWantSuccess(t, res)
+	if got := ftRead(t, root, "win.txt"); got != "one\r\nTWO\r\n2.5\r\nthree\r\n" {
+		t.Errorf("CRLF file = %q", got)
+	}
+	// Made from the buffer, not from the disk's one line.
+	if got := ftRead(t, root, "open.go"); got != "package open\n\nvar unsaved = \"é中🙂\"\n" {
+		t.Errorf("open file = %q", got)
+	}
+	// A patch with CRLF lines applies to an LF file, which stays LF.
+	ftWrite(t, root, map[string]string{"lf.txt": "a\nb\n"})
+	res = ftCall(t, env, "apply_patch", map[string]any{"patch": "--- a/lf.txt\r\n+++ b/lf.txt\r\n@@ -1,2 +1,2 @@\r\n a\r\n-b\r\n+B\r\n"})
+	ftWantSuccess(t, res)
+	if got := ftRead(t, root, "lf.txt"); got != "a\nB\n" {
+		t.Errorf("lf.txt = %q", got)
+	}
+}
+
+func TestApplyPatchErrors(t *testing.T) {
+	tests := []struct {
+		name, patch string
+		code        Code
+		parts       []string
+	}{
+		{"not a diff", "hello\nworld\n", InvalidParams, []string{"no file diffs"}},
+		{"bad hunk header", "--- a/f.txt\n+++ b/f.txt\n@@ nonsense @@\n-a\n", InvalidParams, []string{"not a unified diff"}},
+		{"missing file", "--- a/nope.txt\n+++ b/nope.txt\n@@ -1 +1 @@\n-a\n+b\n", FileNotFound, []string{"nope.txt", "/dev/null"}},
+		{"a file twice", "--- a/f.txt\n+++ b/f.txt\n@@ -1 +1 @@\n-a\n+b\n--- a/f.txt\n+++ b/f.txt\n@@ -2 +2 @@\n-b\n+c\n", InvalidParams, []string{"more than once"}},
+		{"context in a created file", "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1,2 @@\n x\n+y\n", PatchFailed, []string{"hunk 1 of n.txt", "added line"}},
+		{"rename onto an existing file", "--- a/f.txt\n+++ b/g.txt\n@@ -1 +1 @@\n-a\n+b\n", AlreadyExists, []string{"g.txt"}},
+		{"hunk too far and not unique", "--- a/f.txt\n+++ b/f.txt\n@@ -1,1 +1,1 @@\n-zzz\n+b\n", PatchFailed, []string{"hunk 1 of 1 of f.txt (@@ -1,1 +1,1 @@)", "    zzz"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env, root := ftEnv(t)
+			ftWrite(t, root, map[string]string{"f.txt": "a\nb\nc\n", "g.txt": "g\n"})
+			ftWantError(t, ftCall(t, env, "apply_patch", map[string]any{"patch": tt.patch}), tt.code, tt.parts...)
+			if ftRead(t, root, "f.txt") != "a\nb\nc\n" || ftRead(t, root, "g.txt") != "g\n" || ftRead(t, root, "n.txt") != "<absent>" {
+				t.Error("the workspace changed")
+			}
+		})
+	}
+}
+
+// TestApplyPatchFuzzLimit: a hunk whose lines occur many times applies at
+// the occurrence nearest its stated line, searched patchFuzz lines around
+// it; beyond that it fails.
+func TestApplyPatchFuzzLimit(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 100; i++ {
+		b.WriteString("a\nb\n")
+	}
+	text := b.String()
+	for _, tc := range []struct {
+		line    int
+		changed int // 1-based line that becomes B; 0: the patch fails
+	}{{101, 102}, {104, 104}, {150, 150}, {240, 200}, {252, 0}, {400, 0}} {
+		env, root := ftEnv(t)
+		ftWrite(t, root, map[string]string{"f.txt": text})
+		patch := fmt.Sprintf("--- a/f.txt\n+++ b/f.txt\n@@ -%d,2 +%d,2 @@\n a\n-b\n+B\n", tc.line, tc.line)
+		res := ftCall(t, env, "apply_patch", map[string]any{"patch": patch})
+		if tc.changed == 0 {
+			ftWantError(t, res, PatchFailed, fmt.Sprintf("near line %d", tc.line))
+			continue
+		}
+		ftWantSuccess(t, res)
+		lines := strings.Split(ftRead(t, root, "f.txt"), "\n")
+		if lines[tc.changed-1] != "B" || strings.Count(strings.Join(lines, "\n"), "B") != 1 {
+			t.Errorf("hunk stated at line %d: B is not (only) at line %d", tc.line, tc.changed)
+		}
 	}
 }

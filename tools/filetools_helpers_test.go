@@ -104,3 +104,12 @@ func ftStructured(t testing.TB, res *Result, v any) {
 		t.Fatalf("structured %s: %v", b, err)
 	}
 }
+
+// ftStructuredDetails decodes the error details of res into v.
+func ftStructuredDetails(t testing.TB, res *Result, v any) {
+	t.Helper()
+	b, _ := json.Marshal(res.Error.Details)
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("details %s: %v", b, err)
+	}
+}
