@@ -97,7 +97,7 @@ function M.handler(_, params, ctx)
     end
     before[f.path] = { loaded = loaded, modified = b ~= nil and vim.bo[b].modified, empty = empty }
     local want = versions[f.path]
-    if b and want and want > 0 and util.buf_versions[b] and util.buf_versions[b] > want then
+    if b and want and want >= 0 and util.buf_versions[b] and util.buf_versions[b] > want then
       local reason = string.format(
         "%s changed in the editor since the edit was made (version %d, the edit is for %d)",
         f.path,

@@ -1,0 +1,179 @@
+-- The approval UI driven with synthetic approval/requests (no server): the
+-- handler runs in a coroutine as vim.lsp runs it, the keys answer.
+local H = require("helpers")
+local api = vim.api
+local approval = require("agentls.approval")
+
+--- Calls the handler the way vim.lsp 0.10 does (coroutine.wrap) and returns a
+--- table that gets .answer when the handler returns.
+local function request(params)
+  local st = {}
+  coroutine.wrap(function()
+    st.answer = approval.handler(nil, params, { method = "approval/request" })
+    st.done = true
+  end)()
+  return st
+end
+
+local function wait_answer(st)
+  H.wait(function()
+    return st.done
+  end, "the answer")
+  return st.answer
+end
+
+local shell = {
+  callId = "tc_shell1",
+  tool = "shell_exec",
+  arguments = { command = "rm -r build && make", timeout_ms = 1000 },
+  reason = "rebuild from scratch",
+  risk = "dangerous",
+  warning = "rm -r deletes a directory tree",
+  options = { "approve", "reject", "always" },
+}
+
+local function multi()
+  return {
+    callId = "tc_multi",
+    tool = "apply_patch",
+    arguments = { patch = "..." },
+    reason = "rename the helper",
+    risk = "write",
+    preview = {
+      unifiedDiff = "--- a/a.go\n+++ b/a.go\n@@ -1 +1 @@\n-old a\n+new a\n",
+      files = {
+        { path = "a.go", operation = "modify", oldText = "old a\n", newText = "new a\n" },
+        { path = "b/new.go", operation = "create", newText = "package b\n" },
+      },
+    },
+    options = { "approve", "reject", "always" },
+  }
+end
+
+describe("approval UI", function()
+  before_each(function()
+    require("agentls").setup({ cmd = { H.bin }, autostart = false })
+  end)
+  after_each(H.reset)
+
+  it("answers asynchronously from the handler's coroutine; the editor keeps running", function()
+    local st = request(shell)
+    H.eq(nil, st.done, "the handler yielded")
+    H.eq(1, approval.pending_count(), "pending")
+    -- The editor is usable meanwhile: timers and other work run.
+    local ticked = false
+    vim.defer_fn(function()
+      ticked = true
+    end, 10)
+    H.wait(function()
+      return ticked
+    end, "a timer while the approval waits")
+    H.eq(nil, st.done, "still waiting")
+    H.feed("y")
+    H.eq({ decision = "approve" }, wait_answer(st), "answer")
+    H.eq(0, approval.pending_count(), "pending")
+  end)
+
+  it("a command request shows Tool, Command, Reason, Risk and Warning in a float", function()
+    local st = request(shell)
+    local e = approval.current
+    H.eq("float", e.ui.kind, "float for a request without a file preview")
+    local lines = H.win_lines(e.ui.win)
+    H.contains(lines, "Tool:    shell_exec", "tool")
+    H.contains(lines, "Command: rm -r build && make", "command")
+    H.contains(lines, "Reason:  rebuild from scratch", "reason")
+    H.contains(lines, "Risk:    dangerous", "risk")
+    H.contains(lines, "Warning: rm -r deletes a directory tree", "warning")
+    H.contains(lines, "$ rm -r build && make", "the command in the body")
+    H.contains(lines, '"timeout_ms": 1000', "the other arguments")
+    -- The warning is highlighted as an error.
+    local marks = api.nvim_buf_get_extmarks(e.ui.buf, -1, 0, -1, { details = true })
+    local groups = {}
+    for _, m in ipairs(marks) do
+      groups[m[4].hl_group] = true
+    end
+    H.truthy(groups.ErrorMsg, "ErrorMsg highlight")
+    -- ? shows help, ? again hides it.
+    local n = #lines
+    H.feed("?")
+    H.contains(H.win_lines(e.ui.win), "later: close this view", "help shown")
+    H.feed("?")
+    H.eq(n, #H.win_lines(e.ui.win), "help hidden")
+    H.feed("a")
+    H.eq({ decision = "always" }, wait_answer(st), "answer")
+  end)
+
+  it("n asks for a message; an empty message rejects without one", function()
+    local st = request(shell)
+    H.stub(vim.ui, "input", function(_, cb)
+      cb("")
+    end)
+    H.feed("n")
+    H.eq({ decision = "reject" }, wait_answer(st), "answer")
+  end)
+
+  it("a multi-file preview opens a diff tab; ]f and [f switch files", function()
+    local st = request(multi())
+    local e = approval.current
+    local ui = e.ui
+    H.eq("tab", ui.kind, "tab")
+    H.eq(3, #api.nvim_tabpage_list_wins(ui.tab), "header + two diff windows")
+    H.contains(H.win_lines(ui.header_win), "Files:   2: [a.go (modify)], b/new.go (create)", "files")
+    H.eq({ "old a" }, H.win_lines(ui.old_win), "current a.go")
+    H.eq({ "new a" }, H.win_lines(ui.new_win), "proposed a.go")
+    H.feed("]f")
+    H.eq({}, vim.tbl_filter(function(l)
+      return l ~= ""
+    end, H.win_lines(ui.old_win)), "a new file has no current text")
+    H.eq({ "package b" }, H.win_lines(ui.new_win), "proposed b/new.go")
+    H.contains(H.win_lines(ui.header_win), "a.go (modify), [b/new.go (create)]", "current file marked")
+    H.contains(vim.wo[ui.new_win].winbar, "b/new.go (create)", "winbar")
+    H.feed("[f")
+    H.eq({ "new a" }, H.win_lines(ui.new_win), "back to a.go")
+    H.feed("y")
+    H.eq({ decision = "approve" }, wait_answer(st), "answer")
+    H.eq(false, api.nvim_tabpage_is_valid(ui.tab), "tab closed")
+    H.eq(1, #api.nvim_list_tabpages(), "back to one tab")
+  end)
+
+  it("closing the approval tab by hand keeps the call waiting", function()
+    local st = request(multi())
+    local e = approval.current
+    vim.cmd("tabclose")
+    H.wait(function()
+      return e.ui == nil
+    end, "the view to be gone")
+    H.eq(1, approval.pending_count(), "still pending")
+    H.eq(nil, st.done, "not answered")
+    require("agentls.approval").open_pending()
+    H.truthy(e.ui and api.nvim_tabpage_is_valid(e.ui.tab), "reopened")
+    approval.approve(e)
+    H.eq({ decision = "approve" }, wait_answer(st), "answer")
+  end)
+
+  it("a call that ended on the server (tool/event result) withdraws its approval", function()
+    local st = request(shell)
+    H.eq(1, approval.pending_count(), "pending")
+    require("agentls.events").on_event(nil, { callId = "tc_shell1", tool = "shell_exec", kind = "result", status = "rejected" }, {})
+    H.eq(0, approval.pending_count(), "withdrawn")
+    H.eq(nil, approval.current, "nothing on screen")
+    H.eq(nil, st.done, "no answer is sent for a withdrawn request")
+    H.contains(require("agentls.log").lines(), "approval withdrawn by the server", "log")
+  end)
+
+  it("without a coroutine the handler waits for the answer itself", function()
+    vim.defer_fn(function()
+      approval.answer(approval.current, "reject", "not now")
+    end, 30)
+    local answer = approval.handler(nil, shell, {})
+    H.eq({ decision = "reject", message = "not now" }, answer, "answer")
+  end)
+
+  it("keys can be remapped", function()
+    require("agentls").setup({ cmd = { H.bin }, autostart = false, approval = { keys = { approve = "<CR>", reject = "x" } } })
+    local st = request(shell)
+    H.contains(H.win_lines(approval.current.ui.win), "<CR> approve · x reject", "key line")
+    H.feed("<CR>")
+    H.eq({ decision = "approve" }, wait_answer(st), "answer")
+  end)
+end)
