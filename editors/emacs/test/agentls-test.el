@@ -704,15 +704,40 @@ Also: a file not open in Emacs is edited through a buffer, saved, closed."
           (with-current-buffer buf (eglot-shutdown user-server)))))))
 
 (ert-deftest agentls-test-restart-after-exit ()
-  "When the server dies, the next call starts a new connection."
+  "When the server dies, the next call starts a new connection with the open buffers."
   (agentls-test--with-workspace '(("a.txt" . "a\n"))
-    (let ((s1 (agentls--server)))
+    (let ((s1 (agentls--server))
+          (buf (find-file-noselect (expand-file-name "a.txt" ws))))
+      (with-current-buffer buf (insert "unsaved "))
       (delete-process (jsonrpc--process s1))
       (agentls-test--wait (lambda () (not (jsonrpc-running-p s1))) "the server to die")
-      (let ((r (agentls-call "read_file" '(:path "a.txt")))
-            (case-fold-search nil))
-        (should (equal (plist-get r :status) "success")))
-      (should-not (eq s1 (agentls--server nil t))))))
+      (should-not (buffer-local-value 'agentls--buffer-server buf))
+      (with-current-buffer agentls-log-buffer-name
+        (should (string-match-p "connection closed unexpectedly" (buffer-string))))
+      (let ((r (agentls-call "read_file" '(:path "a.txt"))))
+        (should (equal (plist-get r :status) "success"))
+        (should (string-match-p "unsaved a" (plist-get r :content))))
+      (should-not (eq s1 (agentls--server nil t)))
+      (should (eq (buffer-local-value 'agentls--buffer-server buf) (agentls--server nil t))))))
+
+(ert-deftest agentls-test-two-projects ()
+  "Each project root gets its own connection; buffers go to their root's server."
+  (agentls-test--with-workspace '(("p1/.git/HEAD" . "ref: refs/heads/main\n") ("p1/a.txt" . "one\n")
+                                  ("p2/.git/HEAD" . "ref: refs/heads/main\n") ("p2/a.txt" . "two\n"))
+    (let* ((project-find-functions (list #'project-try-vc))
+           (b1 (find-file-noselect (expand-file-name "p1/a.txt" ws)))
+           (b2 (find-file-noselect (expand-file-name "p2/a.txt" ws)))
+           (r1 (with-current-buffer b1 (insert "1 ") (agentls-call "read_file" '(:path "a.txt"))))
+           (r2 (with-current-buffer b2 (insert "2 ") (agentls-call "read_file" '(:path "a.txt")))))
+      (should (string-match-p "1 one" (plist-get r1 :content)))
+      (should (string-match-p "2 two" (plist-get r2 :content)))
+      (let ((s1 (buffer-local-value 'agentls--buffer-server b1))
+            (s2 (buffer-local-value 'agentls--buffer-server b2)))
+        (should (agentls-server-p s1))
+        (should (agentls-server-p s2))
+        (should-not (eq s1 s2))
+        (should (equal (agentls--root s1) (expand-file-name "p1/" ws)))
+        (should (equal (agentls--root s2) (expand-file-name "p2/" ws)))))))
 
 (provide 'agentls-test)
 ;;; agentls-test.el ends here

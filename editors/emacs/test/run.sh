@@ -46,8 +46,9 @@ emacs --batch -Q --eval "(progn
 
 echo "emacs tests: running ERT"
 status=0
-emacs --batch -Q -L "$lisp" -l "$here/agentls-test.el" \
-	--eval "(ert-run-tests-batch-and-exit ${selector:+\"$selector\"})" || status=1
+AGENTLS_ERT_SELECTOR="$selector" emacs --batch -Q -L "$lisp" -l "$here/agentls-test.el" \
+	--eval '(ert-run-tests-batch-and-exit (let ((s (getenv "AGENTLS_ERT_SELECTOR"))) (if (member s (list nil "")) t s)))' \
+	|| status=1
 
 if [ -z "$selector" ]; then
 	"$here/install-test.sh" || status=1
