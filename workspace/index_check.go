@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // The precise Go half of the index: packages type-checked from source with
@@ -124,6 +125,10 @@ type goUnit struct {
 }
 
 const maxUnits = 4
+
+// ReferencesBudget bounds the time one references query spends checking
+// packages; the answer is partial past it.
+var ReferencesBudget = 30 * time.Second
 
 func newGoChecker(ix *Index) *goChecker {
 	g := &goChecker{ix: ix}
@@ -1008,9 +1013,20 @@ func (g *goChecker) references(ctx context.Context, file string, line, col int, 
 		}
 		dirs, partial := g.mentioning(ctx, name, importPath, declDir)
 		a.Partial = partial
-		for _, dir := range dirs {
-			if ctx.Err() != nil {
+		// The declaring package first, then the others until the budget
+		// is spent.
+		for i, d := range dirs {
+			if d == declDir {
+				copy(dirs[1:i+1], dirs[:i])
+				dirs[0] = declDir
+			}
+		}
+		deadline := time.Now().Add(ReferencesBudget)
+		for i, dir := range dirs {
+			if ctx.Err() != nil || time.Now().After(deadline) {
 				a.Partial = true
+				a.Note = fmt.Sprintf("searched %d of the %d packages that mention %s (time budget %s); narrow the question or ask again to continue with a warm cache",
+					i, len(dirs), name, ReferencesBudget)
 				break
 			}
 			for _, variant := range []string{"tests", "xtest"} {

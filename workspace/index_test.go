@@ -505,3 +505,25 @@ func TestIndexRoots(t *testing.T) {
 		t.Errorf("search in a removed root = %+v", syms)
 	}
 }
+
+// TestIndexReferencesBudget checks that a references query out of time
+// says it is partial.
+func TestIndexReferencesBudget(t *testing.T) {
+	ix, _, root := newTestIndex(t, map[string]string{
+		"go.mod": "module m\n\ngo 1.22\n",
+		"p/p.go": "package p\n\nfunc F() {}\n",
+		"q/q.go": "package q\n\nimport \"m/p\"\n\nfunc G() { p.F() }\n",
+	})
+	defer func(b time.Duration) { ReferencesBudget = b }(ReferencesBudget)
+	for _, tt := range []struct {
+		budget  time.Duration
+		partial bool
+		n       int
+	}{{time.Minute, false, 2}, {0, true, 0}} {
+		ReferencesBudget = tt.budget
+		a, err := ix.References(context.Background(), filepath.Join(root, "p", "p.go"), 3, 6, true)
+		if err != nil || a.Partial != tt.partial || len(a.Locations) != tt.n || tt.partial && !strings.Contains(a.Note, "time budget") {
+			t.Errorf("budget %s: %+v, %v", tt.budget, a, err)
+		}
+	}
+}
