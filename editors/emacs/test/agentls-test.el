@@ -171,6 +171,36 @@
       (with-current-buffer buf
         (should (equal (buffer-string) "DISK text\nbuffer text\n"))))))
 
+(defun agentls-test--content-text (content)
+  "The file text in read_file's CONTENT (lines prefixed by their number and a tab)."
+  (mapconcat (lambda (l) (replace-regexp-in-string "\\`\\s-*[0-9]+\t" "" l))
+             (split-string (string-remove-suffix "\n" content) "\n")
+             "\n"))
+
+(ert-deftest agentls-test-sync-random-edits ()
+  "Hundreds of random edits (non-ASCII, newlines, deletions) stay in sync."
+  (agentls-test--with-workspace '(("r.txt" . "start\n"))
+    (agentls--server)                   ; connected first: every change is incremental
+    (with-current-buffer (find-file-noselect (expand-file-name "r.txt" ws))
+      (should agentls--buffer-server)
+      (random "agentls")
+      (let ((pieces ["a" "é" "中" "😀" "\n" "xy\nz" "😀😀\n" " " "\t"]))
+        (dotimes (i 300)
+          (let ((pos (1+ (random (1+ (buffer-size))))))
+            (goto-char pos)
+            (if (and (> (buffer-size) 10) (zerop (random 3)))
+                (delete-region pos (min (point-max) (+ pos (random 4))))
+              (insert (aref pieces (random (length pieces))))))
+          (when (zerop (% i 50))
+            ;; Sometimes the changes are sent in between.
+            (agentls--flush-all))))
+      (let* ((r (agentls-call "read_file" '(:path "r.txt")))
+             (text (string-remove-suffix "\n" (buffer-string))))
+        (should (equal (plist-get r :status) "success"))
+        (should (equal (agentls-test--content-text (plist-get r :content)) text))
+        (should-not agentls--full-sync)
+        (should (> agentls--buffer-version 5))))))
+
 (ert-deftest agentls-test-edit-approve ()
   "The agent edits a file: the approval buffer shows the diff; y applies and saves."
   (agentls-test--with-workspace '(("src/hello.txt" . "hello world\nsecond line\n"))
