@@ -184,7 +184,10 @@ func (s *session) initialize(ctx context.Context, reply jsonrpc2.Replier, raw js
 	return err
 }
 
-func (s *session) initialized() { s.startIndex() }
+func (s *session) initialized() {
+	s.registerWatchers()
+	s.startIndex()
+}
 
 // rootsOf reads the roots: workspaceFolders, else rootUri, else rootPath.
 func rootsOf(p initializeParams) ([]string, error) {

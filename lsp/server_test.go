@@ -563,3 +563,25 @@ func TestBackgroundShellsEndWithSession(t *testing.T) {
 	}
 	t.Fatalf("background shell %d outlived its session", pid)
 }
+
+func TestWatchedFilesRegistration(t *testing.T) {
+	root := t.TempDir()
+	c := lsptest.Pipe(t, nil)
+	ctx := ctxT(t)
+	c.SetHooks(lsptest.Hooks{Other: func(method string, params json.RawMessage) (any, error) { return nil, nil }})
+	caps := map[string]any{"workspace": map[string]any{"didChangeWatchedFiles": map[string]any{"dynamicRegistration": true}}}
+	if _, err := c.Initialize(ctx, root, caps, nil); err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.WaitFor(ctx, "client/registerCapability", nil)
+	if err != nil || !strings.Contains(string(m.Params), `"workspace/didChangeWatchedFiles"`) {
+		t.Fatalf("registration: %v %s", err, m.Params)
+	}
+	// A changed .agentls.json, reported by the watcher, is read again.
+	os.WriteFile(filepath.Join(root, ".agentls.json"), []byte(`{"tools":{"enabled":["get_current_datetime"]}}`), 0o644)
+	c.Notify(ctx, "workspace/didChangeWatchedFiles", map[string]any{"changes": []any{map[string]any{"uri": "file://" + filepath.Join(root, ".agentls.json"), "type": 2}}})
+	var out struct{ Tools []struct{ Name string } }
+	if err := c.Call(ctx, "tool/list", nil, &out); err != nil || len(out.Tools) != 1 {
+		t.Errorf("config not reloaded: %v %+v", err, out)
+	}
+}
