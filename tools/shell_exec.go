@@ -251,7 +251,7 @@ type startSpec struct {
 }
 
 // proc is one shell: its process group and the logs of its output, kept in
-// files of the session's shell folder.
+// unlinked temporary files.
 type proc struct {
 	id         string
 	command    string
@@ -282,7 +282,6 @@ type outputLog struct {
 // shellStore is a session's shells.
 type shellStore struct {
 	mu       sync.Mutex
-	dir      string
 	procs    map[string]*proc
 	finished []string // ids of finished foreground shells, oldest first
 	seq      int
@@ -341,27 +340,23 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 			return nil, Errorf(TooLarge, "%d background shells are running; end one with shell_kill first", running)
 		}
 	}
-	if st.dir == "" {
-		d, err := os.MkdirTemp("", "agentls-shell-")
-		if err != nil {
-			st.mu.Unlock()
-			return nil, fmt.Errorf("make shell output folder: %w", err)
-		}
-		st.dir = d
-	}
 	st.seq++
 	id := fmt.Sprintf("sh_%d", st.seq)
-	dir := st.dir
 	st.mu.Unlock()
 
 	p := &proc{id: id, command: sp.command, background: sp.background, changed: make(chan struct{}),
 		done: make(chan struct{})}
 	for i := range p.logs {
-		f, err := os.OpenFile(filepath.Join(dir, id+"."+streamNames[i]), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+		f, err := os.CreateTemp("", "agentls-"+id+"-"+streamNames[i]+"-*")
 		if err != nil {
 			p.closeLogs(true)
 			return nil, fmt.Errorf("open shell output log: %w", err)
 		}
+		// The log lives as long as the open file: unlinked at once (where
+		// the system allows), its space returns when it is closed, when the
+		// session is garbage, or when the server exits, whoever forgot to
+		// call CloseSession.
+		_ = os.Remove(f.Name())
 		p.logs[i].f = f
 	}
 	outR, outW, err := os.Pipe()
@@ -662,7 +657,6 @@ func CloseSession(s *Session) {
 		procs = append(procs, p)
 	}
 	st.procs = map[string]*proc{}
-	dir := st.dir
 	st.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range procs {
@@ -674,9 +668,6 @@ func CloseSession(s *Session) {
 		}()
 	}
 	wg.Wait()
-	if dir != "" {
-		os.RemoveAll(dir)
-	}
 }
 
 // capture keeps the head and the tail of a stream for the result.
