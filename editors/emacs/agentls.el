@@ -528,15 +528,21 @@ the last valid one stays."
   (add-hook 'after-save-hook #'agentls--after-save nil t)
   (add-hook 'kill-buffer-hook #'agentls--kill-buffer nil t)
   (add-hook 'after-revert-hook #'agentls--after-revert nil t)
-  (jsonrpc-notify server :textDocument/didOpen
-                  (list :textDocument
-                        (list :uri agentls--buffer-uri
-                              :languageId (agentls--language-id)
-                              :version agentls--buffer-version
-                              :text (save-restriction
-                                      (widen)
-                                      (buffer-substring-no-properties
-                                       (point-min) (point-max)))))))
+  (condition-case err
+      (jsonrpc-notify server :textDocument/didOpen
+                      (list :textDocument
+                            (list :uri agentls--buffer-uri
+                                  :languageId (agentls--language-id)
+                                  :version agentls--buffer-version
+                                  :text (save-restriction
+                                          (widen)
+                                          (buffer-substring-no-properties
+                                           (point-min) (point-max))))))
+    ;; E.g. a binary file whose bytes are not valid text for JSON: the
+    ;; server keeps reading it from the disk.
+    (error
+     (agentls--log server "not syncing %s: %s" buffer-file-name (error-message-string err))
+     (agentls--untrack))))
 
 (defun agentls--untrack (&optional notify)
   "Stop syncing the current buffer; send didClose when NOTIFY."
@@ -588,17 +594,28 @@ the last valid one stays."
              (or agentls--pending-changes agentls--full-sync)
              (agentls--live-p agentls--buffer-server))
     (cl-incf agentls--buffer-version)
-    (jsonrpc-notify
-     agentls--buffer-server :textDocument/didChange
-     (list :textDocument (list :uri agentls--buffer-uri
-                               :version agentls--buffer-version)
-           :contentChanges
-           (if agentls--full-sync
-               (vector (list :text (save-restriction
-                                     (widen)
-                                     (buffer-substring-no-properties
-                                      (point-min) (point-max)))))
-             (vconcat (reverse agentls--pending-changes))))))
+    (condition-case err
+        (jsonrpc-notify
+         agentls--buffer-server :textDocument/didChange
+         (list :textDocument (list :uri agentls--buffer-uri
+                                   :version agentls--buffer-version)
+               :contentChanges
+               (if agentls--full-sync
+                   (vector (list :text (save-restriction
+                                         (widen)
+                                         (buffer-substring-no-properties
+                                          (point-min) (point-max)))))
+                 (vconcat (reverse agentls--pending-changes)))))
+      ;; Text JSON cannot carry (raw bytes): close the document, so that
+      ;; the server reads the disk instead of a stale copy.
+      (error
+       (let ((server agentls--buffer-server))
+         (agentls--log server "not syncing %s any more: %s" buffer-file-name
+                       (error-message-string err))
+         (ignore-errors
+           (jsonrpc-notify server :textDocument/didClose
+                           (list :textDocument (list :uri agentls--buffer-uri))))
+         (agentls--untrack)))))
   (setq agentls--pending-changes nil agentls--full-sync nil))
 
 (defun agentls--flush-all (&optional server)
