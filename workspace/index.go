@@ -582,6 +582,14 @@ func (ix *Index) Search(query string, limit int) ([]Symbol, bool) {
 // containerScore matches the qualifier of a query: the symbol's container
 // or the name of its file's directory (a Go package's path element).
 func containerScore(q, container, p string) int {
+	if i := strings.LastIndexByte(q, '.'); i > 0 {
+		// pkg.Type.Method: the type is the container, pkg the directory
+		c := containerScore(q[i+1:], container, p)
+		if c == 0 || containerScore(q[:i], "", p) == 0 {
+			return 0
+		}
+		return c + 5
+	}
 	switch {
 	case q == container, q == "*"+container:
 		return 20
