@@ -3,26 +3,42 @@ package tools
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/workspace"
 )
 
 // DeleteFile is delete_file.
-var DeleteFile = editTool(&Tool{
+var DeleteFile = warnRecursive(editTool(&Tool{
 	Name:  "delete_file",
 	Title: "Delete file",
 	Description: "Deletes a file, or a directory with everything in it when recursive is true (a directory is never deleted " +
 		"without it). Always asks the person. A directory that holds sensitive files (paths.sensitive) is refused, and so is " +
 		"a workspace root.",
 	Annotations: Annotations{Destructive: true, Dangerous: true, Approval: "ask"},
+	Risk:        approval.RiskDangerous,
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{
 		"path":{"type":"string","description":"file or directory path, relative to the workspace root or absolute inside it"},
 		"recursive":{"type":"boolean","default":false,"description":"required to delete a directory and its contents"}}}`),
-}, planDelete)
+}, planDelete))
+
+// warnRecursive makes the question about a recursive delete say so.
+func warnRecursive(t *Tool) *Tool {
+	assess := t.Assess
+	t.Assess = func(c *Call, args json.RawMessage) (Assessment, error) {
+		a, err := assess(c, args)
+		if err == nil && a.Edit != nil && len(a.Edit.Changes) == 1 && a.Edit.Changes[0].Dir {
+			a.Warning = fmt.Sprintf("deletes the directory %s and everything in it", c.Workspace.Rel(a.Edit.Changes[0].Path))
+		}
+		return a, err
+	}
+	return t
+}
 
 func planDelete(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
 	var a struct {
