@@ -147,6 +147,9 @@ const locationsOutputSchema = `{"type":"object","required":["locations","precisi
 	"precision":{"enum":["type","name"]},"partial":{"type":"boolean"},
 	"name":{"type":"string"},"kind":{"type":"string"},"note":{"type":"string"}}}`
 
+// maxContentLocations caps the locations listed in a result's content.
+const maxContentLocations = 300
+
 // answerResult builds definition's and references' result.
 func answerResult(c *Call, a *workspace.Answer, what string) *Result {
 	locs := c.locations(a.Locations)
@@ -166,7 +169,11 @@ func answerResult(c *Call, a *workspace.Answer, what string) *Result {
 		b.WriteString(" (partial: the index is incomplete)")
 	}
 	b.WriteString("\n")
-	for _, l := range locs {
+	for i, l := range locs {
+		if i == maxContentLocations {
+			fmt.Fprintf(&b, "(%d more in structured.locations)\n", len(locs)-i)
+			break
+		}
 		fmt.Fprintf(&b, "%s:%d:%d\n", l.Path, l.Line, l.Column)
 	}
 	if a.Note != "" {

@@ -25,7 +25,7 @@ var Symbols = &Tool{
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
 		"path":{"type":"string","description":"file whose outline to list (or a directory: its files' top-level symbols), relative to the workspace root"},
 		"query":{"type":"string","minLength":1,"description":"name to search for in the whole workspace (fuzzy)"},
-		"limit":{"type":"integer","minimum":1,"maximum":5000,"description":"most symbols to return (default 100 for a query, all for an outline)"}}}`),
+		"limit":{"type":"integer","minimum":1,"maximum":5000,"description":"most symbols to return (default 100 for a query, 1000 top-level ones for an outline, 500 for a directory)"}}}`),
 	OutputSchema: json.RawMessage(`{"type":"object","required":["symbols","partial"],"properties":{
 		"symbols":{"type":"array","items":{"$ref":"#/$defs/symbol"}},
 		"partial":{"type":"boolean"},"truncated":{"type":"boolean"},"precision":{"enum":["type","name"]}},
@@ -41,6 +41,9 @@ var Symbols = &Tool{
 	}),
 	Execute: Typed(symbols),
 }
+
+// maxOutline is the default limit of an outline's top-level symbols.
+const maxOutline = 1000
 
 type symbolsArgs struct {
 	Path  string `json:"path"`
@@ -69,7 +72,10 @@ func symbols(c *Call, a symbolsArgs) (*Result, error) {
 	}
 	syms = c.relSymbols(syms)
 	truncated := false
-	if a.Limit > 0 && len(syms) > a.Limit {
+	if a.Limit == 0 {
+		a.Limit = maxOutline
+	}
+	if len(syms) > a.Limit {
 		syms, truncated = syms[:a.Limit], true
 	}
 	var b strings.Builder
@@ -77,6 +83,9 @@ func symbols(c *Call, a symbolsArgs) (*Result, error) {
 		fmt.Fprintf(&b, "%s declares no symbols the index recognises\n", rel)
 	}
 	writeOutline(&b, syms, "")
+	if truncated {
+		fmt.Fprintf(&b, "(first %d top-level symbols; raise limit for more)\n", a.Limit)
+	}
 	precision := workspace.PrecisionType
 	if workspace.Language(path) != "go" {
 		precision = workspace.PrecisionName
