@@ -5,7 +5,8 @@ func Builtins() []*Tool {
 	return []*Tool{CurrentDirectory, CurrentDatetime, ReadFile, WriteFile, EditFile,
 		MultiEdit, ApplyPatch, ListDirectory, CreateDirectory, DeleteFile, MoveFile, CopyFile,
 		ShellExec, ShellBackground, ShellOutput, ShellKill, RunCode, Grep, Glob,
-		Diagnostics, Symbols, FindDefinition, References, Hover}
+		Diagnostics, Symbols, FindDefinition, References, Hover,
+		GitStatus, GitDiff, GitLog, GitCommit, GitBranch, GitPush, WebFetch, WebSearch}
 }
 
 // NewBuiltinRegistry returns a registry of the built-in tools.
