@@ -130,15 +130,54 @@ loader=$root/usr/lib/$arch/ld-linux-x86-64.so.2
 [ -e "$loader" ] || die "trixie's loader is missing from $root"
 [ -x "$root/usr/bin/nvim" ] || die "nvim is missing from $root (neovim package layout changed?)"
 
+# Neovim's TUI runs its core as a child, `v:progpath --embed`, and plugins
+# start v:progpath too; through the loader v:progpath is the loader itself,
+# which then fails ("unrecognized option '--embed'"). So, when patchelf is
+# there (or can be unpacked from this system's own archive), a copy of nvim is
+# given trixie's loader as its interpreter and trixie's libraries as its
+# DT_RPATH: it runs directly, and its children (shells, agentls) are untouched.
+# Without patchelf the wrapper runs the loader: fine for --headless, not for the TUI.
+lib=$root/usr/lib/$arch
+patched=""
+pe=$(command -v patchelf 2>/dev/null || true)
+if [ -z "$pe" ]; then
+	mkdir -p "$dir/tools"
+	if [ ! -x "$dir/tools/usr/bin/patchelf" ]; then
+		say "apt-get download patchelf (this system's archive, unpacked into $dir/tools)"
+		if (cd "$dir/tools" && rm -f ./patchelf_*.deb && apt-get -o APT::Sandbox::User=root download patchelf >&2 && dpkg -x ./patchelf_*.deb "$dir/tools"); then
+			:
+		else
+			say "warning: patchelf is not available; the wrapper will use the loader (headless only, no TUI)"
+		fi
+	fi
+	[ -x "$dir/tools/usr/bin/patchelf" ] && pe=$dir/tools/usr/bin/patchelf
+fi
+if [ -n "$pe" ]; then
+	say "patchelf: interpreter and rpath of a copy of nvim -> $root"
+	cp "$root/usr/bin/nvim" "$root/usr/bin/nvim.trixie"
+	if "$pe" --set-interpreter "$lib/ld-linux-x86-64.so.2" --force-rpath --set-rpath "$lib:$root/lib/$arch" "$root/usr/bin/nvim.trixie" \
+		&& VIMRUNTIME="$root/usr/share/nvim/runtime" "$root/usr/bin/nvim.trixie" --version >/dev/null 2>&1; then
+		patched=$root/usr/bin/nvim.trixie
+	else
+		say "warning: the patched nvim does not run; the wrapper will use the loader (headless only, no TUI)"
+		rm -f "$root/usr/bin/nvim.trixie"
+	fi
+fi
+
 say "writing $wrapper"
-cat >"$wrapper" <<EOF
-#!/bin/sh
-# Neovim from Debian $suite, run through $suite's own loader (made by scripts/install-nvim.sh).
-R='$root'
-VIMRUNTIME="\$R/usr/share/nvim/runtime"
-export VIMRUNTIME
-exec "\$R/usr/lib/$arch/ld-linux-x86-64.so.2" --library-path "\$R/usr/lib/$arch:\$R/lib/$arch" "\$R/usr/bin/nvim" "\$@"
-EOF
+{
+	echo '#!/bin/sh'
+	echo "# Neovim from Debian $suite (made by scripts/install-nvim.sh)."
+	echo "R='$root'"
+	echo 'VIMRUNTIME="$R/usr/share/nvim/runtime"'
+	echo 'export VIMRUNTIME'
+	if [ -n "$patched" ]; then
+		echo '# nvim.trixie: trixie'"'"'s loader as interpreter, trixie'"'"'s libraries as rpath (patchelf).'
+		echo '# AGENTLS_NVIM_LOADER=1 runs the loader instead (headless only).'
+		echo 'if [ -z "${AGENTLS_NVIM_LOADER:-}" ]; then exec "$R/usr/bin/nvim.trixie" "$@"; fi'
+	fi
+	echo "exec \"\$R/usr/lib/$arch/ld-linux-x86-64.so.2\" --library-path \"\$R/usr/lib/$arch:\$R/lib/$arch\" \"\$R/usr/bin/nvim\" \"\$@\""
+} >"$wrapper"
 chmod +x "$wrapper"
 
 if ! version_ok "$wrapper"; then

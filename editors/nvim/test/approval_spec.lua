@@ -134,6 +134,12 @@ describe("approval UI", function()
     H.eq({ decision = "approve" }, wait_answer(st), "answer")
     H.eq(false, api.nvim_tabpage_is_valid(ui.tab), "tab closed")
     H.eq(1, #api.nvim_list_tabpages(), "back to one tab")
+    vim.wait(20)
+    local left = vim.tbl_filter(function(b)
+      local n = api.nvim_buf_get_name(b)
+      return n:match("^agentls://") and n ~= "agentls://log"
+    end, api.nvim_list_bufs())
+    H.eq({}, left, "no buffer of the review is left")
   end)
 
   it("closing the approval tab by hand keeps the call waiting", function()

@@ -278,11 +278,24 @@ local function scratch(entry, name)
   vim.bo[b].bufhidden = "wipe"
   vim.bo[b].swapfile = false
   vim.bo[b].undolevels = -1
-  pcall(api.nvim_buf_set_name, b, string.format("agentls://approval/%d/%s", entry.id, name))
+  pcall(api.nvim_buf_set_name, b, string.format("agentls://%d/%s", entry.id, name))
   vim.b[b].agentls_approval = entry.id
   table.insert(entry.ui.bufs, b)
   M.map(entry, b)
   return b
+end
+
+--- Renames a scratch buffer without leaving its old name behind as a buffer.
+local function rename(buf, name)
+  local old = api.nvim_buf_get_name(buf)
+  if old == name or not pcall(api.nvim_buf_set_name, buf, name) then
+    return
+  end
+  for _, b in ipairs(api.nvim_list_bufs()) do
+    if b ~= buf and not api.nvim_buf_is_loaded(b) and api.nvim_buf_get_name(b) == old then
+      pcall(api.nvim_buf_delete, b, { force = true })
+    end
+  end
 end
 
 local function syntax_for(path)
@@ -349,6 +362,8 @@ function M.show_file(entry, i)
   local f = files[i]
   local old, new = M.texts(entry, i)
   local syn = syntax_for(f.path or "")
+  rename(ui.old_buf, string.format("agentls://%d/current/%s", entry.id, f.path or "?"))
+  rename(ui.new_buf, string.format("agentls://%d/proposed/%s", entry.id, f.path or "?"))
   set_lines(ui.old_buf, to_lines(old))
   set_lines(ui.new_buf, to_lines(new))
   for _, b in ipairs({ ui.old_buf, ui.new_buf }) do
@@ -384,7 +399,7 @@ local function open_tab(entry)
   vim.bo[empty].bufhidden = "wipe"
   ui.old_buf = scratch(entry, "current")
   ui.new_buf = scratch(entry, "proposed")
-  ui.header_buf = scratch(entry, "header")
+  ui.header_buf = scratch(entry, "approval")
   ui.old_win = api.nvim_get_current_win()
   api.nvim_win_set_buf(ui.old_win, ui.old_buf)
   ui.new_win = api.nvim_open_win(ui.new_buf, true, { split = "right", win = ui.old_win })

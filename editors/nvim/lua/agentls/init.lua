@@ -96,7 +96,8 @@ function M.resolve_cmd()
       )
   end
   local out = vim.deepcopy(cmd)
-  out[1] = prog
+  -- Absolute, so the server starts whatever the root (a relative path or a name on PATH).
+  out[1] = vim.fn.exepath(prog) ~= "" and vim.fn.exepath(prog) or prog
   return out
 end
 
