@@ -404,11 +404,11 @@ func pruneIndexDir(rel string) bool {
 // Changed queues path for re-indexing: its overlay, its file on disk, or its
 // removal. It never blocks.
 func (ix *Index) Changed(p string) {
-	if languageOf(filepath.Base(p)) == "" {
-		return
-	}
 	if strings.HasSuffix(p, ".go") || filepath.Base(p) == "go.mod" {
 		ix.goc.invalidate()
+	}
+	if languageOf(filepath.Base(p)) == "" {
+		return
 	}
 	ix.pendMu.Lock()
 	ix.pending[p] = true
