@@ -884,6 +884,7 @@ func newCgroup(pidsMax int) *cgroup {
 	if parent == "" {
 		return nil
 	}
+	sweepOnce.Do(func() { sweepCgroups(parent) })
 	dir := filepath.Join(parent, fmt.Sprintf("agentls-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil
@@ -895,6 +896,29 @@ func newCgroup(pidsMax int) *cgroup {
 		}
 	}
 	return &cgroup{dir: dir}
+}
+
+var sweepOnce sync.Once
+
+// sweepCgroups ends what servers that died without closing their sessions
+// left behind: the processes of their cgroups, and the cgroups.
+func sweepCgroups(parent string) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		var owner, n int
+		if _, err := fmt.Sscanf(e.Name(), "agentls-%d-%d", &owner, &n); err != nil || owner == os.Getpid() {
+			continue
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", owner)); err == nil {
+			continue // the server still runs
+		}
+		g := &cgroup{dir: filepath.Join(parent, e.Name())}
+		g.kill(syscall.SIGKILL)
+		g.remove()
+	}
 }
 
 // wrap returns an argv that joins the cgroup and then execs argv: a fixed sh

@@ -398,3 +398,37 @@ func TestRunArgv(t *testing.T) {
 		t.Errorf("timeout: %v %+v", err, res)
 	}
 }
+
+// TestSweepCgroups: the cgroup of a server that died is emptied and removed.
+func TestSweepCgroups(t *testing.T) {
+	parent := pidsCgroupParent()
+	if parent == "" {
+		t.Skip("no pids cgroup here")
+	}
+	// A pid that no process has: the highest one of a short-lived process.
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := cmd.Process.Pid
+	dir := filepath.Join(parent, fmt.Sprintf("agentls-%d-1", dead))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skipf("cannot make a cgroup: %v", err)
+	}
+	marker := fmt.Sprintf("600.%d", time.Now().UnixNano()%1000000)
+	orphan := exec.Command("/bin/sh", "-c", `echo $$ > "$0" && exec sleep "$1"`, filepath.Join(dir, "cgroup.procs"), marker)
+	if err := orphan.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go orphan.Wait()
+	time.Sleep(100 * time.Millisecond)
+	sweepCgroups(parent)
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("cgroup %s left", dir)
+		os.Remove(dir)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if left := pgrepF("sleep " + marker); left != "" {
+		t.Errorf("process of a dead server left:\n%s", left)
+	}
+}
