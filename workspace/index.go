@@ -392,10 +392,11 @@ func countSymbols(syms []Symbol) int {
 }
 
 // pruneIndexDir skips the directories no index wants: dependencies and test
-// fixtures.
+// fixtures. Build outputs (target, dist) are left to the ignore files,
+// since a package may be named build.
 func pruneIndexDir(rel string) bool {
 	switch path.Base(rel) {
-	case "node_modules", "vendor", "testdata", "__pycache__", "target", "dist", "build":
+	case "node_modules", "vendor", "testdata", "__pycache__":
 		return rel == "" // never prune the root itself
 	}
 	return true
