@@ -129,7 +129,7 @@ func searchSymbols(c *Call, a symbolsArgs) (*Result, error) {
 	if partial && len(syms) > 0 {
 		b.WriteString("(partial: the index is still being built)\n")
 	}
-	return Success(b.String(), map[string]any{"symbols": syms, "partial": partial, "truncated": truncated}), nil
+	return Success(b.String(), map[string]any{"symbols": syms, "partial": partial, "truncated": truncated, "precision": workspace.PrecisionName}), nil
 }
 
 // directorySymbols lists the top-level symbols of the files directly in a

@@ -462,12 +462,16 @@ func (ix *Index) Update(p string) {
 	if strings.HasSuffix(p, ".go") {
 		ix.goc.invalidate()
 	}
+	if !ix.inRoots(p) {
+		ix.store(p, nil) // a file outside the roots, opened in the editor
+		return
+	}
 	if d, ok := ix.ws.Overlays.Get(p); ok {
 		ix.store(p, extract(p, []byte(d.Text)))
 		return
 	}
 	data, err := readFileRaw(p, nil, indexMaxFileBytes)
-	if err != nil || IsBinary(data) || !ix.inRoots(p) {
+	if err != nil || IsBinary(data) {
 		ix.store(p, nil)
 		return
 	}
