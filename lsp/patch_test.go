@@ -203,7 +203,10 @@ func TestApplyPatchApprovalRequest(t *testing.T) {
 	mod, _, _ := patchTree(t, c, root)
 	var req approval.Request
 	c.SetHooks(lsptest.Hooks{
-		Approval:  func(r approval.Request) approval.Response { req = r; return approval.Response{Decision: approval.Approve} },
+		Approval: func(r approval.Request) approval.Response {
+			req = r
+			return approval.Response{Decision: approval.Approve}
+		},
 		ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult { return c.ApplyEdit(ctx, raw, true) },
 	})
 	res, _ := c.ToolCall(ctx, "apply_patch", map[string]any{"patch": patchE2E})
