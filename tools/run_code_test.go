@@ -184,7 +184,7 @@ func TestRunCodeTimeout(t *testing.T) {
 	}
 	ents, _ := filepath.Glob("/sys/fs/cgroup/pids/agentls-*")
 	for _, e := range ents {
-		if strings.Contains(e, "agentls-"+strconv.Itoa(os.Getpid())+"-") {
+		if strings.Contains(e, cgroupPrefix()+strconv.Itoa(os.Getpid())+"-") {
 			t.Errorf("cgroup %s left behind", e)
 		}
 	}

@@ -885,7 +885,7 @@ func newCgroup(pidsMax int) *cgroup {
 		return nil
 	}
 	sweepOnce.Do(func() { sweepCgroups(parent) })
-	dir := filepath.Join(parent, fmt.Sprintf("agentls-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
+	dir := filepath.Join(parent, fmt.Sprintf("%s%d-%d", cgroupPrefix(), os.Getpid(), cgroupSeq.Add(1)))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil
 	}
@@ -900,6 +900,18 @@ func newCgroup(pidsMax int) *cgroup {
 
 var sweepOnce sync.Once
 
+// cgroupPrefix starts the names of this server's cgroups: "agentls-", the
+// pid namespace (so that a sweep only judges servers whose pids it can
+// see), and a dash.
+func cgroupPrefix() string {
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return "agentls-0-"
+	}
+	ns = strings.TrimSuffix(strings.TrimPrefix(ns, "pid:["), "]")
+	return "agentls-" + ns + "-"
+}
+
 // sweepCgroups ends what servers that died without closing their sessions
 // left behind: the processes of their cgroups, and the cgroups.
 func sweepCgroups(parent string) {
@@ -907,9 +919,14 @@ func sweepCgroups(parent string) {
 	if err != nil {
 		return
 	}
+	prefix := cgroupPrefix()
 	for _, e := range ents {
 		var owner, n int
-		if _, err := fmt.Sscanf(e.Name(), "agentls-%d-%d", &owner, &n); err != nil || owner == os.Getpid() {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok {
+			continue // another pid namespace's, whose servers this one cannot see
+		}
+		if _, err := fmt.Sscanf(rest, "%d-%d", &owner, &n); err != nil || owner == os.Getpid() {
 			continue
 		}
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", owner)); err == nil {

@@ -377,7 +377,7 @@ func TestShellSetsidEscape(t *testing.T) {
 	if left := pgrepF("sleep " + marker); left != "" {
 		t.Errorf("escaped process left behind:\n%s", left)
 	}
-	if dirs, _ := filepath.Glob(filepath.Join(pidsCgroupParent(), fmt.Sprintf("agentls-%d-*", os.Getpid()))); len(dirs) > 0 {
+	if dirs, _ := filepath.Glob(filepath.Join(pidsCgroupParent(), fmt.Sprintf("%s%d-*", cgroupPrefix(), os.Getpid()))); len(dirs) > 0 {
 		t.Errorf("cgroups left: %v", dirs)
 	}
 }
@@ -411,7 +411,7 @@ func TestSweepCgroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	dead := cmd.Process.Pid
-	dir := filepath.Join(parent, fmt.Sprintf("agentls-%d-1", dead))
+	dir := filepath.Join(parent, fmt.Sprintf("%s%d-1", cgroupPrefix(), dead))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Skipf("cannot make a cgroup: %v", err)
 	}
