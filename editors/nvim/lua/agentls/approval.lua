@@ -112,7 +112,7 @@ local function pretty(v, indent)
     return "{\n" .. table.concat(parts, ",\n") .. "\n" .. indent .. "}"
   end
   local ok, s = pcall(vim.json.encode, v)
-  return ok and s or tostring(v)
+  return ok and (s:gsub("\\/", "/")) or tostring(v)
 end
 M.pretty = pretty
 
@@ -248,7 +248,7 @@ function M.header(entry)
       "       (unless the server's configuration makes it permanent).",
       string.format("  %-4s later: close this view; the call keeps waiting (:AgentlsPending).", k.hide),
       "  ]c [c  next/previous change (diff mode)        ?  hide this help",
-      "  Arguments: " .. vim.json.encode(args):sub(1, 300),
+      "  Arguments: " .. vim.json.encode(args):gsub("\\/", "/"):sub(1, 300),
     }
     for _, l in ipairs(extra) do
       table.insert(lines, l)
@@ -730,8 +730,9 @@ end
 local function enqueue(entry)
   table.insert(M.queue, entry)
   local p = entry.params
-  log.append(string.format("[%s] %s: waiting for your approval (risk: %s)%s", p.callId or "?", p.tool or "?", p.risk or "?",
-    p.warning and p.warning ~= vim.NIL and (" — " .. p.warning) or ""))
+  if p.warning and p.warning ~= vim.NIL and p.warning ~= "" then
+    log.append(string.format("[%s] %s: warning: %s", p.callId or "?", p.tool or "?", p.warning))
+  end
   changed()
   if M.current == nil then
     M.show(entry)

@@ -33,7 +33,7 @@ local function short_json(v, max)
     return ""
   end
   local ok, s = pcall(vim.json.encode, v)
-  s = ok and s or vim.inspect(v)
+  s = ok and s:gsub("\\/", "/") or vim.inspect(v)
   max = max or 160
   if #s > max then
     s = s:sub(1, max) .. "…"
