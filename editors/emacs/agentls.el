@@ -83,6 +83,14 @@ Declared to the server as experimental.agentls.saveAfterApply."
 When nil such buffers are saved and killed again."
   :type 'boolean)
 
+(defcustom agentls-watch-files t
+  "Let the server watch the project's files through eglot's file watches.
+When non-nil the client allows dynamic registration of
+workspace/didChangeWatchedFiles; the server then learns of changes made
+outside Emacs (a git checkout, a formatter, an edited .agentls.json).
+It costs a file watch per directory of the project."
+  :type 'boolean)
+
 (defcustom agentls-connect-timeout 30
   "Seconds to wait for the server to answer initialize."
   :type 'number)
@@ -311,6 +319,11 @@ install agentls or set `agentls-server-program'"
     (when (buffer-live-p buf)
       (with-current-buffer buf (agentls--untrack))))
   (setf (agentls--tracked server) nil)
+  ;; eglot's file watches (didChangeWatchedFiles), as `eglot--on-shutdown'.
+  (maphash (lambda (_dir watch-and-ids)
+             (ignore-errors (file-notify-rm-watch (car watch-and-ids))))
+           (eglot--file-watches server))
+  (clrhash (eglot--file-watches server))
   (let ((mine (cl-remove-if-not (lambda (a) (eq (agentls--approval-server a) server))
                                 agentls--pending-approvals)))
     (setq agentls--pending-approvals
@@ -337,11 +350,9 @@ install agentls or set `agentls-server-program'"
             (let ((proc (jsonrpc--process server))
                   (deadline (+ (float-time) 2)))
               (while (and (< (float-time) deadline)
-                          (not (process-get proc 'jsonrpc-sentinel-cleanup-started))
-                          (or (process-live-p proc)
-                              (not (memq (process-status proc) '(exit signal closed failed)))))
+                          (not (process-get proc 'jsonrpc-sentinel-cleanup-started)))
                 (accept-process-output nil 0.05))))
-        (when (jsonrpc-running-p server)
+        (unless (process-get (jsonrpc--process server) 'jsonrpc-sentinel-cleanup-started)
           (jsonrpc-shutdown server t))))))
 
 (defun agentls-send-config (&optional config server)
@@ -361,7 +372,7 @@ the last valid one stays."
 
 ;;; What the client declares
 
-(cl-defmethod eglot-client-capabilities ((_server agentls-server))
+(cl-defmethod eglot-client-capabilities ((server agentls-server))
   "eglot's capabilities, adjusted to what agentls.el implements."
   (let* ((caps (copy-tree (cl-call-next-method)))
          (ws (plist-get caps :workspace))
@@ -371,8 +382,12 @@ the last valid one stays."
                         (list :documentChanges t
                               :resourceOperations ["create" "rename" "delete"]
                               :failureHandling "abort")))
-    ;; This client does not watch files for the server.
-    (setq ws (plist-put ws :didChangeWatchedFiles '(:dynamicRegistration :json-false)))
+    ;; eglot's file watches, when wanted (and not over TRAMP).
+    (setq ws (plist-put ws :didChangeWatchedFiles
+                        (list :dynamicRegistration
+                              (if (and agentls-watch-files
+                                       (not (file-remote-p (agentls--root server))))
+                                  t :json-false))))
     (setq win (plist-put win :workDoneProgress t))
     (setq win (plist-put win :showMessage '(:messageActionItem (:additionalPropertiesSupport :json-false))))
     (setq caps (plist-put caps :workspace ws))

@@ -733,6 +733,28 @@ Also: a file not open in Emacs is edited through a buffer, saved, closed."
           ;; flushes that buffer's changes first.
           (with-current-buffer buf (eglot-shutdown user-server)))))))
 
+(ert-deftest agentls-test-file-watches-registered ()
+  "The server's didChangeWatchedFiles registration is served by eglot's watches, removed at shutdown.
+\(The events themselves need Emacs' command loop: test/tty.sh checks them.)"
+  (agentls-test--with-workspace '(("a.txt" . "a\n") ("sub/b.txt" . "b\n"))
+    (let ((server (agentls--server)))
+      (should (eq (plist-get (plist-get (plist-get (eglot-client-capabilities server) :workspace)
+                                        :didChangeWatchedFiles)
+                             :dynamicRegistration)
+                  t))
+      (agentls-test--wait (lambda () (> (hash-table-count (eglot--file-watches server)) 0))
+                          "the file watches")
+      (agentls-shutdown server)
+      (should (= (hash-table-count (eglot--file-watches server)) 0)))
+    (let* ((agentls-watch-files nil)
+           (server (agentls--server)))
+      (should (eq (plist-get (plist-get (plist-get (eglot-client-capabilities server) :workspace)
+                                        :didChangeWatchedFiles)
+                             :dynamicRegistration)
+                  :json-false))
+      (accept-process-output nil 0.3)
+      (should (= (hash-table-count (eglot--file-watches server)) 0)))))
+
 (ert-deftest agentls-test-restart-after-exit ()
   "When the server dies, the next call starts a new connection with the open buffers."
   (agentls-test--with-workspace '(("a.txt" . "a\n"))

@@ -7,6 +7,8 @@
 #    the person types y; the file is edited and saved.
 # 2. a synchronous agentls-call from M-: waits in a recursive edit; the person
 #    types n and a message; the file is unchanged, the result is "rejected".
+# 3. .agentls.json written outside Emacs reaches the server through eglot's
+#    file watches (didChangeWatchedFiles): read_file now asks.
 # Exits 0 on success, 1 on failure, 77 when tmux is missing.
 set -euo pipefail
 
@@ -87,3 +89,25 @@ grep -q '^rejected not like this' "$tmp/result" || fail "result: $(cat "$tmp/res
 grep -q 'hello, tty' "$ws/main.go" || fail "main.go changed after a reject"
 screen | grep -q '\[(' && fail "still in a recursive edit"
 echo "tty test: synchronous call rejected with n: ok"
+
+# 3. a config file written outside Emacs: eglot's file watches tell the server
+rm -f "$tmp/result"
+printf '{"approval": {"tools": {"read_file": "ask"}}}\n' >"$ws/.agentls.json"
+asked=false
+for _ in $(seq 20); do
+	sleep 0.5
+	rm -f "$tmp/result"
+	tmux send-keys -t "$session" M-: '(agentls-call-async "read_file" (list :path "main.go") (quote tty-report))' Enter
+	for _ in $(seq 20); do
+		if screen | grep -q 'The agent asks to run read_file'; then asked=true; break; fi
+		[ -s "$tmp/result" ] && break
+		sleep 0.1
+	done
+	$asked && break
+done
+$asked || fail "read_file never asked after .agentls.json changed on disk (file watches)"
+sleep 0.4
+tmux send-keys -t "$session" y
+wait_for "the result" test -s "$tmp/result"
+grep -q '^success' "$tmp/result" || fail "result: $(cat "$tmp/result")"
+echo "tty test: .agentls.json changed on disk reached the server (file watches): ok"
