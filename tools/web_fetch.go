@@ -331,6 +331,7 @@ func webFetch(c *Call, a webFetchArgs) (*Result, error) {
 	tr := webTransport(cfg.Web.AllowPrivate, timeout)
 	defer tr.CloseIdleConnections()
 	var redirects []string
+	current := u // the URL being fetched: the last redirect's target
 	client := &http.Client{Transport: tr, CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		if len(via) > webMaxRedirects {
 			return Errorf(NetworkError, "stopped after %d redirects (last to %s)", webMaxRedirects, req.URL)
@@ -343,6 +344,7 @@ func webFetch(c *Call, a webFetchArgs) (*Result, error) {
 				"(which asks for approval)", via[len(via)-1].URL, req.URL).WithDetails(map[string]any{"location": req.URL.String()})
 		}
 		redirects = append(redirects, req.URL.String())
+		current = req.URL
 		return nil
 	}}
 
@@ -363,12 +365,16 @@ func webFetch(c *Call, a webFetchArgs) (*Result, error) {
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, webError(c, ctx, u, timeout, err)
+		e := webError(c, ctx, current, timeout, err)
+		if te, ok := e.(*Error); ok && len(redirects) > 0 && te.Code == PermissionDenied {
+			te.Message = fmt.Sprintf("redirected from %s to %s: %s", u.Redacted(), current.Redacted(), te.Message)
+		}
+		return nil, e
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, a.MaxBytes+1))
 	if err != nil {
-		return nil, webError(c, ctx, u, timeout, err)
+		return nil, webError(c, ctx, resp.Request.URL, timeout, err)
 	}
 	truncated := int64(len(data)) > a.MaxBytes
 	if truncated {
