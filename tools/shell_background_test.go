@@ -138,3 +138,36 @@ func TestShellBackgroundNeedsApproval(t *testing.T) {
 		t.Errorf("denied program: %s %+v", res.Status, res.Error)
 	}
 }
+
+// TestShellConcurrent: calls of one session run at once, each with its own
+// output and id.
+func TestShellConcurrent(t *testing.T) {
+	g := newShellRig(t, nil)
+	const n = 8
+	results := make([]*Result, n)
+	done := make(chan int)
+	for i := range n {
+		go func() {
+			results[i] = g.call(context.Background(), "shell_exec", map[string]any{"command": fmt.Sprintf("sleep 0.2; echo call%d", i)}, nil)
+			done <- i
+		}()
+	}
+	for range n {
+		<-done
+	}
+	ids := map[any]bool{}
+	for i, res := range results {
+		s := fields(t, res)
+		if res.Status != StatusSuccess || s["stdout"] != fmt.Sprintf("call%d\n", i) {
+			t.Errorf("call %d: %s %v", i, res.Status, s["stdout"])
+		}
+		ids[s["id"]] = true
+	}
+	if len(ids) != n {
+		t.Errorf("ids %v", ids)
+	}
+	r := g.call(context.Background(), "shell_output", map[string]any{"id": "sh_1", "since": 999}, nil)
+	if r.Status != StatusError || r.Error.Code != InvalidParams {
+		t.Errorf("since past the end: %s %+v", r.Status, r.Error)
+	}
+}
