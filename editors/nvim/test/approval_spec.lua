@@ -52,7 +52,7 @@ end
 
 describe("approval UI", function()
   before_each(function()
-    require("agentls").setup({ cmd = { H.bin }, autostart = false })
+    require("agentls").setup({ cmd = { H.bin }, autostart = false, approval = { guard_ms = 0 } })
   end)
   after_each(H.reset)
 
@@ -175,8 +175,37 @@ describe("approval UI", function()
     H.eq({ decision = "reject", message = "not now" }, answer, "answer")
   end)
 
+  it("a key typed right as the review opens is ignored (it was meant for the buffer)", function()
+    require("agentls").setup({ cmd = { H.bin }, autostart = false, approval = { guard_ms = 300 } })
+    local msgs = {}
+    H.stub(vim, "notify", function(m)
+      table.insert(msgs, m)
+    end)
+    local st = request(shell)
+    H.feed("y")
+    H.eq(nil, st.done, "not answered")
+    H.contains(msgs, "press the key again", "message")
+    vim.wait(350)
+    H.feed("y")
+    H.eq({ decision = "approve" }, wait_answer(st), "answer")
+  end)
+
+  it("a long command wraps in the float and is shown whole", function()
+    local long = vim.deepcopy(shell)
+    long.arguments = { command = "echo " .. string.rep("abcdefghij", 30) .. " END-OF-COMMAND" }
+    local st = request(long)
+    local win = approval.current.ui.win
+    H.eq(true, vim.wo[win].wrap, "wrap")
+    H.contains(H.win_lines(win), "END-OF-COMMAND", "whole command")
+    local height = api.nvim_win_get_height(win)
+    local ok = vim.fn.screenpos(win, #H.win_lines(win), 1).row > 0
+    H.truthy(ok and height >= 12, "the float is tall enough for the wrapped lines (" .. height .. ")")
+    approval.approve()
+    wait_answer(st)
+  end)
+
   it("keys can be remapped", function()
-    require("agentls").setup({ cmd = { H.bin }, autostart = false, approval = { keys = { approve = "<CR>", reject = "x" } } })
+    require("agentls").setup({ cmd = { H.bin }, autostart = false, approval = { guard_ms = 0, keys = { approve = "<CR>", reject = "x" } } })
     local st = request(shell)
     H.contains(H.win_lines(approval.current.ui.win), "<CR> approve · x reject", "key line")
     H.feed("<CR>")

@@ -91,7 +91,7 @@ end
 
 --- setup() with the binary under test.
 function H.setup(opts)
-  return require("agentls").setup(vim.tbl_deep_extend("force", { cmd = { H.bin } }, opts or {}))
+  return require("agentls").setup(vim.tbl_deep_extend("force", { cmd = { H.bin }, approval = { guard_ms = 0 } }, opts or {}))
 end
 
 --- The agentls client attached to a buffer, once initialized.

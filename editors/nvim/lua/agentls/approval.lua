@@ -311,15 +311,27 @@ function M.map(entry, buf)
       vim.keymap.set("n", lhs, fn, { buffer = buf, nowait = true, silent = true, desc = "agentls: " .. desc })
     end
   end
-  map(k.approve, function()
+  -- A decision typed right as the review opens was meant for the buffer
+  -- underneath (a "yy" or an "a"), not for the agent: it is ignored.
+  local function guarded(fn)
+    return function()
+      local guard = cfg().guard_ms or 0
+      if entry.opened_at and guard > 0 and (vim.uv.now() - entry.opened_at) < guard then
+        vim.notify("agentls: the review just opened; press the key again to decide", vim.log.levels.WARN)
+        return
+      end
+      fn()
+    end
+  end
+  map(k.approve, guarded(function()
     M.approve(entry)
-  end, "approve")
-  map(k.reject, function()
+  end), "approve")
+  map(k.reject, guarded(function()
     M.reject(entry)
-  end, "reject")
-  map(k.always, function()
+  end), "reject")
+  map(k.always, guarded(function()
     M.always(entry)
-  end, "always allow this tool")
+  end), "always allow this tool")
   map(k.help, function()
     M.toggle_help(entry)
   end, "help")
@@ -478,7 +490,12 @@ function M.render_float(entry)
     width = math.max(width, vim.fn.strdisplaywidth(l) + 2)
   end
   width = math.min(width, math.max(20, vim.o.columns - 6))
-  local height = math.min(#lines, math.max(3, vim.o.lines - 6))
+  -- Lines wrap: a long command is shown whole.
+  local rows = 0
+  for _, l in ipairs(lines) do
+    rows = rows + math.max(1, math.ceil(vim.fn.strdisplaywidth(l) / width))
+  end
+  local height = math.min(rows, math.max(3, vim.o.lines - 6))
   local conf = {
     relative = "editor",
     width = width,
@@ -494,7 +511,8 @@ function M.render_float(entry)
     api.nvim_win_set_config(ui.win, conf)
   else
     ui.win = api.nvim_open_win(ui.buf, true, conf)
-    vim.wo[ui.win].wrap = false
+    vim.wo[ui.win].wrap = true
+    vim.wo[ui.win].linebreak = false
     vim.wo[ui.win].cursorline = true
   end
 end
@@ -548,6 +566,8 @@ function M.show(entry)
     vim.notify("agentls: could not open the approval view: " .. tostring(err), vim.log.levels.ERROR)
     return false
   end
+  vim.uv.update_time()
+  entry.opened_at = vim.uv.now()
   -- The user closing the view by other means keeps the call pending.
   local ui = entry.ui
   for _, b in ipairs(ui.bufs) do

@@ -49,6 +49,9 @@ M.defaults = {
     },
     --- Ask for an optional message when rejecting.
     reject_message = true,
+    --- y/n/a typed within this many ms of the review opening are ignored
+    --- (they were meant for the buffer underneath).
+    guard_ms = 400,
   },
   log = {
     max_lines = 10000,
@@ -498,7 +501,7 @@ function M.format_result(result, err)
   if result.durationMs then
     head = head .. string.format(" · %d ms", result.durationMs)
   end
-  if result.approvedBy then
+  if result.approvedBy and result.approvedBy ~= "none" then
     head = head .. " · approved by " .. result.approvedBy
   end
   table.insert(lines, head)
