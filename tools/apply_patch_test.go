@@ -2,8 +2,10 @@ package tools
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,6 +156,67 @@ func TestApplyPatchFuzzLimit(t *testing.T) {
 		lines := strings.Split(ftRead(t, root, "f.txt"), "\n")
 		if lines[tc.changed-1] != "B" || strings.Count(strings.Join(lines, "\n"), "B") != 1 {
 			t.Errorf("hunk stated at line %d: B is not (only) at line %d", tc.line, tc.changed)
+		}
+	}
+}
+
+// TestApplyPatchRoundTrip: the diff workspace.UnifiedDiff makes from old
+// to new, applied to old, gives new; also when lines were added above the
+// hunks since (their context moved), and with or without a final newline.
+func TestApplyPatchRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := []string{"a", "b", "c", "func x() {", "}", "", "\treturn nil", "// note"}
+	randomLines := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = words[rng.IntN(len(words))]
+		}
+		return out
+	}
+	join := func(lines []string, finalNL bool) string {
+		s := strings.Join(lines, "\n")
+		if finalNL && len(lines) > 0 {
+			s += "\n"
+		}
+		return s
+	}
+	env, root := ftEnv(t)
+	for i := 0; i < 200; i++ {
+		oldLines := randomLines(1 + rng.IntN(60))
+		newLines := slices.Clone(oldLines)
+		for k := rng.IntN(4) + 1; k > 0; k-- {
+			at := rng.IntN(len(newLines) + 1)
+			switch rng.IntN(3) {
+			case 0: // insert
+				newLines = slices.Insert(newLines, at, randomLines(1+rng.IntN(3))...)
+			case 1: // delete
+				if at < len(newLines) {
+					newLines = slices.Delete(newLines, at, min(at+1+rng.IntN(3), len(newLines)))
+				}
+			default: // replace
+				if at < len(newLines) {
+					newLines[at] = fmt.Sprintf("changed %d", rng.IntN(100))
+				}
+			}
+		}
+		old, new := join(oldLines, rng.IntN(4) > 0), join(newLines, rng.IntN(4) > 0)
+		if old == new || new == "" {
+			continue
+		}
+		patch := workspace.UnifiedDiff("f.txt", "f.txt", old, new)
+		shift := rng.IntN(3) == 0
+		base, want := old, new
+		if shift {
+			base, want = "moved 1\nmoved 2\nmoved 3\n"+old, "moved 1\nmoved 2\nmoved 3\n"+new
+		}
+		ftWrite(t, root, map[string]string{"f.txt": base})
+		env.Session = NewSession() // the model has not read this version
+		res := ftCall(t, env, "apply_patch", map[string]any{"patch": patch})
+		if res.Status != StatusSuccess {
+			t.Fatalf("case %d (shifted %v): %s\nold %q\nnew %q\npatch:\n%s", i, shift, res.Content, old, new, patch)
+		}
+		if got := ftRead(t, root, "f.txt"); got != want {
+			t.Fatalf("case %d (shifted %v):\ngot  %q\nwant %q\npatch:\n%s", i, shift, got, want, patch)
 		}
 	}
 }
