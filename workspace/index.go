@@ -705,9 +705,6 @@ func (ix *Index) SymbolsNamed(name, near string) []Symbol {
 	return append(append(same, langs...), others...)
 }
 
-// errNotIndexed is returned for a path outside what the index can read.
-var errNotIndexed = errors.New("not an indexed source file")
-
 // readSource reads a file as the tools see it: the overlay or the disk.
 func (ix *Index) readSource(p string) ([]byte, error) {
 	if d, ok := ix.ws.Overlays.Get(p); ok {
