@@ -702,7 +702,9 @@ func (j *judge) pipe(b *syntax.BinaryCmd) {
 	}
 	if containsDownload(b.X) {
 		j.danger("pipes a download into %s: runs code nobody has seen", right[0].text)
+		return
 	}
+	j.unjudgeable("%s runs a script made by the command before it in the pipe", right[0].text)
 }
 
 // firstCall returns the program words a statement runs, wrappers removed.
@@ -818,8 +820,12 @@ func (j *judge) command(ws []word, stdin *syntax.Word, depth int) {
 	case base == "source" || base == ".":
 		j.ask(keyOf(ws), "runs the script %s in the shell", argText(ws, 1))
 	}
-	if (shells[base] || interpreters[base] || base == "source" || base == ".") && hasDownloadSubst(ws[1:]) {
-		j.danger("%s runs a download: code nobody has seen", base)
+	if shells[base] || interpreters[base] || base == "source" || base == "." {
+		if hasDownloadSubst(ws[1:]) {
+			j.danger("%s runs a download: code nobody has seen", base)
+		} else if script := scriptArg(ws); script != nil && generated(*script) {
+			j.unjudgeable("%s runs a script made while the command runs (%s)", base, script.text)
+		}
 	}
 	if downloaders[base] {
 		j.downloads = true
@@ -938,6 +944,39 @@ func hasDownloadSubst(ws []word) bool {
 		}
 	}
 	return false
+}
+
+// scriptArg returns the script file argument of a shell, interpreter or
+// source, if any.
+func scriptArg(ws []word) *word {
+	if base := filepath.Base(ws[0].text); base == "source" || base == "." {
+		if len(ws) > 1 {
+			return &ws[1]
+		}
+		return nil
+	}
+	for i, w := range ws[1:] {
+		switch {
+		case strings.HasPrefix(w.text, "-c") || w.text == "-e" || w.text == "-m" || w.text == "--eval":
+			return nil
+		case !strings.HasPrefix(w.text, "-"):
+			return &ws[i+1]
+		}
+	}
+	return nil
+}
+
+// generated reports whether a script path names a stream made while the
+// command runs (a process substitution, stdin, a file descriptor).
+func generated(w word) bool {
+	if w.raw != nil {
+		for _, p := range w.raw.Parts {
+			if _, ok := p.(*syntax.ProcSubst); ok {
+				return true
+			}
+		}
+	}
+	return w.text == "/dev/stdin" || strings.HasPrefix(w.text, "/dev/fd/") || strings.HasPrefix(w.text, "/proc/self/fd/")
 }
 
 // runsFile reports whether a shell or interpreter runs a script file.
