@@ -651,13 +651,25 @@ func (m matcher) score(name string) int {
 	return max(1, 20+bonus*2-min(len(name)-len(m.q), 18))
 }
 
-// filesOf lists the indexed files of a language, sorted.
+// family groups languages whose files refer to each other's names: C and
+// C++ (headers), JavaScript and TypeScript.
+func family(lang string) string {
+	switch lang {
+	case "cpp":
+		return "c"
+	case "typescript":
+		return "javascript"
+	}
+	return lang
+}
+
+// filesOf lists the indexed files of a language (or of its family), sorted.
 func (ix *Index) filesOf(lang string) []string {
 	ix.syncRoots()
 	ix.mu.RLock()
 	out := make([]string, 0, len(ix.files))
 	for p, f := range ix.files {
-		if lang == "" || f.lang == lang {
+		if lang == "" || family(f.lang) == family(lang) {
 			out = append(out, p)
 		}
 	}
@@ -682,7 +694,7 @@ func (ix *Index) SymbolsNamed(name, near string) []Symbol {
 					switch {
 					case p == near:
 						same = append(same, s)
-					case f.lang == lang:
+					case family(f.lang) == family(lang):
 						langs = append(langs, s)
 					default:
 						others = append(others, s)
