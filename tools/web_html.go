@@ -28,7 +28,11 @@ func htmlToText(doc string, base *url.URL, markdown bool) (text, title string, e
 	}
 	out := strings.Join(h.blocks(body), "\n\n")
 	out = htmlManyNewlines.ReplaceAllString(out, "\n\n")
-	return strings.TrimSpace(out) + "\n", title, nil
+	out = strings.TrimRight(strings.TrimLeft(out, "\n"), " \t\n")
+	if out == "" {
+		return "", title, nil
+	}
+	return out + "\n", title, nil
 }
 
 var (
@@ -332,7 +336,7 @@ func (h *htmlConv) table(n *html.Node) string {
 				b.WriteString("|" + strings.Repeat(" --- |", width) + "\n")
 			}
 		} else {
-			b.WriteString(strings.Join(r, " | ") + "\n")
+			b.WriteString(strings.TrimRight(strings.Join(r, " | "), " ") + "\n")
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
