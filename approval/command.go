@@ -1611,6 +1611,24 @@ func (j *judge) wrapper(base string, spec wrapperSpec, ws []word, stdin *syntax.
 		if len(inner) == 0 {
 			inner = []word{{text: "echo", static: true}}
 		}
+		// -I R replaces R in the words with each input line.
+		rs := ""
+		for _, k := range []string{"-I", "--replace", "-i"} {
+			if v, ok := opts[k]; ok {
+				rs = v
+				if rs == "" {
+					rs = "{}"
+				}
+			}
+		}
+		if rs != "" {
+			inner = slices.Clone(inner)
+			for i := range inner {
+				if strings.Contains(inner[i].text, rs) {
+					inner[i].static = false
+				}
+			}
+		}
 		if !inner[0].static || !noPaths[filepath.Base(inner[0].text)] {
 			j.ask("xargs "+inner[0].text, "xargs passes its input as arguments to %s; those paths cannot be checked", inner[0].text)
 		}

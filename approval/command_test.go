@@ -109,6 +109,8 @@ func TestCommandPolicy(t *testing.T) {
 		{"env rm x", "ask"},
 		{"ls | xargs rm", "ask"},
 		{"xargs ls", "ask"},
+		{`echo x | xargs -I{} sh -c "{}"`, "danger"},
+		{`echo x | xargs -I % bash -c 'echo %'`, "danger"},
 		{`eval "rm x"`, "ask"},
 		{"echo ${X:-$(rm x)}", "ask"},
 		{"for f in $(rm x); do echo $f; done", "ask"},
