@@ -228,3 +228,39 @@ func TestApplyPatchApprovalRequest(t *testing.T) {
 		t.Errorf("structured = %+v", s)
 	}
 }
+
+// TestApplyPatchRenameInEditor: a rename with changes is a RenameFile then
+// the renamed file's text edits; what landed is checked under the new name.
+func TestApplyPatchRenameInEditor(t *testing.T) {
+	c, root := started(t, annotatedCaps(), nil)
+	ctx := ctxT(t)
+	os.WriteFile(filepath.Join(root, "old.txt"), []byte("a\nb\nc\n"), 0o644)
+	var kinds []string
+	c.SetHooks(lsptest.Hooks{ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
+		var p lsptest.ApplyEditParams
+		json.Unmarshal(raw, &p)
+		for _, ch := range p.Edit.DocumentChanges {
+			var k struct{ Kind, OldURI, NewURI string }
+			json.Unmarshal(ch, &k)
+			kinds = append(kinds, k.Kind)
+		}
+		return c.ApplyEdit(ctx, raw, true)
+	}})
+	patch := "--- a/old.txt\n+++ b/new.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
+	res, _ := c.ToolCall(ctx, "apply_patch", map[string]any{"patch": patch})
+	if res.Status != tools.StatusSuccess {
+		t.Fatalf("result: %+v", res)
+	}
+	if !slices.Equal(kinds, []string{"rename", ""}) {
+		t.Errorf("documentChanges kinds = %q, want rename then a text edit", kinds)
+	}
+	if _, err := os.Stat(filepath.Join(root, "old.txt")); !os.IsNotExist(err) {
+		t.Errorf("old.txt still there: %v", err)
+	}
+	if d, _ := os.ReadFile(filepath.Join(root, "new.txt")); string(d) != "a\nB\nc\n" {
+		t.Errorf("new.txt = %q", d)
+	}
+	if s := editStructured(t, res); s.Landed != "all" || s.AppliedBy != "editor" {
+		t.Errorf("structured = %+v", s)
+	}
+}
