@@ -720,6 +720,7 @@ func (s *grepSearch) result() *Result {
 // clone returns a matcher with its own scan state for one worker.
 func (m *matcher) clone() *matcher {
 	c := *m
+	c.dfa = m.dfa.clone()
 	if m.lits == nil {
 		return &c
 	}

@@ -263,6 +263,8 @@ type matcher struct {
 	// exact: a literal hit is a match; the regex need not run.
 	exact     bool
 	multiline bool
+	// dfa finds the matching lines when there is no good literal.
+	dfa *dfa
 }
 
 // compileMatcher builds the matcher of grep's arguments.
@@ -311,7 +313,21 @@ func compileMatcher(a *grepArgs) (*matcher, error) {
 		lit, ok := wholeLiteral(tree)
 		m.exact = ok && !a.Word && !a.Multiline && len(m.lits) == 1 && string(m.lits[0].s) == foldIf(lit.s, lit.fold) && m.lits[0].fold == lit.fold
 	}
+	if !a.Multiline && weak(m.lits) {
+		m.dfa = newDFA(tree)
+	}
 	return m, nil
+}
+
+// weak reports whether literals make a poor prefilter: none, or single
+// common bytes.
+func weak(lits []*literal) bool {
+	for _, l := range lits {
+		if len(l.s) > 1 || rarity(l.s[0], l.fold) >= 60 {
+			return false
+		}
+	}
+	return true
 }
 
 func foldIf(s string, fold bool) string {
@@ -484,22 +500,32 @@ func (m *matcher) search(buf []byte, emit func(hit) bool) {
 		return
 	}
 	lineNo, counted := 1, 0
-	if m.lits == nil {
-		for start := 0; start < len(buf); {
-			end := bytes.IndexByte(buf[start:], '\n')
-			if end < 0 {
-				end = len(buf)
-			} else {
-				end += start
+	if m.dfa != nil && !m.dfa.failed && m.mayMatch(buf) {
+		stopped := false
+		resume, ok := m.dfa.lines(buf, func(start, end int) bool {
+			col := m.locate(buf[start:end])
+			if col < 0 {
+				return true // the regexp has the last word
 			}
-			if loc := m.locate(buf[start:end]); loc >= 0 {
-				lineNo += bytes.Count(buf[counted:start], nl)
-				counted = start
-				if !emit(hit{line: lineNo, start: start, end: end, col: loc + 1, endLine: lineNo, spanEnd: end}) {
-					return
-				}
+			lineNo += bytes.Count(buf[counted:start], nl)
+			counted = start
+			if !emit(hit{line: lineNo, start: start, end: end, col: col + 1, endLine: lineNo, spanEnd: end}) {
+				stopped = true
+				return false
 			}
-			start = end + 1
+			return true
+		})
+		if ok || stopped {
+			return
+		}
+		// The DFA gave up: the regexp goes on from where it stopped.
+		lineNo += bytes.Count(buf[counted:resume], nl)
+		m.searchLines(buf, resume, lineNo, emit)
+		return
+	}
+	if m.lits == nil || m.dfa != nil {
+		if m.mayMatch(buf) {
+			m.searchLines(buf, 0, 1, emit)
 		}
 		return
 	}
@@ -539,6 +565,28 @@ func (m *matcher) search(buf []byte, emit func(hit) bool) {
 }
 
 var nl = []byte{'\n'}
+
+// searchLines runs the regexp on every line from offset from (a line
+// start, on line lineNo).
+func (m *matcher) searchLines(buf []byte, from, lineNo int, emit func(hit) bool) {
+	counted := from
+	for start := from; start < len(buf); {
+		end := bytes.IndexByte(buf[start:], '\n')
+		if end < 0 {
+			end = len(buf)
+		} else {
+			end += start
+		}
+		if loc := m.locate(buf[start:end]); loc >= 0 {
+			lineNo += bytes.Count(buf[counted:start], nl)
+			counted = start
+			if !emit(hit{line: lineNo, start: start, end: end, col: loc + 1, endLine: lineNo, spanEnd: end}) {
+				return
+			}
+		}
+		start = end + 1
+	}
+}
 
 // locate returns the 0-based column of the first match in line, or -1.
 func (m *matcher) locate(line []byte) int {

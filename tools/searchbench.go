@@ -35,6 +35,8 @@ var SearchQueries = []SearchQuery{
 	{"fixed", `{"pattern":"x.(type)","fixed_strings":true}`, []string{"-F", "x.(type)"}},
 	{"alternation", `{"pattern":"ErrUnexpectedEOF|ErrShortWrite"}`, []string{"ErrUnexpectedEOF|ErrShortWrite"}},
 	{"anchored", `{"pattern":"^import \\($"}`, []string{`^import \($`}},
+	{"no-literal", `{"pattern":"[A-Z]{4,}_[0-9]+"}`, []string{`[A-Z]{4,}_[0-9]+`}},
+	{"no-literal-unicode", `{"pattern":"\\d{5,}\\s*$"}`, []string{`\d{5,}\s*$`}},
 }
 
 var builtinRegistry = sync.OnceValue(NewBuiltinRegistry)
