@@ -32,7 +32,7 @@ libunibilium4 libuv1t64 libvterm0 lua-lpeg lua-luv libc6 libgcc-s1"
 say() { echo "install-nvim: $*" >&2; }
 die() {
 	echo "install-nvim: FAILED: $*" >&2
-	echo "install-nvim: install Neovim >= 0.10 yourself and put it on PATH, or set NVIM=/path/to/nvim for the tests." >&2
+	echo "install-nvim: install Neovim >= 0.10 yourself and put it on PATH, or set AGENTLS_NVIM=/path/to/nvim for the tests." >&2
 	exit 1
 }
 
@@ -109,7 +109,8 @@ aptopts=(
 if [ "$(id -u)" != 0 ]; then aptopts+=(-o "APT::Sandbox::User=$(id -un)"); fi
 
 say "apt-get update (Debian $suite lists only, into $dir/apt)"
-apt-get "${aptopts[@]}" update -qq >&2 || die "apt-get update of $suite from $mirror failed (network?)"
+apt-get "${aptopts[@]}" --error-on=any update -qq >&2 || die "apt-get update of $suite from $mirror failed (network? mirror?)"
+ls "$dir/apt/lists/"*"_dists_${suite}_"*Packages* >/dev/null 2>&1 || die "apt-get update got no package list of $suite from $mirror"
 
 say "apt-get download $(echo $packages)"
 (cd "$dir/debs" && rm -f ./*.deb && apt-get "${aptopts[@]}" download $packages >&2) \
