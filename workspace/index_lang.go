@@ -182,7 +182,8 @@ func (t *tree) nest() []Symbol {
 type openIdx struct {
 	idx     int
 	inner   int
-	class   bool
+	class   bool // a class-like declaration: its members are methods, fields
+	module  bool // a module or namespace: it holds top-level declarations
 	pending bool // its body's brace has not been seen yet
 }
 
@@ -211,7 +212,7 @@ func braceSymbols(rs []langRule, p string, src []byte) []Symbol {
 			parent, inClass, inFunc := -1, false, false
 			if n := len(stack); n > 0 {
 				top := stack[n-1]
-				parent, inClass, inFunc = top.idx, top.class && top.inner == depth, !top.class
+				parent, inClass, inFunc = top.idx, top.class && top.inner == depth, !top.class && !top.module
 			}
 			for _, r := range rs {
 				if r.scope == scopeTop && inFunc || r.scope == scopeMember && !inClass {
@@ -245,7 +246,8 @@ func braceSymbols(rs []langRule, p string, src []byte) []Symbol {
 				idx := t.add(s, parent)
 				if r.container && (opens > closes || !bytes.Contains(code, []byte(";"))) {
 					stack = append(stack, openIdx{idx: idx, inner: depth + 1, pending: opens == 0,
-						class: kind != "function" && kind != "method" && kind != "constructor"})
+						module: kind == "module",
+						class:  kind != "function" && kind != "method" && kind != "constructor" && kind != "module"})
 					opens0 = -1 // this line's braces belong to the new declaration
 				}
 				break

@@ -527,3 +527,41 @@ func TestIndexReferencesBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexLanguages checks the line-based extractors on constructs the
+// txtar files do not show.
+func TestIndexLanguages(t *testing.T) {
+	tests := []struct {
+		file, src string
+		want      []string // kind name container, depth-first
+	}{
+		{"a.py", "@decorator\nasync def fetch(url):\n    def inner():\n        pass\n    return 1\n\nclass A(B):\n    @property\n    def x(self):\n        return self._x\n",
+			[]string{"function fetch ", "function inner fetch", "class A ", "method x A"}},
+		{"a.ts", "export default class Store<T> {\n  private items: T[] = [];\n  async load(id: string): Promise<T> {\n    return this.items[0];\n  }\n}\nexport const handler = async (req: Req) => {\n  return 1;\n};\n",
+			[]string{"class Store ", "property items Store", "method load Store", "function handler "}},
+		{"a.rs", "pub mod net {\n    pub(crate) async fn connect() {}\n}\nimpl<T: Clone> From<T> for Wrapper<T> {\n    fn from(t: T) -> Self { Wrapper(t) }\n}\n",
+			[]string{"module net ", "function connect net", "impl Wrapper ", "method from Wrapper"}},
+		{"a.hpp", "namespace geo {\nclass Point {\npublic:\n    double x;\n    double norm() const;\n};\n}\n",
+			[]string{"module geo ", "class Point geo", "field x Point", "method norm Point"}},
+		{"A.java", "public interface Shape {\n    double area();\n    default String name() {\n        return \"shape\";\n    }\n}\n",
+			[]string{"interface Shape ", "method name Shape"}},
+		{"a.md", "Title\n=====\n\n# One\n```\n# not\n```\n## Two ##\n",
+			[]string{"heading One ", "heading Two One"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			var got []string
+			var walk func([]Symbol)
+			walk = func(syms []Symbol) {
+				for _, s := range syms {
+					got = append(got, s.Kind+" "+s.Name+" "+s.Container)
+					walk(s.Children)
+				}
+			}
+			walk(langSymbols(languageOf(tt.file), tt.file, []byte(tt.src)))
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("symbols:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
