@@ -5,7 +5,8 @@
 # else `nvim` on PATH when new enough, else installs it with
 # scripts/install-nvim.sh), runs every editors/nvim/test/*_spec.lua in headless
 # Neovim and prints "N passed, M failed". Exits non-zero on any failure.
-# AGENTLS_TEST_FILTER=text runs only the tests whose name contains text.
+# AGENTLS_TEST_FILTER=text runs only the tests whose name contains text;
+# AGENTLS_BIN=/path/to/agentls tests that binary instead of building one.
 set -uo pipefail
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,11 +17,18 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/agentls-nvim-test.XXXXXX")
 cleanup() { rm -rf "$tmp"; }
 trap cleanup EXIT
 
-echo "nvim suite: building agentls into $tmp"
-if ! go build -o "$tmp/agentls" ./cmd/agentls; then
-	echo "nvim suite: FAILED: go build ./cmd/agentls failed"
-	echo "0 passed, 1 failed"
-	exit 1
+if [ -n "${AGENTLS_BIN:-}" ]; then
+	# A binary given by the caller (already built), used as is.
+	[ -x "$AGENTLS_BIN" ] || { echo "nvim suite: FAILED: AGENTLS_BIN=$AGENTLS_BIN is not executable"; echo "0 passed, 1 failed"; exit 1; }
+	cp "$AGENTLS_BIN" "$tmp/agentls"
+	echo "nvim suite: using AGENTLS_BIN=$AGENTLS_BIN"
+else
+	echo "nvim suite: building agentls into $tmp"
+	if ! go build -o "$tmp/agentls" ./cmd/agentls; then
+		echo "nvim suite: FAILED: go build ./cmd/agentls failed"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
 fi
 
 nvim_ok() { # nvim_ok CMD: CMD is Neovim >= 0.10
