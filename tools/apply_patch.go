@@ -54,6 +54,10 @@ func planPatch(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
 		}
 		files = append(files, fd)
 	}
+	if len(files) == 0 && strings.Contains(text, "*** Begin Patch") {
+		return nil, Errorf(InvalidParams, "this is not a unified diff: apply_patch takes the format of `diff -u` and `git diff` "+
+			"('--- a/path' and '+++ b/path' headers, then @@ -start,count +start,count @@ hunks of ' ', '-' and '+' lines)")
+	}
 	if len(files) == 0 {
 		return nil, Errorf(InvalidParams, "the patch has no file diffs: each file needs a '--- old' and '+++ new' header followed by @@ hunks")
 	}
@@ -77,7 +81,7 @@ func planPatch(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
 				return nil, err
 			}
 		}
-		for _, p := range uniq(origPath, dstPath) {
+		for _, p := range patchPaths(origPath, dstPath) {
 			if seen[p] {
 				return nil, Errorf(InvalidParams, "%s appears more than once in the patch; give each file one diff", c.Workspace.Rel(p))
 			}
@@ -107,7 +111,8 @@ func planPatch(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
 	return plan, nil
 }
 
-func uniq(a, b string) []string {
+// patchPaths lists the distinct non-empty paths of a file diff.
+func patchPaths(a, b string) []string {
 	switch {
 	case a == "" && b == "":
 		return nil
@@ -333,23 +338,23 @@ func applyHunks(rel, text string, hunks []*godiff.Hunk, whole bool) (string, []h
 	return b.String(), nil
 }
 
-// findHunk finds where old occurs in file at or after min: exactly, then
+// findHunk finds where old occurs in file at or after from: exactly, then
 // ignoring whitespace at line ends, first within patchFuzz lines of
 // expected (nearest first), then anywhere if it occurs only once.
-func findHunk(file, old []string, expected, min int) (int, bool) {
+func findHunk(file, old []string, expected, from int) (int, bool) {
 	maxPos := len(file) - len(old)
-	if expected < min {
-		expected = min
+	if expected < from {
+		expected = from
 	}
 	if len(old) == 0 {
-		return max(min, minInt(expected, len(file))), true
+		return max(from, min(expected, len(file))), true
 	}
-	if maxPos < min {
+	if maxPos < from {
 		return 0, false
 	}
 	for _, loose := range []bool{false, true} {
 		at := func(p int) bool {
-			if p < min || p > maxPos {
+			if p < from || p > maxPos {
 				return false
 			}
 			for j, o := range old {
@@ -368,7 +373,7 @@ func findHunk(file, old []string, expected, min int) (int, bool) {
 			}
 		}
 		found, n := -1, 0
-		for p := min; p <= maxPos && n < 2; p++ {
+		for p := from; p <= maxPos && n < 2; p++ {
 			if at(p) {
 				found, n = p, n+1
 			}
@@ -378,13 +383,6 @@ func findHunk(file, old []string, expected, min int) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-func minInt(a, b int) int {
-	if a < b {
-		return a
-	}
-	return b
 }
 
 // sameLine compares a file line (with its terminator) with a patch line.
@@ -437,14 +435,14 @@ func hunkFailed(rel string, file []string, h *godiff.Hunk, n, of int, lines []pa
 		wb := bigrams(strings.TrimSpace(want[anchor]))
 		for i, l := range file {
 			s := dice(wb, bigrams(strings.TrimSpace(l)))
-			if s > bestScore || best >= 0 && s == bestScore && abs(i-anchor-expected) < abs(best-anchor-expected) {
+			if s > bestScore || best >= 0 && s == bestScore && distanceAbs(i-anchor-expected) < distanceAbs(best-anchor-expected) {
 				best, bestScore = i, s
 			}
 		}
 	}
 	if best >= 0 {
 		from := max(best-anchor-1, 0)
-		to := minInt(max(best-anchor, 0)+len(want)+1, len(file))
+		to := min(max(best-anchor, 0)+len(want)+1, len(file))
 		fmt.Fprintf(&b, "The closest lines of the file are:\n")
 		for i := from; i < to; i++ {
 			fmt.Fprintf(&b, "%6d\t%s\n", i+1, strings.TrimRight(file[i], "\r\n"))
@@ -467,7 +465,7 @@ func hunkFailed(rel string, file []string, h *godiff.Hunk, n, of int, lines []pa
 	return hunkFailure{message: strings.TrimSuffix(b.String(), "\n"), details: details}
 }
 
-func abs(n int) int {
+func distanceAbs(n int) int {
 	if n < 0 {
 		return -n
 	}
