@@ -224,15 +224,14 @@ function M.header(entry)
   if p.warning and p.warning ~= vim.NIL and p.warning ~= "" then
     add("Warning:", p.warning, "ErrorMsg")
   end
-  local keyline = string.format(
-    "%s approve · %s reject · %s always allow %s · %s help · %s later",
-    k.approve,
-    k.reject,
-    k.always,
-    p.tool or "this tool",
-    k.help,
-    k.hide
-  )
+  local parts = { k.approve .. " approve", k.reject .. " reject" }
+  if M.offers(entry, "always") then
+    table.insert(parts, k.always .. " always allow " .. (p.tool or "this tool"))
+  end
+  table.insert(parts, k.edit .. " edit arguments")
+  table.insert(parts, k.help .. " help")
+  table.insert(parts, k.hide .. " later")
+  local keyline = table.concat(parts, " · ")
   if #files > 1 and entry.ui and entry.ui.kind == "tab" then
     keyline = keyline .. string.format(" · %s/%s next/previous file", k.next_file, k.prev_file)
   end
@@ -246,6 +245,7 @@ function M.header(entry)
       string.format("  %-4s reject: the tool does not run; you may give the agent a message.", k.reject),
       string.format("  %-4s always: approve, and do not ask again for %s in this session", k.always, p.tool or "this tool"),
       "       (unless the server's configuration makes it permanent).",
+      string.format("  %-4s edit the arguments (JSON), then approve the call with them.", k.edit),
       string.format("  %-4s later: close this view; the call keeps waiting (:AgentlsPending).", k.hide),
       "  ]c [c  next/previous change (diff mode)        ?  hide this help",
       "  Arguments: " .. vim.json.encode(args):gsub("\\/", "/"):sub(1, 300),
@@ -332,6 +332,9 @@ function M.map(entry, buf)
   map(k.always, guarded(function()
     M.always(entry)
   end), "always allow this tool")
+  map(k.edit, guarded(function()
+    M.edit_arguments(entry)
+  end), "edit the arguments, then approve")
   map(k.help, function()
     M.toggle_help(entry)
   end, "help")
@@ -657,8 +660,63 @@ function M.approve(entry)
   return M.answer(entry, "approve")
 end
 
+--- Whether the request offers a decision (its options; all when absent).
+function M.offers(entry, decision)
+  local opts = entry and entry.params and entry.params.options
+  if type(opts) ~= "table" or #opts == 0 then
+    return true
+  end
+  return vim.tbl_contains(opts, decision)
+end
+
 function M.always(entry)
+  entry = entry or M.current
+  if entry and not M.offers(entry, "always") then
+    vim.notify("agentls: this call cannot be always allowed", vim.log.levels.WARN)
+    return false
+  end
   return M.answer(entry, "always")
+end
+
+--- Approves with arguments the person changed (modifiedArguments; the server
+--- validates them again). args: a table, or nil to ask (JSON, prefilled).
+function M.edit_arguments(entry, args)
+  entry = entry or M.current
+  if not entry or entry.done then
+    return false
+  end
+  local function approve_with(a)
+    if entry.done then
+      return
+    end
+    entry.done = true
+    remove(entry)
+    close_ui(entry)
+    local p = entry.params
+    log.append(string.format("[%s] %s: approved by you with changed arguments %s", p.callId or "?", p.tool or "?",
+      vim.json.encode(a):gsub("\\/", "/")))
+    entry.reply({ decision = "approve", modifiedArguments = a })
+    changed()
+    show_next()
+  end
+  if args ~= nil then
+    approve_with(args)
+    return true
+  end
+  local current = entry.params.arguments
+  local text = vim.json.encode(type(current) == "table" and next(current) ~= nil and current or vim.empty_dict()):gsub("\\/", "/")
+  vim.ui.input({ prompt = string.format("%s arguments (JSON; Enter approves with them): ", entry.params.tool or ""), default = text }, function(input)
+    if input == nil then
+      return
+    end
+    local a, err = require("agentls").parse_args(input)
+    if not a then
+      vim.notify(err, vim.log.levels.ERROR)
+      return
+    end
+    approve_with(a)
+  end)
+  return true
 end
 
 --- Rejects; asks for an optional message for the agent unless one is given

@@ -42,6 +42,7 @@ M.defaults = {
       approve = "y",
       reject = "n",
       always = "a",
+      edit = "e",
       help = "?",
       hide = "q",
       next_file = "]f",
