@@ -270,8 +270,9 @@ local function client_root(client)
 end
 
 --- The client for a call: the one attached to opts.bufnr (or the current
---- buffer), else the one of opts.root (or the current buffer's root), else
---- any running one; starts one when there is none.
+--- buffer), else the one of opts.root (or of the buffer's root), else a new
+--- one for the buffer when it is a file, else any running one, else a new one
+--- for the root (the current directory for a buffer without a file).
 --- @param opts {bufnr?: integer, root?: string, start?: boolean}?
 --- @return table? client, string? err
 function M.get_client(opts)
@@ -290,17 +291,17 @@ function M.get_client(opts)
       return c
     end
   end
+  if opts.start ~= false and not opts.root and M.eligible(bufnr) then
+    local id = M.attach(bufnr)
+    if id then
+      return vim.lsp.get_client_by_id(id)
+    end
+  end
   if not opts.root and all[1] then
     return all[1]
   end
   if opts.start == false then
     return nil, "agentls is not running"
-  end
-  if not opts.root and M.eligible(bufnr) then
-    local id = M.attach(bufnr)
-    if id then
-      return vim.lsp.get_client_by_id(id)
-    end
   end
   local config, err = M.client_config(root)
   if not config then
