@@ -301,3 +301,34 @@ func TestPathEscapeThroughContents(t *testing.T) {
 	// Moving a link where its relative target still resolves inside is fine.
 	ftWantSuccess(t, ftCall(t, env, "move_file", map[string]any{"from": "dir/up_link", "to": "a/up_link"}))
 }
+
+// TestPathEscapeRootIsSymlink: a workspace opened through a symlinked
+// folder still refuses the corpus and still reaches its own files.
+func TestPathEscapeRootIsSymlink(t *testing.T) {
+	real := t.TempDir()
+	outside := t.TempDir()
+	escapeTree(t, real, outside)
+	root := filepath.Join(t.TempDir(), "ws-link")
+	if err := os.Symlink(real, root); err != nil {
+		t.Fatal(err)
+	}
+	env, _ := ftEnv(t)
+	if err := env.Workspace.SetRoots([]string{root}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"normal.txt", filepath.Join(root, "normal.txt")} {
+		ftWantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": p}))
+	}
+	before := snapshot(t, outside)
+	for _, at := range escapeCorpus(root, outside) {
+		for _, c := range escapeCalls(at.path)[:6] {
+			res := ftCall(t, env, c.tool, c.args)
+			if res.Status != StatusError || (res.Error.Code != InvalidPath && res.Error.Code != SensitivePath) {
+				t.Errorf("%s on %s (%q): %s %+v", c.tool, at.name, at.path, res.Status, res.Error)
+			}
+		}
+	}
+	if snapshot(t, outside) != before {
+		t.Fatal("the outside folder changed")
+	}
+}
