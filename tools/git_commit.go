@@ -144,7 +144,9 @@ func assessGitCommit(c *Call, raw json.RawMessage) (Assessment, error) {
 	}
 	as := Assessment{Preview: pv}
 	if len(sensitive) > 0 {
-		as.Warning = "the commit includes files matching the sensitive patterns: " + strings.Join(sensitive, ", ")
+		// Secrets in history are hard to take back: always ask.
+		as.Dangerous = true
+		as.Warning = "the commit includes files matching the sensitive patterns (paths.sensitive): " + strings.Join(sensitive, ", ")
 	}
 	return as, nil
 }

@@ -146,3 +146,28 @@ func countObjects(t *testing.T, root string) int {
 	}
 	return n
 }
+
+// TestGitCommitSensitive: a commit that would record a sensitive file asks
+// as dangerous, with a warning, even where a rule makes git_commit
+// automatic.
+func TestGitCommitSensitive(t *testing.T) {
+	g := newGitRig(t, true)
+	g.commit("first", map[string]string{"a.txt": "a\n", "config/.env": "X=1\n"})
+	g.write("a.txt", "a2\n")
+	g.write("config/.env", "X=2\n")
+	g.config(func(c *workspace.Config) { c.Approval.Tools = map[string]string{"git_commit": "auto"} })
+	res := g.call("git_commit", map[string]any{"message": "m", "files": []string{"a.txt"}})
+	wantSuccess(t, res)
+	if q := g.questions(); len(q) != 0 {
+		t.Errorf("plain commit under an auto rule asked: %+v", q)
+	}
+	g.answer = func(approval.Request) approval.Response { return approval.Response{Decision: approval.Reject} }
+	res = g.call("git_commit", map[string]any{"message": "m", "files": []string{"config"}})
+	if res.Status != StatusRejected {
+		t.Fatalf("%s %s", res.Status, res.Content)
+	}
+	q := g.questions()
+	if len(q) != 1 || q[0].Risk != approval.RiskDangerous || !strings.Contains(q[0].Warning, "config/.env") {
+		t.Errorf("questions %+v", q)
+	}
+}
