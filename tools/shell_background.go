@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -72,11 +73,12 @@ var ShellOutput = &Tool{
 		"since":{"type":"integer","minimum":0,"default":0,"description":"byte offset to read from"},
 		"wait_ms":{"type":"integer","minimum":0,"maximum":300000,"default":0,"description":"how long to wait for new output"},
 		"stream":{"enum":["combined","stdout","stderr"],"default":"combined"},
-		"max_bytes":{"type":"integer","minimum":1,"maximum":10485760,"description":"most bytes to return (default shell.maxOutputBytes)"}}}`),
+		"max_bytes":{"type":"integer","minimum":1,"maximum":10485760,"description":"most bytes to return (default shell.maxOutputBytes)"},
+		"encoding":{"enum":["utf-8","base64"],"default":"utf-8","description":"base64 for binary output"}}}`),
 	OutputSchema: json.RawMessage(`{"type":"object","required":["id","output","next_offset","running"],"properties":{
 		"id":{"type":"string"},"output":{"type":"string"},"since":{"type":"integer"},"next_offset":{"type":"integer"},
 		"total_bytes":{"type":"integer"},"more":{"type":"boolean"},"running":{"type":"boolean"},"exit_code":{"type":"integer"},
-		"signal":{"type":"string"},"dropped_bytes":{"type":"integer"},"command":{"type":"string"}}}`),
+		"signal":{"type":"string"},"dropped_bytes":{"type":"integer"},"command":{"type":"string"},"encoding":{"type":"string"}}}`),
 	Execute: Typed(shellOutput),
 }
 
@@ -86,6 +88,7 @@ type shellOutputArgs struct {
 	WaitMs   int    `json:"wait_ms"`
 	Stream   string `json:"stream"`
 	MaxBytes int    `json:"max_bytes"`
+	Encoding string `json:"encoding"`
 }
 
 func streamIndex(name string) int {
@@ -139,13 +142,20 @@ func shellOutput(c *Call, a shellOutputArgs) (*Result, error) {
 	p.mu.Lock()
 	ended, code, sig, dropped := p.ended, p.exitCode, p.signal, p.logs[stream].dropped
 	p.mu.Unlock()
+	out := string(data)
+	if a.Encoding == "base64" {
+		out = base64.StdEncoding.EncodeToString(data)
+	}
 	s := map[string]any{
-		"id": p.id, "output": string(data), "since": a.Since, "next_offset": next, "total_bytes": size,
+		"id": p.id, "output": out, "since": a.Since, "next_offset": next, "total_bytes": size,
 		"more": next < size, "running": !ended, "command": p.command,
 	}
+	if a.Encoding == "base64" {
+		s["encoding"] = "base64"
+	}
 	var b strings.Builder
-	b.Write(data)
-	if len(data) > 0 && data[len(data)-1] != '\n' {
+	b.WriteString(out)
+	if len(out) > 0 && out[len(out)-1] != '\n' {
 		b.WriteByte('\n')
 	}
 	switch {

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -699,6 +700,10 @@ func (c *capture) write(b []byte) {
 // text returns the stream, cut in the middle with a marker when it is
 // longer than the cap, and whether it was cut.
 func (c *capture) text(id, stream string) (string, bool) {
+	if c.binary() {
+		return fmt.Sprintf("[%d bytes of binary output, not shown; read them with shell_output {\"id\":%q,\"stream\":%q,\"encoding\":\"base64\"}]\n",
+			c.total, id, stream), true
+	}
 	if c.total <= int64(2*c.half) {
 		return string(c.head) + string(c.tail), false
 	}
@@ -723,6 +728,23 @@ func (c *capture) text(id, stream string) (string, bool) {
 	marker := fmt.Sprintf("\n[… %d bytes cut (bytes %d to %d of %d); read them with shell_output {\"id\":%q,\"stream\":%q,\"since\":%d} …]\n",
 		to-from, from, to, c.total, id, stream, from)
 	return string(head) + marker + string(tail), true
+}
+
+// binary reports whether the stream looks like binary data: a NUL byte,
+// or bytes that are not UTF-8, in its head.
+func (c *capture) binary() bool {
+	head := c.head
+	if len(head) > 8000 {
+		head = head[:8000]
+	}
+	if bytes.IndexByte(head, 0) >= 0 {
+		return true
+	}
+	// Allow a rune cut at the end.
+	for k := 1; k < utf8.UTFMax && len(head) > 0 && !utf8.Valid(head); k++ {
+		head = head[:len(head)-1]
+	}
+	return !utf8.Valid(head)
 }
 
 // streamer sends output as progress reports, whole runes at a time, up to a

@@ -432,3 +432,18 @@ func TestSweepCgroups(t *testing.T) {
 		t.Errorf("process of a dead server left:\n%s", left)
 	}
 }
+
+// TestShellBinaryOutput: binary output is described, not dumped, and can be
+// read back.
+func TestShellBinaryOutput(t *testing.T) {
+	g := newShellRig(t, nil)
+	res := g.call(context.Background(), "shell_exec", map[string]any{"command": `printf 'a\000b\377'`}, nil)
+	s := fields(t, res)
+	if !strings.HasPrefix(s["stdout"].(string), "[4 bytes of binary output, not shown") {
+		t.Fatalf("stdout %q", s["stdout"])
+	}
+	r := g.call(context.Background(), "shell_output", map[string]any{"id": s["id"], "stream": "stdout", "encoding": "base64"}, nil)
+	if o := fields(t, r); o["output"] != "YQBi/w==" {
+		t.Errorf("read back: %v", o)
+	}
+}
