@@ -721,6 +721,12 @@ func (g *goChecker) resolve(ctx context.Context, file string, line, col int) (*g
 	}
 	_, id, err := u.identAt(g.fset, file, line, col)
 	if err != nil {
+		for _, d := range u.diags {
+			if d.Path == file && d.Source == "go/parser" {
+				// the parser may have lost the identifier: answer by name
+				return u, nil, nil, fmt.Errorf("%s has syntax errors (line %d: %s)", filepath.Base(file), d.Line, d.Message)
+			}
+		}
 		return u, nil, nil, err
 	}
 	obj := u.objectOf(id)

@@ -1,10 +1,13 @@
 package workspace
 
 import (
+	"bytes"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"regexp"
 	"runtime"
+	"sort"
 	"strings"
 )
 
@@ -19,15 +22,17 @@ func goSymbols(p string, src []byte) []Symbol {
 }
 
 // parseGoSymbols is goSymbols without the stripping of bodies.
-func parseGoSymbols(p string, src []byte) []Symbol {
+func parseGoSymbols(p string, src []byte) (out []Symbol) {
 	fset := token.NewFileSet()
-	f, _ := parser.ParseFile(fset, p, src, parser.SkipObjectResolution)
+	f, perr := parser.ParseFile(fset, p, src, parser.SkipObjectResolution)
 	if f == nil || f.Name == nil {
 		return nil
 	}
+	if perr != nil {
+		defer func() { out = recoverGoLines(p, src, f.Name.Name, out) }()
+	}
 	tf := fset.File(f.Pos())
 	e := goExtractor{p: p, src: src, tf: tf, pkg: f.Name.Name}
-	var out []Symbol
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
@@ -49,6 +54,41 @@ func parseGoSymbols(p string, src []byte) []Symbol {
 		}
 	}
 	return out
+}
+
+// goDeclLine matches a top-level Go declaration line: func, method, type,
+// var or const (group 1 the keyword, 2 a receiver, 3 the name).
+var goDeclLine = regexp.MustCompile(`^(func|type|var|const)\s+(\([^)]*\)\s*)?([A-Za-z_][A-Za-z0-9_]*)`)
+
+// goRecvType finds the type name at the end of a receiver "(r *T[K])".
+var goRecvType = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[[^\]]*\])?\s*\)$`)
+
+// recoverGoLines adds the top-level declarations a file with syntax errors
+// lost in the parser's recovery, found line by line.
+func recoverGoLines(p string, src []byte, pkg string, syms []Symbol) []Symbol {
+	have := map[int]bool{}
+	for _, s := range syms {
+		have[s.Line] = true
+	}
+	kinds := map[string]string{"func": "function", "type": "type", "var": "variable", "const": "constant"}
+	for n, line := range bytes.Split(src, []byte("\n")) {
+		m := goDeclLine.FindSubmatchIndex(line)
+		if m == nil || have[n+1] || string(line[m[6]:m[7]]) == "_" {
+			continue
+		}
+		kw := string(line[m[2]:m[3]])
+		s := Symbol{Name: string(line[m[6]:m[7]]), Kind: kinds[kw], Path: p, Line: n + 1, Column: m[6] + 1,
+			EndLine: n + 1, EndColumn: len(line) + 1, Container: pkg, Detail: detailOf(line)}
+		if m[4] >= 0 {
+			s.Kind = "method"
+			if id := goRecvType.FindSubmatch(bytes.TrimSpace(line[m[4]:m[5]])); id != nil {
+				s.Container = string(id[1])
+			}
+		}
+		syms = append(syms, s)
+	}
+	sort.SliceStable(syms, func(i, j int) bool { return syms[i].Line < syms[j].Line })
+	return syms
 }
 
 type goExtractor struct {
