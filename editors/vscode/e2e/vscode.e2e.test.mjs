@@ -29,6 +29,7 @@ let reqN = 0;
 const sleep = (ms) => new Promise(r => setTimeout(r, ms));
 
 async function shot(name) {
+  await page.mouse.move(1000, 450); // no hover tooltip in the picture
   const file = path.join(shots, `${String(++shotN).padStart(2, '0')}-${name}.png`);
   await page.screenshot({ path: file });
   console.log(`screenshot: ${file}`);
@@ -167,6 +168,7 @@ before(async () => {
   writeWs('approve.txt', 'alpha\nbeta\ngamma\n');
   writeWs('reject.txt', 'keep me\n');
   writeWs('preview.txt', 'one\ntwo\n');
+  writeWs('multi1.txt', 'm1\n');
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     headless: true,
@@ -242,6 +244,7 @@ describe('agentls in VS Code (code-server)', { concurrency: false }, () => {
     const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'invalid arguments for read_file' });
     await toast.waitFor();
     assert.match(await toast.innerText(), /\/path/);
+    await sleep(600);
     await shot('run-tool-schema-error');
 
     // Leave notes.txt as it was.
@@ -296,6 +299,41 @@ describe('agentls in VS Code (code-server)', { concurrency: false }, () => {
     await waitEditorText('keep me');
     assert.equal(await page.locator('.tabs-container .tab.dirty', { hasText: 'reject.txt' }).count(), 0);
     await shot('rejected-nothing-changed');
+    await closeAllEditors();
+  });
+
+  test('3d. a patch over two files opens a multi-file diff; "Always" approves it and the next patch does not ask', { timeout: 120000 }, async (t) => {
+    if (!toolNames.includes('apply_patch')) {
+      const msg = 'SKIPPED: the server has no apply_patch tool yet';
+      console.error(`\n!!!!! ${msg} !!!!!\n`);
+      t.skip(msg);
+      return;
+    }
+    const patch = [
+      '--- a/multi1.txt', '+++ b/multi1.txt', '@@ -1 +1 @@', '-m1', '+M1 (patched)',
+      '--- /dev/null', '+++ b/multi2.txt', '@@ -0,0 +1 @@', '+created by the patch', '',
+    ].join('\n');
+    const call = await agentCall('apply_patch', { patch });
+    await activeTab('apply_patch: agent proposal');
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'apply_patch wants to change 2 files' });
+    const always = toast.locator('.monaco-button', { hasText: 'Always allow apply_patch' });
+    await always.waitFor({ state: 'visible', timeout: 30000 });
+    await sleep(1000);
+    await shot('multi-file-approval');
+    await always.click();
+    const r = await call.result();
+    assert.equal(r.status, 'success', JSON.stringify(r));
+    await waitFor(() => readWs('multi1.txt') === 'M1 (patched)\n', 10000, 'multi1.txt patched on disk');
+    await waitFor(() => fs.existsSync(path.join(ws, 'multi2.txt')) && readWs('multi2.txt') === 'created by the patch\n', 10000, 'multi2.txt created on disk');
+    await page.locator('.tabs-container .tab', { hasText: 'apply_patch: agent proposal' }).waitFor({ state: 'detached' });
+
+    const asked = (agentToolsLog().match(/\[approval\] apply_patch/g) ?? []).length;
+    const second = await agentCall('apply_patch', { patch: '--- a/multi2.txt\n+++ b/multi2.txt\n@@ -1 +1 @@\n-created by the patch\n+patched again, without asking\n' });
+    const r2 = await second.result();
+    assert.equal(r2.status, 'success', JSON.stringify(r2));
+    await waitFor(() => readWs('multi2.txt') === 'patched again, without asking\n', 10000, 'multi2.txt patched again');
+    await sleep(500);
+    assert.equal((agentToolsLog().match(/\[approval\] apply_patch/g) ?? []).length, asked, 'no second approval request');
     await closeAllEditors();
   });
 

@@ -12,7 +12,7 @@ import {
   Decision, LspWorkspaceEdit, Methods, Proposal, ProposalScheme, ProgressPrinter, SavePlan, ToolDefinition,
   ToolEvent, ToolFormat, ToolResult, ToolsClient, WorkDoneProgressValue, argumentsTemplate, buildProposal,
   describeArguments, describeRequest, diffStat, formatEvent, formatResult, isAgentlsToken, missingServerMessage,
-  parseArguments, parseProposalPath, proposalPath, proposalText, requestTarget, resolveServer, schemaErrors,
+  parseArguments, parseProposalUri, proposalUriParts, proposalText, requestTarget, resolveServer, schemaErrors,
   serverConfig, sortTools, statusText, summarizeResult, touchedUris,
 } from './core';
 
@@ -30,6 +30,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Agentl
 export async function deactivate(): Promise<void> {
   await ext?.stopClient();
   ext = undefined;
+}
+
+/** The title of a multi-file proposal's diff (VS Code appends "(N files)"). */
+function multiTitle(p: Proposal): string {
+  const stat = diffStat(p.unifiedDiff);
+  return `${p.tool}: agent proposal${p.unifiedDiff ? ` (+${stat.added} −${stat.removed})` : ''} ${p.callId}`;
 }
 
 class Extension implements vscode.Disposable {
@@ -281,18 +287,26 @@ class Extension implements vscode.Disposable {
     return resp;
   }
 
+  /** A file's real URI: the one the server sent, else its path under the first workspace folder. */
+  private fileUri(uri: string | undefined, path: string): vscode.Uri | undefined {
+    if (uri) { return vscode.Uri.parse(uri); }
+    if (path.startsWith('/')) { return vscode.Uri.file(path); }
+    const root = vscode.workspace.workspaceFolders?.[0]?.uri;
+    return root ? vscode.Uri.joinPath(root, path) : undefined;
+  }
+
   private currentText(uri: string | undefined, path: string): string | undefined {
-    const target = uri ? vscode.Uri.parse(uri) : vscode.workspace.workspaceFolders?.[0] ? vscode.Uri.joinPath(vscode.workspace.workspaceFolders[0].uri, path) : undefined;
+    const target = this.fileUri(uri, path);
     if (!target) { return undefined; }
     return vscode.workspace.textDocuments.find(d => d.uri.toString() === target.toString())?.getText();
   }
 
   private proposalUri(p: Proposal, side: 'old' | 'new', i: number): vscode.Uri {
-    return vscode.Uri.from({ scheme: ProposalScheme, path: proposalPath(p.key, side, i, p.files[i].path) });
+    return vscode.Uri.from({ scheme: ProposalScheme, ...proposalUriParts(p.key, side, i, p.files[i].path) });
   }
 
   private proposalContent(uri: vscode.Uri): string {
-    const parsed = parseProposalPath(uri.path);
+    const parsed = parseProposalUri(uri.path, uri.query);
     if (!parsed) { return ''; }
     const p = this.proposals.get(parsed.key);
     if (!p) { return '(this proposal was answered or withdrawn)\n'; }
@@ -306,8 +320,8 @@ class Extension implements vscode.Disposable {
       await vscode.commands.executeCommand('vscode.diff', this.proposalUri(p, 'old', 0), this.proposalUri(p, 'new', 0),
         `${p.tool}: ${p.files[0].path}${statText} — agent proposal`, { preview: false });
     } else {
-      const changes = p.files.map((f, i) => [vscode.Uri.file(f.path), this.proposalUri(p, 'old', i), this.proposalUri(p, 'new', i)]);
-      await vscode.commands.executeCommand('vscode.changes', `${p.tool}: ${p.files.length} files${statText} — agent proposal`, changes);
+      const changes = p.files.map((f, i) => [this.fileUri(f.uri, f.path) ?? this.proposalUri(p, 'new', i), this.proposalUri(p, 'old', i), this.proposalUri(p, 'new', i)]);
+      await vscode.commands.executeCommand('vscode.changes', multiTitle(p), changes);
     }
   }
 
@@ -319,10 +333,10 @@ class Extension implements vscode.Disposable {
         let uri: vscode.Uri | undefined;
         if (inp instanceof vscode.TabInputTextDiff) { uri = inp.modified; }
         else if (inp instanceof vscode.TabInputText) { uri = inp.uri; }
-        if (uri?.scheme === ProposalScheme && parseProposalPath(uri.path)?.key === key) { tabs.push(t); }
+        if (uri?.scheme === ProposalScheme && parseProposalUri(uri.path, uri.query)?.key === key) { tabs.push(t); }
         // Multi-file proposals (vscode.changes) open a tab whose input the API does not expose: match the label.
         const p = this.proposals.get(key);
-        if (!uri && p && p.files.length > 1 && t.label.startsWith(`${p.tool}: ${p.files.length} files`)) { tabs.push(t); }
+        if (!uri && p && p.files.length > 1 && t.label.startsWith(multiTitle(p))) { tabs.push(t); }
       }
     }
     if (tabs.length > 0) {
@@ -331,7 +345,7 @@ class Extension implements vscode.Disposable {
   }
 
   private codeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
-    const parsed = parseProposalPath(doc.uri.path);
+    const parsed = parseProposalUri(doc.uri.path, doc.uri.query);
     if (!parsed || parsed.side !== 'new') { return []; }
     const p = this.queue.get(parsed.key);
     if (!p) { return []; }
@@ -392,10 +406,10 @@ class Extension implements vscode.Disposable {
     if (inp instanceof vscode.TabInputTextDiff) { uri = inp.modified; }
     else if (inp instanceof vscode.TabInputText) { uri = inp.uri; }
     uri ??= vscode.window.activeTextEditor?.document.uri;
-    if (uri?.scheme === ProposalScheme) { return parseProposalPath(uri.path)?.key; }
+    if (uri?.scheme === ProposalScheme) { return parseProposalUri(uri.path, uri.query)?.key; }
     if (tab) {
       for (const p of this.proposals.values()) {
-        if (tab.label.startsWith(`${p.tool}: ${p.files.length} files`)) { return p.key; }
+        if (p.files.length > 1 && tab.label.startsWith(multiTitle(p))) { return p.key; }
       }
     }
     return this.queue.size === 1 ? this.queue.keyOf(this.queue.list()[0]) : undefined;
@@ -517,7 +531,9 @@ class Extension implements vscode.Disposable {
     const path = `/${r.tool}-${++this.resultSeq}.txt`;
     this.results.set(path, text);
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: ResultScheme, path }));
-    await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
+    // Results share one column beside the editor: a new one replaces the last (preview tab).
+    const column = vscode.window.visibleTextEditors.find(e => e.document.uri.scheme === ResultScheme)?.viewColumn ?? vscode.ViewColumn.Beside;
+    await vscode.window.showTextDocument(doc, { preview: true, viewColumn: column });
     const errs = schemaErrors(r);
     if (errs.length > 0) {
       void vscode.window.showErrorMessage(`agentls: invalid arguments for ${r.tool}: ${errs.join('; ')}`);

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import {
   ApprovalQueue, ApprovalRequest, ProgressPrinter, SavePlan, applyUnifiedDiff, argumentsTemplate, buildProposal,
   describeRequest, diffStat, formatEvent, isAgentlsToken, needsConfirmation, newProgressToken, parseArguments,
-  parseProposalPath, proposalPath, resolveServer, schemaErrors, serverConfig, settingsFromSchema, splitUnifiedDiff,
+  parseProposalUri, proposalUriParts, resolveServer, schemaErrors, serverConfig, settingsFromSchema, splitUnifiedDiff,
   statusText, summarizeResult, touchedUris,
 } from '../src/core';
 
@@ -74,9 +74,11 @@ test('buildProposal: texts from the preview, or rebuilt from the diff and the bu
 });
 
 test('proposal paths round-trip', () => {
-  const p = proposalPath('tc_1#2', 'new', 3, 'dir/a b.txt');
-  assert.deepEqual(parseProposalPath(p), { key: 'tc_1#2', side: 'new', index: 3, filePath: 'dir/a b.txt' });
-  assert.equal(parseProposalPath('/nope'), undefined);
+  const p = proposalUriParts('tc_1#2&x', 'new', 3, 'dir/a b.txt');
+  assert.equal(p.path, '/dir/a b.txt');
+  assert.deepEqual(parseProposalUri(p.path, p.query), { key: 'tc_1#2&x', side: 'new', index: 3, filePath: 'dir/a b.txt' });
+  assert.equal(parseProposalUri('/nope', ''), undefined);
+  assert.equal(parseProposalUri('/a', 'key=k&side=middle&i=0'), undefined);
 });
 
 test('ApprovalQueue: answer once, drop, cancellation, change events', async () => {

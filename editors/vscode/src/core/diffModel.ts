@@ -79,17 +79,22 @@ function samePath(a: string | undefined, b: string): boolean {
   return strip(a) === strip(b) || a.endsWith('/' + strip(b));
 }
 
-/** The path of a proposal document: /<key>/<side>/<index>/<file path>. */
-export function proposalPath(key: string, side: Side, index: number, filePath: string): string {
+/**
+ * A proposal document's URI parts: the path is the file's own path (so the
+ * diff view names the file, and both sides have the same name), the query
+ * says which proposal, which side and which file.
+ */
+export function proposalUriParts(key: string, side: Side, index: number, filePath: string): { path: string; query: string } {
   const clean = filePath.replace(/^\/+/, '');
-  return `/${encodeURIComponent(key)}/${side}/${index}/${clean}`;
+  return { path: `/${clean}`, query: `key=${encodeURIComponent(key)}&side=${side}&i=${index}` };
 }
 
-/** Parses a proposal document path; undefined when it is not one. */
-export function parseProposalPath(path: string): { key: string; side: Side; index: number; filePath: string } | undefined {
-  const m = /^\/([^/]+)\/(old|new)\/(\d+)\/(.*)$/.exec(path);
-  if (!m) { return undefined; }
-  return { key: decodeURIComponent(m[1]), side: m[2] as Side, index: Number(m[3]), filePath: m[4] };
+/** Parses a proposal document's URI parts; undefined when they are not one. */
+export function parseProposalUri(path: string, query: string): { key: string; side: Side; index: number; filePath: string } | undefined {
+  const q = new URLSearchParams(query);
+  const key = q.get('key'), side = q.get('side'), i = q.get('i');
+  if (!key || (side !== 'old' && side !== 'new') || i === null || !/^\d+$/.test(i)) { return undefined; }
+  return { key, side, index: Number(i), filePath: path.replace(/^\//, '') };
 }
 
 /** The text of a proposal document. */
