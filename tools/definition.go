@@ -22,7 +22,7 @@ var FindDefinition = &Tool{
 }
 
 func definition(c *Call, a positionArgs) (*Result, error) {
-	path, err := c.resolvePosition(a)
+	path, err := c.resolvePosition(&a)
 	if err != nil {
 		return nil, err
 	}

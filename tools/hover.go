@@ -26,7 +26,7 @@ var Hover = &Tool{
 }
 
 func hover(c *Call, a positionArgs) (*Result, error) {
-	path, err := c.resolvePosition(a)
+	path, err := c.resolvePosition(&a)
 	if err != nil {
 		return nil, err
 	}

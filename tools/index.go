@@ -84,26 +84,60 @@ func positionSchema(extra string) string {
 		"path":{"type":"string","description":"file, relative to the workspace root"},
 		"line":{"type":"integer","minimum":1,"description":"1-based line"},
 		"column":{"type":"integer","minimum":1,"description":"1-based byte column of any character of the identifier (as grep reports columns)"},
-		"symbol":{"type":"string","description":"instead of a position: a name, optionally qualified: \"NewReader\", \"bufio.NewReader\", \"Reader.Read\""}` + extra + `}}`
+		"symbol":{"type":"string","description":"instead of line and column: a name, optionally qualified: \"NewReader\", \"bufio.NewReader\", \"Reader.Read\"; with path, the declaration in that file comes first"}` + extra + `}}`
 }
 
 // validatePosition checks that the call names a position or a symbol.
 func validatePosition(a positionArgs) error {
 	switch {
-	case a.Symbol != "" && (a.Path != "" || a.Line != 0 || a.Column != 0):
-		return Errorf(InvalidParams, "give either symbol, or path with line and column, not both")
+	case a.Symbol != "" && (a.Line != 0 || a.Column != 0):
+		return Errorf(InvalidParams, "give either symbol (optionally with path), or path with line and column, not both")
 	case a.Symbol == "" && (a.Path == "" || a.Line == 0 || a.Column == 0):
 		return Errorf(InvalidParams, "give path, line and column (1-based), or symbol")
 	}
 	return nil
 }
 
-// resolvePosition makes the path of a position absolute.
-func (c *Call) resolvePosition(a positionArgs) (string, error) {
-	if a.Symbol != "" {
+// resolvePosition makes the path of a position absolute. A symbol with a
+// path becomes the position of its declaration in that file, when the file
+// declares it; otherwise the symbol is looked up in the whole workspace.
+func (c *Call) resolvePosition(a *positionArgs) (string, error) {
+	if a.Symbol == "" {
+		return c.Workspace.Resolve(a.Path)
+	}
+	if a.Path == "" {
 		return "", nil
 	}
-	return c.Workspace.Resolve(a.Path)
+	path, err := c.Workspace.Resolve(a.Path)
+	if err != nil {
+		return "", err
+	}
+	syms, err := c.Index().Outline(path)
+	if err != nil {
+		return "", fileError(c.Workspace.Rel(path), err)
+	}
+	if s, ok := findDeclared(syms, a.Symbol); ok {
+		a.Line, a.Column, a.Symbol = s.Line, s.Column, ""
+		return path, nil
+	}
+	return "", nil
+}
+
+// findDeclared finds a symbol ("Name", "Type.Name") in an outline.
+func findDeclared(syms []workspace.Symbol, symbol string) (workspace.Symbol, bool) {
+	qual, name := "", symbol
+	if i := strings.LastIndexByte(symbol, '.'); i >= 0 {
+		qual, name = symbol[:i], symbol[i+1:]
+	}
+	for _, s := range syms {
+		if s.Name == name && (qual == "" || qual == s.Container || strings.HasSuffix(qual, "."+s.Container)) {
+			return s, true
+		}
+		if d, ok := findDeclared(s.Children, symbol); ok {
+			return d, true
+		}
+	}
+	return workspace.Symbol{}, false
 }
 
 // indexError turns an index failure into the model's error.

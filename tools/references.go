@@ -28,7 +28,7 @@ type referencesArgs struct {
 }
 
 func references(c *Call, a referencesArgs) (*Result, error) {
-	path, err := c.resolvePosition(a.positionArgs)
+	path, err := c.resolvePosition(&a.positionArgs)
 	if err != nil {
 		return nil, err
 	}
