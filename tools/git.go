@@ -294,6 +294,10 @@ type gitDiffFile struct {
 	Deletions int    `json:"deletions"`
 	Binary    bool   `json:"binary"`
 	Sensitive bool   `json:"sensitive,omitempty"`
+
+	// gitPath and gitOldPath are the paths as git printed them, relative
+	// to the repository's top level.
+	gitPath, gitOldPath string
 }
 
 // gitStatusName names a status letter of --name-status or porcelain v2.
@@ -367,8 +371,9 @@ func (r *gitRepo) diffFiles(o gitRun, d gitDiffSpec) ([]gitDiffFile, error) {
 			old, rest, _ = strings.Cut(rest, "\x00")
 			nw, rest, _ = strings.Cut(rest, "\x00")
 			f.OldPath, f.Path, f.Status = r.rel(old), r.rel(nw), "renamed"
+			f.gitOldPath, f.gitPath = old, nw
 		} else {
-			f.Path = r.rel(parts[2])
+			f.Path, f.gitPath = r.rel(parts[2]), parts[2]
 		}
 		files = append(files, f)
 	}
@@ -439,6 +444,50 @@ func (r *gitRepo) diffText(o gitRun, d gitDiffSpec, files []gitDiffFile, limit i
 		return "", false, err
 	}
 	return string(out.stdout), out.truncated, nil
+}
+
+// blobs reads objects named like "HEAD:path" or ":0:path" with one
+// `git cat-file --batch`. Names that do not exist are left out of the map;
+// names with a newline cannot be asked for and are left out too. It fails
+// when the objects together exceed limit bytes.
+func (r *gitRepo) blobs(o gitRun, names []string, limit int) (map[string][]byte, error) {
+	var in strings.Builder
+	var asked []string
+	for _, n := range names {
+		if !strings.ContainsAny(n, "\n\r") {
+			in.WriteString(n + "\n")
+			asked = append(asked, n)
+		}
+	}
+	o.stdin = strings.NewReader(in.String())
+	o.max = limit
+	out, err := r.run(o, "cat-file", "--batch")
+	if err != nil {
+		return nil, err
+	}
+	if out.truncated {
+		return nil, fmt.Errorf("cat-file: more than %d bytes", limit)
+	}
+	got := map[string][]byte{}
+	rest := out.stdout
+	for _, n := range asked {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			return nil, fmt.Errorf("cat-file: short output")
+		}
+		header := strings.Fields(string(rest[:i]))
+		rest = rest[i+1:]
+		if len(header) != 3 {
+			continue // "<name> missing" or "ambiguous"
+		}
+		size, err := strconv.Atoi(header[2])
+		if err != nil || size+1 > len(rest) {
+			return nil, fmt.Errorf("cat-file: bad header %q", header)
+		}
+		got[n] = rest[:size]
+		rest = rest[size+1:]
+	}
+	return got, nil
 }
 
 // withTempIndex runs fn with the environment of a throwaway copy of the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/workspace"
@@ -59,6 +60,33 @@ type gitCommitPlan struct {
 	paths []string // the named files, absolute
 	files []gitDiffFile
 	diff  string
+	// texts holds the text of each file before ("HEAD:path") and after
+	// (":0:path") the commit, for editors that show the two side by side;
+	// nil when they are binary or too large.
+	texts map[string][]byte
+}
+
+// gitPreviewTexts caps the file texts put in a commit's preview.
+const gitPreviewTexts = 8 << 20
+
+// commitTexts reads the texts a commit changes, before and after.
+func commitTexts(repo *gitRepo, o gitRun, files []gitDiffFile) map[string][]byte {
+	var names []string
+	for _, f := range files {
+		if f.Binary {
+			continue
+		}
+		old := f.gitPath
+		if f.gitOldPath != "" {
+			old = f.gitOldPath
+		}
+		names = append(names, "HEAD:"+old, ":0:"+f.gitPath)
+	}
+	texts, err := repo.blobs(o, names, gitPreviewTexts)
+	if err != nil {
+		return nil
+	}
+	return texts
 }
 
 // planGitCommit computes the diff a commit would record, by staging the
@@ -98,6 +126,7 @@ func planGitCommit(c *Call, a gitCommitArgs) (*gitCommitPlan, error) {
 			text += "\n[diff cut at 4 MiB]\n"
 		}
 		p.files, p.diff = files, text
+		p.texts = commitTexts(repo, o, files)
 		return nil
 	})
 	if err != nil {
@@ -136,6 +165,20 @@ func assessGitCommit(c *Call, raw json.RawMessage) (Assessment, error) {
 			fp.Operation = workspace.OpRename
 			fp.Path, fp.NewPath = f.OldPath, f.Path
 			fp.URI = workspace.PathToURI(filepath.Join(p.repo.top, filepath.FromSlash(f.OldPath)))
+		}
+		if !f.Binary {
+			old := f.gitPath
+			if f.gitOldPath != "" {
+				old = f.gitOldPath
+			}
+			if t, ok := p.texts["HEAD:"+old]; ok && fp.Operation != workspace.OpCreate && utf8.Valid(t) {
+				s := string(t)
+				fp.OldText = &s
+			}
+			if t, ok := p.texts[":0:"+f.gitPath]; ok && fp.Operation != workspace.OpDelete && utf8.Valid(t) {
+				s := string(t)
+				fp.NewText = &s
+			}
 		}
 		pv.Files = append(pv.Files, fp)
 		if f.Sensitive {

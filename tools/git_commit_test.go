@@ -45,8 +45,22 @@ func TestGitCommit(t *testing.T) {
 		t.Errorf("preview has the unstaged b.txt:\n%s", diff)
 	}
 	ops := map[string]string{}
+	texts := map[string]string{}
+	str := func(p *string) string {
+		if p == nil {
+			return "<nil>"
+		}
+		return *p
+	}
 	for _, f := range q[0].Preview.Files {
 		ops[f.Path] = f.Operation
+		texts[f.Path] = str(f.OldText) + "|" + str(f.NewText)
+	}
+	wantTexts := map[string]string{"a.txt": "a\n|a staged\n", "new.txt": "<nil>|brand new\n", "gone.txt": "g\n|<nil>"}
+	for p, want := range wantTexts {
+		if texts[p] != want {
+			t.Errorf("preview texts of %s: %q, want %q", p, texts[p], want)
+		}
 	}
 	if ops["a.txt"] != workspace.OpModify || ops["new.txt"] != workspace.OpCreate || ops["gone.txt"] != workspace.OpDelete || len(ops) != 3 {
 		t.Errorf("preview files %v", ops)
@@ -169,5 +183,27 @@ func TestGitCommitSensitive(t *testing.T) {
 	q := g.questions()
 	if len(q) != 1 || q[0].Risk != approval.RiskDangerous || !strings.Contains(q[0].Warning, "config/.env") {
 		t.Errorf("questions %+v", q)
+	}
+}
+
+func TestGitCommitRenamePreview(t *testing.T) {
+	g := newGitRig(t, true)
+	body := strings.Repeat("line\n", 20)
+	g.commit("first", map[string]string{"old.txt": body})
+	g.git("mv", "old.txt", "new.txt")
+	g.write("new.txt", body+"more\n")
+	res := g.call("git_commit", map[string]any{"message": "rename", "files": []string{"new.txt"}})
+	wantSuccess(t, res)
+	q := g.questions()
+	if len(q) != 1 || len(q[0].Preview.Files) != 1 {
+		t.Fatalf("questions %+v", q)
+	}
+	f := q[0].Preview.Files[0]
+	if f.Operation != workspace.OpRename || f.Path != "old.txt" || f.NewPath != "new.txt" ||
+		f.OldText == nil || *f.OldText != body || f.NewText == nil || *f.NewText != body+"more\n" {
+		t.Errorf("preview file %+v", f)
+	}
+	if names := g.git("show", "--name-status", "--format=", "HEAD"); !strings.HasPrefix(names, "R") {
+		t.Errorf("committed %q", names)
 	}
 }
