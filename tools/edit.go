@@ -153,6 +153,10 @@ func currentText(c *Call, path string) (text string, exists bool, err error) {
 	if fi.IsDir() {
 		return "", true, Errorf(NotAFile, "%s is a directory", rel)
 	}
+	if !fi.Mode().IsRegular() {
+		// Reading a FIFO or a device would block or never end.
+		return "", true, Errorf(NotAFile, "%s is not a regular file", rel)
+	}
 	if max := c.Workspace.Config().Limits.MaxFileBytes; fi.Size() > int64(max) {
 		return "", true, Errorf(TooLarge, "%s is %d bytes, over the %d of limits.maxFileBytes", rel, fi.Size(), max)
 	}
