@@ -231,7 +231,7 @@ func TestShellStreams(t *testing.T) {
 	g := newShellRig(t, nil)
 	p := &shellProgress{}
 	start := time.Now()
-	res := g.call(context.Background(), "shell_exec", map[string]any{"command": "echo one; sleep 0.6; echo two >&2; sleep 0.3"}, p)
+	res := g.call(context.Background(), "shell_exec", map[string]any{"command": "echo one; sleep 1.2; echo two >&2; sleep 0.3"}, p)
 	done := time.Now()
 	if res.Status != StatusSuccess {
 		t.Fatalf("status %s: %s", res.Status, res.Content)
@@ -241,7 +241,7 @@ func TestShellStreams(t *testing.T) {
 	if len(p.msgs) < 2 || p.msgs[0] != "one\n" {
 		t.Fatalf("reports %q", p.msgs)
 	}
-	if first := p.times[0].Sub(start); first > 400*time.Millisecond {
+	if first := p.times[0].Sub(start); first > 900*time.Millisecond {
 		t.Errorf("first report after %s: not streamed", first)
 	}
 	if !p.times[len(p.times)-1].Before(done) {
