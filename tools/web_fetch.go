@@ -69,6 +69,9 @@ var WebFetch = &Tool{
 			if !validHeaderName(k) {
 				return Errorf(InvalidParams, "header name %q is not valid", k)
 			}
+			if strings.ContainsAny(a.Headers[k], "\r\n\x00") {
+				return Errorf(InvalidParams, "header %s: the value may not contain line breaks or NUL", k)
+			}
 		}
 		return nil
 	}),
@@ -460,24 +463,32 @@ func webResult(cfg *workspace.Config, a webFetchArgs, resp *http.Response, data 
 		}
 		content = text
 	}
+	bodyCut, textCut, full := truncated, false, len(content)
 	if limit := cfg.Limits.MaxOutputBytes; limit > 0 && len(content) > limit {
-		content, _ = cutText(content, limit)
-		for !utf8.ValidString(content) && len(content) > 0 {
-			content = content[:len(content)-1]
+		if s["encoding"] == "base64" {
+			content = content[:limit-limit%4]
+		} else {
+			content, _ = cutText(content, limit)
+			for !utf8.ValidString(content) && len(content) > 0 {
+				content = content[:len(content)-1]
+			}
 		}
-		truncated = true
+		textCut = true
 	}
 	if title != "" {
 		s["title"] = title
 	}
-	s["content"], s["truncated"] = content, truncated
+	s["content"], s["truncated"] = content, bodyCut || textCut
 
 	out := content
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		out = fmt.Sprintf("HTTP %d %s\n\n", resp.StatusCode, http.StatusText(resp.StatusCode)) + out
 	}
-	if truncated {
-		out += fmt.Sprintf("\n[cut: read %d bytes; raise max_bytes or narrow the request]\n", len(data))
+	if bodyCut {
+		out += fmt.Sprintf("\n[body cut at max_bytes: %d bytes read]\n", len(data))
+	}
+	if textCut {
+		out += fmt.Sprintf("\n[content cut at limits.maxOutputBytes: %d of %d bytes shown]\n", len(content), full)
 	}
 	return Success(out, s), nil
 }

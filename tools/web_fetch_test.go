@@ -427,12 +427,12 @@ func TestWebFetchLimits(t *testing.T) {
 	wantSuccess(t, res)
 	var f webFetched
 	decode(t, res, &f)
-	if !f.Truncated || f.Bytes != 1000 || len(f.Content) != 1000 || !strings.Contains(res.Content, "[cut: read 1000 bytes") {
+	if !f.Truncated || f.Bytes != 1000 || len(f.Content) != 1000 || !strings.Contains(res.Content, "[body cut at max_bytes: 1000 bytes read]") {
 		t.Errorf("max_bytes: truncated %v, %d bytes, %d content", f.Truncated, f.Bytes, len(f.Content))
 	}
 	res = w.call("web_fetch", map[string]any{"url": srv.URL + "/big"})
 	decode(t, res, &f)
-	if !f.Truncated || len(f.Content) > 2000 || f.Bytes != 110000 {
+	if !f.Truncated || len(f.Content) > 2000 || f.Bytes != 110000 || !strings.Contains(res.Content, "of 110000 bytes shown") {
 		t.Errorf("output cap: truncated %v, %d bytes, %d content", f.Truncated, f.Bytes, len(f.Content))
 	}
 
@@ -453,6 +453,7 @@ func TestWebFetchInvalid(t *testing.T) {
 		{"url": "http:///path"},
 		{"url": "http://127.0.0.1/", "headers": map[string]string{"Host": "other"}},
 		{"url": "http://127.0.0.1/", "headers": map[string]string{"Bad Name": "x"}},
+		{"url": "http://127.0.0.1/", "headers": map[string]string{"X-Split": "a\r\nInjected: yes"}},
 		{"url": "http://127.0.0.1/", "format": "pdf"},
 	} {
 		res := w.call("web_fetch", args)
