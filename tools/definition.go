@@ -10,7 +10,7 @@ var FindDefinition = &Tool{
 	Name:  "definition",
 	Title: "Go to definition",
 	Description: "Finds where an identifier is declared. Give path, line and column (1-based; the column of any character of the identifier, " +
-		"as grep reports it) or symbol (a name such as \"NewReader\", \"bufio.NewReader\" or \"Reader.Read\"). " +
+		"as grep reports it) or symbol (a name such as \"NewReader\", \"bufio.NewReader\" or \"Reader.Read\"; add path, or path and line, to pick the one in a file or on a line). " +
 		"Go code is resolved by the type checker (precision \"type\"), across the packages of the module and the standard library; " +
 		"other languages (Python, JavaScript/TypeScript, Rust, Java, C/C++, shell, Markdown) by name (precision \"name\": every declaration " +
 		"with that name). Returns locations [{path, line, column, end_line, end_column}].",

@@ -108,6 +108,8 @@ func TestDefinition(t *testing.T) {
 		{"go method by symbol", map[string]any{"symbol": "Greeter.Greet"}, "a/a.go:11:19", "type", ""},
 		{"symbol in a file", map[string]any{"path": "a/a.go", "symbol": "Greeter.Greet"}, "a/a.go:11:19", "type", ""},
 		{"symbol used in a file", map[string]any{"path": "b/b.go", "symbol": "New"}, "a/a.go:14:6", "type", ""},
+		{"symbol on a line", map[string]any{"path": "b/b.go", "line": 6, "symbol": "Greet"}, "a/a.go:11:19", "type", ""},
+		{"symbol not on the line", map[string]any{"path": "b/b.go", "line": 5, "symbol": "Greet"}, "", "", InvalidParams},
 		{"python by name", map[string]any{"path": "py/util.py", "line": 7, "column": 17}, "py/util.py:1:5", "name", ""},
 		{"white space", map[string]any{"path": "b/b.go", "line": 6, "column": 1}, "", "", InvalidParams},
 		{"both forms", map[string]any{"path": "b/b.go", "line": 6, "column": 11, "symbol": "x"}, "", "", InvalidParams},

@@ -84,14 +84,16 @@ func positionSchema(extra string) string {
 		"path":{"type":"string","description":"file, relative to the workspace root"},
 		"line":{"type":"integer","minimum":1,"description":"1-based line"},
 		"column":{"type":"integer","minimum":1,"description":"1-based byte column of any character of the identifier (as grep reports columns)"},
-		"symbol":{"type":"string","description":"instead of line and column: a name, optionally qualified: \"NewReader\", \"bufio.NewReader\", \"Reader.Read\"; with path, the declaration in that file comes first"}` + extra + `}}`
+		"symbol":{"type":"string","description":"instead of line and column: a name, optionally qualified: \"NewReader\", \"bufio.NewReader\", \"Reader.Read\"; with path, the declaration in that file comes first; with path and line, the name's occurrence on that line"}` + extra + `}}`
 }
 
 // validatePosition checks that the call names a position or a symbol.
 func validatePosition(a positionArgs) error {
 	switch {
-	case a.Symbol != "" && (a.Line != 0 || a.Column != 0):
-		return Errorf(InvalidParams, "give either symbol (optionally with path), or path with line and column, not both")
+	case a.Symbol != "" && a.Column != 0:
+		return Errorf(InvalidParams, "give either symbol (optionally with path, or path and line), or path with line and column, not both")
+	case a.Symbol != "" && a.Line != 0 && a.Path == "":
+		return Errorf(InvalidParams, "a line needs a path")
 	case a.Symbol == "" && (a.Path == "" || a.Line == 0 || a.Column == 0):
 		return Errorf(InvalidParams, "give path, line and column (1-based), or symbol")
 	}
@@ -112,6 +114,24 @@ func (c *Call) resolvePosition(a *positionArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if a.Line != 0 {
+		// symbol on a line: the column of its first whole-word occurrence
+		text, err := c.Workspace.ReadFile(path)
+		if err != nil {
+			return "", fileError(c.Workspace.Rel(path), err)
+		}
+		lines := strings.Split(string(text), "\n")
+		if a.Line > len(lines) {
+			return "", Errorf(InvalidParams, "line %d is out of range (%s has %d lines)", a.Line, c.Workspace.Rel(path), len(lines))
+		}
+		name := a.Symbol[strings.LastIndexByte(a.Symbol, '.')+1:]
+		col := wordColumn(lines[a.Line-1], name)
+		if col == 0 {
+			return "", Errorf(InvalidParams, "%s does not occur on line %d of %s", name, a.Line, c.Workspace.Rel(path))
+		}
+		a.Column, a.Symbol = col, ""
+		return path, nil
+	}
 	syms, err := c.Index().Outline(path)
 	if err != nil {
 		return "", fileError(c.Workspace.Rel(path), err)
@@ -121,6 +141,25 @@ func (c *Call) resolvePosition(a *positionArgs) (string, error) {
 		return path, nil
 	}
 	return "", nil
+}
+
+// wordColumn is the 1-based byte column of the first whole-word
+// occurrence of w in line, or 0.
+func wordColumn(line, w string) int {
+	isWord := func(c byte) bool {
+		return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+	}
+	for i := 0; ; {
+		j := strings.Index(line[i:], w)
+		if j < 0 || w == "" {
+			return 0
+		}
+		s, e := i+j, i+j+len(w)
+		if (s == 0 || !isWord(line[s-1])) && (e == len(line) || !isWord(line[e])) {
+			return s + 1
+		}
+		i = s + 1
+	}
 }
 
 // findDeclared finds a symbol ("Name", "Type.Name") in an outline.

@@ -10,7 +10,7 @@ var References = &Tool{
 	Name:  "references",
 	Title: "Find references",
 	Description: "Finds the uses of an identifier across the workspace. Give path, line and column (1-based; the column of any character of " +
-		"the identifier) or symbol (\"NewReader\", \"bufio.NewReader\", \"Reader.Read\"). Go code is resolved by the type checker " +
+		"the identifier) or symbol (\"NewReader\", \"bufio.NewReader\", \"Reader.Read\"; add path, or path and line, to pick the one in a file or on a line). Go code is resolved by the type checker " +
 		"(precision \"type\": only uses of that very declaration, in every package of the workspace that mentions it); other languages " +
 		"by whole-word search in files of the same language (precision \"name\"). The declaration is included unless " +
 		"include_declaration is false. Returns locations [{path, line, column, end_line, end_column}].",
