@@ -156,7 +156,7 @@ func listDirectory(c *Call, a listDirectoryArgs) (*Result, error) {
 	}
 	if len(entries) == 0 {
 		fmt.Fprintf(&b, "%s is empty", shown)
-		if !a.IncludeHidden || stats.Ignored.Load() > 0 {
+		if stats.Hidden.Load() > 0 || stats.Ignored.Load() > 0 {
 			b.WriteString(" (apart from hidden or ignored entries)")
 		}
 		b.WriteString(".\n")

@@ -80,7 +80,12 @@ func TestListDirectoryCapAndEmpty(t *testing.T) {
 	}
 	res = ftCall(t, env, "list_directory", map[string]any{"path": "empty"})
 	ftWantSuccess(t, res)
-	if res.Content != "empty/ is empty (apart from hidden or ignored entries).\n" {
+	if res.Content != "empty/ is empty.\n" {
+		t.Errorf("content = %q", res.Content)
+	}
+	ftWrite(t, root, map[string]string{"empty/.hidden": ""})
+	res = ftCall(t, env, "list_directory", map[string]any{"path": "empty"})
+	if res.Content != "empty/ is empty (apart from hidden or ignored entries).\n[1 hidden not shown (include_hidden)]\n" {
 		t.Errorf("content = %q", res.Content)
 	}
 }
