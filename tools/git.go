@@ -104,8 +104,9 @@ func optionLike(field, v string) error {
 	return nil
 }
 
-// openRepo finds the repository of the workspace root that holds near (an
-// absolute path; "" for the first root). Outside a repository it fails with
+// openRepo finds the repository that holds near (an absolute path inside
+// the workspace: the nearest existing folder at or above it), or with ""
+// the repository of the first root. Outside a repository it fails with
 // EXECUTION_ERROR saying so.
 func openRepo(c *Call, near string) (*gitRepo, error) {
 	roots := c.Workspace.Roots()
@@ -114,9 +115,12 @@ func openRepo(c *Call, near string) (*gitRepo, error) {
 	}
 	dir := roots[0]
 	if near != "" {
-		for _, r := range roots {
-			if rel, err := filepath.Rel(r, near); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				dir = r
+		for p := near; ; p = filepath.Dir(p) {
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				dir = p
+				break
+			}
+			if filepath.Dir(p) == p {
 				break
 			}
 		}

@@ -132,3 +132,37 @@ func TestGitStatusStates(t *testing.T) {
 		})
 	}
 }
+
+// TestGitNestedRepositories: in a workspace that holds several
+// repositories, a path picks the repository it is in; paths stay relative
+// to the workspace root.
+func TestGitNestedRepositories(t *testing.T) {
+	g := newGitRig(t, false)
+	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(g.root))
+	for _, name := range []string{"one", "two"} {
+		dir := filepath.Join(g.root, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		g.gitIn(dir, nil, "init", "-q", "-b", name)
+		g.gitIn(dir, nil, "config", "user.name", "N")
+		g.gitIn(dir, nil, "config", "user.email", "n@example.com")
+		g.write(name+"/f.txt", name+"\n")
+		g.gitIn(dir, nil, "add", "f.txt")
+		g.gitIn(dir, nil, "commit", "-q", "-m", "in "+name)
+		g.write(name+"/f.txt", "changed\n")
+	}
+	res := g.call("git_status", map[string]any{"path": "two"})
+	wantSuccess(t, res)
+	var s gitStatusResult
+	decode(t, res, &s)
+	if s.Branch != "two" || !reflect.DeepEqual(s.Modified, []string{"two/f.txt"}) {
+		t.Errorf("status of two: %+v", s)
+	}
+	res = g.call("git_log", map[string]any{"path": "one/f.txt"})
+	wantSuccess(t, res)
+	if !strings.Contains(res.Content, "in one") {
+		t.Errorf("log of one: %s", res.Content)
+	}
+	wantError(t, g.call("git_status", map[string]any{}), ExecutionError)
+}
