@@ -110,7 +110,20 @@ function M.handler(_, params, ctx)
   end
 
   local enc = client and client.offset_encoding or "utf-16"
-  local ok, err = pcall(util.apply_workspace_edit, edit, enc)
+  -- Messages of the edit (Neovim renames with :saveas!, which prints the
+  -- file's name; a rename onto an existing file is skipped with a message)
+  -- go to the log instead of the screen.
+  local ok, err
+  M._run = function()
+    ok, err = pcall(util.apply_workspace_edit, edit, enc)
+  end
+  local eok, out = pcall(api.nvim_exec2, "lua require('agentls.edit')._run()", { output = true })
+  M._run = nil
+  if not eok then
+    ok, err = false, out
+  elseif out and out.output and vim.trim(out.output) ~= "" then
+    log.append("while applying: " .. vim.trim(out.output))
+  end
   if not ok then
     log.append("edit failed: " .. tostring(err))
     return { applied = false, failureReason = tostring(err) }
