@@ -307,6 +307,7 @@ func call(ctx context.Context, g globals, pos []string, root, approve string, st
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res := NewRunner(log).Run(ctx, env, tools.Request{Name: pos[0], Arguments: args}, nil)
+	tools.CloseSession(env.Session) // a shell started by this call ends with it
 	enc := json.NewEncoder(stdio.Stdout)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(res); err != nil {
