@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync"
 
 	godiff "github.com/sourcegraph/go-diff/diff"
 
@@ -15,7 +16,7 @@ import (
 )
 
 // ApplyPatch is apply_patch.
-var ApplyPatch = editTool(&Tool{
+var ApplyPatch = withPatchNotes(editTool(&Tool{
 	Name:  "apply_patch",
 	Title: "Apply patch",
 	Description: "Applies a unified diff (as made by `diff -u` or `git diff`) to one or several files: modifies them, creates " +
@@ -26,7 +27,34 @@ var ApplyPatch = editTool(&Tool{
 	Annotations: Annotations{Destructive: true, Approval: "ask"},
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["patch"],"properties":{
 		"patch":{"type":"string","minLength":1,"description":"the unified diff: for each file a ---/+++ header and @@ hunks"}}}`),
-}, planPatch)
+}, planPatch))
+
+// patchNotes passes the notes of planPatch (hunks found away from their
+// stated line, or only when whitespace is ignored) from the plan to the
+// Assess that called it, keyed by the call.
+var patchNotes sync.Map // *Call → []string
+
+// withPatchNotes shows the person the notes of a patch with the question
+// (as its warning) and tells the model in the result.
+func withPatchNotes(t *Tool) *Tool {
+	assess, execute := t.Assess, t.Execute
+	t.Assess = func(c *Call, args json.RawMessage) (Assessment, error) {
+		a, err := assess(c, args)
+		if notes, ok := patchNotes.LoadAndDelete(c); ok && err == nil {
+			a.Warning = strings.Join(notes.([]string), "; ")
+		}
+		return a, err
+	}
+	t.Execute = func(c *Call, args json.RawMessage) (*Result, error) {
+		res, err := execute(c, args)
+		patchNotes.Delete(c) // when Execute planned again itself
+		if res != nil && res.Status == StatusSuccess && c.Assessed.Warning != "" {
+			res.Content += "\nNote: " + c.Assessed.Warning + ". Read the changed lines to check them."
+		}
+		return res, err
+	}
+	return t
+}
 
 // patchFuzz is how many lines away from its stated position a hunk is
 // searched for.
@@ -65,6 +93,7 @@ func planPatch(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
 	seen := map[string]bool{}
 	var failures []string
 	var failDetails []map[string]any
+	var notes []string
 	for _, fd := range files {
 		orig, dst := patchNames(fd.OrigName, fd.NewName)
 		if orig == "" && dst == "" {
@@ -87,7 +116,7 @@ func planPatch(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
 			}
 			seen[p] = true
 		}
-		changes, fails, err := planFilePatch(c, fd, origPath, dstPath)
+		changes, fails, err := planFilePatch(c, fd, origPath, dstPath, &notes)
 		if err != nil {
 			return nil, err
 		}
@@ -107,6 +136,9 @@ func planPatch(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
 	}
 	if len(plan.Changes) == 0 {
 		return nil, Errorf(InvalidParams, "the patch changes nothing")
+	}
+	if len(notes) > 0 {
+		patchNotes.Store(c, notes)
 	}
 	return plan, nil
 }
@@ -151,7 +183,7 @@ type hunkFailure struct {
 
 // planFilePatch plans one file's diff. A hunk that does not apply is
 // returned as a failure, not an error, so that every failure is reported.
-func planFilePatch(c *Call, fd *godiff.FileDiff, origPath, dstPath string) ([]workspace.FileChange, []hunkFailure, error) {
+func planFilePatch(c *Call, fd *godiff.FileDiff, origPath, dstPath string, notes *[]string) ([]workspace.FileChange, []hunkFailure, error) {
 	switch {
 	case origPath == "": // create
 		rel := c.Workspace.Rel(dstPath)
@@ -200,7 +232,7 @@ func planFilePatch(c *Call, fd *godiff.FileDiff, origPath, dstPath string) ([]wo
 		return nil, nil, err
 	}
 	e := detectEOL(old)
-	newText, fails := applyHunks(rel, e.toLF(old), fd.Hunks, dstPath == "")
+	newText, fails := applyHunks(rel, e.toLF(old), fd.Hunks, dstPath == "", notes)
 	if len(fails) > 0 {
 		return nil, fails, nil
 	}
@@ -276,8 +308,9 @@ func hunkLines(h *godiff.Hunk) (lines []patchLine, oldCount int) {
 
 // applyHunks applies hunks to text (LF line endings) and returns the new
 // text, or the hunks that do not apply. whole says the hunks must cover
-// the whole file (a deletion).
-func applyHunks(rel, text string, hunks []*godiff.Hunk, whole bool) (string, []hunkFailure) {
+// the whole file (a deletion). Hunks found away from their stated line, or
+// only when whitespace at line ends is ignored, are added to notes.
+func applyHunks(rel, text string, hunks []*godiff.Hunk, whole bool, notes *[]string) (string, []hunkFailure) {
 	file := workspace.SplitLines(text)
 	var out []string // pieces, each a line that may lack its terminator
 	var fails []hunkFailure
@@ -301,6 +334,15 @@ func applyHunks(rel, text string, hunks []*godiff.Hunk, whole bool) (string, []h
 		if !ok {
 			fails = append(fails, hunkFailed(rel, file, h, i+1, len(hunks), lines, expected, whole))
 			continue
+		}
+		if pos != expected {
+			*notes = append(*notes, fmt.Sprintf("hunk %d of %s applied at line %d, not %d as the patch says", i+1, rel, pos+1, expected+1))
+		}
+		for j, o := range old {
+			if !sameLine(file[pos+j], o, false) {
+				*notes = append(*notes, fmt.Sprintf("hunk %d of %s matched only when whitespace at line ends is ignored", i+1, rel))
+				break
+			}
 		}
 		shift = pos - expected
 		out = append(out, file[cursor:pos]...)

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"golang.org/x/tools/txtar"
 
+	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -226,4 +228,35 @@ func TestApplyPatchOtherFormat(t *testing.T) {
 	ftWrite(t, root, map[string]string{"f.txt": "a\n"})
 	res := ftCall(t, env, "apply_patch", map[string]any{"patch": "*** Begin Patch\n*** Update File: f.txt\n@@\n-a\n+b\n*** End Patch\n"})
 	ftWantError(t, res, InvalidParams, "not a unified diff", "--- a/path")
+}
+
+// TestApplyPatchNotes: a hunk found away from its stated line, or only
+// with whitespace ignored, is said in the question and in the result.
+func TestApplyPatchNotes(t *testing.T) {
+	env, root := ftEnv(t)
+	ftWrite(t, root, map[string]string{"f.txt": "x\ny\nz\na  \nb\nc\n"})
+	var warning string
+	inner := env.Approver
+	env.Approver = approval.ApproverFunc(func(ctx context.Context, r approval.Request) (approval.Response, error) {
+		warning = r.Warning
+		return inner.Ask(ctx, r)
+	})
+	res := ftCall(t, env, "apply_patch", map[string]any{"patch": "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"})
+	ftWantSuccess(t, res)
+	want := "hunk 1 of f.txt applied at line 4, not 1 as the patch says; hunk 1 of f.txt matched only when whitespace at line ends is ignored"
+	if warning != want {
+		t.Errorf("warning = %q, want %q", warning, want)
+	}
+	if !strings.Contains(res.Content, "Note: "+want) {
+		t.Errorf("content = %q", res.Content)
+	}
+	if got := ftRead(t, root, "f.txt"); got != "x\ny\nz\na  \nB\nc\n" {
+		t.Errorf("file = %q", got)
+	}
+	// An exact patch has no notes.
+	res = ftCall(t, env, "apply_patch", map[string]any{"patch": "--- a/f.txt\n+++ b/f.txt\n@@ -5,2 +5,2 @@\n-B\n+b\n c\n"})
+	ftWantSuccess(t, res)
+	if warning != "" || strings.Contains(res.Content, "Note") {
+		t.Errorf("warning %q, content %q", warning, res.Content)
+	}
 }
