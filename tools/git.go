@@ -53,7 +53,7 @@ const (
 // gitRepo is the repository a git tool call works in.
 type gitRepo struct {
 	c   *Call
-	dir string // where git runs (-C): the workspace root that holds the call's paths
+	dir string // where git runs (-C): the first root, or the folder of the call's path
 	top string // the repository's top-level folder
 }
 
@@ -95,7 +95,7 @@ func (w *capBuffer) truncated() bool { return w.total > int64(w.buf.Len()) }
 func optionLike(field, v string) error {
 	if strings.HasPrefix(v, "-") {
 		return Errorf(InvalidParams, "%s %q starts with \"-\" and would be read as a git option; "+
-			"give a path as ./%s, and names without a leading dash", field, v, v).
+			"a file whose name starts with a dash is given as ./NAME", field, v).
 			WithDetails(map[string]any{"violations": []map[string]string{{"pointer": "/" + field, "reason": "starts with -"}}})
 	}
 	if strings.IndexByte(v, 0) >= 0 {
@@ -220,14 +220,6 @@ func (r *gitRepo) failed(args []string, out gitOutput) error {
 		return Errorf(ExecutionError, "%s is inside a git folder or a bare repository, not a work tree", r.dir).WithDetails(details)
 	}
 	return Errorf(ExecutionError, "git %s failed (exit %d): %s", args[0], out.exit, msg).WithDetails(details)
-}
-
-// path checks a path argument and returns it absolute, for use after "--".
-func (r *gitRepo) path(field, arg string) (string, error) {
-	if err := optionLike(field, arg); err != nil {
-		return "", err
-	}
-	return r.c.Workspace.Resolve(arg)
 }
 
 // rel turns a path git printed (relative to the top level) into one
