@@ -264,3 +264,59 @@ func TestApplyPatchRenameInEditor(t *testing.T) {
 		t.Errorf("structured = %+v", s)
 	}
 }
+
+// TestPatchToolsMoveDeleteMkdirInEditor: move_file to a new path is
+// automatic and sent as a RenameFile; delete_file is a DeleteFile the
+// editor's preview asks about; create_directory, which no WorkspaceEdit
+// can express, is asked with showMessageRequest and made by the server.
+func TestPatchToolsMoveDeleteMkdirInEditor(t *testing.T) {
+	c, root := started(t, annotatedCaps(), nil)
+	ctx := ctxT(t)
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("a\n"), 0o644)
+	var edits []lsptest.ApplyEditParams
+	var asked []string
+	c.SetHooks(lsptest.Hooks{
+		ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
+			var p lsptest.ApplyEditParams
+			json.Unmarshal(raw, &p)
+			edits = append(edits, p)
+			return c.ApplyEdit(ctx, raw, false)
+		},
+		ShowMessageRequest: func(p json.RawMessage) any {
+			var m struct{ Message string }
+			json.Unmarshal(p, &m)
+			asked = append(asked, m.Message)
+			return map[string]string{"title": "Approve"}
+		},
+	})
+	res, _ := c.ToolCall(ctx, "move_file", map[string]any{"from": "a.txt", "to": "b.txt"})
+	if res.Status != tools.StatusSuccess || res.ApprovedBy != "auto" {
+		t.Fatalf("move_file: %+v", res)
+	}
+	if len(edits) != 1 || len(edits[0].Edit.ChangeAnnotations) != 0 || !strings.Contains(string(edits[0].Edit.DocumentChanges[0]), `"kind":"rename"`) {
+		t.Errorf("move_file edit = %+v", edits)
+	}
+	if d, _ := os.ReadFile(filepath.Join(root, "b.txt")); string(d) != "a\n" {
+		t.Errorf("b.txt = %q", d)
+	}
+	res, _ = c.ToolCall(ctx, "delete_file", map[string]any{"path": "b.txt"})
+	if res.Status != tools.StatusSuccess || res.ApprovedBy != "user" {
+		t.Fatalf("delete_file: %+v", res)
+	}
+	if len(edits) != 2 || !edits[1].Edit.ChangeAnnotations["agentls"].NeedsConfirmation || !strings.Contains(string(edits[1].Edit.DocumentChanges[0]), `"kind":"delete"`) {
+		t.Errorf("delete_file edit = %+v", edits[1:])
+	}
+	if _, err := os.Stat(filepath.Join(root, "b.txt")); !os.IsNotExist(err) {
+		t.Errorf("b.txt still there: %v", err)
+	}
+	res, _ = c.ToolCall(ctx, "create_directory", map[string]any{"path": "x/y"})
+	if res.Status != tools.StatusSuccess || len(asked) != 1 || !strings.Contains(asked[0], "create_directory") {
+		t.Fatalf("create_directory: %+v, asked %q", res, asked)
+	}
+	if fi, err := os.Stat(filepath.Join(root, "x", "y")); err != nil || !fi.IsDir() {
+		t.Errorf("x/y: %v", err)
+	}
+	if s := editStructured(t, res); s.AppliedBy != "server" {
+		t.Errorf("structured = %+v", s)
+	}
+}
