@@ -83,13 +83,17 @@ Declared to the server as experimental.agentls.saveAfterApply."
 When nil such buffers are saved and killed again."
   :type 'boolean)
 
-(defcustom agentls-watch-files t
+(defcustom agentls-watch-files 'interactive
   "Let the server watch the project's files through eglot's file watches.
-When non-nil the client allows dynamic registration of
+When on, the client allows dynamic registration of
 workspace/didChangeWatchedFiles; the server then learns of changes made
 outside Emacs (a git checkout, a formatter, an edited .agentls.json).
-It costs a file watch per directory of the project."
-  :type 'boolean)
+It costs a file watch per directory of the project.  t: on; nil: off;
+`interactive': on unless Emacs runs in batch mode, where file
+notifications are never delivered (they would only pile up as input
+events and hold back process sentinels)."
+  :type '(choice (const :tag "Unless in batch mode" interactive)
+                 (const :tag "Always" t) (const :tag "Never" nil)))
 
 (defcustom agentls-connect-timeout 30
   "Seconds to wait for the server to answer initialize."
@@ -242,7 +246,11 @@ install agentls or set `agentls-server-program'"
               :connection-type 'pipe
               :coding 'utf-8-emacs-unix
               :noquery t
-              :stderr (get-buffer-create (format " *%s stderr*" name))))
+              ;; Exactly this name: jsonrpc looks the buffer up by it,
+              ;; then hides it (renames it " *NAME stderr*").  Another
+              ;; buffer would be killed by jsonrpc, closing the pipe: the
+              ;; server would die of SIGPIPE on its first log line.
+              :stderr (get-buffer-create (format "*%s stderr*" name))))
            :request-dispatcher #'agentls--dispatch-request
            :notification-dispatcher #'agentls--dispatch-notification
            :on-shutdown #'agentls--on-shutdown
@@ -385,7 +393,9 @@ the last valid one stays."
     ;; eglot's file watches, when wanted (and not over TRAMP).
     (setq ws (plist-put ws :didChangeWatchedFiles
                         (list :dynamicRegistration
-                              (if (and agentls-watch-files
+                              (if (and (if (eq agentls-watch-files 'interactive)
+                                           (not noninteractive)
+                                         agentls-watch-files)
                                        (not (file-remote-p (agentls--root server))))
                                   t :json-false))))
     (setq win (plist-put win :workDoneProgress t))

@@ -737,7 +737,8 @@ Also: a file not open in Emacs is edited through a buffer, saved, closed."
   "The server's didChangeWatchedFiles registration is served by eglot's watches, removed at shutdown.
 \(The events themselves need Emacs' command loop: test/tty.sh checks them.)"
   (agentls-test--with-workspace '(("a.txt" . "a\n") ("sub/b.txt" . "b\n"))
-    (let ((server (agentls--server)))
+    (let* ((agentls-watch-files t)      ; off by default in batch mode
+           (server (agentls--server)))
       (should (eq (plist-get (plist-get (plist-get (eglot-client-capabilities server) :workspace)
                                         :didChangeWatchedFiles)
                              :dynamicRegistration)
@@ -753,7 +754,30 @@ Also: a file not open in Emacs is edited through a buffer, saved, closed."
                              :dynamicRegistration)
                   :json-false))
       (accept-process-output nil 0.3)
-      (should (= (hash-table-count (eglot--file-watches server)) 0)))))
+      (should (= (hash-table-count (eglot--file-watches server)) 0)))
+    (let* ((agentls-watch-files 'interactive)
+           (server (progn (agentls-shutdown-all) (agentls--server))))
+      ;; This is batch mode: no watches.
+      (should (eq (plist-get (plist-get (plist-get (eglot-client-capabilities server) :workspace)
+                                        :didChangeWatchedFiles)
+                             :dynamicRegistration)
+                  :json-false)))))
+
+(ert-deftest agentls-test-server-stderr-survives ()
+  "The server's stderr goes to a buffer and the events log; writing it does not kill it.
+\(An invalid .agentls.json makes the server log a warning on stderr.)"
+  (agentls-test--with-workspace '(("a.txt" . "a\n") (".agentls.json" . "{ not json"))
+    (let ((server (agentls--server)))
+      (agentls-test--wait
+       (lambda () (string-match-p "\\S-" (with-current-buffer (jsonrpc-stderr-buffer server)
+                                           (buffer-string))))
+       "the server's stderr")
+      (accept-process-output nil 0.2)
+      (should (jsonrpc-running-p server))
+      (should (equal (plist-get (agentls-call "read_file" '(:path "a.txt")) :status) "success"))
+      (should (jsonrpc-running-p server))
+      (with-current-buffer (jsonrpc-events-buffer server)
+        (should (string-match-p "\\[stderr\\]" (buffer-string)))))))
 
 (ert-deftest agentls-test-restart-after-exit ()
   "When the server dies, the next call starts a new connection with the open buffers."
