@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -30,7 +31,8 @@ var GitCommit = &Tool{
 		"files":{"type":"array","items":{"type":"object","required":["path","status"],"properties":{
 			"path":{"type":"string"},"old_path":{"type":"string"},"status":{"type":"string"},
 			"additions":{"type":"integer"},"deletions":{"type":"integer"},"binary":{"type":"boolean"},"sensitive":{"type":"boolean"}}}},
-		"additions":{"type":"integer"},"deletions":{"type":"integer"}}}`),
+		"additions":{"type":"integer"},"deletions":{"type":"integer"},
+		"unsaved":{"type":"array","items":{"type":"string"},"description":"committed files open in the editor with unsaved changes"}}}`),
 	Validate: validateTyped(func(a gitCommitArgs) error {
 		if strings.TrimSpace(a.Message) == "" {
 			return Errorf(InvalidParams, "message is empty")
@@ -142,6 +144,23 @@ func planGitCommit(c *Call, a gitCommitArgs) (*gitCommitPlan, error) {
 	return p, nil
 }
 
+// unsaved lists the files of the commit that are open in the editor with
+// text that differs from the disk.
+func (p *gitCommitPlan) unsaved(c *Call) []string {
+	var out []string
+	for _, f := range p.files {
+		abs := filepath.Join(p.repo.top, filepath.FromSlash(f.gitPath))
+		doc, ok := c.Workspace.Overlays.Get(abs)
+		if !ok {
+			continue
+		}
+		if disk, err := os.ReadFile(abs); err != nil || string(disk) != doc.Text {
+			out = append(out, f.Path)
+		}
+	}
+	return out
+}
+
 func assessGitCommit(c *Call, raw json.RawMessage) (Assessment, error) {
 	var a gitCommitArgs
 	if err := json.Unmarshal(raw, &a); err != nil {
@@ -186,10 +205,14 @@ func assessGitCommit(c *Call, raw json.RawMessage) (Assessment, error) {
 		}
 	}
 	as := Assessment{Preview: pv}
+	if unsaved := p.unsaved(c); len(unsaved) > 0 {
+		as.Warning = "unsaved in the editor (the commit takes the file on disk): " + strings.Join(unsaved, ", ")
+	}
 	if len(sensitive) > 0 {
 		// Secrets in history are hard to take back: always ask.
 		as.Dangerous = true
-		as.Warning = "the commit includes files matching the sensitive patterns (paths.sensitive): " + strings.Join(sensitive, ", ")
+		as.Warning = strings.TrimPrefix(as.Warning+"; the commit includes files matching the sensitive patterns (paths.sensitive): "+
+			strings.Join(sensitive, ", "), "; ")
 	}
 	return as, nil
 }
@@ -232,5 +255,9 @@ func gitCommit(c *Call, a gitCommitArgs) (*Result, error) {
 		where = "detached HEAD"
 	}
 	content := fmt.Sprintf("Committed %s on %s: %s\n%d file(s) changed, +%d -%d\n", shortHash(hash), where, subject, len(p.files), adds, dels)
+	if unsaved := p.unsaved(c); len(unsaved) > 0 {
+		s["unsaved"] = unsaved
+		content += "Unsaved in the editor, committed as on disk: " + strings.Join(unsaved, ", ") + "\n"
+	}
 	return Success(content, s), nil
 }

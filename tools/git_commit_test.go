@@ -207,3 +207,24 @@ func TestGitCommitRenamePreview(t *testing.T) {
 		t.Errorf("committed %q", names)
 	}
 }
+
+// TestGitCommitUnsaved: git commits the disk; a file open in the editor
+// with other text is named in the question and the result.
+func TestGitCommitUnsaved(t *testing.T) {
+	g := newGitRig(t, true)
+	g.commit("first", map[string]string{"a.txt": "a\n"})
+	g.write("a.txt", "on disk\n")
+	g.ws.Overlays.Open(workspace.Document{Path: filepath.Join(g.root, "a.txt"), Version: 2, Text: "in the editor\n"})
+	res := g.call("git_commit", map[string]any{"message": "m", "files": []string{"a.txt"}})
+	wantSuccess(t, res)
+	q := g.questions()
+	if len(q) != 1 || !strings.Contains(q[0].Warning, "unsaved in the editor") || !strings.Contains(q[0].Warning, "a.txt") {
+		t.Errorf("questions %+v", q)
+	}
+	if !strings.Contains(res.Content, "committed as on disk: a.txt") {
+		t.Errorf("content %q", res.Content)
+	}
+	if got := g.git("show", "HEAD:a.txt"); got != "on disk\n" {
+		t.Errorf("committed %q", got)
+	}
+}
