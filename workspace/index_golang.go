@@ -281,24 +281,32 @@ func stripBodies(src []byte) []byte {
 func stripBlocks(src []byte, strip func(open, close int, body bool) bool) []byte {
 	type span struct{ open, close int }
 	var spans []span
-	afterTypeWord := false // the last token was struct or interface
-	afterFunc := false     // a top-level func keyword came, its body not yet
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
-		case c == '/' && i+1 < len(src) && src[i+1] == '/':
-			for i < len(src) && src[i] != '\n' {
-				i++
+	last := 0 // the end of the previous block
+	for i := 0; i < len(src); {
+		for i < len(src) && !topSpecial[src[i]] {
+			i++
+		}
+		if i >= len(src) {
+			break
+		}
+		switch src[i] {
+		case '/':
+			switch {
+			case i+1 < len(src) && src[i+1] == '/':
+				if n := bytes.IndexByte(src[i:], '\n'); n >= 0 {
+					i += n
+				} else {
+					i = len(src)
+				}
+			case i+1 < len(src) && src[i+1] == '*':
+				i = skipBlockComment(src, i)
 			}
-		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			i = skipBlockComment(src, i)
-		case c == '"' || c == '\'' || c == '`':
-			i = skipQuoted(src, i)
-			afterTypeWord = false
-		case c == '{':
-			if afterTypeWord {
-				afterTypeWord = false
+			i++
+		case '"', '\'', '`':
+			i = skipQuoted(src, i) + 1
+		case '{':
+			if afterTypeWord(src, i) {
+				i++
 				continue
 			}
 			end := matchBrace(src, i)
@@ -306,24 +314,14 @@ func stripBlocks(src []byte, strip func(open, close int, body bool) bool) []byte
 				i = len(src)
 				break
 			}
-			if strip(i, end, afterFunc) {
+			// a body: a top-level func keyword came since the last block
+			seg := src[last:i]
+			body := bytes.HasPrefix(seg, []byte("func ")) || bytes.Contains(seg, []byte("\nfunc "))
+			if strip(i, end, body) {
 				spans = append(spans, span{i, end})
 			}
-			afterFunc = false
-			i = end
-		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
-			s := i
-			for i < len(src) && isIdentByte(src[i]) {
-				i++
-			}
-			w := string(src[s:i])
-			afterTypeWord = w == "struct" || w == "interface"
-			if w == "func" && (s == 0 || src[s-1] == '\n') {
-				afterFunc = true
-			}
-			i--
-		default:
-			afterTypeWord = false
+			last = end
+			i = end + 1
 		}
 	}
 	if len(spans) == 0 {
@@ -379,22 +377,45 @@ func skipQuoted(src []byte, i int) int {
 	return len(src)
 }
 
+// topSpecial and blockSpecial are the bytes stripBlocks and matchBrace
+// stop at.
+var topSpecial, blockSpecial = byteSet("/\"'`{"), byteSet("/\"'`{}")
+
+func byteSet(s string) *[256]bool {
+	var t [256]bool
+	for i := 0; i < len(s); i++ {
+		t[s[i]] = true
+	}
+	return &t
+}
+
 // matchBrace returns the index of the brace closing the one at i, or -1.
 func matchBrace(src []byte, i int) int {
 	depth := 0
 	for j := i; j < len(src); j++ {
-		switch c := src[j]; {
-		case c == '/' && j+1 < len(src) && src[j+1] == '/':
-			for j < len(src) && src[j] != '\n' {
-				j++
+		for j < len(src) && !blockSpecial[src[j]] {
+			j++
+		}
+		if j >= len(src) {
+			return -1
+		}
+		switch src[j] {
+		case '/':
+			switch {
+			case j+1 < len(src) && src[j+1] == '/':
+				if n := bytes.IndexByte(src[j:], '\n'); n >= 0 {
+					j += n
+				} else {
+					return -1
+				}
+			case j+1 < len(src) && src[j+1] == '*':
+				j = skipBlockComment(src, j)
 			}
-		case c == '/' && j+1 < len(src) && src[j+1] == '*':
-			j = skipBlockComment(src, j)
-		case c == '"' || c == '\'' || c == '`':
+		case '"', '\'', '`':
 			j = skipQuoted(src, j)
-		case c == '{':
+		case '{':
 			depth++
-		case c == '}':
+		case '}':
 			depth--
 			if depth == 0 {
 				return j
@@ -402,4 +423,19 @@ func matchBrace(src []byte, i int) int {
 		}
 	}
 	return -1
+}
+
+// afterTypeWord reports whether the brace at i follows the keyword struct
+// or interface (white space between).
+func afterTypeWord(src []byte, i int) bool {
+	j := i - 1
+	for j >= 0 && (src[j] == ' ' || src[j] == '\t' || src[j] == '\n' || src[j] == '\r') {
+		j--
+	}
+	end := j + 1
+	for j >= 0 && isIdentByte(src[j]) {
+		j--
+	}
+	w := string(src[j+1 : end])
+	return w == "struct" || w == "interface"
 }
