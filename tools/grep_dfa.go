@@ -292,4 +292,31 @@ func (d *dfa) lines(buf []byte, emit func(start, end int) bool) (int, bool) {
 	return len(buf), true
 }
 
+// matchLine reports whether line (without its '\n') holds a match; ok is
+// false when the DFA gave up.
+func (d *dfa) matchLine(line []byte) (match, ok bool) {
+	s := d.startBOL
+	for i := 0; i < len(line); {
+		if s.match {
+			return true, true
+		}
+		r, size := rune(line[i]), 1
+		var n *dstate
+		if r < utf8.RuneSelf {
+			n = s.ascii[r]
+		} else {
+			r, size = utf8.DecodeRune(line[i:])
+			n = s.other[r]
+		}
+		if n == nil {
+			if n = d.step(s, r); d.failed {
+				return false, false
+			}
+		}
+		s = n
+		i += size
+	}
+	return s.eolMatch, true
+}
+
 func indexNL(b []byte) int { return bytes.IndexByte(b, '\n') }

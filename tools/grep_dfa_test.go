@@ -66,6 +66,9 @@ func TestGrepDFAAgainstRegexp(t *testing.T) {
 			if re.Match(line) {
 				want = append(want, string(line))
 			}
+			if m, ok := d.matchLine(line); !ok || m != re.Match(line) {
+				t.Fatalf("%q: matchLine(%q) = %v, %v", pat, line, m, ok)
+			}
 		}
 		if len(text) == 0 {
 			want = nil // no lines at all

@@ -313,7 +313,7 @@ func compileMatcher(a *grepArgs) (*matcher, error) {
 		lit, ok := wholeLiteral(tree)
 		m.exact = ok && !a.Word && !a.Multiline && len(m.lits) == 1 && string(m.lits[0].s) == foldIf(lit.s, lit.fold) && m.lits[0].fold == lit.fold
 	}
-	if !a.Multiline && weak(m.lits) {
+	if !a.Multiline {
 		m.dfa = newDFA(tree)
 	}
 	return m, nil
@@ -500,7 +500,7 @@ func (m *matcher) search(buf []byte, emit func(hit) bool) {
 		return
 	}
 	lineNo, counted := 1, 0
-	if m.dfa != nil && !m.dfa.failed && m.mayMatch(buf) {
+	if m.dfa != nil && !m.dfa.failed && m.lits == nil {
 		stopped := false
 		resume, ok := m.dfa.lines(buf, func(start, end int) bool {
 			col := m.locate(buf[start:end])
@@ -523,10 +523,8 @@ func (m *matcher) search(buf []byte, emit func(hit) bool) {
 		m.searchLines(buf, resume, lineNo, emit)
 		return
 	}
-	if m.lits == nil || m.dfa != nil {
-		if m.mayMatch(buf) {
-			m.searchLines(buf, 0, 1, emit)
-		}
+	if m.lits == nil {
+		m.searchLines(buf, 0, 1, emit)
 		return
 	}
 	for _, l := range m.lits {
@@ -551,7 +549,12 @@ func (m *matcher) search(buf []byte, emit func(hit) bool) {
 		}
 		col := c - start
 		if !m.exact {
-			col = m.locate(buf[start:end])
+			col = -1
+			// The DFA tells cheaply whether the line matches; the regexp
+			// then finds the column.
+			if match, ok := m.dfaLine(buf[start:end]); !ok || match {
+				col = m.locate(buf[start:end])
+			}
 		}
 		if col >= 0 {
 			lineNo += bytes.Count(buf[counted:start], nl)
@@ -586,6 +589,14 @@ func (m *matcher) searchLines(buf []byte, from, lineNo int, emit func(hit) bool)
 		}
 		start = end + 1
 	}
+}
+
+// dfaLine asks the DFA whether line matches; ok is false without a DFA.
+func (m *matcher) dfaLine(line []byte) (match, ok bool) {
+	if m.dfa == nil || m.dfa.failed {
+		return false, false
+	}
+	return m.dfa.matchLine(line)
 }
 
 // locate returns the 0-based column of the first match in line, or -1.
