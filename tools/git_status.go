@@ -3,6 +3,9 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -33,7 +36,8 @@ var GitStatus = &Tool{
 		"renamed":{"type":"array","items":{"type":"object","required":["from","to"],"properties":{"from":{"type":"string"},"to":{"type":"string"}}}},
 		"conflicted":{"type":"array","items":{"type":"string"}},
 		"clean":{"type":"boolean"},
-		"repository":{"type":"string","description":"the repository's top-level folder"}}}`),
+		"repository":{"type":"string","description":"the repository's top-level folder"},
+		"unsaved":{"type":"array","items":{"type":"string"},"description":"files open in the editor with unsaved changes, which git does not see"}}}`),
 	Execute: Typed(gitStatus),
 }
 
@@ -70,6 +74,7 @@ type gitStatusResult struct {
 	Conflicted []string    `json:"conflicted"`
 	Clean      bool        `json:"clean"`
 	Repository string      `json:"repository"`
+	Unsaved    []string    `json:"unsaved,omitempty"`
 }
 
 func gitStatus(c *Call, a gitStatusArgs) (*Result, error) {
@@ -98,7 +103,38 @@ func gitStatus(c *Call, a gitStatusArgs) (*Result, error) {
 	}
 	s := parseGitStatus(string(out.stdout), repo.rel)
 	s.Repository = repo.top
-	return Success(gitStatusText(s), s), nil
+	s.Unsaved = gitUnsaved(c, repo.top, abs)
+	text := gitStatusText(s)
+	if len(s.Unsaved) > 0 {
+		text += "Unsaved in the editor (git sees the disk):\n  " + strings.Join(s.Unsaved, "\n  ") + "\n"
+	}
+	return Success(text, s), nil
+}
+
+// gitUnsaved lists the editor buffers under top (and under only, when set)
+// whose text differs from the disk.
+func gitUnsaved(c *Call, top, only string) []string {
+	var out []string
+	for _, p := range c.Workspace.Overlays.Paths() {
+		if !gitWithin(top, p) || (only != "" && !gitWithin(only, p)) {
+			continue
+		}
+		doc, ok := c.Workspace.Overlays.Get(p)
+		if !ok {
+			continue
+		}
+		if disk, err := os.ReadFile(p); err != nil || string(disk) != doc.Text {
+			out = append(out, c.Workspace.Rel(p))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// gitWithin reports whether p is dir or below it.
+func gitWithin(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // parseGitStatus parses `git status --porcelain=v2 --branch -z`; rel maps

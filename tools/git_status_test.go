@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentls/agentls/workspace"
 )
 
 func TestGitStatus(t *testing.T) {
@@ -94,6 +96,15 @@ func TestGitStatusStates(t *testing.T) {
 		}},
 		{"clean", func(g *gitRig) { g.commit("c", map[string]string{"a.txt": "a\n"}) }, func(t *testing.T, s gitStatusResult, content string) {
 			if !s.Clean || s.Upstream != "" || !strings.Contains(content, "working tree clean") {
+				t.Errorf("%+v\n%s", s, content)
+			}
+		}},
+		{"unsaved", func(g *gitRig) {
+			g.commit("c", map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+			g.ws.Overlays.Open(workspace.Document{Path: filepath.Join(g.root, "a.txt"), Version: 1, Text: "edited\n"})
+			g.ws.Overlays.Open(workspace.Document{Path: filepath.Join(g.root, "b.txt"), Version: 1, Text: "b\n"})
+		}, func(t *testing.T, s gitStatusResult, content string) {
+			if !s.Clean || !reflect.DeepEqual(s.Unsaved, []string{"a.txt"}) || !strings.Contains(content, "Unsaved in the editor (git sees the disk):\n  a.txt") {
 				t.Errorf("%+v\n%s", s, content)
 			}
 		}},
