@@ -111,6 +111,9 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 	rootRel := c.Workspace.Rel(root)
 	fi, err := os.Stat(root)
 	if err != nil {
+		if d, ok := c.Workspace.Overlays.Get(root); ok {
+			return grepBuffer(c, &a, m, rootRel, d.Text)
+		}
 		return nil, fileError(rootRel, err)
 	}
 	prefix := ""
@@ -135,34 +138,12 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 			return inner(rel, isDir)
 		}
 	}
-	limit := a.MaxResults
-	if limit <= 0 {
-		limit = cfg.Limits.GrepMaxResults
-	}
-	before, after := 0, 0
-	if a.Context != nil {
-		before, after = *a.Context, *a.Context
-	}
-	if a.Before != nil {
-		before = *a.Before
-	}
-	if a.After != nil {
-		after = *a.After
-	}
-	if a.OutputMode != modeContent {
-		before, after = 0, 0
-	}
-
 	overlays := map[string]bool{}
 	for _, p := range c.Workspace.Overlays.Paths() {
 		overlays[p] = true
 	}
 	workers := runtime.GOMAXPROCS(0)
-	s := &grepSearch{
-		mode: a.OutputMode, limit: limit, before: before, after: after,
-		maxLine: cfg.Limits.MaxLineLength, progress: c.Progress,
-		matchers: make([]*matcher, workers), bufs: make([][]byte, workers),
-	}
+	s := newGrepSearch(c, &a, workers)
 	for i := range s.matchers {
 		s.matchers[i] = m.clone()
 	}
@@ -222,6 +203,47 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 	res.Structured.(map[string]any)["skipped_too_large"] = stats.TooLarge.Load()
 	res.Structured.(map[string]any)["skipped_binary"] = s.binary.Load()
 	return res, nil
+}
+
+// grepBuffer searches one open document that is not on disk.
+func grepBuffer(c *Call, a *grepArgs, m *matcher, rel, text string) (*Result, error) {
+	s := newGrepSearch(c, a, 1)
+	s.matchers[0] = m
+	s.searched.Add(1)
+	if r := s.searchFile(m, []byte(text), rel); r != nil {
+		s.add(r)
+	}
+	s.flush()
+	res := s.result()
+	res.Structured.(map[string]any)["files_searched"] = s.searched.Load()
+	return res, nil
+}
+
+// newGrepSearch returns the state of one call with workers workers.
+func newGrepSearch(c *Call, a *grepArgs, workers int) *grepSearch {
+	cfg := c.Workspace.Config()
+	limit := a.MaxResults
+	if limit <= 0 {
+		limit = cfg.Limits.GrepMaxResults
+	}
+	before, after := 0, 0
+	if a.Context != nil {
+		before, after = *a.Context, *a.Context
+	}
+	if a.Before != nil {
+		before = *a.Before
+	}
+	if a.After != nil {
+		after = *a.After
+	}
+	if a.OutputMode != modeContent {
+		before, after = 0, 0
+	}
+	return &grepSearch{
+		mode: a.OutputMode, limit: limit, before: before, after: after,
+		maxLine: cfg.Limits.MaxLineLength, progress: c.Progress,
+		matchers: make([]*matcher, workers), bufs: make([][]byte, workers),
+	}
 }
 
 // searchUnsaved searches the open documents below root that are not on

@@ -243,6 +243,10 @@ func TestGrepOverlay(t *testing.T) {
 	if res.Content != "main.go:3:// unsaved edit\nweb/new.ts:1:const unsaved = 1\n" {
 		t.Errorf("new buffers: %q", res.Content)
 	}
+	res = runSearch(t, ws, "grep", `{"pattern":"const","path":"web/new.ts"}`, nil)
+	if res.Content != "web/new.ts:1:const unsaved = 1\n" {
+		t.Errorf("a new buffer as the path: %q", res.Content)
+	}
 	res = runSearch(t, ws, "grep", `{"pattern":"unsaved","type":"go"}`, nil)
 	if res.Content != "main.go:3:// unsaved edit\n" {
 		t.Errorf("new buffers with a type: %q", res.Content)
