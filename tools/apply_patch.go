@@ -198,7 +198,7 @@ func planFilePatch(c *Call, fd *godiff.FileDiff, origPath, dstPath string, notes
 		}
 		var out strings.Builder
 		for i, h := range fd.Hunks {
-			lines, _ := hunkLines(h)
+			lines := hunkLines(h)
 			for _, l := range lines {
 				if l.op != '+' {
 					return nil, []hunkFailure{{
@@ -272,12 +272,13 @@ type patchLine struct {
 // hunkLines splits a hunk's body. Empty lines (no prefix, as models and
 // some mail clients write blank context) are context; trailing ones beyond
 // the hunk's stated length are dropped (a blank line between files).
-func hunkLines(h *godiff.Hunk) (lines []patchLine, oldCount int) {
+func hunkLines(h *godiff.Hunk) (lines []patchLine) {
+	oldCount := 0
 	body := h.Body
 	lastNL := bytes.HasSuffix(body, []byte("\n"))
 	body = bytes.TrimSuffix(body, []byte("\n"))
 	if len(body) == 0 && !lastNL {
-		return nil, 0
+		return nil
 	}
 	raw := strings.Split(string(body), "\n")
 	for i, r := range raw {
@@ -303,7 +304,7 @@ func hunkLines(h *godiff.Hunk) (lines []patchLine, oldCount int) {
 		lines = lines[:len(lines)-1]
 		oldCount--
 	}
-	return lines, oldCount
+	return lines
 }
 
 // applyHunks applies hunks to text (LF line endings) and returns the new
@@ -316,7 +317,7 @@ func applyHunks(rel, text string, hunks []*godiff.Hunk, whole bool, notes *[]str
 	var fails []hunkFailure
 	cursor, shift := 0, 0
 	for i, h := range hunks {
-		lines, _ := hunkLines(h)
+		lines := hunkLines(h)
 		var old []string
 		for _, l := range lines {
 			if l.op != '+' {
