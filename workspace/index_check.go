@@ -655,19 +655,25 @@ func origin(o types.Object) types.Object {
 	return o
 }
 
-// objKey identifies a declaration: its file, line and column (which
-// survive the stripping of function bodies, unlike offsets).
-func (g *goChecker) objKey(o types.Object) string {
+// objKeyIn identifies a declaration: its file, line and column (which
+// survive the stripping of function bodies, unlike offsets), read in fset.
+func objKeyIn(fset *token.FileSet, o types.Object) string {
 	o = origin(o)
 	if !o.Pos().IsValid() {
 		return "builtin:" + o.Name()
 	}
-	p := g.fset.PositionFor(o.Pos(), false)
+	p := fset.PositionFor(o.Pos(), false)
 	return fmt.Sprintf("%s:%d:%d", p.Filename, p.Line, p.Column)
 }
 
+// location is the location of a name at a position of the checker's files.
 func (g *goChecker) location(pos token.Pos, name string) Location {
-	p := g.fset.PositionFor(pos, false)
+	return locationIn(g.fset, pos, name)
+}
+
+// locationIn is the location of a name at a position of fset.
+func locationIn(fset *token.FileSet, pos token.Pos, name string) Location {
+	p := fset.PositionFor(pos, false)
 	return Location{Path: p.Filename, Line: p.Line, Column: p.Column, EndLine: p.Line, EndColumn: p.Column + len(name)}
 }
 
@@ -971,26 +977,29 @@ func typeDeclAt(fset *token.FileSet, f *ast.File, src []byte, loc Location) stri
 // of the workspace: the declaring package for unexported objects, every
 // package whose files mention the name otherwise.
 func (g *goChecker) references(ctx context.Context, file string, line, col int, includeDecl bool) (*Answer, error) {
+	// The lock is taken per package, so that other queries (an editor's
+	// hovers) are not held up by a long search.
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	u, id, obj, err := g.resolve(ctx, file, line, col)
+	fset := g.fset
 	if err != nil {
+		g.mu.Unlock()
 		return nil, err
 	}
 	a := &Answer{Name: id.Name, Kind: kindOf(obj), Precision: PrecisionType, Language: "go"}
-	key := g.objKey(obj)
+	key := objKeyIn(fset, obj)
 	name := obj.Name()
 	seen := map[Location]bool{}
-	collect := func(u *goUnit) {
+	collect := func(u *goUnit, fset *token.FileSet) {
 		for ident, o := range u.info.Uses {
-			if ident.Name == name && g.objKey(o) == key {
-				seen[g.location(ident.Pos(), name)] = true
+			if ident.Name == name && objKeyIn(fset, o) == key {
+				seen[locationIn(fset, ident.Pos(), name)] = true
 			}
 		}
 		if includeDecl {
 			for ident, o := range u.info.Defs {
-				if o != nil && ident.Name == name && g.objKey(o) == key {
-					seen[g.location(ident.Pos(), name)] = true
+				if o != nil && ident.Name == name && objKeyIn(fset, o) == key {
+					seen[locationIn(fset, ident.Pos(), name)] = true
 				}
 			}
 		}
@@ -999,18 +1008,21 @@ func (g *goChecker) references(ctx context.Context, file string, line, col int, 
 	if _, ok := obj.(*types.PkgName); ok {
 		local = true
 	}
-	declDir := filepath.Dir(g.fset.PositionFor(obj.Pos(), false).Filename)
+	declDir := filepath.Dir(fset.PositionFor(obj.Pos(), false).Filename)
 	switch {
 	case local:
-		collect(u)
+		collect(u, fset)
+		g.mu.Unlock()
 	case !obj.Exported() && obj.Pkg() != nil:
-		collect(u)
+		collect(u, fset)
 		if u.key != declDir+"\x00tests" {
 			if du, err := g.unitOf(ctx, declDir, "tests", false, name); err == nil {
-				collect(du)
+				collect(du, fset)
 			}
 		}
+		g.mu.Unlock()
 	default:
+		g.mu.Unlock()
 		// A package-level object is used only where its package is
 		// imported; a method or field also where values of its type flow.
 		importPath := ""
@@ -1031,19 +1043,23 @@ func (g *goChecker) references(ctx context.Context, file string, line, col int, 
 		for i, dir := range dirs {
 			if ctx.Err() != nil || time.Now().After(deadline) {
 				a.Partial = true
-				a.Note = fmt.Sprintf("searched %d of the %d packages that mention %s (time budget %s); narrow the question or ask again to continue with a warm cache",
+				a.Note = fmt.Sprintf("searched %d of the %d packages that mention %s (time budget %s); narrow the question: a qualified symbol, or a position",
 					i, len(dirs), name, ReferencesBudget)
 				break
 			}
 			for _, variant := range []string{"tests", "xtest"} {
-				if variant == "xtest" && !g.hasXTest(dir) {
-					continue
+				g.mu.Lock()
+				g.refresh()
+				var du *goUnit
+				err := errors.New("no external tests")
+				if variant == "tests" || g.hasXTest(dir) {
+					du, err = g.unitOf(ctx, dir, variant, false, name)
 				}
-				du, err := g.unitOf(ctx, dir, variant, false, name)
-				if err != nil {
-					continue
+				fset := g.fset
+				g.mu.Unlock()
+				if err == nil {
+					collect(du, fset)
 				}
-				collect(du)
 			}
 		}
 	}
