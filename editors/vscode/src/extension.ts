@@ -263,7 +263,7 @@ class Extension implements vscode.Disposable {
 
   private updateStatus(): void {
     const n = this.queue.size;
-    this.status.text = statusText(n);
+    this.status.text = this.startError && !this.client ? '$(error) agentls' : statusText(n);
     this.status.tooltip = this.startError ?? (n === 0 ? 'Agent Tools: no call is waiting for approval' : `Agent Tools: ${n} call(s) waiting for your approval — click to review`);
     this.status.backgroundColor = n > 0 ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
   }
@@ -376,7 +376,8 @@ class Extension implements vscode.Disposable {
     if (proposal && proposal.files.length > 0) {
       const stat = diffStat(proposal.unifiedDiff);
       const what = proposal.files.length === 1 ? `${proposal.files[0].operation} ${proposal.files[0].path}` : `change ${proposal.files.length} files`;
-      message = `agentls: ${req.tool} wants to ${what}${proposal.unifiedDiff ? ` (+${stat.added} −${stat.removed})` : ''}. Review the diff.`;
+      const risk = `risk: ${req.risk || 'write'}`;
+      message = `agentls: ${req.tool} wants to ${what} (${proposal.unifiedDiff ? `+${stat.added} −${stat.removed}, ` : ''}${risk}). Review the diff.`;
     } else if (typeof req.arguments?.command === 'string') {
       message = `agentls: ${req.tool} wants to run \`${target}\` (risk: ${req.risk || 'none'}).`;
     } else {

@@ -200,6 +200,21 @@ describe('approval/request and applyEdit (diff view flow)', () => {
   });
 });
 
+describe('approval timeout', () => {
+  test('an approval the server gave up on (approval.timeoutSeconds) is dropped from the queue', async () => {
+    const e = await start({ 'a.txt': 'a\n' }, {}, { approval: { timeoutSeconds: 1 } });
+    const p = e.tools.callTool('edit_file', { path: 'a.txt', old_string: 'a', new_string: 'b' });
+    await waitFor(() => e.queue.size === 1, 5000, 'pending approval');
+    const r = await p;
+    assert.equal(r.status, 'rejected', JSON.stringify(r));
+    assert.match(r.content, /timeoutSeconds|no answer/);
+    // The server does not cancel its approval/request ($/cancelRequest); the
+    // tool/event result is what tells the client to close the approval UI.
+    await waitFor(() => e.queue.size === 0, 5000, 'the timed-out approval to be dropped');
+    assert.equal(fs.readFileSync(path.join(e.root, 'a.txt'), 'utf8'), 'a\n');
+  });
+});
+
 describe('nativePreview (Refactor Preview flow)', () => {
   test('no approval/request: an annotated applyEdit; Discard gives rejected', async () => {
     const e = await start({ 'a.txt': 'same\n' }, { nativePreview: true, confirmEdit: () => false });
