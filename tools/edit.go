@@ -231,6 +231,18 @@ func (e eol) restore(s string) string {
 // applyPlan applies an approved plan (or asks through the editor's own
 // preview when the call was deferred to it) and reports what landed.
 func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
+	// A symlink may have appeared on a path while the call waited for
+	// approval (a background shell can make one): check the paths again.
+	for _, ch := range p.Changes {
+		for _, path := range []string{ch.Path, ch.NewPath} {
+			if path == "" {
+				continue
+			}
+			if _, err := c.Workspace.Resolve(path); err != nil {
+				return nil, err
+			}
+		}
+	}
 	// The person may have edited while the call waited for approval.
 	renamedFrom := map[string]string{}
 	for _, ch := range p.Changes {

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/agentls/agentls/approval"
 )
 
 // escapeAttempt is one path that must not get through a file tool.
@@ -330,5 +333,49 @@ func TestPathEscapeRootIsSymlink(t *testing.T) {
 	}
 	if snapshot(t, outside) != before {
 		t.Fatal("the outside folder changed")
+	}
+}
+
+// TestPathEscapeWhileWaitingForApproval: a folder swapped for a symlink
+// that leads out, between the plan and the write (while the person was
+// asked), is refused when the edit is applied.
+func TestPathEscapeWhileWaitingForApproval(t *testing.T) {
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"write_file", map[string]any{"path": "dir/new.txt", "content": "pwned\n"}},
+		{"edit_file", map[string]any{"path": "dir/f.txt", "old_string": "SECRET", "new_string": "pwned"}},
+		{"apply_patch", map[string]any{"patch": "--- a/dir/f.txt\n+++ b/dir/f.txt\n@@ -1 +1 @@\n-SECRET\n+pwned\n"}},
+		{"move_file", map[string]any{"from": "normal.txt", "to": "dir/f.txt", "overwrite": true}},
+		{"create_directory", map[string]any{"path": "dir/sub"}},
+		{"delete_file", map[string]any{"path": "dir/f.txt"}},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			env, root := ftEnv(t)
+			outside := t.TempDir()
+			ftWrite(t, outside, map[string]string{"f.txt": "SECRET\n"})
+			ftWrite(t, root, map[string]string{"dir/f.txt": "SECRET\n", "normal.txt": "n\n"})
+			cfg := *env.Workspace.Config()
+			cfg.Approval.Mode = "ask"
+			env.Workspace.SetConfig(&cfg)
+			inner := env.Approver
+			env.Approver = approval.ApproverFunc(func(ctx context.Context, r approval.Request) (approval.Response, error) {
+				dir := filepath.Join(root, "dir")
+				if err := os.RemoveAll(dir); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(outside, dir); err != nil {
+					t.Fatal(err)
+				}
+				return inner.Ask(ctx, r)
+			})
+			before := snapshot(t, outside)
+			res := ftCall(t, env, tc.tool, tc.args)
+			ftWantError(t, res, InvalidPath, "symlink")
+			if snapshot(t, outside) != before {
+				t.Fatalf("the outside folder changed:\n%s", snapshot(t, outside))
+			}
+		})
 	}
 }
