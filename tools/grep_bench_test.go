@@ -79,6 +79,16 @@ func BenchmarkGrepVsRipgrep(b *testing.B) {
 			b.ReportMetric(m[0]/m[1], "call/rg:"+q.Name)
 		}
 		fmt.Printf("%-24s %8.1f %8.1f %5.2fx | %8.1f %8.1f %5.2fx | %8.1f %5.2fx\n", "total", sum[0], sum[1], sum[0]/sum[1], sum[2], sum[3], sum[2]/sum[3], sum[4], sum[4]/sum[1])
+		// The fixed cost of a process: a call that does nothing, and rg on
+		// an empty directory.
+		empty := b.TempDir()
+		var call, rg, callCPU, rgCPU []time.Duration
+		for i := 0; i < runs; i++ {
+			c, cc := runProc(bin, "call", "get_current_directory", "{}", "--root", empty)
+			r, rc := runProc("rg", "x", empty)
+			call, rg, callCPU, rgCPU = append(call, c), append(rg, r), append(callCPU, cc), append(rgCPU, rc)
+		}
+		fmt.Printf("%-24s %8.1f %8.1f        | %8.1f %8.1f\n", "(process start)", median(call), median(rg), median(callCPU), median(rgCPU))
 	}
 }
 
