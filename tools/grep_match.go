@@ -319,17 +319,6 @@ func compileMatcher(a *grepArgs) (*matcher, error) {
 	return m, nil
 }
 
-// weak reports whether literals make a poor prefilter: none, or single
-// common bytes.
-func weak(lits []*literal) bool {
-	for _, l := range lits {
-		if len(l.s) > 1 || rarity(l.s[0], l.fold) >= 60 {
-			return false
-		}
-	}
-	return true
-}
-
 func foldIf(s string, fold bool) string {
 	if fold {
 		return strings.ToLower(s)
