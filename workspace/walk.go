@@ -174,7 +174,9 @@ func IsBinary(data []byte) bool {
 
 // Read reads the whole file into buf (grown as needed) with raw system
 // calls and returns the bytes read. A file over the walk's MaxFileBytes
-// gives ErrTooLarge and is counted in Stats.TooLarge.
+// gives ErrTooLarge and is counted in Stats.TooLarge. Called from fn, it
+// opens the file relative to its open parent directory (openat, a shorter
+// path lookup); later, by its path. It is safe for concurrent use.
 func (f *File) Read(buf []byte) ([]byte, error) {
 	var max int64
 	if f.w != nil {
