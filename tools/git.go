@@ -263,6 +263,39 @@ func (r *gitRepo) hasCommits() (bool, error) {
 	return out.exit == 0, nil
 }
 
+// checkRev refuses a revision argument unless it names commits: a commit,
+// branch or tag, or a range A..B or A...B of them (a side may be empty,
+// meaning HEAD). Object paths such as HEAD:.env and blob ids are refused,
+// so that a diff of two blobs cannot show a sensitive file.
+func (r *gitRepo) checkRev(field, ref string) error {
+	if err := optionLike(field, ref); err != nil {
+		return err
+	}
+	sides := []string{ref}
+	if a, b, ok := strings.Cut(ref, "..."); ok {
+		sides = []string{a, b}
+	} else if a, b, ok := strings.Cut(ref, ".."); ok {
+		sides = []string{a, b}
+	}
+	for _, side := range sides {
+		if side == "" {
+			continue
+		}
+		if err := optionLike(field, side); err != nil {
+			return err
+		}
+		out, err := r.run(gitRun{okExit: []int{1, 128}}, "rev-parse", "--verify", "--quiet", "--end-of-options", side+"^{commit}")
+		if err != nil {
+			return err
+		}
+		if out.exit != 0 || strings.Contains(side, ":") {
+			return Errorf(InvalidParams, "%s: %q is not a commit, branch or tag of this repository "+
+				"(a revision or a range A..B or A...B of them)", field, side)
+		}
+	}
+	return nil
+}
+
 // checkBranchName refuses a name git would not accept as a branch.
 func (r *gitRepo) checkBranchName(field, name string) error {
 	if err := optionLike(field, name); err != nil {

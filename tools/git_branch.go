@@ -169,6 +169,11 @@ func gitCreateBranch(repo *gitRepo, a gitBranchArgs) (*Result, error) {
 	if exists.exit == 0 {
 		return nil, Errorf(AlreadyExists, "a branch named %s already exists", a.Name)
 	}
+	if a.StartPoint != "" {
+		if err := repo.checkRev("start_point", a.StartPoint); err != nil {
+			return nil, err
+		}
+	}
 	var args []string
 	if a.Checkout {
 		args = []string{"switch", "--quiet", "--no-guess", "-c", a.Name, "--end-of-options"}

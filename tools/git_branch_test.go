@@ -110,7 +110,8 @@ func TestGitBranch(t *testing.T) {
 		{"refspec", map[string]any{"name": "a:b", "create": true}, InvalidParams},
 		{"name without create", map[string]any{"name": "x"}, InvalidParams},
 		{"create without name", map[string]any{"create": true}, InvalidParams},
-		{"unknown start", map[string]any{"name": "y", "create": true, "start_point": "nowhere"}, ExecutionError},
+		{"unknown start", map[string]any{"name": "y", "create": true, "start_point": "nowhere"}, InvalidParams},
+		{"tree start", map[string]any{"name": "y", "create": true, "start_point": "HEAD:a.txt"}, InvalidParams},
 	}
 	for _, tt := range refusals {
 		t.Run(tt.name, func(t *testing.T) {

@@ -61,6 +61,11 @@ func gitDiff(c *Call, a gitDiffArgs) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.Ref != "" {
+		if err := repo.checkRev("ref", a.Ref); err != nil {
+			return nil, err
+		}
+	}
 	files, err := repo.diffFiles(gitRun{}, d)
 	if err != nil {
 		return nil, err

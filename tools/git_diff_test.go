@@ -79,8 +79,18 @@ func TestGitDiff(t *testing.T) {
 	}
 
 	// Errors.
-	res := g.call("git_diff", map[string]any{"ref": "no-such-branch"})
-	wantError(t, res, ExecutionError)
+	for _, ref := range []string{"no-such-branch", "HEAD:.env", "HEAD:.env..HEAD:a.txt", "HEAD~1..nope", "HEAD^{tree}"} {
+		res := g.call("git_diff", map[string]any{"ref": ref})
+		wantError(t, res, InvalidParams)
+		if strings.Contains(res.Content, "TOKEN") {
+			t.Errorf("ref %s showed the sensitive file: %s", ref, res.Content)
+		}
+	}
+	// A blob id is not a commit either.
+	blob := strings.TrimSpace(g.git("rev-parse", "HEAD:.env"))
+	wantError(t, g.call("git_diff", map[string]any{"ref": blob + ".." + blob}), InvalidParams)
+	res := g.call("git_diff", map[string]any{"ref": "..HEAD", "path": "b.txt"})
+	wantSuccess(t, res)
 	res = g.call("git_diff", map[string]any{"path": "../outside"})
 	wantError(t, res, InvalidPath)
 	res = g.call("git_diff", map[string]any{"path": ".env"})

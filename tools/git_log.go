@@ -67,6 +67,11 @@ func gitLog(c *Call, a gitLogArgs) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.Ref != "" {
+		if err := repo.checkRev("ref", a.Ref); err != nil {
+			return nil, err
+		}
+	}
 	commits := []gitCommitInfo{}
 	if a.Ref == "" {
 		ok, err := repo.hasCommits()

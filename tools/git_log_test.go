@@ -64,7 +64,9 @@ func TestGitLog(t *testing.T) {
 	}
 
 	res = g.call("git_log", map[string]any{"ref": "nope"})
-	wantError(t, res, ExecutionError)
+	wantError(t, res, InvalidParams)
+	res = g.call("git_log", map[string]any{"ref": "HEAD:a.txt"})
+	wantError(t, res, InvalidParams)
 }
 
 func TestGitLogNoCommits(t *testing.T) {
