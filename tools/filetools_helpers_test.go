@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentls/agentls/approval"
@@ -13,7 +14,7 @@ import (
 )
 
 // ftRunner runs the built-in tools in the file tool tests.
-var ftRunner = NewRunner(NewBuiltinRegistry(), nil)
+var ftRunner = sync.OnceValue(func() *Runner { return NewRunner(NewBuiltinRegistry(), nil) })
 
 // ftEnv returns an environment over a fresh root whose approver approves
 // every call, without an editor: the server writes the files.
@@ -41,7 +42,7 @@ func ftCall(t testing.TB, env *Env, name string, args any) *Result {
 		}
 		raw = string(b)
 	}
-	return ftRunner.Run(context.Background(), env, Request{Name: name, Arguments: json.RawMessage(raw)}, nil)
+	return ftRunner().Run(context.Background(), env, Request{Name: name, Arguments: json.RawMessage(raw)}, nil)
 }
 
 // ftWrite writes files (path → content) below root.
