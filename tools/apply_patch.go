@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 
@@ -76,9 +77,21 @@ func planPatch(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
 		return nil, Errorf(InvalidParams, "the patch is not a unified diff: %v", err)
 	}
 	var files []*godiff.FileDiff
+	byName := map[[2]string]*godiff.FileDiff{}
 	for _, fd := range fds {
 		if fd.OrigName == "" && fd.NewName == "" && len(fd.Hunks) == 0 {
 			continue // a header go-diff could not name (git's mode-only change)
+		}
+		// Models split one file's hunks over several diffs of it: they are
+		// one diff, hunks in the order of the file.
+		orig, dst := patchNames(fd.OrigName, fd.NewName)
+		if key := [2]string{orig, dst}; orig != "" && orig == dst {
+			if first, ok := byName[key]; ok {
+				first.Hunks = append(first.Hunks, fd.Hunks...)
+				sort.SliceStable(first.Hunks, func(i, j int) bool { return first.Hunks[i].OrigStartLine < first.Hunks[j].OrigStartLine })
+				continue
+			}
+			byName[key] = fd
 		}
 		files = append(files, fd)
 	}

@@ -116,7 +116,7 @@ func TestApplyPatchErrors(t *testing.T) {
 		{"not a diff", "hello\nworld\n", InvalidParams, []string{"no file diffs"}},
 		{"bad hunk header", "--- a/f.txt\n+++ b/f.txt\n@@ nonsense @@\n-a\n", InvalidParams, []string{"not a unified diff"}},
 		{"missing file", "--- a/nope.txt\n+++ b/nope.txt\n@@ -1 +1 @@\n-a\n+b\n", FileNotFound, []string{"nope.txt", "/dev/null"}},
-		{"a file twice", "--- a/f.txt\n+++ b/f.txt\n@@ -1 +1 @@\n-a\n+b\n--- a/f.txt\n+++ b/f.txt\n@@ -2 +2 @@\n-b\n+c\n", InvalidParams, []string{"more than once"}},
+		{"a file changed and deleted", "--- a/f.txt\n+++ b/f.txt\n@@ -1 +1 @@\n-a\n+b\n--- a/f.txt\n+++ /dev/null\n@@ -1,3 +0,0 @@\n-a\n-b\n-c\n", InvalidParams, []string{"more than once"}},
 		{"context in a created file", "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1,2 @@\n x\n+y\n", PatchFailed, []string{"hunk 1 of n.txt", "added line"}},
 		{"rename onto an existing file", "--- a/f.txt\n+++ b/g.txt\n@@ -1 +1 @@\n-a\n+b\n", AlreadyExists, []string{"g.txt"}},
 		{"hunk too far and not unique", "--- a/f.txt\n+++ b/f.txt\n@@ -1,1 +1,1 @@\n-zzz\n+b\n", PatchFailed, []string{"hunk 1 of 1 of f.txt (@@ -1,1 +1,1 @@)", "    zzz"}},
@@ -258,5 +258,18 @@ func TestApplyPatchNotes(t *testing.T) {
 	ftWantSuccess(t, res)
 	if warning != "" || strings.Contains(res.Content, "Note") {
 		t.Errorf("warning %q, content %q", warning, res.Content)
+	}
+}
+
+// TestApplyPatchSplitDiffsOfOneFile: several diffs of one file are its
+// hunks, in the order of the file.
+func TestApplyPatchSplitDiffsOfOneFile(t *testing.T) {
+	env, root := ftEnv(t)
+	ftWrite(t, root, map[string]string{"f.txt": "a\nb\nc\nd\ne\nf\ng\nh\n"})
+	patch := "--- a/f.txt\n+++ b/f.txt\n@@ -7,2 +7,2 @@\n g\n-h\n+H\n" +
+		"--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n-a\n+A\n b\n"
+	ftWantSuccess(t, ftCall(t, env, "apply_patch", map[string]any{"patch": patch}))
+	if got := ftRead(t, root, "f.txt"); got != "A\nb\nc\nd\ne\nf\ng\nH\n" {
+		t.Errorf("f.txt = %q", got)
 	}
 }
