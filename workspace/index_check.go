@@ -311,13 +311,16 @@ func (g *goChecker) packageFiles(dir string, variant string) []string {
 //
 // strip, when set, may remove function bodies first (see stripBlocks).
 func (g *goChecker) parse(paths []string, mode parser.Mode, want func(name string, test bool) bool, strip func(src []byte) []byte) ([]*ast.File, []string, []Diagnostic) {
-	var files []*ast.File
-	var names []string
-	var diags []Diagnostic
-	for _, p := range paths {
+	type parsed struct {
+		f     *ast.File
+		diags []Diagnostic
+	}
+	results := make([]parsed, len(paths))
+	one := func(i int) {
+		p := paths[i]
 		src, err := g.readFile(p)
 		if err != nil {
-			continue
+			return
 		}
 		if strip != nil {
 			src = strip(src)
@@ -326,18 +329,39 @@ func (g *goChecker) parse(paths []string, mode parser.Mode, want func(name strin
 		var el scanner.ErrorList
 		if errors.As(err, &el) {
 			for _, e := range el {
-				diags = append(diags, Diagnostic{Path: e.Pos.Filename, Line: e.Pos.Line, Column: e.Pos.Column,
-					Severity: "error", Message: e.Msg, Source: "go/parser"})
+				results[i].diags = append(results[i].diags, Diagnostic{Path: e.Pos.Filename, Line: e.Pos.Line,
+					Column: e.Pos.Column, Severity: "error", Message: e.Msg, Source: "go/parser"})
 			}
 		}
-		if f == nil || f.Name == nil {
+		results[i].f = f
+	}
+	// The files of a package are parsed in parallel (a FileSet is safe for
+	// concurrent use).
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(paths)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(paths); i = int(next.Add(1)) - 1 {
+				one(i)
+			}
+		}()
+	}
+	wg.Wait()
+	var files []*ast.File
+	var names []string
+	var diags []Diagnostic
+	for i, r := range results {
+		diags = append(diags, r.diags...)
+		if r.f == nil || r.f.Name == nil {
 			continue
 		}
-		if want != nil && !want(f.Name.Name, strings.HasSuffix(p, "_test.go")) {
+		if want != nil && !want(r.f.Name.Name, strings.HasSuffix(paths[i], "_test.go")) {
 			continue
 		}
-		files = append(files, f)
-		names = append(names, p)
+		files = append(files, r.f)
+		names = append(names, paths[i])
 	}
 	return files, names, diags
 }
