@@ -31,6 +31,11 @@ type dfa struct {
 	startBOL *dstate // at the start of a line
 	startMid []uint32
 	failed   bool
+	// mid is the state in the middle of a line with no match under way;
+	// loop marks the bytes that leave it where it is, which the search
+	// skips without following transitions.
+	mid  *dstate
+	loop *[256]bool
 }
 
 type dstate struct {
@@ -63,6 +68,26 @@ func (d *dfa) reset() {
 	d.states = map[string]*dstate{}
 	d.startBOL = d.state(d.closure([]uint32{uint32(d.prog.Start)}, true))
 	d.startMid = d.closure([]uint32{uint32(d.prog.Start)}, false)
+	d.mid = d.state(d.startMid)
+	d.loop = nil
+}
+
+// loops computes the bytes that keep the DFA in its mid state.
+func (d *dfa) loops() {
+	var t [256]bool
+	if !d.mid.match {
+		for c := 0; c < utf8.RuneSelf; c++ {
+			if c == '\n' {
+				continue
+			}
+			n := d.mid.ascii[c]
+			if n == nil {
+				n = d.step(d.mid, rune(c))
+			}
+			t[c] = n == d.mid
+		}
+	}
+	d.loop = &t
 }
 
 func (d *dfa) clone() *dfa {
@@ -246,7 +271,22 @@ func (d *dfa) lines(buf []byte, emit func(start, end int) bool) (int, bool) {
 	if s.match && len(buf) > 0 && !matched() {
 		return len(buf), true
 	}
+	if d.loop == nil {
+		d.loops()
+		if d.failed {
+			return 0, false
+		}
+	}
+	loop, mid := d.loop, d.mid
 	for i < len(buf) {
+		if s == mid {
+			for i < len(buf) && loop[buf[i]] {
+				i++
+			}
+			if i == len(buf) {
+				break
+			}
+		}
 		c := buf[i]
 		if c < utf8.RuneSelf && c != '\n' {
 			n := s.ascii[c]
