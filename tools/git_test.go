@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/schema"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -262,5 +263,56 @@ func TestGitNotARepository(t *testing.T) {
 	wantError(t, res, ExecutionError)
 	if q := g.questions(); len(q) != 0 {
 		t.Errorf("asked %d times outside a repository", len(q))
+	}
+}
+
+// checkOutputSchema fails when a successful result's structured value does
+// not match its tool's OutputSchema.
+func checkOutputSchema(t *testing.T, tool *Tool, res *Result) {
+	t.Helper()
+	if res.Status != StatusSuccess {
+		t.Fatalf("%s: %s %s", tool.Name, res.Status, res.Content)
+	}
+	s, err := schema.Compile(tool.OutputSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(res.Structured)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := schema.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs := s.Validate(v); vs != nil {
+		t.Errorf("%s structured %s does not match its output schema: %v", tool.Name, b, vs)
+	}
+}
+
+func TestGitOutputSchemas(t *testing.T) {
+	g := newGitRig(t, true)
+	g.commit("first", map[string]string{"a.txt": "a\n", "old.txt": strings.Repeat("x\n", 10)})
+	bare := filepath.Join(t.TempDir(), "remote.git")
+	g.gitIn(g.root, nil, "init", "-q", "--bare", bare)
+	g.git("remote", "add", "origin", bare)
+	g.write("a.txt", "changed\n")
+	g.write("new.txt", "n\n")
+	g.git("mv", "old.txt", "renamed.txt")
+	calls := []struct {
+		tool *Tool
+		args map[string]any
+	}{
+		{GitStatus, map[string]any{}},
+		{GitDiff, map[string]any{}},
+		{GitDiff, map[string]any{"staged": true}},
+		{GitLog, map[string]any{}},
+		{GitBranch, map[string]any{"all": true}},
+		{GitCommit, map[string]any{"message": "second", "files": []string{"a.txt", "new.txt"}}},
+		{GitBranch, map[string]any{"name": "topic", "create": true}},
+		{GitPush, map[string]any{"set_upstream": true}},
+	}
+	for _, c := range calls {
+		checkOutputSchema(t, c.tool, g.call(c.tool.Name, c.args))
 	}
 }

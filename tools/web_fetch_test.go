@@ -275,6 +275,7 @@ func TestWebFetchAllowedLocal(t *testing.T) {
 			if res.ApprovedBy != "config" {
 				t.Errorf("approved by %q", res.ApprovedBy)
 			}
+			checkOutputSchema(t, WebFetch, res)
 			var f webFetched
 			decode(t, res, &f)
 			tt.check(t, f, res.Content)

@@ -94,7 +94,7 @@ func TestWebSearch(t *testing.T) {
 			w := newWebRig(t, func(c *workspace.Config) { c.Web.Search = tt.search })
 			w.answer = approval.Reject // web_search needs no approval
 			res := w.call("web_search", tt.args)
-			wantSuccess(t, res)
+			checkOutputSchema(t, WebSearch, res)
 			var s struct {
 				Query, Provider string
 				Results         []SearchResult
