@@ -240,7 +240,13 @@ func braceSymbols(rs []langRule, p string, src []byte) []Symbol {
 				if parent >= 0 {
 					container = t.syms[parent].Name
 				}
-				s := Symbol{Name: name, Kind: kind, Path: p, Line: lineNo, Column: m[2*ng] + 1,
+				col := m[2*ng] + 1
+				if i := strings.LastIndex(name, "::"); i > 0 && kind == "function" {
+					// a C++ member defined out of its class: Type::name
+					container, name, kind = name[:i], name[i+2:], "method"
+					col += i + 2
+				}
+				s := Symbol{Name: name, Kind: kind, Path: p, Line: lineNo, Column: col,
 					EndLine: lineNo, EndColumn: len(line) + 1, Container: container,
 					Detail: detailOf(line)}
 				idx := t.add(s, parent)

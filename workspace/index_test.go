@@ -543,6 +543,8 @@ func TestIndexLanguages(t *testing.T) {
 			[]string{"module net ", "function connect net", "impl Wrapper ", "method from Wrapper"}},
 		{"a.hpp", "namespace geo {\nclass Point {\npublic:\n    double x;\n    double norm() const;\n};\n}\n",
 			[]string{"module geo ", "class Point geo", "field x Point", "method norm Point"}},
+		{"a.cc", "#include \"a.hpp\"\n\ndouble geo::Point::norm() const {\n    return x;\n}\n",
+			[]string{"method norm geo::Point"}},
 		{"A.java", "public interface Shape {\n    double area();\n    default String name() {\n        return \"shape\";\n    }\n}\n",
 			[]string{"interface Shape ", "method name Shape"}},
 		{"a.md", "Title\n=====\n\n# One\n```\n# not\n```\n## Two ##\n",
