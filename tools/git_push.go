@@ -143,6 +143,9 @@ func gitPush(c *Call, a gitPushArgs) (*Result, error) {
 	}
 	ref := "refs/heads/" + branch
 	args = append(args, "--end-of-options", remote, ref+":"+ref)
+	if c.Progress != nil {
+		c.Progress.Report(fmt.Sprintf("pushing %s to %s", branch, remote), -1)
+	}
 	out, err := repo.run(gitRun{okExit: []int{1, 128}}, args...)
 	if err != nil {
 		return nil, err

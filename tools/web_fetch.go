@@ -366,6 +366,9 @@ func webFetch(c *Call, a webFetchArgs) (*Result, error) {
 	for k, v := range a.Headers {
 		req.Header.Set(k, v)
 	}
+	if c.Progress != nil {
+		c.Progress.Report("fetching "+u.Redacted(), -1)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		e := webError(c, ctx, current, timeout, err)
