@@ -860,6 +860,7 @@ the person answer an approval, or nil.")
   "y" #'agentls-approval-approve
   "n" #'agentls-approval-reject
   "a" #'agentls-approval-always
+  "e" #'agentls-approval-edit-arguments
   "?" #'agentls-approval-help
   "q" #'agentls-approval-hide
   "C-c C-c" #'agentls-approval-approve
@@ -947,12 +948,16 @@ the person answer an approval, or nil.")
     (insert "\n"
             (substitute-command-keys
              "\\<agentls-approval-mode-map>\\[agentls-approval-approve] approve   \
-\\[agentls-approval-reject] reject (optional message)   \
-\\[agentls-approval-always] always approve ")
-            tool
+\\[agentls-approval-reject] reject (optional message)   ")
+            (if (agentls--approval-offers-p a "always")
+                (concat (substitute-command-keys
+                         "\\<agentls-approval-mode-map>\\[agentls-approval-always] always approve ")
+                        tool "   ")
+              "")
             (substitute-command-keys
-             "   \\<agentls-approval-mode-map>\\[agentls-approval-help] more information   \
-\\[agentls-approval-hide] hide")
+             "\\<agentls-approval-mode-map>\\[agentls-approval-help] more information   \
+\\[agentls-approval-hide] hide   \
+\\[agentls-approval-edit-arguments] edit the arguments")
             "\n\n")
     (if (and (stringp diff) (not (string-empty-p diff)))
         (insert diff (if (string-suffix-p "\n" diff) "" "\n"))
@@ -1004,9 +1009,10 @@ ARRIVED non-nil: a new request just came in (pop the buffer up)."
       (car agentls--pending-approvals)
       (user-error "agentls: no tool call waits for approval")))
 
-(defun agentls--approval-answer (decision &optional message approval by-key)
+(defun agentls--approval-answer (decision &optional message approval by-key modified)
   "Answer APPROVAL (default: the one shown) with DECISION and MESSAGE.
-BY-KEY: the person pressed a key (subject to `agentls-approval-input-delay')."
+BY-KEY: the person pressed a key (subject to `agentls-approval-input-delay').
+MODIFIED: arguments the person edited (sent as modifiedArguments)."
   (let* ((a (or approval (agentls--approval-current)))
          (server (agentls--approval-server a))
          (p (agentls--approval-params a))
@@ -1014,6 +1020,8 @@ BY-KEY: the person pressed a key (subject to `agentls-approval-input-delay')."
     (when (and by-key shown
                (< (- (float-time) shown) agentls-approval-input-delay))
       (user-error "agentls: this approval just appeared; press again to answer it"))
+    (unless (agentls--approval-offers-p a decision)
+      (user-error "agentls: the server does not offer \"%s\" for this call" decision))
     (setq agentls--pending-approvals (delq a agentls--pending-approvals))
     ;; The person may have typed while the call waited: the server must
     ;; see it before it applies anything (it checks for staleness).
@@ -1021,8 +1029,10 @@ BY-KEY: the person pressed a key (subject to `agentls-approval-input-delay')."
     (agentls--deferred-reply
      server (agentls--approval-deferred a)
      (append (list :decision decision)
-             (and message (not (string-empty-p message)) (list :message message))))
-    (agentls--log server "%s %s: %s%s" (plist-get p :tool) (plist-get p :callId) decision
+             (and message (not (string-empty-p message)) (list :message message))
+             (and modified (list :modifiedArguments modified))))
+    (agentls--log server "%s %s: %s%s%s" (plist-get p :tool) (plist-get p :callId) decision
+                  (if modified (format " with arguments %s" (agentls--json modified)) "")
                   (if (and message (not (string-empty-p message))) (format " (%s)" message) ""))
     (message "agentls: %s %s" (plist-get p :tool)
              (pcase decision ("approve" "approved") ("reject" "rejected")
@@ -1040,6 +1050,22 @@ LATER: from a timer (for callers that are not commands)."
         (run-at-time 0 nil #'agentls--maybe-leave-recursive-edit)
       (when (= (recursion-depth) agentls--approval-edit-depth)
         (exit-recursive-edit)))))
+
+(defun agentls--approval-offers-p (a decision)
+  "Whether approval A offers DECISION (a request without options offers all)."
+  (let ((options (append (plist-get (agentls--approval-params a) :options) nil)))
+    (or (null options) (member decision options))))
+
+(defun agentls-approval-edit-arguments (arguments)
+  "Approve the call shown with edited ARGUMENTS (JSON text).
+The server validates them again before the call runs."
+  (interactive
+   (let* ((a (agentls--approval-current))
+          (args (plist-get (agentls--approval-params a) :arguments)))
+     (list (read-from-minibuffer "Approve with these arguments (JSON): "
+                                 (agentls--json (or args (make-hash-table)))))))
+  (agentls--approval-answer "approve" nil nil (called-interactively-p 'any)
+                            (agentls--parse-arguments arguments)))
 
 (defun agentls-approval-approve ()
   "Approve the tool call shown."
@@ -1092,6 +1118,7 @@ LATER: from a timer (for callers that are not commands)."
   \\[agentls-approval-reject]  reject: the agent gets status \"rejected\" and your message
   \\[agentls-approval-always]  always: approve, and run this tool without asking for the rest
      of the session
+  \\[agentls-approval-edit-arguments]  approve with edited arguments (JSON; the server checks them again)
   \\[agentls-approval-hide]  hide: the call keeps waiting; \\[agentls-show-approval] shows it again
 A call nobody answers is rejected by the server after its
 approval.timeoutSeconds (300 s by default).\n")))))

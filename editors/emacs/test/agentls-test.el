@@ -275,6 +275,38 @@ Also: a file not open in Emacs is edited through a buffer, saved, closed."
       ;; The buffer opened only for the edit was closed again.
       (should-not (find-buffer-visiting (expand-file-name "notes.md" ws))))))
 
+(ert-deftest agentls-test-edit-arguments ()
+  "e approves with edited arguments (modifiedArguments), which the server checks again."
+  (agentls-test--with-workspace '(("a.txt" . "alpha\n"))
+    (let* ((buf (find-file-noselect (expand-file-name "a.txt" ws)))
+           (seen agentls-test--approvals-seen)
+           (box (agentls-test--edit-async "a.txt" "alpha" "beta")))
+      (agentls-test--wait (lambda () (> agentls-test--approvals-seen seen)) "the approval request")
+      (should (string-match-p "e edit the arguments" (agentls-test--approval-buffer-text)))
+      (with-current-buffer agentls-approval-buffer-name
+        (should (eq (key-binding "e") #'agentls-approval-edit-arguments))
+        ;; Invalid JSON is refused before anything is answered.
+        (should-error (agentls-approval-edit-arguments "{oops") :type 'user-error)
+        (should (= (agentls-pending-approvals) 1))
+        (agentls-approval-edit-arguments
+         "{\"path\": \"a.txt\", \"old_string\": \"alpha\", \"new_string\": \"gamma\"}"))
+      (agentls-test--wait (lambda () (car box)) "the tool result")
+      (should (equal (plist-get (car box) :status) "success"))
+      (with-current-buffer buf
+        (should (equal (buffer-string) "gamma\n"))
+        (should-not (buffer-modified-p)))
+      (should (equal (agentls-test--file ws "a.txt") "gamma\n"))
+      ;; Edited arguments that break the schema: the call fails, nothing changes.
+      (setq seen agentls-test--approvals-seen)
+      (let ((box2 (agentls-test--edit-async "a.txt" "gamma" "delta")))
+        (agentls-test--wait (lambda () (> agentls-test--approvals-seen seen)) "the second approval")
+        (with-current-buffer agentls-approval-buffer-name
+          (agentls-approval-edit-arguments "{\"path\": \"a.txt\", \"old_string\": 1}"))
+        (agentls-test--wait (lambda () (car box2)) "the second result")
+        (should (equal (plist-get (car box2) :status) "error"))
+        (should (equal (plist-get (plist-get (car box2) :error) :code) "INVALID_PARAMS")))
+      (should (equal (agentls-test--file ws "a.txt") "gamma\n")))))
+
 (ert-deftest agentls-test-edit-reject ()
   "n rejects: buffer and disk unchanged, result status rejected with the message."
   (agentls-test--with-workspace '(("a.txt" . "keep me\n"))
