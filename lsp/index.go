@@ -197,6 +197,11 @@ func (s *session) publishOpenDiagnostics() {
 // flushDiagnostics computes and publishes the due diagnostics, with those
 // of the other open files of the same packages.
 func (s *session) flushDiagnostics() {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("diagnostics panicked", "panic", p)
+		}
+	}()
 	st := s.idx()
 	st.mu.Lock()
 	due := st.pending

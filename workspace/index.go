@@ -369,8 +369,15 @@ func (ix *Index) store(p string, f *indexFile) {
 
 // extract returns the outline of a file, or nil for a language the index
 // does not know.
-func extract(p string, src []byte) *indexFile {
+func extract(p string, src []byte) (f *indexFile) {
 	lang := languageOf(filepath.Base(p))
+	defer func() {
+		if recover() != nil {
+			// an extractor failed on strange input: index the file empty
+			// rather than lose the process
+			f = &indexFile{lang: lang}
+		}
+	}()
 	var syms []Symbol
 	switch lang {
 	case "":
