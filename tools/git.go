@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentls/agentls/internal/schema"
 )
 
 // The git tools run the git program with an argument vector, never through
@@ -96,7 +98,7 @@ func optionLike(field, v string) error {
 	if strings.HasPrefix(v, "-") {
 		return Errorf(InvalidParams, "%s %q starts with \"-\" and would be read as a git option; "+
 			"a file whose name starts with a dash is given as ./NAME", field, v).
-			WithDetails(map[string]any{"violations": []map[string]string{{"pointer": "/" + field, "reason": "starts with -"}}})
+			WithDetails(map[string]any{"violations": []schema.Violation{{Pointer: "/" + field, Reason: "starts with - (an option)"}}})
 	}
 	if strings.IndexByte(v, 0) >= 0 {
 		return Errorf(InvalidParams, "%s contains a NUL byte", field)
