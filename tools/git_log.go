@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -12,7 +13,7 @@ var GitLog = &Tool{
 	Name:  "git_log",
 	Title: "Git log",
 	Description: "Lists commits, newest first: hash, author, email, date (ISO 8601) and subject. limit is how many (default 20); " +
-		"path keeps the commits that touched a file or folder; ref starts from a branch, tag or commit (default HEAD) " +
+		"path keeps the commits that touched a file or folder (a file's history follows its renames); ref starts from a branch, tag or commit (default HEAD) " +
 		"or takes a range such as main..HEAD.",
 	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
@@ -82,7 +83,13 @@ func gitLog(c *Call, a gitLogArgs) (*Result, error) {
 			return Success("No commits yet.\n", map[string]any{"commits": commits, "truncated": false}), nil
 		}
 	}
-	args := []string{"log", "--no-color", "--format=%H%x1f%an%x1f%ae%x1f%aI%x1f%s", "-z", "-n", strconv.Itoa(a.Limit + 1), "--end-of-options"}
+	args := []string{"log", "--no-color", "--format=%H%x1f%an%x1f%ae%x1f%aI%x1f%s", "-z", "-n", strconv.Itoa(a.Limit + 1)}
+	if len(paths) == 1 {
+		if fi, err := os.Stat(paths[0]); err == nil && fi.Mode().IsRegular() {
+			args = append(args, "--follow") // one file's history goes on across renames
+		}
+	}
+	args = append(args, "--end-of-options")
 	if a.Ref != "" {
 		args = append(args, a.Ref)
 	}

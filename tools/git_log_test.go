@@ -77,3 +77,23 @@ func TestGitLogNoCommits(t *testing.T) {
 		t.Errorf("content %q", res.Content)
 	}
 }
+
+func TestGitLogFollowsRenames(t *testing.T) {
+	g := newGitRig(t, true)
+	body := strings.Repeat("same\n", 20)
+	g.commit("create", map[string]string{"old.txt": body})
+	g.git("mv", "old.txt", "new.txt")
+	g.git("commit", "-q", "-m", "rename")
+	g.commit("edit", map[string]string{"new.txt": body + "more\n"})
+	res := g.call("git_log", map[string]any{"path": "new.txt"})
+	wantSuccess(t, res)
+	var s struct{ Commits []gitCommitInfo }
+	decode(t, res, &s)
+	var got []string
+	for _, c := range s.Commits {
+		got = append(got, c.Subject)
+	}
+	if strings.Join(got, ",") != "edit,rename,create" {
+		t.Errorf("history of new.txt: %q", got)
+	}
+}
