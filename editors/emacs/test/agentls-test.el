@@ -560,6 +560,57 @@ Also: a file not open in Emacs is edited through a buffer, saved, closed."
       ;; (CR LF) byte for byte, so it reports w.txt as unsaved here.
       )))
 
+(defun agentls-test--call-approving (tool args)
+  "Call TOOL with ARGS; approve with y when asked.  Return (RESULT . ASKED)."
+  (let ((box (list nil)) (seen agentls-test--approvals-seen))
+    (agentls-call-async tool args (lambda (r) (setcar box r)))
+    (agentls-test--wait (lambda () (or (car box) (> agentls-test--approvals-seen seen)))
+                        (format "%s to ask or finish" tool))
+    (let ((asked (> agentls-test--approvals-seen seen)))
+      (when asked (agentls-test--press "y"))
+      (agentls-test--wait (lambda () (car box)) (format "the result of %s" tool))
+      (cons (car box) asked))))
+
+(ert-deftest agentls-test-file-operations-through-the-editor ()
+  "move_file, delete_file, copy_file and apply_patch land as the editor's resource operations."
+  (agentls-test--with-workspace '(("a.txt" . "one\n") ("b.txt" . "two\n") ("c.txt" . "gone\n"))
+    (let ((names (mapcar (lambda (d) (plist-get d :name)) (agentls-list-tools))))
+      (skip-unless (cl-every (lambda (n) (member n names))
+                             '("move_file" "delete_file" "copy_file" "apply_patch"))))
+    (let ((ba (find-file-noselect (expand-file-name "a.txt" ws)))
+          (bc (find-file-noselect (expand-file-name "c.txt" ws))))
+      (with-current-buffer ba (goto-char (point-max)) (insert "unsaved\n"))
+      ;; move: the buffer follows the file, unsaved text included.
+      (let ((r (car (agentls-test--call-approving "move_file" '(:from "a.txt" :to "sub/moved.txt")))))
+        (should (equal (plist-get r :status) "success"))
+        (should (equal (plist-get (plist-get r :structured) :applied_by) "editor")))
+      (should (equal (buffer-file-name ba) (expand-file-name "sub/moved.txt" ws)))
+      (should (equal (with-current-buffer ba (buffer-string)) "one\nunsaved\n"))
+      (should-not (file-exists-p (expand-file-name "a.txt" ws)))
+      (should (string-match-p "unsaved"
+                              (plist-get (agentls-call "read_file" '(:path "sub/moved.txt")) :content)))
+      ;; delete (asks: dangerous): the file and its buffer go.
+      (let ((r (agentls-test--call-approving "delete_file" '(:path "c.txt"))))
+        (should (cdr r))
+        (should (equal (plist-get (car r) :status) "success")))
+      (should-not (file-exists-p (expand-file-name "c.txt" ws)))
+      (should-not (buffer-live-p bc))
+      ;; copy to a new file.
+      (should (equal (plist-get (car (agentls-test--call-approving
+                                      "copy_file" '(:source "b.txt" :dest "b2.txt")))
+                                :status)
+                     "success"))
+      (should (equal (agentls-test--file ws "b2.txt") "two\n"))
+      ;; a patch that modifies one file and creates another.
+      (let ((r (agentls-test--call-approving
+                "apply_patch"
+                (list :patch (concat "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-two\n+TWO\n"
+                                     "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+new\n")))))
+        (should (cdr r))
+        (should (equal (plist-get (car r) :status) "success")))
+      (should (equal (agentls-test--file ws "b.txt") "TWO\n"))
+      (should (equal (agentls-test--file ws "n.txt") "new\n")))))
+
 (ert-deftest agentls-test-undo-is-one-step ()
   "An approved edit of several hunks is one undo step in the buffer."
   (agentls-test--with-workspace '(("a.txt" . "x\nkeep\nx\nkeep\nx\n"))
