@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -57,6 +59,12 @@ func withPatchNotes(t *Tool) *Tool {
 	return t
 }
 
+// bareHunkHeader matches a hunk header without line numbers ("@@" or
+// "@@ @@ section"), which models write: such a hunk is found by its lines
+// alone (it must occur once in the file). It becomes "@@ -0,0 +0,0 @@",
+// which no diff of a real change has.
+var bareHunkHeader = regexp.MustCompile(`(?m)^@@[ \t]*(?:@@([^\r\n]*))?(\r?)$`)
+
 // patchFuzz is how many lines away from its stated position a hunk is
 // searched for.
 const patchFuzz = 50
@@ -72,6 +80,7 @@ func planPatch(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
+	text = bareHunkHeader.ReplaceAllString(text, "@@ -0,0 +0,0 @@$1$2")
 	fds, err := godiff.ParseMultiFileDiff([]byte(text))
 	if err != nil {
 		return nil, Errorf(InvalidParams, "the patch is not a unified diff: %v", err)
@@ -326,6 +335,7 @@ func hunkLines(h *godiff.Hunk) (lines []patchLine) {
 // only when whitespace at line ends is ignored, are added to notes.
 func applyHunks(rel, text string, hunks []*godiff.Hunk, whole bool, notes *[]string) (string, []hunkFailure) {
 	file := workspace.SplitLines(text)
+	hunks = placeBareHunks(file, hunks)
 	var out []string // pieces, each a line that may lack its terminator
 	var fails []hunkFailure
 	cursor, shift := 0, 0
@@ -342,6 +352,9 @@ func applyHunks(rel, text string, hunks []*godiff.Hunk, whole bool, notes *[]str
 			expected = int(h.OrigStartLine)
 		}
 		pos, ok := findHunk(file, old, expected+shift, cursor)
+		if bareHunk(h) {
+			ok = false // its lines do not occur once (placeBareHunks)
+		}
 		if ok && whole && (pos != 0 || len(old) != len(file)) {
 			ok = false
 		}
@@ -349,7 +362,7 @@ func applyHunks(rel, text string, hunks []*godiff.Hunk, whole bool, notes *[]str
 			fails = append(fails, hunkFailed(rel, file, h, i+1, len(hunks), lines, expected, whole))
 			continue
 		}
-		if pos != expected {
+		if pos != expected && !bareHunk(h) {
 			*notes = append(*notes, fmt.Sprintf("hunk %d of %s applied at line %d, not %d as the patch says", i+1, rel, pos+1, expected+1))
 		}
 		for j, o := range old {
@@ -392,6 +405,65 @@ func applyHunks(rel, text string, hunks []*godiff.Hunk, whole bool, notes *[]str
 		}
 	}
 	return b.String(), nil
+}
+
+// placeBareHunks gives the hunks without line numbers the line where
+// their lines occur (once), and orders the hunks by line. A bare hunk
+// whose lines do not occur exactly once stays bare, and fails.
+func placeBareHunks(file []string, hunks []*godiff.Hunk) []*godiff.Hunk {
+	placed := false
+	out := slices.Clone(hunks)
+	for i, h := range out {
+		if !bareHunk(h) {
+			continue
+		}
+		var old []string
+		for _, l := range hunkLines(h) {
+			if l.op != '+' {
+				old = append(old, l.text)
+			}
+		}
+		if len(old) == 0 {
+			continue
+		}
+		for _, loose := range []bool{false, true} {
+			found, n := -1, 0
+			for p := 0; p+len(old) <= len(file) && n < 2; p++ {
+				if linesAt(file, old, p, loose) {
+					found, n = p, n+1
+				}
+			}
+			if n == 1 {
+				hc := *h
+				hc.OrigStartLine, hc.OrigLines = int32(found+1), int32(len(old))
+				hc.NewStartLine, hc.NewLines = hc.OrigStartLine, 1
+				out[i], placed = &hc, true
+				break
+			}
+			if n > 1 {
+				break
+			}
+		}
+	}
+	if placed {
+		sort.SliceStable(out, func(i, j int) bool { return out[i].OrigStartLine < out[j].OrigStartLine })
+	}
+	return out
+}
+
+// linesAt reports whether old occurs in file at p.
+func linesAt(file, old []string, p int, loose bool) bool {
+	for j, o := range old {
+		if !sameLine(file[p+j], o, loose) {
+			return false
+		}
+	}
+	return true
+}
+
+// bareHunk reports a hunk whose header had no line numbers.
+func bareHunk(h *godiff.Hunk) bool {
+	return h.OrigStartLine == 0 && h.OrigLines == 0 && h.NewStartLine == 0 && h.NewLines == 0
 }
 
 // findHunk finds where old occurs in file at or after from: exactly, then
@@ -467,7 +539,9 @@ func hunkFailed(rel string, file []string, h *godiff.Hunk, n, of int, lines []pa
 		b.WriteString(": the patch deletes the file, so its lines must be the whole file")
 	}
 	b.WriteString(". It expects these lines")
-	if !whole {
+	if bareHunk(h) {
+		b.WriteString(" (its header has no line numbers, so they must occur once in the file)")
+	} else if !whole {
 		fmt.Fprintf(&b, " near line %d", expected+1)
 	}
 	b.WriteString(":\n")

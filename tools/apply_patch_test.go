@@ -273,3 +273,21 @@ func TestApplyPatchSplitDiffsOfOneFile(t *testing.T) {
 		t.Errorf("f.txt = %q", got)
 	}
 }
+
+// TestApplyPatchHeadersWithoutNumbers: "@@" alone, as models write it,
+// finds the hunk by its lines, which must occur once.
+func TestApplyPatchHeadersWithoutNumbers(t *testing.T) {
+	env, root := ftEnv(t)
+	ftWrite(t, root, map[string]string{"f.go": "package f\n\nfunc A() {\n\treturn\n}\n\nfunc B() {\n\treturn\n}\n"})
+	patch := "--- a/f.go\n+++ b/f.go\n@@\n func B() {\n-\treturn\n+\tpanic(1)\n }\n@@ @@ func A\n-func A() {\n+func A2() {\n"
+	res := ftCall(t, env, "apply_patch", map[string]any{"patch": patch})
+	ftWantSuccess(t, res)
+	if got := ftRead(t, root, "f.go"); got != "package f\n\nfunc A2() {\n\treturn\n}\n\nfunc B() {\n\tpanic(1)\n}\n" {
+		t.Errorf("f.go = %q", got)
+	}
+	if strings.Contains(res.Content, "Note") {
+		t.Errorf("content = %q", res.Content)
+	}
+	res = ftCall(t, env, "apply_patch", map[string]any{"patch": "--- a/f.go\n+++ b/f.go\n@@\n }\n+// x\n"})
+	ftWantError(t, res, PatchFailed, "no line numbers")
+}
