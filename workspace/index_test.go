@@ -567,3 +567,25 @@ func TestIndexLanguages(t *testing.T) {
 		})
 	}
 }
+
+// FuzzIndexExtract feeds arbitrary text to every extractor and to the Go
+// block stripper, which must neither panic nor move a line.
+func FuzzIndexExtract(f *testing.F) {
+	for _, s := range []string{"package p\nfunc F() { x := struct{}{}; _ = x }\n", "class A:\n  def f(self): pass\n",
+		"fn main() { let s = '{'; }\n", "# T\n```\n# x\n", "int main(void) {\n/* { */ return 0; }\n", "var x = `{`\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, name := range []string{"a.go", "a.py", "a.ts", "a.rs", "A.java", "a.c", "a.cpp", "a.sh", "a.md"} {
+			if name == "a.go" {
+				goSymbols(name, []byte(s))
+				stripped := stripBodies([]byte(s))
+				if strings.Count(string(stripped), "\n") != strings.Count(s, "\n") {
+					t.Fatalf("stripBodies changed the number of lines of %q", s)
+				}
+				continue
+			}
+			langSymbols(languageOf(name), name, []byte(s))
+		}
+	})
+}
