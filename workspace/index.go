@@ -19,13 +19,15 @@ import (
 // current from the editor's overlays and from saves, and the precise Go
 // answers of index_check.go on top of it.
 //
-//   - Build walks the roots with the shared walker (ignore rules, hidden
-//     files, size cap) and extracts each file's outline on the walker's
-//     goroutines. Go files are parsed with go/parser and only the symbols are
-//     kept, not the syntax trees; other languages go through the line-based
-//     extractors of index_lang.go.
+//   - Start walks the roots with the shared walker (ignore rules, hidden
+//     files, size cap), then extracts each file's outline on a few
+//     goroutines. Go files are parsed with go/parser after their function
+//     bodies and literals are cut out (stripBodies), and only the symbols
+//     are kept, not the syntax trees; other languages go through the
+//     line-based extractors of index_lang.go.
 //   - The index answers while it builds; every answer says whether it is
-//     partial.
+//     partial. When the workspace's roots change, the next query starts a
+//     rebuild.
 //   - Changed queues a file for re-indexing (the overlay watcher calls it on
 //     every open and change; the LSP server on saves and watched-file
 //     events). A Go change also invalidates the type-checked packages of the
