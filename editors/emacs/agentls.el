@@ -1017,9 +1017,8 @@ MODIFIED: arguments the person edited (sent as modifiedArguments)."
          (server (agentls--approval-server a))
          (p (agentls--approval-params a))
          (shown (agentls--approval-shown-at a)))
-    (when (and by-key shown
-               (< (- (float-time) shown) agentls-approval-input-delay))
-      (user-error "agentls: this approval just appeared; press again to answer it"))
+    (when (and by-key shown)
+      (agentls--approval-check-delay a))
     (unless (agentls--approval-offers-p a decision)
       (user-error "agentls: the server does not offer \"%s\" for this call" decision))
     (setq agentls--pending-approvals (delq a agentls--pending-approvals))
@@ -1051,6 +1050,14 @@ LATER: from a timer (for callers that are not commands)."
       (when (= (recursion-depth) agentls--approval-edit-depth)
         (exit-recursive-edit)))))
 
+(defun agentls--approval-check-delay (a)
+  "Signal a `user-error' when approval A appeared too recently for a key to
+answer it (`agentls-approval-input-delay'); else return A."
+  (let ((shown (agentls--approval-shown-at a)))
+    (when (and shown (< (- (float-time) shown) agentls-approval-input-delay))
+      (user-error "agentls: this approval just appeared; press again to answer it"))
+    a))
+
 (defun agentls--approval-offers-p (a decision)
   "Whether approval A offers DECISION (a request without options offers all)."
   (let ((options (append (plist-get (agentls--approval-params a) :options) nil)))
@@ -1060,7 +1067,7 @@ LATER: from a timer (for callers that are not commands)."
   "Approve the call shown with edited ARGUMENTS (JSON text).
 The server validates them again before the call runs."
   (interactive
-   (let* ((a (agentls--approval-current))
+   (let* ((a (agentls--approval-check-delay (agentls--approval-current)))
           (args (plist-get (agentls--approval-params a) :arguments)))
      (list (read-from-minibuffer "Approve with these arguments (JSON): "
                                  (agentls--json (or args (make-hash-table)))))))
@@ -1075,7 +1082,7 @@ The server validates them again before the call runs."
 (defun agentls-approval-reject (&optional message)
   "Reject the tool call shown, with an optional MESSAGE for the agent."
   (interactive
-   (progn (agentls--approval-current)
+   (progn (agentls--approval-check-delay (agentls--approval-current))
           (list (read-string "Reject; message for the agent (optional): "))))
   (agentls--approval-answer "reject" message nil (called-interactively-p 'any)))
 
