@@ -169,6 +169,8 @@ before(async () => {
   writeWs('reject.txt', 'keep me\n');
   writeWs('preview.txt', 'one\ntwo\n');
   writeWs('multi1.txt', 'm1\n');
+  fs.mkdirSync(path.join(ws, 'junk'), { recursive: true });
+  writeWs('junk/keep.txt', 'do not delete\n');
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     headless: true,
@@ -302,7 +304,7 @@ describe('agentls in VS Code (code-server)', { concurrency: false }, () => {
     await closeAllEditors();
   });
 
-  test('3d. a patch over two files opens a multi-file diff; "Always" approves it and the next patch does not ask', { timeout: 120000 }, async (t) => {
+  test('3c. a patch over two files opens a multi-file diff; "Always" approves it and the next patch does not ask', { timeout: 120000 }, async (t) => {
     if (!toolNames.includes('apply_patch')) {
       const msg = 'SKIPPED: the server has no apply_patch tool yet';
       console.error(`\n!!!!! ${msg} !!!!!\n`);
@@ -337,7 +339,7 @@ describe('agentls in VS Code (code-server)', { concurrency: false }, () => {
     await closeAllEditors();
   });
 
-  test('3c. with agentls.approval.nativePreview the Refactor Preview opens; Discard → rejected', { timeout: 150000 }, async () => {
+  test('3d. with agentls.approval.nativePreview the Refactor Preview opens; Discard → rejected', { timeout: 150000 }, async () => {
     await setNativePreview(true);
     try {
       await openFile('preview.txt');
@@ -383,5 +385,33 @@ describe('agentls in VS Code (code-server)', { concurrency: false }, () => {
     assert.match(text, /e2e-first/);
     assert.match(text, /▶ shell_exec/);
     await shot('shell-output-channel');
+  });
+
+  test('5. a dangerous command is asked in a modal dialog with the server\'s warning; Reject → rejected', { timeout: 120000 }, async (t) => {
+    if (!toolNames.includes('shell_exec')) {
+      const msg = 'SKIPPED: the server has no shell_exec tool yet';
+      console.error(`\n!!!!! ${msg} !!!!!\n`);
+      t.skip(msg);
+      return;
+    }
+    await palette('View: Hide Panel');
+    const call = await agentCall('shell_exec', { command: 'rm -r junk' });
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ state: 'visible', timeout: 30000 });
+    const text = await dialog.innerText();
+    assert.match(text, /shell_exec wants to run `rm -r junk`/);
+    assert.match(text, /risk: dangerous/);
+    assert.match(text, /WARNING: rm -r/);
+    assert.doesNotMatch(text, /Always allow/, 'no "always" for a dangerous call');
+    await sleep(400);
+    await shot('dangerous-command-dialog');
+    // Reject is the default button: Enter must not run it.
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent?.trim()), 'Reject…', 'the focused (default) button');
+    await dialog.locator('.monaco-button', { hasText: 'Reject…' }).click();
+    await page.locator('.quick-input-widget', { hasText: 'Tell the agent why' }).waitFor();
+    await page.keyboard.press('Enter');
+    const r = await call.result();
+    assert.equal(r.status, 'rejected', JSON.stringify(r));
+    assert.equal(readWs('junk/keep.txt'), 'do not delete\n');
   });
 });

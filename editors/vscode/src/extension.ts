@@ -32,6 +32,11 @@ export async function deactivate(): Promise<void> {
   ext = undefined;
 }
 
+/** Whether "always" may be answered: the server offers it, and the call is not dangerous. */
+function alwaysOffered(req: ApprovalRequest): boolean {
+  return (req.options?.length ? req.options.includes('always') : true) && req.risk !== 'dangerous';
+}
+
 /** The title of a multi-file proposal's diff (VS Code appends "(N files)"). */
 function multiTitle(p: Proposal): string {
   const stat = diffStat(p.unifiedDiff);
@@ -354,8 +359,10 @@ class Extension implements vscode.Disposable {
     const lenses = [
       new vscode.CodeLens(r, { title: '$(check) Approve', command: 'agentls.approval.approve', arguments: [parsed.key], tooltip: 'Apply this edit' }),
       new vscode.CodeLens(r, { title: '$(close) Reject…', command: 'agentls.approval.reject', arguments: [parsed.key], tooltip: 'Reject this edit, optionally telling the agent why' }),
-      new vscode.CodeLens(r, { title: `$(check-all) Always allow ${req.tool}`, command: 'agentls.approval.always', arguments: [parsed.key], tooltip: `Apply, and do not ask again for ${req.tool} in this session` }),
     ];
+    if (alwaysOffered(req)) {
+      lenses.push(new vscode.CodeLens(r, { title: `$(check-all) Always allow ${req.tool}`, command: 'agentls.approval.always', arguments: [parsed.key], tooltip: `Apply, and do not ask again for ${req.tool} in this session` }));
+    }
     const info = [`risk: ${req.risk || 'none'}`];
     if (req.reason) { info.push(`reason: ${req.reason}`); }
     if (req.warning) { info.push(`⚠ ${req.warning}`); }
@@ -387,9 +394,14 @@ class Extension implements vscode.Disposable {
     if (req.reason) { message += ` Reason: ${req.reason}`; }
     if (req.warning) { message += ` WARNING: ${req.warning}`; }
     const modal = req.risk === 'dangerous';
-    const detail = modal ? `Arguments: ${JSON.stringify(req.arguments ?? {}, null, 1)}` : undefined;
+    // The modal's detail: the arguments the message does not already show.
+    const rest = { ...(req.arguments ?? {}) } as Record<string, unknown>;
+    if (typeof rest.command === 'string') { delete rest.command; }
+    const detail = modal && Object.keys(rest).length > 0 ? `Arguments: ${JSON.stringify(rest, null, 1)}` : undefined;
     const always = `Always allow ${req.tool}`;
-    const buttons = ['Approve', 'Reject…', always];
+    // In the modal of a dangerous call, Reject comes first: it is the default button (Enter).
+    const buttons = modal ? ['Reject…', 'Approve'] : ['Approve', 'Reject…'];
+    if (alwaysOffered(req)) { buttons.push(always); }
     const choice = modal || req.warning
       ? await vscode.window.showWarningMessage(message, { modal, detail }, ...buttons)
       : await vscode.window.showInformationMessage(message, { modal, detail }, ...buttons);
@@ -420,6 +432,10 @@ class Extension implements vscode.Disposable {
     if (typeof key !== 'string') { key = this.activeKey(); }
     if (!key || !this.queue.get(key)) {
       void vscode.window.showInformationMessage('agentls: no call is waiting for approval here.');
+      return;
+    }
+    if (decision === 'always' && !alwaysOffered(this.queue.get(key)!.request)) {
+      void vscode.window.showWarningMessage('agentls: "Always" is not offered for this call (the server asks every time for dangerous calls). Approve or reject it.');
       return;
     }
     let message: string | undefined;
