@@ -1379,7 +1379,8 @@ A running process is killed; the result has status \"cancelled\"."
 Starts the connection for the current project when there is none.
 While the call waits for approval, Emacs stays usable: interactively a
 recursive edit is entered in the approval buffer (answer with y, n or a);
-C-g cancels the call.  TIMEOUT (seconds) gives up waiting.  Other KEYS as
+C-g while it waits (or C-] / C-M-c in that recursive edit) cancels the
+call.  TIMEOUT (seconds) gives up waiting.  Other KEYS as
 in `agentls-call-async'."
   (let* ((done nil) (result nil)
          (deadline (and timeout (+ (float-time) timeout)))
@@ -1402,7 +1403,7 @@ in `agentls-call-async'."
                 (save-window-excursion
                   (agentls--approval-refresh)
                   (pop-to-buffer agentls-approval-buffer-name)
-                  (message "agentls: %s waits for your approval: y, n or a (C-M-c cancels the call)"
+                  (message "agentls: %s waits for your approval: y, n or a (C-] cancels the call)"
                            tool)
                   (recursive-edit))
                 ;; Left with C-M-c without answering: give up the call

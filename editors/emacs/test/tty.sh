@@ -9,6 +9,7 @@
 #    types n and a message; the file is unchanged, the result is "rejected".
 # 3. .agentls.json written outside Emacs reaches the server through eglot's
 #    file watches (didChangeWatchedFiles): read_file now asks.
+# 4. C-] in the recursive edit of a synchronous call cancels it.
 # Exits 0 on success, 1 on failure, 77 when tmux is missing.
 set -euo pipefail
 
@@ -111,3 +112,12 @@ tmux send-keys -t "$session" y
 wait_for "the result" test -s "$tmp/result"
 grep -q '^success' "$tmp/result" || fail "result: $(cat "$tmp/result")"
 echo "tty test: .agentls.json changed on disk reached the server (file watches): ok"
+
+# 4. C-] in the recursive edit of a synchronous call cancels the call
+tmux send-keys -t "$session" M-: '(agentls-call "edit_file" (list :path "main.go" :old_string "tty" :new_string "never"))' Enter
+wait_for "the recursive edit" bash -c "tmux capture-pane -p -t '$session' | grep -q 'waits for your approval'"
+tmux send-keys -t "$session" C-]
+wait_for "the approval to go" bash -c "! tmux capture-pane -p -t '$session' | grep -q 'waiting\]'"
+screen | grep -q '\[(' && fail "still in a recursive edit after C-]"
+grep -q 'hello, tty' "$ws/main.go" || fail "main.go changed after C-]"
+echo "tty test: C-] cancelled a waiting synchronous call: ok"
