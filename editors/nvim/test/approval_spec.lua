@@ -216,6 +216,29 @@ describe("approval UI", function()
     H.eq({ decision = "approve" }, wait_answer(st), "answer")
   end)
 
+  it("while the person types (insert mode) the review waits until they leave it", function()
+    local msgs = {}
+    H.stub(vim, "notify", function(m)
+      table.insert(msgs, m)
+    end)
+    H.stub(api, "nvim_get_mode", function()
+      return { mode = "i", blocking = false }
+    end)
+    local st = request(shell)
+    H.eq(1, approval.pending_count(), "pending")
+    H.eq(nil, approval.current, "not shown while typing")
+    H.contains(msgs, "waits for your approval", "told")
+    H.feed("y") -- typed into the text, not an answer
+    H.eq(nil, st.done, "not answered")
+    api.nvim_exec_autocmds("ModeChanged", { pattern = "i:n", modeline = false })
+    H.wait(function()
+      return approval.current ~= nil and approval.current.ui ~= nil
+    end, "the review after leaving insert mode")
+    H.eq(nil, st.done, "the typed y did not answer")
+    H.feed("y")
+    H.eq({ decision = "approve" }, wait_answer(st), "answer")
+  end)
+
   it("keys can be remapped", function()
     require("agentls").setup({ cmd = { H.bin }, autostart = false, approval = { guard_ms = 0, keys = { approve = "<CR>", reject = "x" } } })
     local st = request(shell)

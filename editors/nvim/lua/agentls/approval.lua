@@ -566,7 +566,16 @@ function M.show(entry)
   end)
   if not ok then
     log.append("approval UI failed: " .. tostring(err))
-    vim.notify("agentls: could not open the approval view: " .. tostring(err), vim.log.levels.ERROR)
+    vim.notify("agentls: could not open the approval view (:AgentlsPending retries): " .. tostring(err), vim.log.levels.ERROR)
+    if entry.ui then
+      local half = entry.ui
+      entry.ui = nil
+      for _, b in ipairs(half.bufs or {}) do
+        pcall(api.nvim_buf_delete, b, { force = true })
+      end
+    end
+    entry.hidden = true
+    M.current = nil
     return false
   end
   vim.uv.update_time()
@@ -622,7 +631,9 @@ local function show_next()
     end
     for _, e in ipairs(M.queue) do
       if not e.hidden then
-        M.show(e)
+        if not e.deferred then
+          M.show_when_ready(e)
+        end
         return
       end
     end
@@ -805,6 +816,34 @@ end
 
 -- The handler ---------------------------------------------------------------
 
+--- Modes in which the person is typing: the review waits for them to end,
+--- so keystrokes meant for the text never land in (or answer) the review.
+local busy_modes = { i = true, ic = true, ix = true, R = true, Rc = true, Rx = true, Rv = true, Rvc = true, Rvx = true, c = true, cv = true, t = true, s = true, S = true }
+
+--- Shows the review now, or when the person leaves insert/command-line mode.
+function M.show_when_ready(entry)
+  local mode = api.nvim_get_mode().mode
+  if not busy_modes[mode] then
+    M.show(entry)
+    return
+  end
+  entry.deferred = true
+  vim.notify(string.format("agentls: %s waits for your approval (opens when you leave %s mode)", entry.params.tool or "a call",
+    mode:sub(1, 1) == "c" and "command-line" or "insert"), vim.log.levels.INFO)
+  api.nvim_create_autocmd("ModeChanged", {
+    pattern = "*:n*",
+    once = true,
+    callback = function()
+      vim.schedule(function()
+        entry.deferred = nil
+        if not entry.done and M.current == nil then
+          M.show(entry)
+        end
+      end)
+    end,
+  })
+end
+
 local function enqueue(entry)
   table.insert(M.queue, entry)
   local p = entry.params
@@ -813,7 +852,7 @@ local function enqueue(entry)
   end
   changed()
   if M.current == nil then
-    M.show(entry)
+    M.show_when_ready(entry)
   else
     render_header(M.current)
     vim.notify(string.format("agentls: %d calls waiting for approval", #M.queue), vim.log.levels.INFO)
