@@ -15,39 +15,6 @@ import (
 	"sync/atomic"
 )
 
-// The walker: one parallel file walk shared by every tool (list_directory,
-// grep, glob, the index). Its rules:
-//
-//   - The .git directory is never entered or reported.
-//   - Hidden entries (a name starting with '.') are skipped unless
-//     IncludeHidden.
-//   - Unless IncludeIgnored, entries the ignore rules exclude are skipped,
-//     and an excluded directory is not entered (git never re-includes
-//     anything below it). The rules are ripgrep's defaults: inside a git
-//     repository the .gitignore files of the walked directories and of their
-//     parents up to the repository's top, and .git/info/exclude; everywhere
-//     the .ignore and .rgignore files (they win over .gitignore in the same
-//     directory). See ignore.go for the matching itself.
-//   - Symlinks are reported with Type fs.ModeSymlink and never followed,
-//     unless FollowSymlinks: then a link whose target resolves inside one of
-//     Roots is reported as its target's type (a linked directory is walked,
-//     once, however many links lead to it); a link that leads out of the
-//     roots is still reported as a symlink and not followed. A directory
-//     reached through links is walked through links at most once, so loops
-//     end.
-//   - Files larger than MaxFileBytes are skipped and counted in
-//     Stats.TooLarge. With ReadContent the check is left to File.Read, which
-//     does it on the open file with no extra system call.
-//   - Binary files (a NUL byte in the first 8 KiB) are reported; File.ReadText
-//     refuses them and counts them in Stats.Binary.
-//   - The walk runs on Workers goroutines (default GOMAXPROCS) and calls fn
-//     from all of them, in no particular order. Collect returns the entries
-//     sorted with ComparePaths; callers that stream sort what they keep.
-//   - MaxDepth limits the depth: 1 reports the root's own entries only.
-//   - Filter can skip entries, or keep them in spite of the hidden and
-//     ignore rules (ripgrep's --glob and --type do that).
-//   - Walking a file reports that file alone, hidden or ignored.
-
 // WalkOptions configure a walk. The zero value walks every file that is not
 // hidden, not ignored and not in .git, at any depth, without size cap.
 type WalkOptions struct {
@@ -231,11 +198,42 @@ type WalkStats struct {
 }
 
 // Walk walks root (a directory or a file) under opts and calls fn for every
-// entry, concurrently (see the rules above). fn returning fs.SkipDir for a
-// directory skips its contents; any other error stops the walk and is
-// returned. Unreadable directories are counted in Stats.Errors, not
-// returned. Walk returns when every call of fn has returned, with ctx's
-// error when it was cancelled.
+// entry, concurrently. It is the one file walk every tool shares
+// (list_directory, grep, glob, the index), and its rules are:
+//
+//   - The .git directory is never entered or reported.
+//   - Hidden entries (a name starting with '.') are skipped unless
+//     IncludeHidden.
+//   - Unless IncludeIgnored, entries the ignore rules exclude are skipped,
+//     and an excluded directory is not entered (git never re-includes
+//     anything below it). The rules are ripgrep's defaults: inside a git
+//     repository the .gitignore files of the walked directories and of their
+//     parents up to the repository's top, and .git/info/exclude; everywhere
+//     the .ignore and .rgignore files (they win over .gitignore in the same
+//     directory). See ignore.go for the matching itself.
+//   - Symlinks are reported with Type fs.ModeSymlink and never followed,
+//     unless FollowSymlinks: then a link whose target resolves inside one of
+//     Roots is reported as its target's type; a link that leads out of the
+//     roots is still reported as a symlink and not followed. A directory
+//     reached through links is walked through links at most once, so loops
+//     end.
+//   - Files larger than MaxFileBytes are skipped and counted in
+//     Stats.TooLarge. With ReadContent the check is left to File.Read, which
+//     does it on the open file with no extra system call.
+//   - Binary files (a NUL byte in the first 8 KiB) are reported; File.ReadText
+//     refuses them and counts them in Stats.Binary.
+//   - The walk runs on Workers goroutines (default GOMAXPROCS) and calls fn
+//     from all of them, in no particular order. Collect returns the entries
+//     sorted with ComparePaths; callers that stream sort what they keep.
+//   - MaxDepth limits the depth: 1 reports the root's own entries only.
+//   - Filter can skip entries, or keep them in spite of the hidden and
+//     ignore rules (ripgrep's --glob and --type do that).
+//   - Walking a file reports that file alone, hidden or ignored.
+//
+// fn returning fs.SkipDir for a directory skips its contents; any other
+// error stops the walk and is returned. Unreadable directories are counted
+// in Stats.Errors, not returned. Walk returns when every call of fn has
+// returned, with ctx's error when it was cancelled.
 func Walk(ctx context.Context, root string, opts WalkOptions, fn func(*File) error) (*WalkStats, error) {
 	root, err := filepath.Abs(root)
 	if err != nil {
