@@ -76,3 +76,17 @@ func TestCustomTools(t *testing.T) {
 		t.Error("a custom tool replaced a built-in one")
 	}
 }
+
+func TestWritesIntoGitAsk(t *testing.T) {
+	env := testEnv(t)
+	os.MkdirAll(filepath.Join(env.Workspace.Root(), ".git", "hooks"), 0o755)
+	r := NewRunner(NewBuiltinRegistry(), nil)
+	res := r.Run(context.Background(), env, Request{Name: "write_file", Arguments: json.RawMessage(`{"path":".git/hooks/pre-commit","content":"#!/bin/sh\n"}`)}, nil)
+	if res.Status != StatusRejected {
+		t.Errorf("a new file under .git/ was written without asking: %+v", res)
+	}
+	res = r.Run(context.Background(), env, Request{Name: "write_file", Arguments: json.RawMessage(`{"path":"git/new.txt","content":"x\n"}`)}, nil)
+	if res.Status != StatusSuccess || res.ApprovedBy != "auto" {
+		t.Errorf("a new file elsewhere should need no approval: %+v", res)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -69,7 +70,7 @@ func editTool(t *Tool, plan planFunc) *Tool {
 			return Assessment{}, err
 		}
 		a := Assessment{Edit: p, Preview: preview(c, p)}
-		a.NeedsApproval = overwrites(p)
+		a.NeedsApproval = overwrites(p) || touchesGit(p)
 		if t.Risk == "" {
 			a.Risk = approval.RiskWrite
 		}
@@ -106,6 +107,19 @@ func overwrites(p *workspace.Plan) bool {
 		case workspace.OpMkdir:
 		default:
 			return true
+		}
+	}
+	return false
+}
+
+// touchesGit reports whether a plan writes inside a .git directory (hooks,
+// config): never without asking.
+func touchesGit(p *workspace.Plan) bool {
+	for _, ch := range p.Changes {
+		for _, path := range []string{ch.Path, ch.NewPath} {
+			if path != "" && slices.Contains(strings.Split(filepath.ToSlash(path), "/"), ".git") {
+				return true
+			}
 		}
 	}
 	return false

@@ -296,6 +296,7 @@ func (s *ConfigStack) restrictWorkspace(ws map[string]any) []string {
 	if w, ok := ws["web"].(map[string]any); ok {
 		drop(w, "allow", "web.allow")
 		drop(w, "allowPrivate", "web.allowPrivate")
+		drop(w, "search", "web.search") // it could send the user's API key to the repository's server
 	}
 	if p, ok := ws["paths"].(map[string]any); ok {
 		drop(p, "allow", "paths.allow")
