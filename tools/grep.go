@@ -444,6 +444,8 @@ type grepSearch struct {
 	kept      fileHeap // the files that may be in the result, largest path on top
 	units     int      // the result units (lines, files or counts) in kept
 	truncated bool
+	// anyTruncated mirrors truncated for the lock-free fast path of skip.
+	anyTruncated atomic.Bool
 	pending   []any // the partial batch
 }
 
@@ -473,6 +475,9 @@ func (r *fileResult) units(mode string) int {
 // skip reports whether a file cannot make it into the result: the result
 // is already truncated and the file sorts after everything kept.
 func (s *grepSearch) skip(path string) bool {
+	if !s.anyTruncated.Load() {
+		return false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.truncated && len(s.kept) > 0 && workspace.ComparePaths(path, s.kept[0].path) > 0
@@ -499,6 +504,9 @@ func (s *grepSearch) add(r *fileResult) {
 	}
 	if s.units > s.limit {
 		s.truncated = true
+	}
+	if s.truncated {
+		s.anyTruncated.Store(true)
 	}
 	switch s.mode {
 	case modeContent:
