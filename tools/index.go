@@ -220,6 +220,36 @@ const locationsOutputSchema = `{"type":"object","required":["locations","precisi
 	"precision":{"enum":["type","name"]},"partial":{"type":"boolean"},
 	"name":{"type":"string"},"kind":{"type":"string"},"note":{"type":"string"}}}`
 
+// lineReader returns lines of files for a result's content, reading each
+// file once.
+type lineReader struct {
+	c     *Call
+	files map[string][]string
+}
+
+// line is a file's 1-based line, trimmed and cut to 160 bytes ("" when
+// unreadable).
+func (r *lineReader) line(path string, n int) string {
+	if r.files == nil {
+		r.files = map[string][]string{}
+	}
+	ls, ok := r.files[path]
+	if !ok {
+		if data, err := r.c.Workspace.ReadFile(path); err == nil {
+			ls = strings.Split(string(data), "\n")
+		}
+		r.files[path] = ls
+	}
+	if n < 1 || n > len(ls) {
+		return ""
+	}
+	t := strings.TrimSpace(ls[n-1])
+	if len(t) > 160 {
+		t = cutLine(t, 160)
+	}
+	return t
+}
+
 // maxContentLocations caps the locations listed in a result's content.
 const maxContentLocations = 300
 
@@ -242,12 +272,13 @@ func answerResult(c *Call, a *workspace.Answer, what string) *Result {
 		b.WriteString(" (partial: the index is incomplete)")
 	}
 	b.WriteString("\n")
+	lines := lineReader{c: c}
 	for i, l := range locs {
 		if i == maxContentLocations {
 			fmt.Fprintf(&b, "(%d more in structured.locations)\n", len(locs)-i)
 			break
 		}
-		fmt.Fprintf(&b, "%s:%d:%d\n", l.Path, l.Line, l.Column)
+		fmt.Fprintf(&b, "%s:%d:%d: %s\n", l.Path, l.Line, l.Column, lines.line(a.Locations[i].Path, l.Line))
 	}
 	if a.Note != "" {
 		fmt.Fprintf(&b, "note: %s\n", a.Note)
