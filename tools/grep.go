@@ -446,7 +446,7 @@ type grepSearch struct {
 	truncated bool
 	// anyTruncated mirrors truncated for the lock-free fast path of skip.
 	anyTruncated atomic.Bool
-	pending   []any // the partial batch
+	pending      []any // the partial batch
 }
 
 // fileResult is what one file contributes.
