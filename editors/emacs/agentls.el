@@ -196,9 +196,9 @@ server: it lives next to them, one per project root.")
 
 (defun agentls--program ()
   "The server command line, or a `user-error' when the binary is missing."
-  (let ((exe (if (file-name-absolute-p agentls-server-program)
-                 (and (file-executable-p agentls-server-program)
-                      agentls-server-program)
+  (let ((exe (if (file-name-absolute-p agentls-server-program) ; also "~/..."
+                 (let ((file (expand-file-name agentls-server-program)))
+                   (and (file-executable-p file) (not (file-directory-p file)) file))
                (executable-find agentls-server-program))))
     (unless exe
       (user-error "agentls: the server program %S was not found%s; \

@@ -103,11 +103,20 @@
         (should (equal (plist-get (eglot--server-info server) :name) "agentls"))))))
 
 (ert-deftest agentls-test-missing-binary ()
-  "A missing binary is a clear user-error naming the setting."
+  "A missing binary is a clear user-error naming the setting; ~ is expanded."
   (agentls-test--with-workspace '(("a.txt" . "a\n"))
     (let* ((agentls-server-program "/nonexistent/agentls")
            (err (should-error (agentls-list-tools) :type 'user-error)))
-      (should (string-match-p "agentls-server-program" (cadr err))))))
+      (should (string-match-p "agentls-server-program" (cadr err))))
+    (let* ((agentls-server-program "no-such-agentls-program")
+           (err (should-error (agentls-list-tools) :type 'user-error)))
+      (should (string-match-p "not found on `exec-path'" (cadr err))))
+    (let* ((process-environment (cons (concat "HOME=" ws) process-environment))
+           (agentls-server-program "~/bin/agentls"))
+      (make-directory (expand-file-name "bin" ws))
+      (copy-file agentls-test-bin (expand-file-name "bin/agentls" ws))
+      (should (equal (car (agentls--program)) (expand-file-name "bin/agentls" ws)))
+      (should (member "read_file" (mapcar (lambda (d) (plist-get d :name)) (agentls-list-tools)))))))
 
 (ert-deftest agentls-test-read-unsaved-buffer ()
   "read_file returns the unsaved buffer text (didOpen + incremental didChange)."
