@@ -23,6 +23,7 @@ type Greeter struct {
 // Greet returns the greeting.
 func (g *Greeter) Greet() string { return "hello, " + g.Name }
 `,
+	"tool.py": "class Box:\n    def open(self):\n        return 1\n\n\ndef helper():\n    return Box().open()\n",
 	"b/b.go": `package b
 
 import "example.com/m/a"
@@ -145,6 +146,28 @@ func TestIndexFeatures(t *testing.T) {
 	}
 	if hover.Contents.Kind != "markdown" || !strings.Contains(hover.Contents.Value, "func (*a.Greeter).Greet() string") || !strings.Contains(hover.Contents.Value, "Greet returns the greeting.") {
 		t.Errorf("hover = %+v", hover)
+	}
+
+	// Other languages answer by name.
+	pyURI := workspace.PathToURI(filepath.Join(root, "tool.py"))
+	var pyOutline []struct {
+		Name     string
+		Kind     int
+		Children []struct{ Name string }
+	}
+	if err := c.Call(ctx, "textDocument/documentSymbol", map[string]any{"textDocument": map[string]string{"uri": pyURI}}, &pyOutline); err != nil {
+		t.Fatal(err)
+	}
+	if len(pyOutline) != 2 || pyOutline[0].Name != "Box" || pyOutline[0].Kind != 5 || len(pyOutline[0].Children) != 1 {
+		t.Errorf("python documentSymbol = %+v", pyOutline)
+	}
+	var pyDefs []lspLoc
+	if err := c.Call(ctx, "textDocument/definition", map[string]any{"textDocument": map[string]string{"uri": pyURI},
+		"position": map[string]int{"line": 6, "character": 17}}, &pyDefs); err != nil {
+		t.Fatal(err)
+	}
+	if len(pyDefs) != 1 || pyDefs[0].Range.Start != (workspace.Position{Line: 1, Character: 8}) {
+		t.Errorf("python definition = %+v", pyDefs)
 	}
 
 	// A type error in an open buffer is published, and withdrawn when the
