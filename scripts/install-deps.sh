@@ -1,14 +1,31 @@
 #!/usr/bin/env bash
-# Installs what the test suites need, from Debian's packages, the npm
-# registry and the Go module proxy only.
-#   scripts/install-deps.sh DEP...         install (idempotent)
+# What the test suites need from outside the Go module, from Debian's
+# packages and the npm registry only.
+#   scripts/install-deps.sh DEP...         install what is missing (idempotent)
 #   scripts/install-deps.sh --check DEP    exit 0 when DEP is already there
-# DEP: ripgrep, nvim, emacs, vscode (node packages of the extension),
-#      vscode-e2e (code-server, chromium, playwright-core).
+# DEP: ripgrep        the grep/glob comparisons with ripgrep
+#      nvim           Neovim >= 0.10 (scripts/install-nvim.sh, from Debian trixie)
+#      emacs          Emacs >= 30 (scripts/install-emacs.sh, from bookworm-backports)
+#      vscode         node and npm for the extension's build and node:test suite
+#      vscode-e2e     code-server 4.100.3, Debian chromium and their build packages
+#                     (scripts/vscode-e2e.sh installs them on its first run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 check=false
 if [ "${1:-}" = --check ]; then check=true; shift; fi
+
+present() {
+	case $1 in
+	ripgrep) command -v rg >/dev/null ;;
+	nvim) scripts/install-nvim.sh --check >/dev/null 2>&1 ;;
+	emacs) scripts/install-emacs.sh --check >/dev/null 2>&1 ;;
+	vscode) command -v node >/dev/null && command -v npm >/dev/null ;;
+	vscode-e2e)
+		command -v node >/dev/null && [ -x /usr/bin/chromium ] && command -v rg >/dev/null &&
+			[ -x .cache/code-server/node_modules/.bin/code-server ] ;;
+	*) echo "install-deps: unknown dependency $1" >&2; exit 2 ;;
+	esac
+}
 
 apt_updated=false
 apt() {
@@ -17,28 +34,17 @@ apt() {
 }
 
 for dep in "$@"; do
+	if present "$dep"; then continue; fi
+	$check && exit 1
+	echo "install-deps: installing $dep"
 	case $dep in
-	ripgrep)
-		if command -v rg >/dev/null; then continue; fi
-		$check && exit 1
-		apt ripgrep ;;
-	nvim)
-		if [ -x .cache/nvim/bin/nvim ] || [ -x scripts/install-nvim.sh ] && scripts/install-nvim.sh --check >/dev/null 2>&1; then continue; fi
-		$check && exit 1
-		scripts/install-nvim.sh ;;
-	emacs)
-		if command -v emacs >/dev/null && emacs --batch --eval '(kill-emacs (if (>= emacs-major-version 30) 0 1))' 2>/dev/null; then continue; fi
-		$check && exit 1
-		scripts/install-emacs.sh ;;
-	vscode)
-		if [ -d editors/vscode/node_modules ]; then continue; fi
-		$check && exit 1
-		(cd editors/vscode && npm ci --no-audit --no-fund) ;;
+	ripgrep) apt ripgrep ;;
+	nvim) scripts/install-nvim.sh ;;
+	emacs) scripts/install-emacs.sh ;;
+	vscode) apt nodejs npm ;;
 	vscode-e2e)
-		if [ -x scripts/vscode-e2e.sh ] && scripts/vscode-e2e.sh --check >/dev/null 2>&1; then continue; fi
-		$check && exit 1
-		scripts/vscode-e2e.sh --install ;;
-	*)
-		echo "install-deps: unknown dependency $dep" >&2; exit 2 ;;
+		apt ripgrep chromium libkrb5-dev libxkbfile-dev libsecret-1-dev pkg-config
+		# code-server itself is installed into .cache/ by the suite's first run.
+		;;
 	esac
 done
