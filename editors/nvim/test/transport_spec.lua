@@ -57,6 +57,18 @@ describe("transports and options", function()
     H.eq({ "a.txt" }, res.structured.unsaved, "the result lists it")
   end)
 
+  it("set_config sends settings.agentls to the running server", function()
+    local ws = H.workspace({ ["a.txt"] = "alpha\n" })
+    H.setup()
+    H.open(ws .. "/a.txt")
+    require("agentls").set_config({ approval = { tools = { edit_file = "auto" } } })
+    local asked = approval.received
+    local res = H.call("edit_file", { path = "a.txt", old_string = "alpha", new_string = "beta" })
+    H.eq("success", res.status, "status: " .. vim.inspect(res))
+    H.eq(asked, approval.received, "not asked")
+    H.eq("beta\n", H.read(ws .. "/a.txt"), "applied and saved")
+  end)
+
   it("grep streams partial results to on_partial", function()
     local files = {}
     for i = 1, 30 do

@@ -679,6 +679,16 @@ function M.open_log()
   return log.open()
 end
 
+--- Sends a configuration (the config file's shape) to the running servers as
+--- workspace/didChangeConfiguration settings.agentls; later starts use it too.
+function M.set_config(settings)
+  M.config.settings = settings
+  for _, c in ipairs(M.clients()) do
+    c.settings = { agentls = settings }
+    c.notify("workspace/didChangeConfiguration", { settings = { agentls = settings } })
+  end
+end
+
 --- Stops the agentls clients (all, or the one of a root).
 function M.stop(root)
   for _, c in ipairs(M.clients()) do
