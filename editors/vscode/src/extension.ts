@@ -154,6 +154,19 @@ class Extension implements vscode.Disposable {
   }
 
   private async doStart(): Promise<LanguageClient | undefined> {
+    if (!vscode.workspace.workspaceFolders?.length) {
+      // Tools resolve paths against the workspace: without a folder there is none.
+      this.startError = 'agentls: open a folder to use the agent tools (they work inside the workspace folders).';
+      this.output.appendLine(this.startError);
+      this.updateStatus();
+      const sub = vscode.workspace.onDidChangeWorkspaceFolders(() => {
+        sub.dispose();
+        this.starting = undefined;
+        void this.start();
+      });
+      this.disposables.push(sub);
+      return undefined;
+    }
     const setting = this.settings().get<string>('server.path', 'agentls');
     const base = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const command = resolveServer(setting, process.env.PATH, base);
