@@ -18,7 +18,7 @@ var Symbols = &Tool{
 	Description: "With path: the outline of a file (functions, methods with their receiver type as container, types with their fields or " +
 		"methods as children, constants, variables; classes and members in Python, JavaScript/TypeScript, Rust, Java, C/C++; shell " +
 		"functions; Markdown headings). With query: a fuzzy search of the declarations of the whole workspace by name, best first " +
-		"(exact, then prefix, substring, subsequence); qualify it to narrow: \"bufio.NewReader\", \"Reader.Read\". " +
+		"(exact, then prefix, substring, subsequence); qualify it to narrow: \"bufio.NewReader\", \"Reader.Read\"; with path too, only below that directory. " +
 		"A directory path lists the top-level symbols of its files (a package at a glance). " +
 		"Each symbol has name, kind, path, line, column (1-based), container, end_line and a short detail (signature).",
 	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
@@ -34,8 +34,8 @@ var Symbols = &Tool{
 			"column":{"type":"integer"},"end_line":{"type":"integer"},"container":{"type":"string"},"detail":{"type":"string"},
 			"children":{"type":"array","items":{"$ref":"#/$defs/symbol"}}}}}}`),
 	Validate: validateTyped(func(a symbolsArgs) error {
-		if (a.Path == "") == (a.Query == "") {
-			return Errorf(InvalidParams, "give either path (a file's outline) or query (a workspace search)")
+		if a.Path == "" && a.Query == "" {
+			return Errorf(InvalidParams, "give path (a file's outline), query (a workspace search), or both (a search below path)")
 		}
 		return nil
 	}),
@@ -98,7 +98,27 @@ func searchSymbols(c *Call, a symbolsArgs) (*Result, error) {
 	if limit == 0 {
 		limit = 100
 	}
-	syms, partial := c.builtIndex().Search(a.Query, limit+1)
+	var syms []workspace.Symbol
+	var partial bool
+	if a.Path != "" {
+		// a search below a directory (or in a file)
+		under, err := c.Workspace.Resolve(a.Path)
+		if err != nil {
+			return nil, err
+		}
+		all, p := c.builtIndex().Search(a.Query, 100_000)
+		partial = p
+		for _, s := range all {
+			if s.Path == under || strings.HasPrefix(s.Path, under+string(filepath.Separator)) {
+				syms = append(syms, s)
+				if len(syms) > limit {
+					break
+				}
+			}
+		}
+	} else {
+		syms, partial = c.builtIndex().Search(a.Query, limit+1)
+	}
 	truncated := len(syms) > limit
 	if truncated {
 		syms = syms[:limit]

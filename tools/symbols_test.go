@@ -37,7 +37,16 @@ func TestSymbols(t *testing.T) {
 	if res.Status != StatusSuccess || len(out.Symbols) != 3 || out.Symbols[0].Children != nil || !strings.Contains(res.Content, "a/a.go:14:6 function New") {
 		t.Errorf("directory symbols = %+v; %q", out.Symbols, res.Content)
 	}
-	for _, args := range []map[string]any{{}, {"path": "a/a.go", "query": "x"}, {"path": "go.mod"}} {
+	out.Symbols = nil
+	g.call("symbols", map[string]any{"query": "greet", "path": "a"}, &out)
+	if len(out.Symbols) != 2 || out.Symbols[0].Path != "a/a.go" {
+		t.Errorf("search below a = %+v", out.Symbols)
+	}
+	g.call("symbols", map[string]any{"query": "greet", "path": "py"}, &out)
+	if len(out.Symbols) != 0 {
+		t.Errorf("search below py = %+v", out.Symbols)
+	}
+	for _, args := range []map[string]any{{}, {"path": "go.mod"}} {
 		if res := g.call("symbols", args, nil); res.Status != StatusError || res.Error.Code != InvalidParams {
 			t.Errorf("symbols %v = %+v, want INVALID_PARAMS", args, res)
 		}
