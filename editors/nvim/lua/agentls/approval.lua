@@ -224,6 +224,11 @@ function M.header(entry)
   if p.warning and p.warning ~= vim.NIL and p.warning ~= "" then
     add("Warning:", p.warning, "ErrorMsg")
   end
+  if entry.changed_files and next(entry.changed_files) then
+    local names = vim.tbl_keys(entry.changed_files)
+    table.sort(names)
+    add("Changed:", table.concat(names, ", ") .. " changed since this proposal: the edit will not apply; reject and ask again", "ErrorMsg")
+  end
   local parts = { k.approve .. " approve", k.reject .. " reject" }
   if M.offers(entry, "always") then
     table.insert(parts, k.always .. " always allow " .. (p.tool or "this tool"))
@@ -865,6 +870,34 @@ function M.new_entry(params, client_id, reply)
   return { id = seq, params = params or {}, client_id = client_id, reply = reply, file_index = 1 }
 end
 
+--- Watches the open buffers of an edit's files: a change while the review is
+--- open makes the proposal stale (the server's edit is for the earlier text).
+local function watch_buffers(entry)
+  for _, f in ipairs(files_of(entry)) do
+    if f.operation ~= "create" then
+      local b = vim.fn.bufnr(abs_path(entry, f))
+      if b ~= -1 and api.nvim_buf_is_loaded(b) then
+        api.nvim_buf_attach(b, false, {
+          on_lines = function()
+            if entry.done then
+              return true
+            end
+            entry.changed_files = entry.changed_files or {}
+            if not entry.changed_files[f.path] then
+              entry.changed_files[f.path] = true
+              vim.schedule(function()
+                if not entry.done then
+                  render_header(entry)
+                end
+              end)
+            end
+          end,
+        })
+      end
+    end
+  end
+end
+
 --- Handler of the approval/request server request. It yields the coroutine
 --- vim.lsp runs it in, and resumes it with the person's answer.
 function M.handler(_, params, ctx)
@@ -879,6 +912,7 @@ function M.handler(_, params, ctx)
         end
       end)
     end)
+    watch_buffers(entry)
     enqueue(entry)
     return coroutine.yield()
   end
@@ -887,6 +921,7 @@ function M.handler(_, params, ctx)
   local entry = M.new_entry(params, ctx and ctx.client_id, function(a)
     answer = a
   end)
+  watch_buffers(entry)
   enqueue(entry)
   vim.wait(300000, function()
     return answer ~= nil or entry.done
