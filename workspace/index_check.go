@@ -905,6 +905,7 @@ func (g *goChecker) hover(ctx context.Context, file string, line, col int) (*Ans
 				if decl := typeDeclAt(fset, f, src, loc); decl != "" {
 					a.Signature = decl
 				}
+				a.Signature += methodList(tn, u.pkg, qual)
 			}
 		}
 	}
@@ -971,6 +972,32 @@ func firstDoc(gs ...*ast.CommentGroup) *ast.CommentGroup {
 		}
 	}
 	return nil
+}
+
+// methodList lists the methods of a named non-interface type (of *T) that
+// from can call, one declaration a line, at most 40.
+func methodList(tn *types.TypeName, from *types.Package, qual types.Qualifier) string {
+	named, ok := tn.Type().(*types.Named)
+	if !ok || types.IsInterface(named) {
+		return ""
+	}
+	ms := types.NewMethodSet(types.NewPointer(named))
+	var lines []string
+	for i := 0; i < ms.Len(); i++ {
+		m := ms.At(i).Obj()
+		if !m.Exported() && m.Pkg() != from {
+			continue
+		}
+		if len(lines) == 40 {
+			lines = append(lines, "// …")
+			break
+		}
+		lines = append(lines, types.ObjectString(m, qual))
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return "\n\n" + strings.Join(lines, "\n")
 }
 
 // typeDeclAt returns the source of the type declaration named at loc, cut
