@@ -551,6 +551,7 @@ function M.show(entry)
     M.hide(M.current, { quiet = true })
   end
   entry.hidden = false
+  entry.deferred = nil
   M.current = entry
   if entry.ui then
     if entry.ui.kind == "tab" and api.nvim_tabpage_is_valid(entry.ui.tab) then
@@ -840,6 +841,9 @@ function M.show_when_ready(entry)
     once = true,
     callback = function()
       vim.schedule(function()
+        if not entry.deferred then
+          return -- shown (or hidden) meanwhile
+        end
         entry.deferred = nil
         if not entry.done and M.current == nil then
           M.show(entry)
