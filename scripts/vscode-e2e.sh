@@ -83,6 +83,9 @@ fi
 
 step "extension npm packages"
 cd "$ext" || fail "no $ext"
+# The two VS Code scripts share node_modules/ and out/: one builds at a time.
+exec 9>"${TMPDIR:-/tmp}/agentls-vscode-build.lock"
+flock 9 || fail "cannot lock the build"
 stamp=node_modules/.agentls-lock-stamp
 if [ ! -f "$stamp" ] || ! cmp -s package-lock.json "$stamp"; then
   npm ci >"$work/npm.log" 2>&1 || { tail -30 "$work/npm.log"; fail "npm ci failed"; }
@@ -101,6 +104,7 @@ npx --no-install vsce package --no-dependencies --skip-license -o "$work/agentls
 (cd e2e/test-extension && ../../node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository \
    -o "$work/e2e-driver.vsix") >>"$work/vsce.log" 2>&1 || { cat "$work/vsce.log"; fail "packaging the e2e driver failed"; }
 
+flock -u 9
 # ---- code-server ----
 step "code-server with the packaged extension"
 ud="$work/user-data" exts="$work/extensions" ws="$work/workspace" io="$work/io"
