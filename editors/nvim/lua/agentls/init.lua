@@ -69,6 +69,17 @@ M.config = vim.deepcopy(M.defaults)
 
 local log = require("agentls.log")
 
+-- Client methods are closures in 0.10 (client.request(...)) and methods from
+-- 0.11 on (client:request(...), the dot form deprecated).
+local has_011 = vim.fn.has("nvim-0.11") == 1
+local function cm(client, name, ...)
+  if has_011 then
+    return client[name](client, ...)
+  end
+  return client[name](...)
+end
+M._client_method = cm
+
 local setup_done = false
 local missing_notified = false
 
@@ -308,7 +319,9 @@ function M.get_client(opts)
     notify_missing(err)
     return nil, err
   end
-  local id, serr = vim.lsp.start_client(config)
+  local id, serr = (has_011 and function(c)
+    return vim.lsp.start(c, { attach = false })
+  end or vim.lsp.start_client)(config)
   if not id then
     return nil, "agentls: could not start the server: " .. tostring(serr)
   end
@@ -328,7 +341,7 @@ function M.with_client(opts, fn)
   local function check()
     if client.initialized then
       fn(client)
-    elseif client.is_stopped() then
+    elseif cm(client, "is_stopped") then
       fn(nil, "agentls: the server stopped before it initialized (see :AgentlsLog and :LspLog)")
     elseif vim.uv.now() > deadline then
       fn(nil, "agentls: the server did not initialize in time")
@@ -397,7 +410,7 @@ function M.call(name, args, on_result, opts)
     end
     handle.client_id = client.id
     -- bufnr nil: every buffer's pending didChange is flushed first, so the tool reads what is on screen.
-    local ok, req = client.request("tool/call", params, function(rpc_err, result)
+    local ok, req = cm(client, "request", "tool/call", params, function(rpc_err, result)
       finish(result, rpc_err)
     end, nil)
     if not ok then
@@ -412,7 +425,7 @@ function M.call(name, args, on_result, opts)
     end
     local c = vim.lsp.get_client_by_id(handle.client_id)
     if c then
-      c.cancel_request(handle.request_id)
+      cm(c, "cancel_request", handle.request_id)
     end
     finish(nil, { code = -32800, message = "cancelled" })
   end
@@ -448,7 +461,7 @@ function M.list(on_result, opts)
     if next(params) == nil then
       params = vim.empty_dict()
     end
-    client.request("tool/list", params, function(rpc_err, result)
+    cm(client, "request", "tool/list", params, function(rpc_err, result)
       local tools = result and result.tools or nil
       if tools and (opts.format == nil or opts.format == "agentls") then
         tool_names = {}
@@ -467,7 +480,7 @@ function M.metrics(on_result, opts)
     if not client then
       return on_result(nil, { message = err })
     end
-    client.request("tool/metrics", vim.empty_dict(), function(e, r)
+    cm(client, "request", "tool/metrics", vim.empty_dict(), function(e, r)
       on_result(r and r.tools, e)
     end, nil)
   end)
@@ -479,7 +492,7 @@ function M.history(on_result, opts)
     if not client then
       return on_result(nil, { message = err })
     end
-    client.request("tool/history", { limit = opts.limit, tool = opts.tool }, function(e, r)
+    cm(client, "request", "tool/history", { limit = opts.limit, tool = opts.tool }, function(e, r)
       on_result(r and r.entries, e)
     end, nil)
   end)
@@ -685,7 +698,7 @@ function M.set_config(settings)
   M.config.settings = settings
   for _, c in ipairs(M.clients()) do
     c.settings = { agentls = settings }
-    c.notify("workspace/didChangeConfiguration", { settings = { agentls = settings } })
+    cm(c, "notify", "workspace/didChangeConfiguration", { settings = { agentls = settings } })
   end
 end
 
@@ -693,7 +706,7 @@ end
 function M.stop(root)
   for _, c in ipairs(M.clients()) do
     if root == nil or client_root(c) == normalize_dir(root) then
-      c.stop()
+      cm(c, "stop")
     end
   end
 end
@@ -704,7 +717,7 @@ function M.restart()
     for b in pairs(c.attached_buffers or {}) do
       bufs[b] = true
     end
-    c.stop()
+    cm(c, "stop")
   end
   missing_notified = false
   vim.defer_fn(function()
