@@ -239,6 +239,40 @@ describe("approval UI", function()
     H.eq({ decision = "approve" }, wait_answer(st), "answer")
   end)
 
+  it("text with newlines from the server stays one header line per field", function()
+    local p = vim.deepcopy(shell)
+    p.reason = "first line\nsecond line"
+    p.warning = "careful\r\nreally"
+    local st = request(p)
+    local lines = H.win_lines(approval.current.ui.win)
+    H.contains(lines, "Reason:  first line ⏎ second line", "reason")
+    H.contains(lines, "Warning: careful ⏎ really", "warning")
+    approval.approve()
+    wait_answer(st)
+  end)
+
+  it("a preview without texts is shown as its unified diff", function()
+    local p = multi()
+    for _, f in ipairs(p.preview.files) do
+      f.oldText, f.newText = nil, nil
+    end
+    local st = request(p)
+    H.eq("float", approval.current.ui.kind, "float")
+    H.contains(H.win_lines(approval.current.ui.win), "+new a", "the diff")
+    approval.approve()
+    wait_answer(st)
+  end)
+
+  it("results with multi-line messages are shown line by line", function()
+    local lines = require("agentls").format_result({
+      tool = "x", status = "error", error = { code = "EXECUTION_ERROR", message = "a\nb" }, content = "c\nd",
+    })
+    H.eq({ "x · error", "error EXECUTION_ERROR: a", "b" }, vim.list_slice(lines, 1, 3), "lines")
+    for _, l in ipairs(lines) do
+      H.truthy(not l:find("\n"), "no newline in " .. l)
+    end
+  end)
+
   it("keys can be remapped", function()
     require("agentls").setup({ cmd = { H.bin }, autostart = false, approval = { guard_ms = 0, keys = { approve = "<CR>", reject = "x" } } })
     local st = request(shell)

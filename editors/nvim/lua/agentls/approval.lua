@@ -186,6 +186,8 @@ function M.header(entry)
   local lines, hl = {}, {}
   local function add(label, value, group)
     local prefix = string.format("%-9s", label)
+    -- One line each: text from the server may hold newlines.
+    value = tostring(value):gsub("\r?\n", " ⏎ ")
     table.insert(lines, prefix .. value)
     table.insert(hl, { #lines - 1, "Label", 0, #prefix })
     if group then
@@ -533,7 +535,7 @@ end
 
 local function has_texts(entry)
   for _, f in ipairs(files_of(entry)) do
-    if f.oldText ~= nil or f.newText ~= nil or f.operation == "modify" then
+    if (f.oldText ~= nil and f.oldText ~= vim.NIL) or (f.newText ~= nil and f.newText ~= vim.NIL) then
       return true
     end
   end

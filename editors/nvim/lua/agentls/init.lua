@@ -503,7 +503,7 @@ end
 function M.format_result(result, err)
   local lines = {}
   if err then
-    table.insert(lines, "agentls: request failed: " .. (err.message or vim.inspect(err)))
+    vim.list_extend(lines, vim.split("agentls: request failed: " .. tostring(err.message or vim.inspect(err)), "\n", { plain = true }))
     return lines, vim.log.levels.ERROR
   end
   if type(result) ~= "table" then
@@ -520,19 +520,22 @@ function M.format_result(result, err)
     head = head .. " · approved by " .. result.approvedBy
   end
   table.insert(lines, head)
+  local function add(text)
+    vim.list_extend(lines, vim.split(text, "\n", { plain = true }))
+  end
   local level = vim.log.levels.INFO
   if result.status == "error" then
     level = vim.log.levels.ERROR
     local e = result.error or {}
-    table.insert(lines, string.format("error %s: %s", e.code or "?", e.message or ""))
+    add(string.format("error %s: %s", e.code or "?", e.message or ""))
     local details = type(e.details) == "table" and e.details or {}
     for _, v in ipairs(details.violations or {}) do
-      table.insert(lines, string.format("  %s: %s", v.pointer == "" and "/" or (v.pointer or "?"), v.reason or ""))
+      add(string.format("  %s: %s", v.pointer == "" and "/" or (v.pointer or "?"), v.reason or ""))
     end
   elseif result.status == "rejected" or result.status == "cancelled" then
     level = vim.log.levels.WARN
     if result.message then
-      table.insert(lines, "message: " .. result.message)
+      add("message: " .. result.message)
     end
   end
   table.insert(lines, string.rep("─", 40))
