@@ -172,6 +172,13 @@ func pairIndex(buf []byte, at int, p1, p2, or uint64) int {
 		hi = 0x8080808080808080
 	)
 	i := at
+	if useAVX2 && len(buf)-i >= 33 {
+		n := len(buf) - i
+		if r := pairScanAVX2(&buf[i], n, byte(p1), byte(p2), byte(or)); r >= 0 {
+			return i + r
+		}
+		i += (n - 1) / 32 * 32
+	}
 	if littleEndian && len(buf) >= 17 {
 		base := unsafe.Pointer(unsafe.SliceData(buf))
 		load := func(i int) uint64 { return *(*uint64)(unsafe.Add(base, i)) }
@@ -179,8 +186,8 @@ func pairIndex(buf []byte, at int, p1, p2, or uint64) int {
 		// (x - lo) &^ x & hi marks the first one exactly (the borrow only
 		// spoils the bytes above a zero byte).
 		for ; i+17 <= len(buf); i += 16 {
-			x := (load(i) | or) ^ p1 | (load(i+1) | or) ^ p2
-			y := (load(i+8) | or) ^ p1 | (load(i+9) | or) ^ p2
+			x := ((load(i) | or) ^ p1) | ((load(i+1) | or) ^ p2)
+			y := ((load(i+8) | or) ^ p1) | ((load(i+9) | or) ^ p2)
 			zx := (x - lo) &^ x & hi
 			zy := (y - lo) &^ y & hi
 			if zx|zy != 0 {

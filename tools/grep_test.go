@@ -293,7 +293,7 @@ func TestGrepLiteralScan(t *testing.T) {
 	rnd := rand.New(rand.NewSource(1))
 	alphabet := []byte("abcdeABCDE xyz_\n")
 	for iter := 0; iter < 2000; iter++ {
-		buf := make([]byte, rnd.Intn(200))
+		buf := make([]byte, rnd.Intn(300))
 		for i := range buf {
 			buf[i] = alphabet[rnd.Intn(len(alphabet))]
 		}
@@ -398,5 +398,34 @@ func TestGrepGlobHelpers(t *testing.T) {
 	}
 	if got := unicodeClasses(`\w+[\w-]\\w\Q\w\E\d`); got != `[\p{L}\p{M}\p{Nd}\p{Pc}]+[\p{L}\p{M}\p{Nd}\p{Pc}-]\\w\Q\w\E\p{Nd}` {
 		t.Errorf("unicodeClasses: %s", got)
+	}
+}
+
+// TestGrepPairIndex puts a pair at every position of buffers of many
+// lengths, so that every path of pairIndex (vector blocks, words, the tail)
+// finds it, or finds nothing.
+func TestGrepPairIndex(t *testing.T) {
+	or := uint64(0x2020202020202020)
+	p1, p2 := uint64('q')*0x0101010101010101, uint64('j')*0x0101010101010101
+	for n := 2; n < 140; n++ {
+		empty := bytes.Repeat([]byte{'z'}, n)
+		if got := pairIndex(empty, 0, p1, p2, or); got != -1 {
+			t.Fatalf("n=%d: found %d in nothing", n, got)
+		}
+		for pos := 0; pos+1 < n; pos++ {
+			buf := bytes.Repeat([]byte{'z'}, n)
+			buf[pos], buf[pos+1] = 'Q', 'j'
+			for _, at := range []int{0, pos / 2, pos} {
+				if got := pairIndex(buf, at, p1, p2, or); got != pos {
+					t.Fatalf("n=%d pos=%d at=%d: got %d", n, pos, at, got)
+				}
+			}
+			if got := pairIndex(buf, pos+1, p1, p2, or); got != -1 {
+				t.Fatalf("n=%d pos=%d: found %d after it", n, pos, got)
+			}
+			if got := pairIndex(buf, 0, p1, p2, 0); got != -1 {
+				t.Fatalf("n=%d pos=%d: exact search found the folded pair at %d", n, pos, got)
+			}
+		}
 	}
 }

@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package tools
+
+const useAVX2 = false
+
+func pairScanAVX2(p *byte, n int, b1, b2, or byte) int { return -1 }
