@@ -222,6 +222,23 @@ describe("client", function()
     H.contains(lines, ws, "the directory")
   end)
 
+  it("has a help file whose tags resolve", function()
+    local doc = vim.fn.tempname()
+    vim.fn.mkdir(doc .. "/doc", "p")
+    local src = vim.api.nvim_get_runtime_file("doc/agentls.txt", false)[1]
+    H.truthy(src, "doc/agentls.txt on the runtimepath")
+    vim.fn.writefile(vim.fn.readfile(src), doc .. "/doc/agentls.txt")
+    vim.cmd("helptags " .. doc .. "/doc")
+    vim.opt.runtimepath:prepend(doc)
+    for _, tag in ipairs({ "agentls.txt", "agentls-review", ":AgentlsCall", "agentls.call()", "agentls.statusline()" }) do
+      vim.cmd("help " .. tag)
+      H.eq("help", vim.bo.buftype, "help for " .. tag)
+      vim.cmd("helpclose")
+    end
+    vim.opt.runtimepath:remove(doc)
+    vim.fn.delete(doc, "rf")
+  end)
+
   it("checkhealth agentls reports the binary and the client", function()
     local ws = H.workspace({ ["a.txt"] = "x\n" })
     H.setup()
