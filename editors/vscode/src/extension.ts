@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import {
   ApplyWorkspaceEditParams, ApplyWorkspaceEditResult, LanguageClient, LanguageClientOptions, ServerOptions,
-  State, StaticFeature, WorkDoneProgress, FeatureState,
+  State, StaticFeature, WorkDoneProgress, FeatureState, ProgressType,
 } from 'vscode-languageclient/node';
 import {
   AgentlsApi, AgentlsClientCapabilities, ApprovalQueue, ApprovalRequest, ApprovalResponse, CallOptions,
@@ -17,6 +17,7 @@ import {
 } from './core';
 
 const ResultScheme = 'agentls-result';
+const partialResultType = new ProgressType<unknown>();
 
 let ext: Extension | undefined;
 
@@ -63,9 +64,11 @@ class Extension implements vscode.Disposable {
       if (!this.client || this.client.state !== State.Running) { throw new Error(this.startError ?? 'agentls: the server is not running'); }
       return this.client as unknown as { sendRequest(m: string, p: unknown, t?: vscode.CancellationToken): Promise<unknown> };
     },
-    (token, handler) => {
+    (token, handler, kind) => {
       if (!this.client) { return { dispose() {} }; }
-      return this.client.onProgress(WorkDoneProgress.type, token, v => handler(v as WorkDoneProgressValue));
+      return kind === 'workDone'
+        ? this.client.onProgress(WorkDoneProgress.type, token, v => handler(v))
+        : this.client.onProgress(partialResultType, token, v => handler(v));
     },
   );
 

@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
 import {
-  createMessageConnection, MessageConnection, StreamMessageReader, StreamMessageWriter, WorkDoneProgress,
+  createMessageConnection, MessageConnection, ProgressType, StreamMessageReader, StreamMessageWriter, WorkDoneProgress,
 } from 'vscode-languageserver-protocol/node';
 import {
   ApprovalQueue, ApprovalRequest, ApprovalResponse, LspWorkspaceEdit, Methods, SavePlan, ToolEvent, ToolsClient,
@@ -88,11 +88,13 @@ export class FakeEditor {
     this.proc = spawn(agentlsBinary(), ['serve'], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, XDG_CONFIG_HOME: path.join(root, '.xdg-config'), XDG_STATE_HOME: path.join(root, '.xdg-state') } });
     this.proc.stderr!.on('data', d => { this.stderr += d; });
     this.conn = createMessageConnection(new StreamMessageReader(this.proc.stdout!), new StreamMessageWriter(this.proc.stdin!));
-    this.tools = new ToolsClient(() => this.conn as any, (token, handler) =>
-      this.conn.onProgress(WorkDoneProgress.type, token, v => {
-        this.progress.push({ token, value: v as WorkDoneProgressValue });
-        handler(v as WorkDoneProgressValue);
-      }));
+    this.tools = new ToolsClient(() => this.conn as any, (token, handler, kind) =>
+      kind === 'workDone'
+        ? this.conn.onProgress(WorkDoneProgress.type, token, v => {
+          this.progress.push({ token, value: v as WorkDoneProgressValue });
+          handler(v);
+        })
+        : this.conn.onProgress(new ProgressType<unknown>(), token, v => handler(v)));
     this.conn.onRequest(Methods.approvalRequest, (req: ApprovalRequest, token) => {
       this.approvals.push(req);
       const { key, answer } = this.queue.add(req, token);

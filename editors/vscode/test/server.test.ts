@@ -93,6 +93,21 @@ describe('tool/call', () => {
   });
 });
 
+describe('partial results', () => {
+  test('grep sends batches of matches on the partialResultToken', async t => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 30; i++) { files[`f${i}.txt`] = `needle ${i}\nhay\n`; }
+    const e = await start(files);
+    if (!await needTool(t, e, 'grep')) { return; }
+    const batches: unknown[] = [];
+    const r = await e.tools.callTool('grep', { pattern: 'needle' }, { onPartialResult: v => batches.push(v) });
+    assert.equal(r.status, 'success', JSON.stringify(r));
+    assert.equal(r.structured.matches.length, 30);
+    assert.ok(batches.length > 0, 'at least one batch');
+    assert.match(JSON.stringify(batches), /needle/);
+  });
+});
+
 describe('approval/request and applyEdit (diff view flow)', () => {
   test('approve: the edit lands in the buffer, the clean buffer is saved, disk has it', async () => {
     const e = await start({ 'a.txt': 'one\ntwo\nthree\n' }, {

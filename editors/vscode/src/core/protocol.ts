@@ -146,6 +146,8 @@ export interface CallOptions {
   agent?: string;
   /** Receives the streamed output ($/progress messages) of the call. */
   onProgress?: (value: WorkDoneProgressValue) => void;
+  /** Receives partial results ($/progress on the call's partialResultToken: grep's batches of matches). */
+  onPartialResult?: (value: unknown) => void;
   /** A token whose cancellation cancels the call ($/cancelRequest). */
   token?: CancellationTokenLike;
 }

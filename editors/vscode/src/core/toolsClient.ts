@@ -20,7 +20,7 @@ export interface Disposable { dispose(): void }
  * extension routes it through LanguageClient.onProgress (and so through
  * middleware.handleWorkDoneProgress); tests through the connection.
  */
-export type ProgressRegistrar = (token: string, handler: (value: WorkDoneProgressValue) => void) => Disposable;
+export type ProgressRegistrar = (token: string, handler: (value: any) => void, kind: 'workDone' | 'partialResult') => Disposable;
 
 let tokenSeq = 0;
 
@@ -61,11 +61,16 @@ export class ToolsClient implements AgentlsApi {
     if (options.callId) { params.callId = options.callId; }
     if (options.reason) { params.reason = options.reason; }
     if (options.agent) { params.agent = options.agent; }
-    let reg: Disposable | undefined;
+    const regs: Disposable[] = [];
     if (this.registerProgress) {
       const token = newProgressToken();
       params.workDoneToken = token;
-      reg = this.registerProgress(token, v => options.onProgress?.(v));
+      regs.push(this.registerProgress(token, v => options.onProgress?.(v as WorkDoneProgressValue), 'workDone'));
+      if (options.onPartialResult) {
+        const partial = newProgressToken();
+        params.partialResultToken = partial;
+        regs.push(this.registerProgress(partial, v => options.onPartialResult?.(v), 'partialResult'));
+      }
     }
     try {
       // Without a token, pass none: vscode-jsonrpc would send an explicit
@@ -85,7 +90,7 @@ export class ToolsClient implements AgentlsApi {
       }
       throw err;
     } finally {
-      reg?.dispose();
+      for (const r of regs) { r.dispose(); }
     }
   }
 }
