@@ -213,3 +213,28 @@ func TestBareClientShowMessageThenServerWrites(t *testing.T) {
 		t.Errorf("structured = %+v", s)
 	}
 }
+
+func TestBufferChangedAfterApproval(t *testing.T) {
+	c, root := started(t, lsptest.AgentlsCaps(), nil)
+	ctx := ctxT(t)
+	path := filepath.Join(root, "a.txt")
+	os.WriteFile(path, []byte("one\n"), 0o644)
+	c.OpenDoc(ctx, path, "one\n")
+	c.SetHooks(lsptest.Hooks{
+		Approval: func(approval.Request) approval.Response {
+			// The person types before the edit arrives; the editor refuses the old version.
+			c.Notify(ctx, "textDocument/didChange", map[string]any{
+				"textDocument":   map[string]any{"uri": "file://" + path, "version": 5},
+				"contentChanges": []any{map[string]any{"text": "one!\n"}},
+			})
+			return approval.Response{Decision: approval.Approve}
+		},
+		ApplyEdit: func(json.RawMessage) lsptest.ApplyResult {
+			return lsptest.ApplyResult{Applied: false, FailureReason: "version mismatch"}
+		},
+	})
+	res, _ := c.ToolCall(ctx, "edit_file", map[string]any{"path": "a.txt", "old_string": "one", "new_string": "two"})
+	if res.Status != tools.StatusError || res.Error.Code != tools.StaleFile || res.ApprovedBy != "user" {
+		t.Errorf("result = %+v (%+v), want STALE_FILE approved by the user", res, res.Error)
+	}
+}

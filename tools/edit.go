@@ -295,6 +295,11 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("workspace/applyEdit: %w", err)
 		}
+		if !applied && !confirm && changedSincePlan(c, p) {
+			// The person typed in a buffer after approving, before the edit
+			// arrived: the editor refused an edit made for older text.
+			return nil, Errorf(StaleFile, "the edit was approved but the file changed in the editor before it could be applied; nothing changed. Read it again.")
+		}
 		if !applied {
 			msg := "the editor did not apply the edit"
 			if confirm {
@@ -337,6 +342,27 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 		}
 	}
 	return Success(editSummary(res), res), nil
+}
+
+// changedSincePlan reports whether a file of the plan no longer has the text
+// the plan was made from, waiting a moment for the editor's pending
+// didChange notifications.
+func changedSincePlan(c *Call, p *workspace.Plan) bool {
+	deadline := time.Now().Add(500 * time.Millisecond)
+	for {
+		for _, ch := range p.Changes {
+			if ch.Op != workspace.OpModify {
+				continue
+			}
+			if cur, _, err := currentText(c, ch.Path); err == nil && cur != ch.OldText {
+				return true
+			}
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func editSummary(r EditResult) string {
