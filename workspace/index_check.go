@@ -57,6 +57,10 @@ type goChecker struct {
 	dirs  map[string]string // module dir + "\x00" + import path → package dir
 	mods  map[string]goModule
 	units []*goUnit // most recent first
+
+	// depStrip prepares the source of imported packages (stripFuncBodies;
+	// tests compare with nil, the whole source).
+	depStrip func([]byte) []byte
 }
 
 // inWorkspace reports whether dir is inside one of the roots.
@@ -131,7 +135,7 @@ const maxUnits = 4
 var ReferencesBudget = 30 * time.Second
 
 func newGoChecker(ix *Index) *goChecker {
-	g := &goChecker{ix: ix}
+	g := &goChecker{ix: ix, depStrip: stripFuncBodies}
 	g.reset()
 	return g
 }
@@ -438,7 +442,7 @@ func (g *goChecker) dep(ctx context.Context, path, dir string) (*types.Package, 
 		d.stamps = g.stampsOf(dir, paths)
 	}
 	name := g.mainName(paths)
-	files, _, _ := g.parse(paths, 0, func(n string, _ bool) bool { return n == name }, stripFuncBodies)
+	files, _, _ := g.parse(paths, 0, func(n string, _ bool) bool { return n == name }, g.depStrip)
 	if len(files) == 0 {
 		d.busy, d.err = false, fmt.Errorf("no Go files for %s in %s", path, dir)
 		return nil, d.err
@@ -498,10 +502,91 @@ func (g *goChecker) unitFor(ctx context.Context, file string) (*goUnit, error) {
 	return nil, fmt.Errorf("%s is not part of its directory's package for %s/%s (build constraints)", filepath.Base(file), g.ctxt.GOOS, g.ctxt.GOARCH)
 }
 
-// stripFuncBodies empties the bodies of function declarations: an
-// importer needs only the declarations.
+// stripFuncBodies empties what an importer does not need: the bodies of
+// function declarations, and the composite literals of variable
+// initialisers (big tables are most of a package's checking time). An
+// array literal [...]T{…} keeps its length: its elements become
+// {N-1: *new(T)}; one with keyed elements is kept whole.
 func stripFuncBodies(src []byte) []byte {
-	return stripBlocks(src, func(_, _ int, body bool) bool { return body })
+	return stripBlocks(src, func(open, close int, body bool) (bool, []byte) {
+		if body {
+			return true, nil
+		}
+		start := bytes.LastIndexByte(src[:open], '\n') + 1
+		i := bytes.Index(src[start:open], []byte("[...]"))
+		if i < 0 {
+			return true, nil
+		}
+		elem := bytes.TrimSpace(src[start+i+5 : open])
+		if len(elem) == 0 || bytes.ContainsAny(elem, "{}\"`'/") {
+			return false, nil
+		}
+		n := countElements(src[open+1 : close])
+		switch {
+		case n < 0:
+			return false, nil
+		case n == 0:
+			return true, nil
+		}
+		fill := fmt.Appendf(nil, "%d: *new(%s)", n-1, elem)
+		in := src[open+1 : close]
+		room := len(in) // the bytes stripBlocks may overwrite
+		if nl := bytes.LastIndexByte(in, '\n'); nl >= 0 {
+			room = nl - bytes.Count(in, []byte("\n")) + 1
+		}
+		return len(fill) <= room, fill
+	})
+}
+
+// countElements counts the elements of a composite literal's contents, or
+// returns -1 when they are keyed (or cannot be counted).
+func countElements(b []byte) int {
+	n, depth, pending := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; c {
+		case ' ', '\t', '\r', '\n':
+		case '/':
+			switch {
+			case i+1 < len(b) && b[i+1] == '/':
+				for i < len(b) && b[i] != '\n' {
+					i++
+				}
+			case i+1 < len(b) && b[i+1] == '*':
+				i = skipBlockComment(b, i)
+			default:
+				pending = true
+			}
+		case '"', '\'', '`':
+			i = skipQuoted(b, i)
+			pending = true
+		case '(', '[', '{':
+			depth++
+			pending = true
+		case ')', ']', '}':
+			depth--
+			if depth < 0 {
+				return -1
+			}
+		case ',':
+			if depth == 0 {
+				n++
+				pending = false
+			}
+		case ':':
+			if depth == 0 {
+				return -1
+			}
+		default:
+			pending = true
+		}
+	}
+	if depth != 0 {
+		return -1
+	}
+	if pending {
+		n++
+	}
+	return n
 }
 
 // unit checks the package in dir fully (variant "tests" or "xtest").
@@ -535,8 +620,8 @@ func (g *goChecker) unitOf(ctx context.Context, dir, variant string, keep bool, 
 	var strip func([]byte) []byte
 	if word != "" {
 		strip = func(src []byte) []byte {
-			return stripBlocks(src, func(open, close int, body bool) bool {
-				return body && !containsWord(src[open:close], word)
+			return stripBlocks(src, func(open, close int, body bool) (bool, []byte) {
+				return body && !containsWord(src[open:close], word), nil
 			})
 		}
 	}

@@ -272,14 +272,18 @@ func languageOf(name string) string {
 // It is a lexer, not a parser: on source it cannot follow it leaves blocks
 // alone, never removes declarations.
 func stripBodies(src []byte) []byte {
-	return stripBlocks(src, func(_, _ int, _ bool) bool { return true })
+	return stripBlocks(src, func(_, _ int, _ bool) (bool, []byte) { return true, nil })
 }
 
 // stripBlocks is stripBodies for the blocks that strip chooses: it is
 // given each top-level block's braces and whether the block is the body of
-// a function declaration.
-func stripBlocks(src []byte, strip func(open, close int, body bool) bool) []byte {
-	type span struct{ open, close int }
+// a function declaration, and may give text to put in the block instead
+// (it must be shorter than what it replaces and hold no line break).
+func stripBlocks(src []byte, strip func(open, close int, body bool) (bool, []byte)) []byte {
+	type span struct {
+		open, close int
+		fill        []byte
+	}
 	var spans []span
 	last := 0 // the end of the previous block
 	for i := 0; i < len(src); {
@@ -317,8 +321,8 @@ func stripBlocks(src []byte, strip func(open, close int, body bool) bool) []byte
 			// a body: a top-level func keyword came since the last block
 			seg := src[last:i]
 			body := bytes.HasPrefix(seg, []byte("func ")) || bytes.Contains(seg, []byte("\nfunc "))
-			if strip(i, end, body) {
-				spans = append(spans, span{i, end})
+			if ok, fill := strip(i, end, body); ok {
+				spans = append(spans, span{i, end, fill})
 			}
 			last = end
 			i = end + 1
@@ -330,13 +334,26 @@ func stripBlocks(src []byte, strip func(open, close int, body bool) bool) []byte
 	w, r := 0, 0
 	for _, sp := range spans {
 		w += copy(src[w:], src[r:sp.open+1])
-		pad := sp.close - (sp.open + 1)
+		// count before writing: the fill may land on the block's first bytes
+		lines, pad := 0, sp.close-(sp.open+1)
 		for k := sp.open + 1; k < sp.close; k++ {
 			if src[k] == '\n' {
-				src[w] = '\n'
-				w++
+				lines++
 				pad = sp.close - (k + 1)
 			}
+		}
+		if lines == 0 {
+			// one line: the fill takes the place of padding
+			if len(sp.fill) <= pad {
+				w += copy(src[w:], sp.fill)
+				pad -= len(sp.fill)
+			}
+		} else if len(sp.fill) <= sp.close-(sp.open+1)-lines-pad {
+			w += copy(src[w:], sp.fill)
+		}
+		for ; lines > 0; lines-- {
+			src[w] = '\n'
+			w++
 		}
 		for ; pad > 0; pad-- {
 			src[w] = ' '

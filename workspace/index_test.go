@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"go/types"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -588,4 +589,56 @@ func FuzzIndexExtract(f *testing.F) {
 			langSymbols(languageOf(name), name, []byte(s))
 		}
 	})
+}
+
+// TestIndexDepStripping checks that what an importer sees of a package is
+// the same whether its bodies and literals were stripped or not.
+func TestIndexDepStripping(t *testing.T) {
+	if testing.Short() {
+		t.Skip("type-checks part of the standard library twice")
+	}
+	src := goroot(t)
+	api := func(strip bool, path string) map[string]string {
+		ws, _ := New(t.TempDir())
+		ix := NewIndex(ws)
+		defer ix.Close()
+		g := ix.goc
+		if !strip {
+			g.depStrip = nil
+		}
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		dir, err := g.findDir(path, filepath.Join(src, "net"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pkg, err := g.dep(context.Background(), path, dir)
+		if err != nil || pkg == nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		qual := func(p *types.Package) string { return p.Path() }
+		out := map[string]string{}
+		for _, name := range pkg.Scope().Names() {
+			obj := pkg.Scope().Lookup(name)
+			out[name] = types.ObjectString(obj, qual)
+			if tn, ok := obj.(*types.TypeName); ok {
+				ms := types.NewMethodSet(types.NewPointer(tn.Type()))
+				for i := 0; i < ms.Len(); i++ {
+					out[name+"."+ms.At(i).Obj().Name()] = types.ObjectString(ms.At(i).Obj(), qual)
+				}
+			}
+		}
+		return out
+	}
+	for _, path := range []string{"unicode", "unicode/utf8", "strconv", "time", "html", "net/http", "crypto/tls", "golang.org/x/net/idna", "golang.org/x/text/unicode/norm"} {
+		a, b := api(true, path), api(false, path)
+		if len(a) != len(b) {
+			t.Errorf("%s: %d declarations stripped, %d whole", path, len(a), len(b))
+		}
+		for k, v := range b {
+			if a[k] != v {
+				t.Errorf("%s: %s is %q stripped, %q whole", path, k, a[k], v)
+			}
+		}
+	}
 }
