@@ -28,7 +28,8 @@ work=$(mktemp -d /tmp/agentls-vscode-e2e.XXXXXX)
 cs_pgid=""
 test_pid=""
 cleanup() {
-  [ -n "$test_pid" ] && kill "$test_pid" 2>/dev/null
+  # The suite runs in its own process group too: it holds the browser.
+  [ -n "$test_pid" ] && kill -TERM -- "-$test_pid" 2>/dev/null
   if [ -n "$cs_pgid" ]; then
     # code-server runs in its own session: its process group holds the
     # extension host and the agentls server it spawned.
@@ -39,7 +40,7 @@ cleanup() {
   if [ -z "${AGENTLS_E2E_KEEP:-}" ]; then rm -rf "$work"; else echo "kept $work"; fi
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'echo "vscode-e2e: interrupted" >&2; echo "0 passed, 1 failed"; exit 130' INT TERM
 
 fail() { echo "vscode-e2e: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
 step() { echo "== $* ($(date +%T))"; }
@@ -154,7 +155,7 @@ echo "code-server on http://127.0.0.1:$port (pid $cs_pgid)"
 step "playwright suite"
 export CODE_SERVER_URL="http://127.0.0.1:$port" E2E_WORKSPACE="$ws" E2E_IO="$io" E2E_SHOTS="$shots" \
   E2E_USER_SETTINGS="$ud/User/settings.json" E2E_USER_DATA="$ud" AGENTLS_E2E_BIN="$work/bin/agentls"
-node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
+setsid node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
   --test-reporter=tap --test-reporter-destination="$work/tap.txt" e2e/ &
 test_pid=$!
 wait "$test_pid"

@@ -136,6 +136,17 @@ describe('approval/request and applyEdit (diff view flow)', () => {
     assert.equal(r.approvedBy, 'user');
   });
 
+  test('edits land at the right UTF-16 positions after non-ASCII text (é, 中, 😀)', async () => {
+    const e = await start({ 'u.txt': 'é中😀 target 😀 tail\nnext é line target\n' }, {
+      onApproval: (_r, key, q) => { q.answer(key, 'approve'); },
+    });
+    const uri = await e.open('u.txt');
+    const r = await e.tools.callTool('edit_file', { path: 'u.txt', old_string: 'target', new_string: 'HIT', replace_all: true });
+    assert.equal(r.status, 'success', JSON.stringify(r));
+    assert.equal(e.text(uri), 'é中😀 HIT 😀 tail\nnext é line HIT\n');
+    assert.equal(fs.readFileSync(path.join(e.root, 'u.txt'), 'utf8'), 'é中😀 HIT 😀 tail\nnext é line HIT\n');
+  });
+
   test('a buffer with unsaved changes is edited but not saved, and the result says so', async () => {
     const e = await start({ 'b.txt': 'alpha\nbeta\n' }, {
       onApproval: (_req, key, q) => { q.answer(key, 'approve'); },
