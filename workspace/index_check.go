@@ -407,6 +407,19 @@ func (g *goChecker) packageClause(p string) string {
 type goImporter struct {
 	g   *goChecker
 	ctx context.Context
+	// test, when set, is the scope of an external test package's check.
+	test *testScope
+}
+
+// testScope makes an external test package (package x_test) see what the
+// go command gives it: the test variant of package x (with its _test.go
+// files, where export_test.go files export internals), and every imported
+// package that depends on x checked again against that variant.
+type testScope struct {
+	dir, path string                    // the package under test
+	variant   *types.Package            // its test variant
+	pkgs      map[string]*types.Package // dir → checked again
+	deps      map[*types.Package]bool   // memo of dependsOn
 }
 
 func (im goImporter) Import(path string) (*types.Package, error) {
@@ -424,7 +437,43 @@ func (im goImporter) ImportFrom(path, srcDir string, _ types.ImportMode) (*types
 	if err != nil {
 		return nil, err
 	}
-	return im.g.dep(im.ctx, path, dir)
+	t := im.test
+	if t == nil {
+		return im.g.dep(im.ctx, path, dir)
+	}
+	if dir == t.dir {
+		return t.variant, nil
+	}
+	if p, ok := t.pkgs[dir]; ok {
+		if p == nil {
+			return nil, fmt.Errorf("import cycle through %s", path)
+		}
+		return p, nil
+	}
+	base, err := im.g.dep(im.ctx, path, dir)
+	if err != nil || base == nil || !t.dependsOn(base) {
+		return base, err
+	}
+	t.pkgs[dir] = nil // busy
+	p, err := im.g.checkDep(im.ctx, path, dir, im)
+	t.pkgs[dir] = p
+	return p, err
+}
+
+// dependsOn reports whether p imports the package under test, directly or
+// not.
+func (t *testScope) dependsOn(p *types.Package) bool {
+	if v, ok := t.deps[p]; ok {
+		return v
+	}
+	t.deps[p] = false // cycles end here
+	for _, q := range p.Imports() {
+		if q.Path() == t.path || t.dependsOn(q) {
+			t.deps[p] = true
+			return true
+		}
+	}
+	return false
 }
 
 // dep checks the package in dir for importers, without function bodies.
@@ -437,27 +486,49 @@ func (g *goChecker) dep(ctx context.Context, path, dir string) (*types.Package, 
 	}
 	d := &goDep{busy: true}
 	g.deps[dir] = d
-	paths := g.packageFiles(dir, "")
 	if g.inWorkspace(dir) {
-		d.stamps = g.stampsOf(dir, paths)
+		d.stamps = g.stampsOf(dir, g.packageFiles(dir, ""))
 	}
-	name := g.mainName(paths)
-	files, _, _ := g.parse(paths, 0, func(n string, _ bool) bool { return n == name }, g.depStrip)
-	if len(files) == 0 {
-		d.busy, d.err = false, fmt.Errorf("no Go files for %s in %s", path, dir)
-		return nil, d.err
-	}
-	conf := types.Config{
-		Importer: goImporter{g, ctx}, FakeImportC: true, IgnoreFuncBodies: true,
-		Error: func(error) {}, Sizes: types.SizesFor("gc", runtime.GOARCH),
-	}
-	pkg, _ := conf.Check(path, g.fset, files, nil)
-	d.busy, d.pkg = false, pkg
+	pkg, err := g.checkDep(ctx, path, dir, goImporter{g: g, ctx: ctx})
+	d.busy, d.pkg, d.err = false, pkg, err
 	if ctx.Err() != nil {
 		delete(g.deps, dir) // a cancelled check may be incomplete
 		return pkg, ctx.Err()
 	}
+	return pkg, err
+}
+
+// checkDep checks the package in dir as an importer sees it.
+func (g *goChecker) checkDep(ctx context.Context, path, dir string, imp goImporter) (*types.Package, error) {
+	paths := g.packageFiles(dir, "")
+	name := g.mainName(paths)
+	files, _, _ := g.parse(paths, 0, func(n string, _ bool) bool { return n == name }, g.depStrip)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no Go files for %s in %s", path, dir)
+	}
+	conf := types.Config{
+		Importer: imp, FakeImportC: true, IgnoreFuncBodies: true,
+		Error: func(error) {}, Sizes: types.SizesFor("gc", runtime.GOARCH),
+	}
+	pkg, _ := conf.Check(path, g.fset, files, nil)
 	return pkg, nil
+}
+
+// testVariant checks the package in dir with its in-package test files, as
+// the external test package sees it.
+func (g *goChecker) testVariant(ctx context.Context, path, dir string) (*types.Package, error) {
+	all := g.packageFiles(dir, "tests")
+	name := g.mainName(all)
+	files, _, _ := g.parse(all, 0, func(n string, _ bool) bool { return n == name }, g.depStrip)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no Go files of package %s in %s", name, dir)
+	}
+	conf := types.Config{
+		Importer: goImporter{g: g, ctx: ctx}, FakeImportC: true, IgnoreFuncBodies: true,
+		Error: func(error) {}, Sizes: types.SizesFor("gc", runtime.GOARCH),
+	}
+	pkg, _ := conf.Check(path, g.fset, files, nil)
+	return pkg, ctx.Err()
 }
 
 // importPath guesses the import path of the package in dir.
@@ -635,11 +706,16 @@ func (g *goChecker) unitOf(ctx context.Context, dir, variant string, keep bool, 
 		Implicits: map[ast.Node]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{},
 	}
 	path := g.importPath(dir)
+	imp := goImporter{g: g, ctx: ctx}
 	if variant == "xtest" {
+		if tv, err := g.testVariant(ctx, path, dir); err == nil && tv != nil {
+			imp.test = &testScope{dir: dir, path: path, variant: tv,
+				pkgs: map[string]*types.Package{}, deps: map[*types.Package]bool{}}
+		}
 		path += "_test"
 	}
 	conf := types.Config{
-		Importer: goImporter{g, ctx}, FakeImportC: true, Sizes: types.SizesFor("gc", runtime.GOARCH),
+		Importer: imp, FakeImportC: true, Sizes: types.SizesFor("gc", runtime.GOARCH),
 		Error: func(err error) {
 			var te types.Error
 			if errors.As(err, &te) {
