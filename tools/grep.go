@@ -151,6 +151,8 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 		IncludeIgnored: a.IncludeIgnored, MaxFileBytes: int64(cfg.Limits.MaxFileBytes),
 		ReadContent: true, Filter: filter, Workers: workers,
 	}
+	s.takeBuffers()
+	defer s.returnBuffers()
 	stats, err := workspace.Walk(c.Ctx, root, opts, func(f *workspace.File) error {
 		if !f.IsRegular() {
 			return nil
@@ -243,6 +245,27 @@ func newGrepSearch(c *Call, a *grepArgs, workers int) *grepSearch {
 		mode: a.OutputMode, limit: limit, before: before, after: after,
 		maxLine: cfg.Limits.MaxLineLength, progress: c.Progress,
 		matchers: make([]*matcher, workers), bufs: make([][]byte, workers),
+	}
+}
+
+// readBufs keeps the workers' read buffers between calls, so that a warm
+// server does not allocate them again for every search.
+var readBufs sync.Pool
+
+func (s *grepSearch) takeBuffers() {
+	for i := range s.bufs {
+		if b, ok := readBufs.Get().(*[]byte); ok {
+			s.bufs[i] = (*b)[:0]
+		}
+	}
+}
+
+func (s *grepSearch) returnBuffers() {
+	for i, b := range s.bufs {
+		if b != nil && cap(b) <= 16<<20 {
+			readBufs.Put(&b)
+		}
+		s.bufs[i] = nil
 	}
 }
 
