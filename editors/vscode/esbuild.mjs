@@ -11,5 +11,7 @@ await build({
   platform: 'node',
   target: 'node18',
   sourcemap: true,
+  minify: true,
+  keepNames: true,
   logLevel: 'warning',
 });
