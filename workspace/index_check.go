@@ -707,6 +707,12 @@ func (g *goChecker) unitOf(ctx context.Context, dir, variant string, keep bool, 
 	}
 	path := g.importPath(dir)
 	imp := goImporter{g: g, ctx: ctx}
+	cgo := false
+	for _, f := range files {
+		for _, is := range f.Imports {
+			cgo = cgo || is.Path.Value == `"C"`
+		}
+	}
 	if variant == "xtest" {
 		if tv, err := g.testVariant(ctx, path, dir); err == nil && tv != nil {
 			imp.test = &testScope{dir: dir, path: path, variant: tv,
@@ -719,6 +725,9 @@ func (g *goChecker) unitOf(ctx context.Context, dir, variant string, keep bool, 
 		Error: func(err error) {
 			var te types.Error
 			if errors.As(err, &te) {
+				if cgo && strings.Contains(te.Msg, "invalid type") {
+					return // cgo's C names have no types here (FakeImportC)
+				}
 				p := te.Fset.PositionFor(te.Pos, false)
 				u.diags = append(u.diags, Diagnostic{Path: p.Filename, Line: p.Line, Column: p.Column,
 					Severity: "error", Message: te.Msg, Source: "go/types"})
