@@ -235,6 +235,7 @@ export class FakeEditor {
       this.proc.on('exit', () => { clearTimeout(t); resolve(); });
     });
     this.conn.dispose();
+    fs.rmSync(this.root, { recursive: true, force: true });
   }
 }
 
