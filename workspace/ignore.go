@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // This file is a .gitignore matcher that follows git's own code (dir.c and
@@ -42,6 +43,40 @@ type ignoreRule struct {
 // IgnoreRules are the rules of one ignore file, in order.
 type IgnoreRules struct {
 	rules []ignoreRule
+
+	once sync.Once
+	idx  *ruleIndex
+}
+
+// ruleIndex finds the candidate rules of a path without trying them all:
+// a .gitignore of a hundred lines is mostly names and extensions.
+type ruleIndex struct {
+	names   map[string][]int // noDir literal patterns, by name
+	paths   map[string][]int // anchored literal patterns, by path
+	exts    map[string][]int // noDir "*.ext" patterns, by ".ext"
+	general []int            // the others, in order
+}
+
+// index builds the rule index.
+func (r *IgnoreRules) index() *ruleIndex {
+	r.once.Do(func() {
+		x := &ruleIndex{names: map[string][]int{}, paths: map[string][]int{}, exts: map[string][]int{}}
+		for i, rule := range r.rules {
+			p := rule.pattern
+			switch {
+			case rule.prefix == len(p) && rule.noDir:
+				x.names[p] = append(x.names[p], i)
+			case rule.prefix == len(p):
+				x.paths[p] = append(x.paths[p], i)
+			case rule.noDir && len(p) > 2 && p[0] == '*' && p[1] == '.' && simpleLength(p[1:]) == len(p)-1 && !strings.Contains(p[2:], "."):
+				x.exts[p[1:]] = append(x.exts[p[1:]], i)
+			default:
+				x.general = append(x.general, i)
+			}
+		}
+		r.idx = x
+	})
+	return r.idx
 }
 
 // ParseIgnore parses the text of a .gitignore (or .git/info/exclude, or
@@ -175,12 +210,42 @@ func (r *IgnoreRules) Match(rel string, isDir bool) (matched, ignored bool) {
 	if r == nil {
 		return false, false
 	}
-	for i := len(r.rules) - 1; i >= 0; i-- {
-		if r.rules[i].matches(rel, isDir) {
-			return true, !r.rules[i].negate
+	if len(r.rules) <= 8 {
+		for i := len(r.rules) - 1; i >= 0; i-- {
+			if r.rules[i].matches(rel, isDir) {
+				return true, !r.rules[i].negate
+			}
+		}
+		return false, false
+	}
+	// The last rule that matches decides: the best candidate of each kind,
+	// then the general rules after it.
+	x := r.index()
+	base := rel[strings.LastIndexByte(rel, '/')+1:]
+	best := -1
+	last := func(idxs []int) {
+		for j := len(idxs) - 1; j >= 0 && idxs[j] > best; j-- {
+			if !r.rules[idxs[j]].dirOnly || isDir {
+				best = idxs[j]
+				return
+			}
 		}
 	}
-	return false, false
+	last(x.names[base])
+	last(x.paths[rel])
+	if dot := strings.LastIndexByte(base, '.'); dot >= 0 {
+		last(x.exts[base[dot:]])
+	}
+	for j := len(x.general) - 1; j >= 0 && x.general[j] > best; j-- {
+		if r.rules[x.general[j]].matches(rel, isDir) {
+			best = x.general[j]
+			break
+		}
+	}
+	if best < 0 {
+		return false, false
+	}
+	return true, !r.rules[best].negate
 }
 
 // The results of dowild.
