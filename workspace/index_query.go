@@ -432,7 +432,11 @@ func (ix *Index) treeDiagnostics(ctx context.Context, dir string) ([]Diagnostic,
 	var dirs []string
 	for _, f := range ix.filesOf("go") {
 		d := filepath.Dir(f)
-		if _, ok := within(dir, d); ok && !seen[d] {
+		rel, ok := within(dir, d)
+		if ok && strings.Contains(string(filepath.Separator)+rel, string(filepath.Separator)+"_") {
+			continue // the go command ignores directories named _*
+		}
+		if ok && !seen[d] {
 			seen[d] = true
 			dirs = append(dirs, d)
 		}
