@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -286,4 +287,35 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestIgnoreIndex checks the indexed Match of long rule lists against
+// trying every rule in order.
+func TestIgnoreIndex(t *testing.T) {
+	pool := []string{"a", "b.go", "*.go", "*.txt", "!*.txt", "!keep.go", "x/", "/top", "/a/b", "src/*.go", "**/gen",
+		"*~", "[ab].go", "!a", "dir/**", "*.tar.gz", "!/top", "c*", "*.go/", ".env*", "b.go/"}
+	paths := []string{"a", "b.go", "c.txt", "x", "top", "a/b", "src/m.go", "q/gen", "f~", "a.go", "dir/z", "v.tar.gz",
+		"sub/top", "keep.go", "cat", "t.go", ".env.local", "deep/a", "deep/b.go"}
+	r := rand.New(rand.NewSource(3))
+	for iter := 0; iter < 500; iter++ {
+		var lines []string
+		for n := 9 + r.Intn(30); n > 0; n-- {
+			lines = append(lines, pool[r.Intn(len(pool))])
+		}
+		rules := ParseIgnore([]byte(strings.Join(lines, "\n") + "\n"))
+		for _, p := range paths {
+			for _, isDir := range []bool{false, true} {
+				wantM, wantI := false, false
+				for i := len(rules.rules) - 1; i >= 0; i-- {
+					if rules.rules[i].matches(p, isDir) {
+						wantM, wantI = true, !rules.rules[i].negate
+						break
+					}
+				}
+				if m, ign := rules.Match(p, isDir); m != wantM || ign != wantI {
+					t.Fatalf("rules %q, path %q dir %v: got %v %v, want %v %v", lines, p, isDir, m, ign, wantM, wantI)
+				}
+			}
+		}
+	}
 }
