@@ -557,7 +557,8 @@ func (g *goChecker) unitFor(ctx context.Context, file string) (*goUnit, error) {
 	dir := filepath.Dir(file)
 	variant := "tests"
 	if strings.HasSuffix(file, "_test.go") {
-		if name := g.packageClause(file); strings.HasSuffix(name, "_test") && name != g.mainName(g.packageFiles(dir, "")) {
+		main := g.mainName(g.packageFiles(dir, ""))
+		if name := g.packageClause(file); strings.HasSuffix(name, "_test") && name != main && main != "" {
 			variant = "xtest"
 		}
 	}
@@ -682,6 +683,10 @@ func (g *goChecker) unitOf(ctx context.Context, dir, variant string, keep bool, 
 	}
 	all := g.packageFiles(dir, variant)
 	name := g.mainName(all)
+	if name == "" && variant == "tests" && len(all) > 0 {
+		// a directory of test files only: their package is the unit
+		name = g.packageClause(all[0])
+	}
 	want := func(n string, test bool) bool {
 		if variant == "xtest" {
 			return test && n == name+"_test"
