@@ -53,6 +53,10 @@ var grepTree = map[string]string{
 
 func makeTree(t *testing.T, files map[string]string) string {
 	t.Helper()
+	// The user's own git excludes file must not count.
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
 	dir := t.TempDir()
 	for p, c := range files {
 		full := filepath.Join(dir, filepath.FromSlash(p))

@@ -28,8 +28,9 @@ import (
 //   - A path below an excluded directory is excluded, whatever the rules say
 //     about the path itself: git never looks inside an excluded directory.
 //
-// Case is significant (core.ignoreCase is not read), and the user's
-// core.excludesFile is not read.
+// Case is significant (core.ignoreCase is not read). The user's
+// core.excludesFile (default $XDG_CONFIG_HOME/git/ignore) counts like
+// .git/info/exclude, below it.
 
 // ignoreRule is one pattern of an ignore file.
 type ignoreRule struct {
@@ -632,9 +633,7 @@ func NewIgnorer(top string) *Ignorer {
 	git := FindRepo(top) != ""
 	var exclude *IgnoreRules
 	if git {
-		if data, err := os.ReadFile(filepath.Join(gitDir(top), "info", "exclude")); err == nil {
-			exclude = ParseIgnore(data)
-		}
+		exclude = excludeRules(top)
 	}
 	s := NewIgnoreStack(readIgnoreFiles(top, nil, git), exclude)
 	return &Ignorer{top: top, git: git, stack: s, cache: map[string]*IgnoreStack{"": s}}
@@ -679,4 +678,81 @@ func (ig *Ignorer) Excluded(rel string, isDir bool) bool {
 		dir = p
 	}
 	return false
+}
+
+// excludeRules are the rules of the repository at top that no directory
+// holds: the user's core.excludesFile, then .git/info/exclude (which wins).
+func excludeRules(top string) *IgnoreRules {
+	all := &IgnoreRules{}
+	for _, p := range []string{globalExcludesFile(), filepath.Join(gitDir(top), "info", "exclude")} {
+		if p == "" {
+			continue
+		}
+		if data, err := os.ReadFile(p); err == nil {
+			all.rules = append(all.rules, ParseIgnore(data).rules...)
+		}
+	}
+	if all.Len() == 0 {
+		return nil
+	}
+	return all
+}
+
+// globalExcludesFile is core.excludesFile from the user's git config
+// ($XDG_CONFIG_HOME/git/config, ~/.gitconfig; GIT_CONFIG_GLOBAL replaces
+// both), or its default $XDG_CONFIG_HOME/git/ignore. Includes and
+// conditional sections of the config are not followed.
+func globalExcludesFile() string {
+	home, _ := os.UserHomeDir()
+	xdg := os.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" && home != "" {
+		xdg = filepath.Join(home, ".config")
+	}
+	configs := []string{filepath.Join(xdg, "git", "config"), filepath.Join(home, ".gitconfig")}
+	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
+		configs = []string{g}
+	}
+	file := ""
+	for _, c := range configs {
+		if v := gitConfigValue(c, "core", "excludesfile"); v != "" {
+			file = v // the later file wins
+		}
+	}
+	if file == "" {
+		if xdg == "" {
+			return ""
+		}
+		return filepath.Join(xdg, "git", "ignore")
+	}
+	if strings.HasPrefix(file, "~/") && home != "" {
+		file = filepath.Join(home, file[2:])
+	}
+	return file
+}
+
+// gitConfigValue reads one key of a git config file, simply: the last
+// "key = value" line in a [section] header, case-insensitive names,
+// optional double quotes around the value.
+func gitConfigValue(path, section, key string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	in, value := false, ""
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		if line[0] == '[' {
+			name := strings.TrimSpace(strings.Trim(line, "[]"))
+			in = strings.EqualFold(name, section)
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if in && ok && strings.EqualFold(strings.TrimSpace(k), key) {
+			value = strings.Trim(strings.TrimSpace(v), `"`)
+		}
+	}
+	return value
 }

@@ -137,10 +137,18 @@ var gitTree = []struct {
 	{"slash star matches one level", map[string]string{".gitignore": "lvl/*\n!lvl/keep\n"}, []string{"lvl/a", "lvl/d/e"}, []string{"lvl/keep/deeper"}},
 }
 
-func gitEnv(t *testing.T) []string {
+// isolate gives the test (and the git it runs) a home of its own, so that
+// the user's own git configuration and excludes file count for neither.
+func isolate(t *testing.T) {
 	home := t.TempDir()
-	return append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+home, "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_CONFIG_GLOBAL=/dev/null")
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", home)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+}
+
+func gitEnv(t *testing.T) []string {
+	return os.Environ()
 }
 
 // buildGitTree makes the repository of gitTree and returns its top.
@@ -149,6 +157,7 @@ func buildGitTree(t *testing.T) string {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
+	isolate(t)
 	dir := t.TempDir()
 	cmd := exec.Command("git", "init", "-q", dir)
 	cmd.Env = gitEnv(t)
@@ -316,6 +325,64 @@ func TestIgnoreIndex(t *testing.T) {
 					t.Fatalf("rules %q, path %q dir %v: got %v %v, want %v %v", lines, p, isDir, m, ign, wantM, wantI)
 				}
 			}
+		}
+	}
+}
+
+// TestIgnoreGlobalExcludes checks the user's excludes file, by default and
+// through core.excludesFile, against git.
+func TestIgnoreGlobalExcludes(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	for _, viaConfig := range []bool{false, true} {
+		home := t.TempDir()
+		t.Setenv("HOME", home)
+		t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "xdg"))
+		t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+		if viaConfig {
+			write(t, filepath.Join(home, "cfg"), "[user]\n\tname = x\n[core]\n\texcludesFile = ~/my-ignore\n")
+			write(t, filepath.Join(home, "my-ignore"), "*.mine\n*.glob\n")
+			t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(home, "cfg"))
+		} else {
+			write(t, filepath.Join(home, "xdg", "git", "ignore"), "*.glob\n")
+			t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(home, "none"))
+		}
+		dir := t.TempDir()
+		cmd := exec.Command("git", "init", "-q", dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v: %s", err, out)
+		}
+		write(t, filepath.Join(dir, ".git", "info", "exclude"), "!keep.glob\n")
+		for _, f := range []string{"a.glob", "keep.glob", "b.mine", "c.txt"} {
+			write(t, filepath.Join(dir, f), "")
+		}
+		cmd = exec.Command("git", "ls-files", "-z", "--others", "--exclude-standard")
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, p := range strings.Split(string(out), "\x00") {
+			if p != "" {
+				want = append(want, p)
+			}
+		}
+		sort.Strings(want)
+		files, _, err := Collect(context.Background(), dir, WalkOptions{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range files {
+			got = append(got, f.Rel)
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("core.excludesFile via config %v: walker %q, git %q", viaConfig, got, want)
+		}
+		if len(want) == 4 {
+			t.Errorf("git ignored nothing: the test is not testing")
 		}
 	}
 }

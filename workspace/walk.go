@@ -208,7 +208,8 @@ type WalkStats struct {
 //     and an excluded directory is not entered (git never re-includes
 //     anything below it). The rules are ripgrep's defaults: inside a git
 //     repository the .gitignore files of the walked directories and of their
-//     parents up to the repository's top, and .git/info/exclude; everywhere
+//     parents up to the repository's top, .git/info/exclude and the user's
+//     core.excludesFile; everywhere
 //     the .ignore and .rgignore files (they win over .gitignore in the same
 //     directory). See ignore.go for the matching itself.
 //   - Symlinks are reported with Type fs.ModeSymlink and never followed,
@@ -371,10 +372,7 @@ func (w *walk) topStack(root string) topStack {
 	if top == "" {
 		return topStack{stack: NewIgnoreStack(nil, nil)}
 	}
-	var exclude *IgnoreRules
-	if data, err := os.ReadFile(filepath.Join(gitDir(top), "info", "exclude")); err == nil {
-		exclude = ParseIgnore(data)
-	}
+	exclude := excludeRules(top)
 	rel, err := filepath.Rel(top, root)
 	if err != nil || rel == "." {
 		return topStack{stack: NewIgnoreStack(nil, exclude), git: true}

@@ -18,6 +18,7 @@ import (
 // files, a large file, a binary file and symlinks in and out of the root.
 func walkTree(t *testing.T) (root, outside string) {
 	t.Helper()
+	isolate(t)
 	root = t.TempDir()
 	outside = t.TempDir()
 	files := map[string]string{
@@ -213,6 +214,7 @@ func TestWalkGitRepoOnly(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
+	isolate(t)
 	root := t.TempDir()
 	write(t, filepath.Join(root, ".gitignore"), "*.a\n")
 	write(t, filepath.Join(root, ".ignore"), "*.b\n")
