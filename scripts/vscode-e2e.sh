@@ -61,7 +61,10 @@ fi
 
 cs_dir="$cache/code-server"
 cs_bin="$cs_dir/node_modules/.bin/code-server"
-if ! { [ -x "$cs_bin" ] && "$cs_bin" --version 2>/dev/null | grep -q "^$cs_version " \
+# code-server writes its config and logs under the XDG folders, even for --version:
+# keep them in $work.
+cs() { XDG_CONFIG_HOME="$work/xdg/config" XDG_DATA_HOME="$work/xdg/data" "$cs_bin" "$@"; }
+if ! { [ -x "$cs_bin" ] && cs --version 2>/dev/null | grep -q "^$cs_version " \
        && [ -d "$cs_dir/node_modules/code-server/lib/vscode/node_modules/@vscode/ripgrep/bin" ]; }; then
   step "code-server $cs_version (first run only: a few minutes)"
   # @vscode/ripgrep's post-install downloads ripgrep from GitHub: seed its cache.
@@ -79,7 +82,7 @@ if ! { [ -x "$cs_bin" ] && "$cs_bin" --version 2>/dev/null | grep -q "^$cs_versi
   (cd "$cs_dir" && npm_config_unsafe_perm=true npm_config_dangerously_allow_all_scripts=true npm_config_yes=true \
      npm install "code-server@$cs_version") >"$work/code-server-install.log" 2>&1 \
     || { tail -30 "$work/code-server-install.log"; fail "cannot install code-server $cs_version"; }
-  "$cs_bin" --version >/dev/null 2>&1 || fail "code-server does not run after install"
+  cs --version >/dev/null 2>&1 || fail "code-server does not run after install"
 fi
 
 step "extension npm packages"
@@ -108,6 +111,12 @@ npx --no-install vsce package --no-dependencies --skip-license -o "$work/agentls
 flock -u 9
 # ---- code-server ----
 step "code-server with the packaged extension"
+# Everything code-server, the extension host, agentls and Chromium write
+# outside the folders given to them (config, state such as the agentls
+# history, sockets, crash reports) stays in $work.
+export XDG_CONFIG_HOME="$work/xdg/config" XDG_DATA_HOME="$work/xdg/data" XDG_STATE_HOME="$work/xdg/state" \
+  XDG_CACHE_HOME="$work/xdg/cache" TMPDIR="$work/tmp"
+mkdir -p "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_STATE_HOME" "$XDG_CACHE_HOME" "$TMPDIR"
 ud="$work/user-data" exts="$work/extensions" ws="$work/workspace" io="$work/io"
 mkdir -p "$ud/User" "$exts" "$ws" "$io" "$shots"
 rm -f "$shots"/*.png
@@ -132,7 +141,7 @@ cat >"$ud/User/settings.json" <<EOF
   "workbench.colorTheme": "Default Light Modern"
 }
 EOF
-"$cs_bin" --config "$work/code-server.yaml" --user-data-dir "$ud" --extensions-dir "$exts" \
+cs --config "$work/code-server.yaml" --user-data-dir "$ud" --extensions-dir "$exts" \
   --install-extension "$work/agentls.vsix" --install-extension "$work/e2e-driver.vsix" >"$work/install-ext.log" 2>&1 \
   || { cat "$work/install-ext.log"; fail "installing the extension into code-server failed"; }
 grep -q "agentls.agentls-0" <(ls "$exts") || { cat "$work/install-ext.log"; fail "the extension is not in $exts"; }
