@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -510,10 +511,64 @@ func (ix *Index) Outline(p string) ([]Symbol, error) {
 // Language returns the index's language name for a path ("" when unknown).
 func Language(p string) string { return languageOf(filepath.Base(p)) }
 
-// scored is a search hit.
+// scored is a search hit: a symbol of the table (never modified in place,
+// so it may be read after the lock is released) and its score.
 type scored struct {
-	sym   Symbol
+	sym   *Symbol
 	score int
+}
+
+// better orders hits: higher scores, then shorter paths, then by place.
+func better(a, b scored) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	if len(a.sym.Path) != len(b.sym.Path) {
+		return len(a.sym.Path) < len(b.sym.Path)
+	}
+	if a.sym.Path != b.sym.Path {
+		return a.sym.Path < b.sym.Path
+	}
+	return a.sym.Line < b.sym.Line
+}
+
+// topK keeps the k best hits in a heap whose root is the worst of them.
+type topK struct {
+	k    int
+	hits []scored
+}
+
+func (t *topK) add(h scored) {
+	if len(t.hits) < t.k {
+		t.hits = append(t.hits, h)
+		for i := len(t.hits) - 1; i > 0; {
+			parent := (i - 1) / 2
+			if !better(t.hits[parent], t.hits[i]) {
+				break
+			}
+			t.hits[parent], t.hits[i] = t.hits[i], t.hits[parent]
+			i = parent
+		}
+		return
+	}
+	if !better(h, t.hits[0]) {
+		return
+	}
+	t.hits[0] = h
+	for i := 0; ; {
+		worst, l, r := i, 2*i+1, 2*i+2
+		if l < len(t.hits) && better(t.hits[worst], t.hits[l]) {
+			worst = l
+		}
+		if r < len(t.hits) && better(t.hits[worst], t.hits[r]) {
+			worst = r
+		}
+		if worst == i {
+			return
+		}
+		t.hits[i], t.hits[worst] = t.hits[worst], t.hits[i]
+		i = worst
+	}
 }
 
 // Search finds symbols whose name matches query fuzzily, best first: exact
@@ -535,10 +590,14 @@ func (ix *Index) Search(query string, limit int) ([]Symbol, bool) {
 		container, name = query[:i], query[i+1:]
 	}
 	m := newMatcher(name)
-	var hits []scored
+	top := &topK{k: limit}
 	ix.syncRoots()
 	ix.mu.RLock()
 	for p, f := range ix.files {
+		penalty := 0
+		if strings.Contains(p, "/internal/") || strings.HasSuffix(p, "_test.go") {
+			penalty = 4
+		}
 		var walk func(syms []Symbol, depth int)
 		walk = func(syms []Symbol, depth int) {
 			for i := range syms {
@@ -551,16 +610,11 @@ func (ix *Index) Search(query string, limit int) ([]Symbol, bool) {
 						}
 						sc += c
 					}
-					sc -= depth * 3
+					sc -= depth*3 + penalty
 					if s.Kind == "field" || s.Kind == "variable" || s.Kind == "constant" {
 						sc -= 2
 					}
-					if strings.Contains(p, "/internal/") || strings.HasSuffix(p, "_test.go") {
-						sc -= 4
-					}
-					hit := *s
-					hit.Children = nil
-					hits = append(hits, scored{hit, sc})
+					top.add(scored{s, sc})
 				}
 			children:
 				walk(s.Children, depth+1)
@@ -569,28 +623,14 @@ func (ix *Index) Search(query string, limit int) ([]Symbol, bool) {
 		walk(f.symbols, 0)
 	}
 	ix.mu.RUnlock()
-	sort.Slice(hits, func(i, j int) bool {
-		a, b := hits[i], hits[j]
-		if a.score != b.score {
-			return a.score > b.score
-		}
-		if len(a.sym.Path) != len(b.sym.Path) {
-			return len(a.sym.Path) < len(b.sym.Path)
-		}
-		if a.sym.Path != b.sym.Path {
-			return a.sym.Path < b.sym.Path
-		}
-		return a.sym.Line < b.sym.Line
-	})
-	partial := ix.partial()
-	if len(hits) > limit {
-		hits = hits[:limit]
-	}
+	hits := top.hits
+	sort.Slice(hits, func(i, j int) bool { return better(hits[i], hits[j]) })
 	out := make([]Symbol, len(hits))
 	for i, h := range hits {
-		out[i] = h.sym
+		out[i] = *h.sym
+		out[i].Children = nil
 	}
-	return out, partial
+	return out, ix.partial()
 }
 
 // containerScore matches the qualifier of a query: the symbol's container
@@ -618,43 +658,61 @@ func containerScore(q, container, p string) int {
 // matcher scores names against a fuzzy query.
 type matcher struct {
 	q, lower string
+	lb       []byte // lower as bytes
 }
 
-func newMatcher(q string) matcher { return matcher{q: q, lower: strings.ToLower(q)} }
+func newMatcher(q string) matcher {
+	l := strings.ToLower(q)
+	return matcher{q: q, lower: l, lb: []byte(l)}
+}
+
+// lowerASCII lowers the ASCII letters of s into buf.
+func lowerASCII(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf = append(buf, c)
+	}
+	return buf
+}
 
 // score is 0 for no match, higher for better ones.
 func (m matcher) score(name string) int {
 	if len(name) < len(m.q) {
 		return 0
 	}
-	switch {
-	case name == m.q:
+	if name == m.q {
 		return 100
 	}
-	lname := strings.ToLower(name)
+	var buf [128]byte
+	lname := lowerASCII(buf[:0], name)
+	lq := m.lower
+	extra := min(len(name)-len(m.q), 20)
 	switch {
-	case lname == m.lower:
+	case string(lname) == lq:
 		return 90
 	case strings.HasPrefix(name, m.q):
-		return 80 - min(len(name)-len(m.q), 20)
-	case strings.HasPrefix(lname, m.lower):
-		return 70 - min(len(name)-len(m.q), 20)
+		return 80 - extra
+	case bytes.HasPrefix(lname, m.lb):
+		return 70 - extra
 	case strings.Contains(name, m.q):
-		return 60 - min(len(name)-len(m.q), 20)
-	case strings.Contains(lname, m.lower):
-		return 50 - min(len(name)-len(m.q), 20)
+		return 60 - extra
+	case bytes.Contains(lname, m.lb):
+		return 50 - extra
 	}
 	// subsequence, favouring matches at word starts (camel humps, _)
 	j, bonus := 0, 0
-	for i := 0; i < len(lname) && j < len(m.lower); i++ {
-		if lname[i] == m.lower[j] {
+	for i := 0; i < len(lname) && j < len(lq); i++ {
+		if lname[i] == lq[j] {
 			if i == 0 || name[i] >= 'A' && name[i] <= 'Z' || name[i-1] == '_' {
 				bonus++
 			}
 			j++
 		}
 	}
-	if j < len(m.lower) {
+	if j < len(lq) {
 		return 0
 	}
 	return max(1, 20+bonus*2-min(len(name)-len(m.q), 18))
