@@ -13,7 +13,7 @@ export npm_config_loglevel=error npm_config_fund=false npm_config_audit=false
 fail() { echo "vscode-test: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
 
 cd "$ext" || fail "no $ext"
-# The two VS Code scripts share node_modules/ and out/: one builds at a time.
+# The two VS Code scripts share node_modules/ and out/: one builds (and, here, runs out/test) at a time.
 exec 9>"${TMPDIR:-/tmp}/agentls-vscode-build.lock"
 flock 9 || fail "cannot lock the build"
 stamp=node_modules/.agentls-lock-stamp
@@ -30,7 +30,6 @@ echo "== package (vsce)"
 npx --no-install vsce package --no-dependencies --skip-license -o "$work/agentls.vsix" >"$work/vsce.log" 2>&1 \
   || { cat "$work/vsce.log"; fail "vsce package failed"; }
 
-flock -u 9
 echo "== build agentls"
 if [ -z "${AGENTLS_BIN:-}" ]; then
   (cd "$repo" && go build -o "$work/agentls" ./cmd/agentls) || fail "go build failed"
