@@ -678,6 +678,24 @@ func lowerASCII(buf []byte, s string) []byte {
 	return buf
 }
 
+// initials returns the lowered first letters of a name's words (camel
+// humps and _-separated parts): "nr" for NewReader, "rf" for read_file.
+func initials(name string, buf []byte) string {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		start := i == 0 && c != '_' ||
+			c >= 'A' && c <= 'Z' && (i == 0 || name[i-1] < 'A' || name[i-1] > 'Z') ||
+			i > 0 && name[i-1] == '_' && c != '_'
+		if start {
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			buf = append(buf, c)
+		}
+	}
+	return string(buf)
+}
+
 // score is 0 for no match, higher for better ones.
 func (m matcher) score(name string) int {
 	if len(name) < len(m.q) {
@@ -697,6 +715,8 @@ func (m matcher) score(name string) int {
 		return 80 - extra
 	case bytes.HasPrefix(lname, m.lb):
 		return 70 - extra
+	case len(lq) >= 2 && initials(name, buf[len(lname):len(lname)]) == lq:
+		return 75 - extra/4 // NR for NewReader
 	case strings.Contains(name, m.q):
 		return 60 - extra
 	case bytes.Contains(lname, m.lb):

@@ -342,6 +342,13 @@ func TestIndexMatcher(t *testing.T) {
 	if s := m.score("Reader"); s != 0 {
 		t.Errorf("score(Reader) = %d, want 0", s)
 	}
+	ab := newMatcher("NR")
+	if a, b := ab.score("NewReader"), ab.score("nret"); a <= b {
+		t.Errorf("initials: score(NewReader) = %d, not above score(nret) = %d", a, b)
+	}
+	if s := newMatcher("rf").score("read_file"); s < 70 {
+		t.Errorf("initials: score(read_file) = %d", s)
+	}
 }
 
 func goroot(t testing.TB) string {
