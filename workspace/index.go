@@ -715,7 +715,7 @@ func (m matcher) score(name string) int {
 		return 80 - extra
 	case bytes.HasPrefix(lname, m.lb):
 		return 70 - extra
-	case len(lq) >= 2 && initials(name, buf[len(lname):len(lname)]) == lq:
+	case len(lq) >= 2 && initials(name, lname[len(lname):]) == lq:
 		return 75 - extra/4 // NR for NewReader
 	case strings.Contains(name, m.q):
 		return 60 - extra

@@ -649,3 +649,13 @@ func TestIndexDepStripping(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexMatcherLongNames checks names longer than the matcher's buffer.
+func TestIndexMatcherLongNames(t *testing.T) {
+	long := strings.Repeat("VeryLongName", 30)
+	for _, q := range []string{"VLN", "verylong", "Name", "vln"} {
+		if s := newMatcher(q).score(long); s <= 0 {
+			t.Errorf("score(%q) of a %d-byte name = %d", q, len(long), s)
+		}
+	}
+}
