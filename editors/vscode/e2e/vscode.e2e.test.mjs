@@ -414,4 +414,29 @@ describe('agentls in VS Code (code-server)', { concurrency: false }, () => {
     assert.equal(r.status, 'rejected', JSON.stringify(r));
     assert.equal(readWs('junk/keep.txt'), 'do not delete\n');
   });
+
+  test('6. a missing server binary is reported clearly, with a way to the setting', { timeout: 120000 }, async () => {
+    const connected = () => (agentToolsLog().match(/connected to agentls/g) ?? []).length;
+    await palette('Preferences: Open Settings (UI)');
+    await page.locator('.settings-editor').waitFor();
+    await sleep(500);
+    await page.keyboard.type('agentls.server.path');
+    const input = page.locator('.settings-editor .setting-item-contents', { hasText: 'Server: Path' }).locator('input').first();
+    await input.waitFor({ state: 'visible' });
+    const original = await input.inputValue();
+    await input.fill('/nonexistent/agentls');
+    await input.press('Enter');
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'was not found' });
+    await toast.waitFor({ state: 'visible', timeout: 30000 });
+    assert.match(await toast.innerText(), /\/nonexistent\/agentls/);
+    await toast.locator('.monaco-button', { hasText: 'Open Settings' }).waitFor();
+    await page.locator('.statusbar-item', { hasText: 'agentls' }).first().waitFor();
+    await sleep(600);
+    await shot('missing-server-binary');
+    const before = connected();
+    await input.fill(original);
+    await input.press('Enter');
+    await waitFor(() => connected() > before, 30000, 'the server to start again');
+    await closeAllEditors();
+  });
 });
