@@ -54,6 +54,9 @@ func customTool(ct workspace.CustomTool) (*Tool, error) {
 	if err := t.compile(); err != nil {
 		return nil, err
 	}
+	if err := t.checkSchemas(); err != nil { // a user's schema is checked when the config is read
+		return nil, err
+	}
 	return t, nil
 }
 

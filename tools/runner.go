@@ -364,7 +364,11 @@ func prepare(t *Tool, raw json.RawMessage) (json.RawMessage, *Error) {
 		return nil, Errorf(InvalidParams, "arguments are not valid JSON: %v", err).
 			WithDetails(map[string]any{"violations": []schema.Violation{{Pointer: "", Reason: "not valid JSON"}}})
 	}
-	if vs := t.input.Validate(v); vs != nil {
+	input, err := t.input()
+	if err != nil {
+		return nil, &Error{Code: Internal, Message: err.Error()}
+	}
+	if vs := input.Validate(v); vs != nil {
 		msgs := make([]string, len(vs))
 		for i, v := range vs {
 			msgs[i] = v.String()
@@ -372,7 +376,7 @@ func prepare(t *Tool, raw json.RawMessage) (json.RawMessage, *Error) {
 		return nil, Errorf(InvalidParams, "invalid arguments for %s: %s", t.Name, strings.Join(msgs, "; ")).
 			WithDetails(map[string]any{"violations": vs})
 	}
-	t.input.ApplyDefaults(v)
+	input.ApplyDefaults(v)
 	args, err := json.Marshal(v)
 	if err != nil {
 		return nil, Errorf(InvalidParams, "arguments: %v", err)

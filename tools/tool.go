@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/agentls/agentls/approval"
@@ -45,7 +46,9 @@ type Tool struct {
 	// Execute does the work with validated arguments (defaults applied).
 	Execute func(c *Call, args json.RawMessage) (*Result, error)
 
-	input *schema.Schema
+	// input compiles InputSchema once, on first use: a one-shot `agentls
+	// call` pays only for the tool it runs.
+	input func() (*schema.Schema, error)
 }
 
 // Assessment is a tool's description of one call before it runs.
@@ -58,7 +61,8 @@ type Assessment struct {
 	Edit *workspace.Plan
 }
 
-// compile checks the definition and compiles its schema.
+// compile checks the definition; its schemas are compiled on first use
+// (checkSchemas compiles them now).
 func (t *Tool) compile() error {
 	if t.Name == "" || t.Execute == nil {
 		return fmt.Errorf("tool %q: name and Execute are required", t.Name)
@@ -71,16 +75,30 @@ func (t *Tool) compile() error {
 	if len(t.InputSchema) == 0 {
 		t.InputSchema = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
 	}
-	s, err := schema.Compile(t.InputSchema)
-	if err != nil {
-		return fmt.Errorf("tool %s: input schema: %w", t.Name, err)
+	if !json.Valid(t.InputSchema) || len(t.OutputSchema) > 0 && !json.Valid(t.OutputSchema) {
+		return fmt.Errorf("tool %s: a schema is not valid JSON", t.Name)
+	}
+	raw, name := t.InputSchema, t.Name
+	t.input = sync.OnceValues(func() (*schema.Schema, error) {
+		s, err := schema.Compile(raw)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: input schema: %w", name, err)
+		}
+		return s, nil
+	})
+	return nil
+}
+
+// checkSchemas compiles the tool's input and output schemas now.
+func (t *Tool) checkSchemas() error {
+	if _, err := t.input(); err != nil {
+		return err
 	}
 	if len(t.OutputSchema) > 0 {
 		if _, err := schema.Compile(t.OutputSchema); err != nil {
 			return fmt.Errorf("tool %s: output schema: %w", t.Name, err)
 		}
 	}
-	t.input = s
 	return nil
 }
 

@@ -19,7 +19,8 @@ import (
 //go:embed config.schema.json
 var ConfigSchema []byte
 
-var configSchema = schema.MustCompile(ConfigSchema)
+// configSchema is compiled when a layer is first validated, not at start-up.
+var configSchema = sync.OnceValue(func() *schema.Schema { return schema.MustCompile(ConfigSchema) })
 
 // Config is the merged configuration. Its zero value is not useful: start
 // from DefaultConfig.
@@ -239,7 +240,7 @@ func (s *ConfigStack) Set(l Layer, source string, raw []byte) (*Config, error) {
 		if err != nil {
 			return s.Merged(), &ConfigError{Layer: l, Source: source, Err: err}
 		}
-		if vs := configSchema.Validate(v); vs != nil {
+		if vs := configSchema().Validate(v); vs != nil {
 			return s.Merged(), &ConfigError{Layer: l, Source: source, Violations: vs}
 		}
 		m, _ = v.(map[string]any)
@@ -408,7 +409,7 @@ func (s *ConfigStack) LoadFiles(roots []string) (*Config, []error) {
 			errs = append(errs, &ConfigError{Layer: LayerWorkspace, Source: p, Err: err})
 			continue
 		}
-		if vs := configSchema.Validate(v); vs != nil {
+		if vs := configSchema().Validate(v); vs != nil {
 			errs = append(errs, &ConfigError{Layer: LayerWorkspace, Source: p, Violations: vs})
 			continue
 		}
