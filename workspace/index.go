@@ -36,8 +36,10 @@ import (
 //   - Positions are 1-based lines and 1-based byte columns, as go/token and
 //     grep report them.
 
-// DefaultIndexMaxFiles caps how many files a build indexes.
-const DefaultIndexMaxFiles = 100_000
+// DefaultIndexMaxFiles caps how many files a build indexes (about 10 MB of
+// symbols per 1,000 Go files at most; GOROOT/src has 5,700). Past it the
+// index says it is partial.
+const DefaultIndexMaxFiles = 50_000
 
 // indexMaxFileBytes is the largest file the index reads.
 const indexMaxFileBytes = 2 << 20
