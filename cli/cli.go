@@ -116,7 +116,7 @@ func Main(ctx context.Context, args []string, stdio IO) int {
 			args = append(append([]string(nil), args[:i]...), args[i+1:]...)
 			break
 		}
-		if !strings.Contains(a, "=") && a != "-h" && a != "--help" {
+		if !strings.Contains(a, "=") && a != "-h" && a != "--help" && a != "--stdio" && a != "-stdio" {
 			i++ // skip the flag's value: every flag here takes one
 		}
 	}
@@ -128,6 +128,7 @@ func Main(ctx context.Context, args []string, stdio IO) int {
 	switch cmd {
 	case "serve":
 		listen := fs.String("listen", "", "serve TCP on this address instead of stdio")
+		fs.Bool("stdio", true, "serve on stdio (the default; accepted because clients pass it)")
 		if pos, err := parse(fs, args); err != nil || len(pos) > 0 {
 			return usageError(stdio, err, pos)
 		}

@@ -24,7 +24,7 @@ func (a *approver) Ask(ctx context.Context, req approval.Request) (approval.Resp
 	a.s.mu.Unlock()
 	if caps.ApprovalRequest {
 		var resp approval.Response
-		if _, err := a.s.conn.Call(ctx, "approval/request", req, &resp); err != nil {
+		if err := a.call(ctx, "approval/request", req, &resp); err != nil {
 			return approval.Response{}, fmt.Errorf("approval/request: %w", err)
 		}
 		switch resp.Decision {
@@ -60,7 +60,7 @@ func (a *approver) showMessageRequest(ctx context.Context, req approval.Request)
 		Type: protocol.MessageTypeWarning, Message: b.String(),
 		Actions: []protocol.MessageActionItem{{Title: "Approve"}, {Title: "Reject"}, {Title: always}},
 	}
-	if _, err := a.s.conn.Call(ctx, "window/showMessageRequest", params, &item); err != nil {
+	if err := a.call(ctx, "window/showMessageRequest", params, &item); err != nil {
 		return approval.Response{}, fmt.Errorf("window/showMessageRequest: %w", err)
 	}
 	switch {
@@ -72,6 +72,19 @@ func (a *approver) showMessageRequest(ctx context.Context, req approval.Request)
 		return approval.Response{Decision: approval.Always}, nil
 	}
 	return approval.Response{Decision: approval.Reject}, nil
+}
+
+// call sends a request to the client; when ctx ends first (the call was
+// cancelled, or nobody answered in time) the client is told with
+// $/cancelRequest, so it can close the question it shows.
+func (a *approver) call(ctx context.Context, method string, params, result any) error {
+	id, err := a.s.conn.Call(ctx, method, params, result)
+	if err != nil && ctx.Err() != nil {
+		if nerr := a.s.conn.Notify(context.Background(), "$/cancelRequest", map[string]any{"id": &id}); nerr != nil {
+			a.s.log.Debug("$/cancelRequest", "err", nerr)
+		}
+	}
+	return err
 }
 
 // diffStat summarises a unified diff as "+A -D lines".

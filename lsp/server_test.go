@@ -585,3 +585,19 @@ func TestWatchedFilesRegistration(t *testing.T) {
 		t.Errorf("config not reloaded: %v %+v", err, out)
 	}
 }
+
+func TestApprovalTimeoutCancelsTheQuestion(t *testing.T) {
+	c, _ := started(t, lsptest.AgentlsCaps(), map[string]any{"config": map[string]any{"approval": map[string]any{"timeoutSeconds": 1}}})
+	ctx := ctxT(t)
+	c.SetHooks(lsptest.Hooks{Approval: func(approval.Request) approval.Response {
+		time.Sleep(3 * time.Second) // nobody answers in time
+		return approval.Response{Decision: approval.Approve}
+	}})
+	res, _ := c.ToolCall(ctx, "touch", map[string]any{})
+	if res.Status != tools.StatusRejected {
+		t.Fatalf("result = %+v", res)
+	}
+	if _, err := c.WaitFor(ctx, "$/cancelRequest", nil); err != nil {
+		t.Errorf("the server did not cancel its approval/request: %v", err)
+	}
+}

@@ -146,7 +146,7 @@ func TestServeStdioExitCodes(t *testing.T) {
 		want     int
 	}{{"shutdown then exit", true, 0}, {"exit without shutdown", false, 1}} {
 		t.Run(tt.name, func(t *testing.T) {
-			p := lsptest.Binary(t, lsptest.BuildBinary(t), t.TempDir(), "serve", "--log-level", "debug")
+			p := lsptest.Binary(t, lsptest.BuildBinary(t), t.TempDir(), "serve", "--stdio", "--log-level", "debug")
 			if _, err := p.Initialize(ctx, t.TempDir(), nil, nil); err != nil {
 				t.Fatalf("initialize: %v; stderr %s", err, p.Stderr)
 			}
