@@ -196,14 +196,8 @@ func braceSymbols(rs []langRule, p string, src []byte) []Symbol {
 	lineNo := 0
 	for len(src) > 0 {
 		lineNo++
-		i := bytes.IndexByte(src, '\n')
 		var line []byte
-		if i < 0 {
-			line, src = src, nil
-		} else {
-			line, src = src[:i], src[i+1:]
-		}
-		line = bytes.TrimRight(line, "\r")
+		line, src = nextLine(src)
 		code, opens, closes, still := braces(line, inComment)
 		opens0 := opens
 		wasComment := inComment
@@ -362,14 +356,8 @@ func pythonSymbols(p string, src []byte) []Symbol {
 	inString := false
 	for len(src) > 0 {
 		lineNo++
-		i := bytes.IndexByte(src, '\n')
 		var line []byte
-		if i < 0 {
-			line, src = src, nil
-		} else {
-			line, src = src[:i], src[i+1:]
-		}
-		line = bytes.TrimRight(line, "\r")
+		line, src = nextLine(src)
 		trimmed := bytes.TrimSpace(line)
 		quotes := bytes.Count(line, []byte(`"""`)) + bytes.Count(line, []byte(`'''`))
 		if inString {
@@ -465,14 +453,8 @@ func markdownSymbols(p string, src []byte) []Symbol {
 	fence := ""
 	for len(src) > 0 {
 		lineNo++
-		i := bytes.IndexByte(src, '\n')
 		var line []byte
-		if i < 0 {
-			line, src = src, nil
-		} else {
-			line, src = src[:i], src[i+1:]
-		}
-		line = bytes.TrimRight(line, "\r")
+		line, src = nextLine(src)
 		tl := bytes.TrimLeft(line, " ")
 		if bytes.HasPrefix(tl, []byte("```")) || bytes.HasPrefix(tl, []byte("~~~")) {
 			switch {
@@ -509,4 +491,15 @@ func markdownSymbols(p string, src []byte) []Symbol {
 		t.syms[l.idx].EndLine = lineNo
 	}
 	return t.nest()
+}
+
+// nextLine splits the first line off src, without its line break (\n or
+// \r\n), and returns the rest.
+func nextLine(src []byte) (line, rest []byte) {
+	if i := bytes.IndexByte(src, '\n'); i >= 0 {
+		line, rest = src[:i], src[i+1:]
+	} else {
+		line = src
+	}
+	return bytes.TrimRight(line, "\r"), rest
 }
