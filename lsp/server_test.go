@@ -17,12 +17,7 @@ import (
 	"github.com/agentls/agentls/tools"
 )
 
-func TestMain(m *testing.M) {
-	cleanup := lsptest.IsolateHome()
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { lsptest.Main(m) }
 
 // testRunner has the built-in tools plus a slow tool and one that asks.
 func testRunner(t testing.TB) *tools.Runner {

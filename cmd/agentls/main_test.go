@@ -19,12 +19,7 @@ import (
 	"github.com/agentls/agentls/tools"
 )
 
-func TestMain(m *testing.M) {
-	cleanup := lsptest.IsolateHome()
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { lsptest.Main(m) }
 
 // run runs the real binary and returns stdout, stderr and the exit code.
 func run(t *testing.T, dir string, stdin string, args ...string) (string, string, int) {

@@ -378,6 +378,14 @@ func (b *syncBuffer) String() string {
 	return string(b.buf)
 }
 
+// Main runs a package's tests with IsolateHome; call it from TestMain.
+func Main(m *testing.M) {
+	cleanup := IsolateHome()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
 // IsolateHome points XDG_STATE_HOME and XDG_CONFIG_HOME at a fresh temporary
 // folder so tests never read the user's config or write their history. Call
 // it from TestMain; it returns a function that removes the folder.
