@@ -166,7 +166,10 @@ buffer from answering it by accident."
     :documentation "File buffers whose text the server has (didOpen).")
    (tools
     :initform nil :accessor agentls--tools-cache
-    :documentation "Cached tool/list result (a vector of definitions)."))
+    :documentation "Cached tool/list result (a vector of definitions).")
+   (exit-sent
+    :initform nil :accessor agentls--exit-sent
+    :documentation "Non-nil once `exit' went out: nothing more may be sent."))
   :documentation
   "An agentls connection.  Not registered as any major mode's eglot
 server: it lives next to them, one per project root.")
@@ -354,6 +357,7 @@ install agentls or set `agentls-server-program'"
           (ignore-errors
             (jsonrpc-request server :shutdown nil :timeout 2)
             (jsonrpc-notify server :exit nil)
+            (setf (agentls--exit-sent server) t)
             ;; Let it exit by itself and its sentinel run.
             (let ((proc (jsonrpc--process server))
                   (deadline (+ (float-time) 2)))
@@ -448,17 +452,21 @@ the last valid one stays."
 
 (cl-defmethod jsonrpc-connection-send :around
   ((server agentls-server) &rest args &key id (result nil result-p) &allow-other-keys)
-  (if (and id result-p (agentls--deferred-p result))
-      (progn
-        (setf (agentls--deferred-id result) id)
-        (when (fboundp 'jsonrpc--event)  ; jsonrpc >= 1.0.24
-          (jsonrpc--event server 'internal
-                          :log-text (format "reply to %s (id %s) deferred"
-                                            (agentls--deferred-method result) id)))
-        (when (agentls--deferred-answered result)
-          (agentls--deferred-send server result)))
-    (ignore args)
-    (cl-call-next-method)))
+  (cond
+   ((agentls--exit-sent server)
+    ;; After `exit' the server closes its stdin: a late reply (to a request
+    ;; it sent just before) would hit a closed pipe, which kills a batch
+    ;; Emacs outright (SIGPIPE).  LSP wants nothing after exit anyway.
+    (ignore args))
+   ((and id result-p (agentls--deferred-p result))
+    (setf (agentls--deferred-id result) id)
+    (when (fboundp 'jsonrpc--event)     ; jsonrpc >= 1.0.24
+      (jsonrpc--event server 'internal
+                      :log-text (format "reply to %s (id %s) deferred"
+                                        (agentls--deferred-method result) id)))
+    (when (agentls--deferred-answered result)
+      (agentls--deferred-send server result)))
+   (t (cl-call-next-method))))
 
 (defun agentls--deferred-reply (server deferred result)
   "Answer DEFERRED on SERVER with RESULT (once)."
@@ -790,6 +798,7 @@ the last valid one stays."
 (cl-defmethod eglot-handle-notification
   ((server agentls-server) (_method (eql '$/cancelRequest)) &key id)
   "The server gave up a request of its own: drop its approval."
+  (agentls--log server "the server withdrew its request %s" id)
   (let ((gone (cl-remove-if-not
                (lambda (a) (and (eq (agentls--approval-server a) server)
                                 (equal (agentls--deferred-id (agentls--approval-deferred a)) id)))

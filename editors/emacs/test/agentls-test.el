@@ -510,6 +510,11 @@ Also: a file not open in Emacs is edited through a buffer, saved, closed."
       (should (equal (plist-get (car box) :status) "rejected"))
       (should (= (agentls-pending-approvals) 0))
       (should (string-match-p "No tool call waits" (agentls-test--approval-buffer-text)))
+      ;; The server withdraws its approval/request ($/cancelRequest).
+      (agentls-test--wait (lambda () (with-current-buffer agentls-log-buffer-name
+                                       (string-match-p "the server withdrew its request"
+                                                       (buffer-string))))
+                          "the $/cancelRequest of the approval")
       ;; A late answer is harmless.
       (should-error (agentls-approval-approve) :type 'user-error)
       (should (equal (agentls-test--file ws "a.txt") "a\n")))))
