@@ -238,3 +238,24 @@ func TestBufferChangedAfterApproval(t *testing.T) {
 		t.Errorf("result = %+v (%+v), want STALE_FILE approved by the user", res, res.Error)
 	}
 }
+
+func TestCRLFFileHeldWithLFIsSaved(t *testing.T) {
+	c, root := started(t, lsptest.AgentlsCaps(), nil)
+	ctx := ctxT(t)
+	path := filepath.Join(root, "w.txt")
+	os.WriteFile(path, []byte("a\r\nb\r\n"), 0o644)
+	c.OpenDoc(ctx, path, "a\nb\n") // Emacs shows a CRLF file with LF breaks
+	c.SetHooks(lsptest.Hooks{
+		Approval: func(approval.Request) approval.Response { return approval.Response{Decision: approval.Approve} },
+		ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
+			r := c.ApplyEdit(ctx, raw, false)
+			text, _, _ := c.Doc(path)
+			os.WriteFile(path, []byte(strings.ReplaceAll(text, "\n", "\r\n")), 0o644) // saved with CRLF
+			return r
+		},
+	})
+	res, _ := c.ToolCall(ctx, "edit_file", map[string]any{"path": "w.txt", "old_string": "b", "new_string": "B"})
+	if s := editStructured(t, res); res.Status != tools.StatusSuccess || s.Landed != "all" || len(s.Unsaved) != 0 {
+		t.Errorf("result %+v, structured %+v: a saved CRLF file is not unsaved", res, s)
+	}
+}

@@ -395,9 +395,19 @@ func cleanBefore(c *Call, p *workspace.Plan) map[string]bool {
 			continue
 		}
 		disk, err := os.ReadFile(ch.Path)
-		clean[ch.Path] = err == nil && string(disk) == d.Text
+		clean[ch.Path] = err == nil && sameText(string(disk), d.Text)
 	}
 	return clean
+}
+
+// sameText compares a file on disk with an editor's buffer of it. Editors
+// such as Emacs hold a CRLF file with LF line breaks and write CRLF back, so
+// line endings do not count.
+func sameText(disk, buffer string) bool {
+	if disk == buffer {
+		return true
+	}
+	return strings.ReplaceAll(disk, "\r\n", "\n") == strings.ReplaceAll(buffer, "\r\n", "\n")
 }
 
 // landWait is how long the server waits for an applied edit to show up in
@@ -426,7 +436,7 @@ func verify(c *Call, p *workspace.Plan, clean map[string]bool, saves bool, res *
 			return state{landed: ok, untouched: !ok}
 		}
 		disk, derr := os.ReadFile(ch.Path)
-		onDisk := derr == nil && string(disk) == ch.NewText
+		onDisk := derr == nil && sameText(string(disk), ch.NewText)
 		if d, open := c.Workspace.Overlays.Get(ch.Path); open {
 			return state{landed: d.Text == ch.NewText, untouched: d.Text == ch.OldText, unsaved: d.Text == ch.NewText && !onDisk}
 		}
