@@ -158,7 +158,10 @@ func TestApprovalRequestThenPlainApplyEdit(t *testing.T) {
 	var req approval.Request
 	var applied []lsptest.ApplyEditParams
 	c.SetHooks(lsptest.Hooks{
-		Approval: func(r approval.Request) approval.Response { req = r; return approval.Response{Decision: approval.Approve} },
+		Approval: func(r approval.Request) approval.Response {
+			req = r
+			return approval.Response{Decision: approval.Approve}
+		},
 		ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
 			var p lsptest.ApplyEditParams
 			json.Unmarshal(raw, &p)

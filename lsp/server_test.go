@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -594,5 +595,37 @@ func TestApprovalTimeoutCancelsTheQuestion(t *testing.T) {
 	}
 	if _, err := c.WaitFor(ctx, "$/cancelRequest", nil); err != nil {
 		t.Errorf("the server did not cancel its approval/request: %v", err)
+	}
+}
+
+func TestCancelKillsShell(t *testing.T) {
+	root := t.TempDir()
+	c := newRaw(t, tools.NewRunner(tools.NewBuiltinRegistry(), nil))
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"rootUri":%q,"capabilities":{},"initializationOptions":{"config":{"approval":{"mode":"yolo"}}}}}`, "file://"+root))
+	c.response("1")
+	c.send(`{"jsonrpc":"2.0","id":7,"method":"tool/call","params":{"name":"shell_exec","arguments":{"command":"echo $$ > pid; sleep 60 & sleep 60"}}}`)
+	var pid int
+	for i := 0; i < 250 && pid == 0; i++ {
+		b, _ := os.ReadFile(filepath.Join(root, "pid"))
+		fmt.Sscan(string(b), &pid)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if pid == 0 {
+		t.Fatal("the command did not start")
+	}
+	start := time.Now()
+	c.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":7}}`)
+	if got := errCode(c.response("7")); got != -32800 {
+		t.Fatalf("cancelled shell_exec: code %d, want -32800", got)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("answered after %s, want under a second", d)
+	}
+	// The whole process group is gone (a zombie leader waits for its reaper).
+	out, _ := exec.Command("pgrep", "-g", fmt.Sprint(pid)).Output()
+	for _, p := range strings.Fields(string(out)) {
+		if st, _ := os.ReadFile("/proc/" + p + "/stat"); !strings.Contains(string(st), ") Z ") {
+			t.Errorf("process %s of the cancelled command is still running", p)
+		}
 	}
 }
