@@ -33,7 +33,7 @@ type FilePreview struct {
 	Path      string  `json:"path"` // relative to the first root
 	URI       string  `json:"uri"`
 	NewPath   string  `json:"newPath,omitempty"` // rename only
-	Operation string  `json:"operation"` // create, modify, delete, rename
+	Operation string  `json:"operation"`         // create, modify, delete, rename
 	OldText   *string `json:"oldText,omitempty"`
 	NewText   *string `json:"newText,omitempty"`
 }
