@@ -27,6 +27,7 @@ func (s *session) didChangeConfiguration(raw json.RawMessage) error {
 		return nil
 	}
 	s.ws.SetConfig(cfg)
+	s.searchCacheReset()
 	s.log.Info("configuration changed")
 	return nil
 }
@@ -34,6 +35,7 @@ func (s *session) didChangeConfiguration(raw json.RawMessage) error {
 func (s *session) reloadConfigFiles() {
 	cfg, errs := s.configs.LoadFiles(s.ws.Roots())
 	s.ws.SetConfig(cfg)
+	s.searchCacheReset()
 	for _, e := range errs {
 		s.reportConfigError(e)
 	}

@@ -154,6 +154,7 @@ func (s *session) initialize(ctx context.Context, reply jsonrpc2.Replier, raw js
 		Events:    tools.EventsFunc(s.sendEvent),
 	}
 	s.env.Approver = &approver{s: s}
+	tools.EnableSearchCache(s.env.Session)
 	if caps.ApplyEdit {
 		s.env.Editor = &editor{s: s}
 	}
@@ -187,6 +188,7 @@ func (s *session) initialize(ctx context.Context, reply jsonrpc2.Replier, raw js
 func (s *session) initialized() {
 	s.registerWatchers()
 	s.startIndex()
+	s.warmSearchCache()
 }
 
 // rootsOf reads the roots: workspaceFolders, else rootUri, else rootPath.

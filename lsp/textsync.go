@@ -96,6 +96,7 @@ func (s *session) didChangeWatchedFiles(raw json.RawMessage) error {
 // fileChangedOnDisk reacts to a file the editor saved or saw change.
 func (s *session) fileChangedOnDisk(path string) {
 	s.indexChanged(path)
+	s.searchCacheChanged(path)
 	if filepath.Base(path) == ".agentls.json" {
 		s.reloadConfigFiles()
 	}
@@ -133,6 +134,7 @@ func (s *session) didChangeWorkspaceFolders(raw json.RawMessage) error {
 	if err := s.ws.SetRoots(roots); err != nil {
 		return err
 	}
+	s.searchCacheReset()
 	s.reloadConfigFiles()
 	return nil
 }

@@ -91,6 +91,7 @@ func (s *session) toolHistory(ctx context.Context, raw json.RawMessage) (any, er
 
 // sendEvent sends a tool/event notification.
 func (s *session) sendEvent(e tools.Event) {
+	s.searchCacheToolEvent(e)
 	if err := s.conn.Notify(context.Background(), "tool/event", e); err != nil {
 		s.log.Debug("tool/event", "err", err)
 	}

@@ -151,6 +151,7 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 		IncludeIgnored: a.IncludeIgnored, MaxFileBytes: int64(cfg.Limits.MaxFileBytes),
 		ReadContent: true, Filter: filter, Workers: workers,
 	}
+	cq := newCacheQuery(searchCacheOf(c.Session), m, int64(cfg.Limits.MaxFileBytes))
 	s.takeBuffers()
 	defer s.returnBuffers()
 	stats, err := workspace.Walk(c.Ctx, root, opts, func(f *workspace.File) error {
@@ -171,6 +172,17 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 			}
 		}
 		if data == nil {
+			// The session's search cache (a server's) may vouch that the
+			// file cannot match, or record it (grep_cache.go).
+			var stamp fileStamp
+			record := false
+			if cq != nil && !overlays[f.Path] {
+				var skip bool
+				if skip, stamp, record = cq.visit(f.Path); skip {
+					s.searched.Add(1)
+					return nil
+				}
+			}
 			var err error
 			data, err = f.Read(s.bufs[f.Worker])
 			if err != nil {
@@ -180,6 +192,9 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 				return nil
 			}
 			s.bufs[f.Worker] = data[:0]
+			if record {
+				cq.store(f.Path, stamp, data)
+			}
 		}
 		s.searched.Add(1)
 		if r := s.searchFile(s.matchers[f.Worker], data, rel); r != nil {
