@@ -19,10 +19,7 @@ var _ approval.Approver = (*approver)(nil)
 
 // Ask implements approval.Approver.
 func (a *approver) Ask(ctx context.Context, req approval.Request) (approval.Response, error) {
-	a.s.mu.Lock()
-	caps := a.s.caps
-	a.s.mu.Unlock()
-	if caps.ApprovalRequest {
+	if a.s.clientCaps().ApprovalRequest {
 		var resp approval.Response
 		if err := a.call(ctx, "approval/request", req, &resp); err != nil {
 			return approval.Response{}, fmt.Errorf("approval/request: %w", err)

@@ -18,11 +18,7 @@ type editor struct{ s *session }
 
 var _ tools.Editor = (*editor)(nil)
 
-func (e *editor) caps() clientCaps {
-	e.s.mu.Lock()
-	defer e.s.mu.Unlock()
-	return e.s.caps
-}
+func (e *editor) caps() clientCaps { return e.s.clientCaps() }
 
 // ConfirmsEdits implements tools.Editor: clients with change annotation
 // support show their own preview, unless they take approval/request (and

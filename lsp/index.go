@@ -80,11 +80,8 @@ func (s *session) startIndex() {
 
 // buildIndex starts the build with progress reports.
 func (s *session) buildIndex(ix *workspace.Index) {
-	s.mu.Lock()
-	workDone := s.caps.WorkDoneProgress
-	s.mu.Unlock()
 	var token string
-	if workDone {
+	if s.clientCaps().WorkDoneProgress {
 		token = fmt.Sprintf("agentls/index/%d", s.idx().tokenSeq.Add(1))
 		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 		_, err := s.conn.Call(ctx, "window/workDoneProgress/create", map[string]any{"token": token}, nil)

@@ -146,6 +146,13 @@ func (s *session) exitCode() int {
 	return 1
 }
 
+// clientCaps returns what the client declared in initialize.
+func (s *session) clientCaps() clientCaps {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caps
+}
+
 func (s *session) getState() state {
 	s.mu.Lock()
 	defer s.mu.Unlock()

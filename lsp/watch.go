@@ -11,10 +11,7 @@ import (
 // changes made outside the editor's buffers. It runs on its own goroutine:
 // the reply is read by the goroutine that called it.
 func (s *session) registerWatchers() {
-	s.mu.Lock()
-	dyn := s.caps.WatchedFilesDyn
-	s.mu.Unlock()
-	if !dyn {
+	if !s.clientCaps().WatchedFilesDyn {
 		return
 	}
 	go func() {
