@@ -258,27 +258,10 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 		}
 	}
 	// The person may have edited while the call waited for approval.
-	renamedFrom := map[string]string{}
-	for _, ch := range p.Changes {
-		if ch.Op == workspace.OpRename {
-			renamedFrom[ch.NewPath] = ch.Path
-		}
-		if ch.Op != workspace.OpModify && !(ch.Op == workspace.OpCreate && ch.Overwrite) {
-			continue
-		}
-		// A file an earlier change renames (apply_patch: rename, then
-		// modify the renamed file) still has its old name now.
-		src := ch.Path
-		if from, ok := renamedFrom[ch.Path]; ok {
-			src = from
-		}
-		cur, _, err := currentText(c, src)
-		if err != nil {
-			return nil, err
-		}
-		if cur != ch.OldText {
-			return nil, Errorf(StaleFile, "%s changed while the edit waited for approval; nothing was written. Read it again.", c.Workspace.Rel(ch.Path))
-		}
+	if path, err := staleChange(c, p); err != nil {
+		return nil, err
+	} else if path != "" {
+		return nil, Errorf(StaleFile, "%s changed while the edit waited for approval; nothing was written. Read it again.", c.Workspace.Rel(path))
 	}
 	files := make([]string, 0, len(p.Changes))
 	for _, ch := range p.Changes {
@@ -344,19 +327,42 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 	return Success(editSummary(res), res), nil
 }
 
+// staleChange returns the first file of the plan whose text is no longer
+// the text the plan was made from, or "".
+func staleChange(c *Call, p *workspace.Plan) (string, error) {
+	renamedFrom := map[string]string{}
+	for _, ch := range p.Changes {
+		if ch.Op == workspace.OpRename {
+			renamedFrom[ch.NewPath] = ch.Path
+		}
+		if ch.Op != workspace.OpModify && !(ch.Op == workspace.OpCreate && ch.Overwrite) {
+			continue
+		}
+		// A file an earlier change renames (apply_patch: rename, then
+		// modify the renamed file) still has its old name now.
+		src := ch.Path
+		if from, ok := renamedFrom[ch.Path]; ok {
+			src = from
+		}
+		cur, _, err := currentText(c, src)
+		if err != nil {
+			return "", err
+		}
+		if cur != ch.OldText {
+			return ch.Path, nil
+		}
+	}
+	return "", nil
+}
+
 // changedSincePlan reports whether a file of the plan no longer has the text
 // the plan was made from, waiting a moment for the editor's pending
 // didChange notifications.
 func changedSincePlan(c *Call, p *workspace.Plan) bool {
 	deadline := time.Now().Add(500 * time.Millisecond)
 	for {
-		for _, ch := range p.Changes {
-			if ch.Op != workspace.OpModify {
-				continue
-			}
-			if cur, _, err := currentText(c, ch.Path); err == nil && cur != ch.OldText {
-				return true
-			}
+		if path, err := staleChange(c, p); err == nil && path != "" {
+			return true
 		}
 		if time.Now().After(deadline) {
 			return false
