@@ -501,8 +501,11 @@ func TestIndexRoots(t *testing.T) {
 	b := t.TempDir()
 	os.WriteFile(filepath.Join(b, "two.py"), []byte("def in_b():\n    pass\n"), 0o644)
 	ws.SetRoots([]string{a, b})
-	if _, partial := ix.Search("in_b", 5); !partial {
-		t.Error("search right after a root was added is not partial")
+	// Right after a root is added an answer is either marked partial or
+	// already has the new root: never a complete answer without it. (The
+	// rebuild of a tree this small may be done before the search runs.)
+	if syms, partial := ix.Search("in_b", 5); !partial && len(syms) != 1 {
+		t.Errorf("search right after a root was added = %+v, neither partial nor complete", syms)
 	}
 	ix.Wait(context.Background())
 	if syms, partial := ix.Search("in_b", 5); len(syms) != 1 || partial {
