@@ -10,7 +10,7 @@ import (
 	"sync"
 )
 
-// Request is the approval/request of PROTOCOL.md section 5.
+// Request is the approval/request of docs/protocol.md ("Approval").
 type Request struct {
 	CallID    string          `json:"callId"`
 	Tool      string          `json:"tool"`
@@ -19,7 +19,30 @@ type Request struct {
 	Risk      Risk            `json:"risk"`
 	Warning   string          `json:"warning,omitempty"`
 	Preview   *Preview        `json:"preview,omitempty"`
-	Options   []string        `json:"options"`
+	// Options are the answers the person may give: OptionsFor the risk.
+	Options []string `json:"options"`
+	// AlwaysLabel says in words what "always" would cover; set exactly when
+	// Options holds Always.
+	AlwaysLabel string `json:"alwaysLabel,omitempty"`
+	// Agent names who asks (the call's agent), when known.
+	Agent string `json:"agent,omitempty"`
+	// Cwd is the absolute folder a command runs in (shell_exec,
+	// shell_background, run_code).
+	Cwd string `json:"cwd,omitempty"`
+	// Deadline (RFC 3339, UTC) and TimeoutSeconds say when the server
+	// rejects the request by itself.
+	Deadline       string `json:"deadline,omitempty"`
+	TimeoutSeconds int    `json:"timeoutSeconds,omitempty"`
+}
+
+// Offers reports whether the request offers decision.
+func (r Request) Offers(decision string) bool {
+	for _, o := range r.Options {
+		if o == decision {
+			return true
+		}
+	}
+	return false
 }
 
 // Preview shows a person what an edit would change.
@@ -45,8 +68,15 @@ const (
 	Always  = "always"
 )
 
-// Options is what every request offers.
-var Options = []string{Approve, Reject, Always}
+// OptionsFor returns the answers a request of that risk offers: approve,
+// reject and always, except for a dangerous call, which is never remembered
+// (a person approves each one).
+func OptionsFor(risk Risk) []string {
+	if risk == RiskDangerous {
+		return []string{Approve, Reject}
+	}
+	return []string{Approve, Reject, Always}
+}
 
 // Response is the person's answer.
 type Response struct {
@@ -96,7 +126,14 @@ func NewTerminal(in io.Reader, out io.Writer) *Terminal {
 func (t *Terminal) Ask(ctx context.Context, req Request) (Response, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	fmt.Fprintf(t.out, "\nagentls: %s wants to run (risk: %s)\n", req.Tool, req.Risk)
+	who := "the agent"
+	if req.Agent != "" {
+		who = req.Agent
+	}
+	fmt.Fprintf(t.out, "\nagentls: %s wants to run %s (risk: %s)\n", who, req.Tool, req.Risk)
+	if req.Cwd != "" {
+		fmt.Fprintf(t.out, "in: %s\n", req.Cwd)
+	}
 	if req.Reason != "" {
 		fmt.Fprintf(t.out, "reason: %s\n", req.Reason)
 	}
@@ -111,8 +148,17 @@ func (t *Terminal) Ask(ctx context.Context, req Request) (Response, error) {
 		line string
 		err  error
 	}
+	always := req.Offers(Always)
+	prompt := "approve? [y]es / [n]o: "
+	if always {
+		label := req.AlwaysLabel
+		if label == "" {
+			label = "always"
+		}
+		prompt = fmt.Sprintf("approve? [y]es / [n]o / [a] %s: ", label)
+	}
 	for {
-		fmt.Fprint(t.out, "approve? [y]es / [n]o / [a]lways: ")
+		fmt.Fprint(t.out, prompt)
 		ch := make(chan answer, 1)
 		go func() {
 			line, err := t.in.ReadString('\n')
@@ -128,7 +174,9 @@ func (t *Terminal) Ask(ctx context.Context, req Request) (Response, error) {
 		case "y", "yes":
 			return Response{Decision: Approve}, nil
 		case "a", "always":
-			return Response{Decision: Always}, nil
+			if always {
+				return Response{Decision: Always}, nil
+			}
 		case "n", "no":
 			return Response{Decision: Reject, Message: "rejected on the terminal"}, nil
 		}

@@ -1,20 +1,23 @@
 package approval
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 )
 
 // Memory holds the "always" answers of a session. When it has a file, the
 // answers persist there (approval.persistAlways) and are read back by the
-// next session of the same workspace.
+// next session of the same workspace. The file is a JSON array of keys.
 type Memory struct {
 	mu      sync.Mutex
-	allowed map[string]bool
+	allowed map[string]bool // key -> persisted
 	file    string
 }
 
@@ -39,17 +42,74 @@ func NewMemory(file string) *Memory {
 func (m *Memory) Allowed(key string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.allowed[key]
+	_, ok := m.allowed[key]
+	return ok
 }
 
 // Remember records an "always" answer, and writes it through when persistent.
 func (m *Memory) Remember(key string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.allowed[key] = true
+	m.allowed[key] = false
 	if m.file == "" {
 		return nil
 	}
+	if err := m.persist(); err != nil {
+		return err
+	}
+	m.allowed[key] = true
+	return nil
+}
+
+// Rule is one remembered "always" answer, as approval/rules lists it.
+type Rule struct {
+	ID        string `json:"id"`    // stable: the same key has the same id in every session
+	Tool      string `json:"tool"`  // the tool the answer was given for
+	Key       string `json:"key"`   // what the policy matches (Assessment.AlwaysKey)
+	Label     string `json:"label"` // the alwaysLabel that created it
+	Persisted bool   `json:"persisted"`
+}
+
+// Rules lists the remembered answers, sorted by tool and key.
+func (m *Memory) Rules() []Rule {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rules := make([]Rule, 0, len(m.allowed))
+	for k, persisted := range m.allowed {
+		r := RuleFor(k)
+		r.Persisted = persisted
+		rules = append(rules, r)
+	}
+	sort.Slice(rules, func(i, j int) bool {
+		if rules[i].Tool != rules[j].Tool {
+			return rules[i].Tool < rules[j].Tool
+		}
+		return rules[i].Key < rules[j].Key
+	})
+	return rules
+}
+
+// Forget removes the rule with that id, from the persisted file too. It
+// reports whether there was such a rule; the error says the file could not
+// be rewritten (the rule is forgotten for the session all the same).
+func (m *Memory) Forget(id string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, persisted := range m.allowed {
+		if ruleID(k) != id {
+			continue
+		}
+		delete(m.allowed, k)
+		if persisted && m.file != "" {
+			return true, m.persist()
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// persist writes the keys to the file atomically. m.mu is held.
+func (m *Memory) persist() error {
 	keys := make([]string, 0, len(m.allowed))
 	for k := range m.allowed {
 		keys = append(keys, k)
@@ -63,5 +123,80 @@ func (m *Memory) Remember(key string) error {
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return fmt.Errorf("persist approvals: %w", err)
 	}
-	return os.Rename(tmp, m.file)
+	if err := os.Rename(tmp, m.file); err != nil {
+		return fmt.Errorf("persist approvals: %w", err)
+	}
+	for k := range m.allowed {
+		m.allowed[k] = true
+	}
+	return nil
+}
+
+func ruleID(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return "r_" + hex.EncodeToString(sum[:6])
+}
+
+// RuleFor describes what an "always" answer remembered under key covers.
+// Keys are a tool's name, or the AlwaysKey of a tool that remembers less
+// than the whole tool: "shell:" (shell_exec), "shell_background:",
+// "run_code:", "web_fetch:" and "git_push:" followed by what the call named.
+func RuleFor(key string) Rule {
+	r := Rule{ID: ruleID(key), Key: key, Tool: key}
+	prefix, rest, ok := strings.Cut(key, ":")
+	if !ok {
+		r.Label = "always allow " + key
+		return r
+	}
+	switch prefix {
+	case "shell":
+		r.Tool = "shell_exec"
+		r.Label = "always allow " + commandParts(rest)
+	case "shell_background":
+		r.Tool = "shell_background"
+		r.Label = "always allow in the background " + commandParts(rest)
+	case "run_code":
+		r.Tool = "run_code"
+		lang, network := strings.CutSuffix(rest, "+network")
+		r.Label = "always allow run_code in " + lang
+		if network {
+			r.Label += " with network access"
+		}
+	case "web_fetch":
+		r.Tool = "web_fetch"
+		if method, host, ok := strings.Cut(rest, ":"); ok && method == strings.ToUpper(method) && !strings.Contains(method, ".") {
+			r.Label = fmt.Sprintf("always allow web_fetch %s requests to %s", method, host)
+		} else {
+			r.Label = "always allow web_fetch from " + rest
+		}
+	case "git_push":
+		r.Tool = "git_push"
+		r.Label = "always allow git_push to " + rest
+	default:
+		r.Tool = prefix
+		r.Label = "always allow " + prefix + " for " + rest
+	}
+	return r
+}
+
+// commandParts words the parts of a shell key: "`echo …`, `ls …`, writing
+// to out.txt, outside the workspace: /etc, setting PATH".
+func commandParts(key string) string {
+	var parts []string
+	for _, p := range strings.Split(key, " ; ") {
+		switch {
+		case strings.HasPrefix(p, "outside:"):
+			parts = append(parts, "paths outside the workspace: "+strings.TrimPrefix(p, "outside:"))
+		case strings.HasPrefix(p, ">"):
+			parts = append(parts, "writing to "+strings.TrimPrefix(p, ">"))
+		case strings.HasPrefix(p, "env:"):
+			parts = append(parts, "setting "+strings.TrimPrefix(p, "env:"))
+		case p != "":
+			parts = append(parts, "`"+p+" …`")
+		}
+	}
+	if len(parts) == 0 {
+		return "this command"
+	}
+	return strings.Join(parts, ", ")
 }

@@ -2,9 +2,12 @@ package lsp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
+	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
 	"github.com/agentls/agentls/approval"
@@ -34,9 +37,29 @@ func (a *approver) Ask(ctx context.Context, req approval.Request) (approval.Resp
 }
 
 func (a *approver) showMessageRequest(ctx context.Context, req approval.Request) (approval.Response, error) {
-	always := "Always allow " + req.Tool
+	always := ""
+	actions := []protocol.MessageActionItem{{Title: "Approve"}, {Title: "Reject"}}
+	if req.Offers(approval.Always) {
+		always = "Always allow " + req.Tool
+		if req.AlwaysLabel != "" {
+			always = strings.ToUpper(req.AlwaysLabel[:1]) + req.AlwaysLabel[1:]
+		}
+		actions = append(actions, protocol.MessageActionItem{Title: always})
+	}
+	who := "the agent"
+	if req.Agent != "" {
+		who = req.Agent
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "agentls: %s wants to run (risk: %s)", req.Tool, req.Risk)
+	fmt.Fprintf(&b, "agentls: %s wants to run %s (risk: %s)", who, req.Tool, req.Risk)
+	if req.Cwd != "" {
+		fmt.Fprintf(&b, "\nIn: %s", req.Cwd)
+	}
+	if req.Deadline != "" {
+		if t, err := time.Parse(time.RFC3339, req.Deadline); err == nil {
+			fmt.Fprintf(&b, "\nRejected by itself at %s", t.Local().Format("15:04:05"))
+		}
+	}
 	if req.Warning != "" {
 		fmt.Fprintf(&b, "\nWARNING: %s", req.Warning)
 	}
@@ -55,7 +78,7 @@ func (a *approver) showMessageRequest(ctx context.Context, req approval.Request)
 	var item *protocol.MessageActionItem
 	params := protocol.ShowMessageRequestParams{
 		Type: protocol.MessageTypeWarning, Message: b.String(),
-		Actions: []protocol.MessageActionItem{{Title: "Approve"}, {Title: "Reject"}, {Title: always}},
+		Actions: actions,
 	}
 	if err := a.call(ctx, "window/showMessageRequest", params, &item); err != nil {
 		return approval.Response{}, fmt.Errorf("window/showMessageRequest: %w", err)
@@ -65,10 +88,39 @@ func (a *approver) showMessageRequest(ctx context.Context, req approval.Request)
 		return approval.Response{Decision: approval.Reject, Message: "dismissed"}, nil
 	case item.Title == "Approve":
 		return approval.Response{Decision: approval.Approve}, nil
-	case item.Title == always:
+	case always != "" && item.Title == always:
 		return approval.Response{Decision: approval.Always}, nil
 	}
 	return approval.Response{Decision: approval.Reject}, nil
+}
+
+// approvalRules answers approval/rules: the remembered "always" answers of
+// the session (persisted ones too), after removing the one named by remove.
+func (s *session) approvalRules(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p struct {
+		Remove *string `json:"remove"`
+	}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, invalidParams("approval/rules", err)
+		}
+	}
+	mem := s.env.Memory
+	res := struct {
+		Rules   []approval.Rule `json:"rules"`
+		Removed *bool           `json:"removed,omitempty"`
+	}{}
+	if p.Remove != nil {
+		removed, err := mem.Forget(*p.Remove)
+		if err != nil {
+			// Forgotten for the session; the file keeps it until it can be
+			// written again. The person must know.
+			return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "approval/rules: the rule is forgotten for this session, but %v", err)
+		}
+		res.Removed = &removed
+	}
+	res.Rules = mem.Rules()
+	return res, nil
 }
 
 // call sends a request to the client; when ctx ends first (the call was

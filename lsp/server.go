@@ -242,6 +242,8 @@ func (s *session) requestHandler(method string) (handlerFunc, bool) {
 		return s.toolMetrics, true
 	case "tool/history":
 		return s.toolHistory, true
+	case "approval/rules":
+		return s.approvalRules, true
 	}
 	return s.featureHandler(method)
 }

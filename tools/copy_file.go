@@ -16,9 +16,9 @@ var CopyFile = editTool(&Tool{
 	Name:  "copy_file",
 	Title: "Copy file",
 	Description: "Copies a file (the editor's buffer when it is open) to a new path; missing parent directories are created. " +
-		"An existing file at dest is replaced only with overwrite: true. Copying to a new path needs no approval in safe mode; " +
-		"replacing a file asks. Directories are not copied.",
-	Annotations: Annotations{Destructive: true, Approval: "conditional"},
+		"An existing file at dest is replaced only with overwrite: true. Copying asks for approval in safe mode, " +
+		"to a new path too. Directories are not copied.",
+	Annotations: Annotations{Destructive: true, Approval: "ask"},
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["source","dest"],"properties":{
 		"source":{"type":"string","description":"the file to copy, relative to the workspace root or absolute inside it"},
 		"dest":{"type":"string","description":"the path of the copy"},

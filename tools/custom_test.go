@@ -86,7 +86,7 @@ func TestWritesIntoGitAsk(t *testing.T) {
 		t.Errorf("a new file under .git/ was written without asking: %+v", res)
 	}
 	res = r.Run(context.Background(), env, Request{Name: "write_file", Arguments: json.RawMessage(`{"path":"git/new.txt","content":"x\n"}`)}, nil)
-	if res.Status != StatusSuccess || res.ApprovedBy != "auto" {
-		t.Errorf("a new file elsewhere should need no approval: %+v", res)
+	if res.Status != StatusRejected {
+		t.Errorf("a new file elsewhere was written without asking in safe mode: %+v", res)
 	}
 }

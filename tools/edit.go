@@ -203,17 +203,57 @@ func checkFresh(c *Call, path, current string, mustHaveRead bool) error {
 	if rec.Hash == hashText(current) {
 		return nil
 	}
-	msg := fmt.Sprintf("%s changed since you last read it (in the editor or on disk); read it again before editing", rel)
-	details := map[string]any{"path": rel}
+	before := ""
 	if rec.Text != nil {
-		d := workspace.UnifiedDiff(rel, rel, *rec.Text, current)
+		before = *rec.Text
+	}
+	msg, details := staleReport(c, path, rec.Text != nil, before, current,
+		"changed since you last read it", "Nothing was written. Read it again with read_file, then make your edit against its new text.")
+	return Errorf(StaleFile, "%s", msg).WithDetails(details)
+}
+
+// staleReport words a STALE_FILE error for path: what happened (what),
+// where the change came from (the editor's buffer, where the person typed,
+// or the disk), what changed (a line summary and a short diff when the
+// earlier text is known) and what the agent should do next.
+func staleReport(c *Call, path string, known bool, before, now, what, next string) (string, map[string]any) {
+	rel := c.Workspace.Rel(path)
+	details := map[string]any{"path": rel}
+	where := "on disk (the person or another program wrote it)"
+	if _, open := c.Workspace.Overlays.Get(path); open {
+		where = "in the editor: the person typed in it (the buffer may be unsaved)"
+		details["changedIn"] = "editor"
+	} else {
+		details["changedIn"] = "disk"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s, %s.", rel, what, where)
+	if known {
+		d := workspace.UnifiedDiff(rel, rel, before, now)
 		if len(d) > 4000 {
 			d = d[:4000] + "\n… (diff cut)\n"
 		}
-		msg += ". What changed:\n" + d
+		add, del := lineCounts(d)
+		fmt.Fprintf(&b, " %d line(s) added and %d removed. %s\nWhat changed:\n%s", add, del, next, d)
 		details["diff"] = d
+	} else {
+		fmt.Fprintf(&b, " %s", next)
 	}
-	return Errorf(StaleFile, "%s", msg).WithDetails(details)
+	return b.String(), details
+}
+
+// lineCounts counts the added and removed lines of a unified diff.
+func lineCounts(diff string) (add, del int) {
+	for _, l := range strings.Split(diff, "\n") {
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+		case strings.HasPrefix(l, "+"):
+			add++
+		case strings.HasPrefix(l, "-"):
+			del++
+		}
+	}
+	return add, del
 }
 
 // eol is a file's line-ending convention.
@@ -261,7 +301,7 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 	if path, err := staleChange(c, p); err != nil {
 		return nil, err
 	} else if path != "" {
-		return nil, Errorf(StaleFile, "%s changed while the edit waited for approval; nothing was written. Read it again.", c.Workspace.Rel(path))
+		return nil, staleSincePlan(c, p, path, "changed while the edit waited for approval")
 	}
 	files := make([]string, 0, len(p.Changes))
 	for _, ch := range p.Changes {
@@ -281,7 +321,8 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 		if !applied && !confirm && changedSincePlan(c, p) {
 			// The person typed in a buffer after approving, before the edit
 			// arrived: the editor refused an edit made for older text.
-			return nil, Errorf(StaleFile, "the edit was approved but the file changed in the editor before it could be applied; nothing changed. Read it again.")
+			path, _ := staleChange(c, p)
+			return nil, staleSincePlan(c, p, path, "changed in the editor after the edit was approved, before it could be applied")
 		}
 		if !applied {
 			msg := "the editor did not apply the edit"
@@ -325,6 +366,30 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 		}
 	}
 	return Success(editSummary(res), res), nil
+}
+
+// staleSincePlan is the STALE_FILE error for a file of p (path, from
+// staleChange) whose text is no longer the text p was made from.
+func staleSincePlan(c *Call, p *workspace.Plan, path, what string) error {
+	if path == "" {
+		return Errorf(StaleFile, "a file %s; nothing changed. Read the files again with read_file, then make your edit against their new text.", what)
+	}
+	src, before := path, ""
+	for _, ch := range p.Changes {
+		if ch.Op == workspace.OpRename && ch.NewPath == path {
+			src = ch.Path
+		}
+		if ch.Path == path && (ch.Op == workspace.OpModify || ch.Op == workspace.OpCreate && ch.Overwrite) {
+			before = ch.OldText
+		}
+	}
+	now, _, err := currentText(c, src)
+	if err != nil {
+		return err
+	}
+	msg, details := staleReport(c, src, true, before, now, what,
+		"Nothing was written. Read it again with read_file, then make your edit against its new text.")
+	return Errorf(StaleFile, "%s", msg).WithDetails(details)
 }
 
 // staleChange returns the first file of the plan whose text is no longer

@@ -16,8 +16,8 @@ var MoveFile = editTool(&Tool{
 	Title: "Move or rename file",
 	Description: "Moves or renames a file or a directory. to is the new path itself, not a directory to move into; missing parent " +
 		"directories are created. An existing file at to is replaced only with overwrite: true (a directory never is). " +
-		"Moving to a new path needs no approval in safe mode; replacing a file asks.",
-	Annotations: Annotations{Destructive: true, Approval: "conditional"},
+		"Moving asks for approval in safe mode, to a new path too.",
+	Annotations: Annotations{Destructive: true, Approval: "ask"},
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["from","to"],"properties":{
 		"from":{"type":"string","description":"the file or directory to move, relative to the workspace root or absolute inside it"},
 		"to":{"type":"string","description":"its new path"},

@@ -12,13 +12,13 @@ func TestMoveFile(t *testing.T) {
 	var asked int
 	env.Approver = approverCounting(&asked, env.Approver)
 
-	// A move to a new path is automatic in safe mode, parents are made.
+	// A move to a new path asks in safe mode (issue 17), parents are made.
 	res := ftCall(t, env, "move_file", map[string]any{"from": "a.txt", "to": "new/place/a2.txt"})
 	ftWantSuccess(t, res)
-	if asked != 0 || ftRead(t, root, "new/place/a2.txt") != "A\n" || ftRead(t, root, "a.txt") != "<absent>" {
+	if asked != 1 || ftRead(t, root, "new/place/a2.txt") != "A\n" || ftRead(t, root, "a.txt") != "<absent>" {
 		t.Errorf("asked %d; moved %q; old %q", asked, ftRead(t, root, "new/place/a2.txt"), ftRead(t, root, "a.txt"))
 	}
-	if res.ApprovedBy != "auto" {
+	if res.ApprovedBy != "user" {
 		t.Errorf("approvedBy = %s", res.ApprovedBy)
 	}
 	var s EditResult
@@ -29,7 +29,7 @@ func TestMoveFile(t *testing.T) {
 	// Onto an existing file: refused without overwrite, asks with it.
 	ftWantError(t, ftCall(t, env, "move_file", map[string]any{"from": "b.txt", "to": "new/place/a2.txt"}), AlreadyExists, "overwrite: true")
 	ftWantSuccess(t, ftCall(t, env, "move_file", map[string]any{"from": "b.txt", "to": "new/place/a2.txt", "overwrite": true}))
-	if asked != 1 || ftRead(t, root, "new/place/a2.txt") != "B\n" || ftRead(t, root, "b.txt") != "<absent>" {
+	if asked != 2 || ftRead(t, root, "new/place/a2.txt") != "B\n" || ftRead(t, root, "b.txt") != "<absent>" {
 		t.Errorf("overwrite: asked %d, content %q", asked, ftRead(t, root, "new/place/a2.txt"))
 	}
 	// Directories.

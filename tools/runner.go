@@ -192,7 +192,7 @@ func (r *Runner) run(ctx context.Context, env *Env, req Request, agent string, p
 			c.ConfirmInEditor = true
 		} else {
 			var res *Result
-			args, a, res = r.ask(c, env, args, a, d, events)
+			args, a, d, res = r.ask(c, env, args, a, d, events)
 			if res != nil {
 				return res, args, tool
 			}
@@ -204,67 +204,135 @@ func (r *Runner) run(ctx context.Context, env *Env, req Request, agent string, p
 	return r.execute(c, cfg, args, d.By), args, tool
 }
 
-// ask asks the person. It returns the arguments to run with (modified ones
-// validated again), or a final result when the call must not run.
-func (r *Runner) ask(c *Call, env *Env, args json.RawMessage, a Assessment, d approval.Decision, events Events) (json.RawMessage, Assessment, *Result) {
+// ask asks the person. It returns the arguments to run with, their
+// assessment and the policy's decision, or a final result when the call must
+// not run. Arguments the person edited are judged again (validation,
+// assessment, policy) and, when they differ from what was shown, asked about
+// again with their own preview and risk before anything runs.
+func (r *Runner) ask(c *Call, env *Env, args json.RawMessage, a Assessment, d approval.Decision, events Events) (json.RawMessage, Assessment, approval.Decision, *Result) {
 	if env.Approver == nil {
-		return args, a, &Result{Status: StatusRejected, Content: "rejected: approval needed and nobody to ask",
+		return args, a, d, &Result{Status: StatusRejected, Content: "rejected: approval needed and nobody to ask",
 			Error: &Error{Code: Rejected, Message: "approval needed and nobody to ask"}}
 	}
+	for round := 1; ; round++ {
+		resp, res := r.askOnce(c, env, args, a, d, events)
+		if res != nil {
+			return args, a, d, res
+		}
+		if len(resp.ModifiedArguments) > 0 && string(resp.ModifiedArguments) != "null" {
+			margs, verr := prepare(c.Tool, resp.ModifiedArguments)
+			if verr != nil {
+				verr.Message = "modified arguments: " + verr.Message
+				return args, a, d, failure(verr)
+			}
+			if string(margs) != string(args) {
+				ma, err := assess(c, margs)
+				if err != nil {
+					return margs, a, d, r.errorResult(c, err)
+				}
+				md := approval.Decide(env.Workspace.Config(), env.Memory, c.Tool.policyTool(), ma.Assessment)
+				c.Log.Debug("approval policy, edited arguments", "action", md.Action.String(), "reason", md.Reason, "round", round)
+				if md.Action == approval.Deny {
+					if md.Blocked {
+						return margs, ma, md, failure(Errorf(CommandBlocked, "%s", strings.TrimPrefix(md.Reason, "blocked: ")))
+					}
+					return margs, ma, md, &Result{Status: StatusRejected, Content: "rejected: " + md.Reason, Message: md.Reason,
+						Error: &Error{Code: Rejected, Message: md.Reason}}
+				}
+				if md.Action == approval.Auto {
+					// The person wrote these arguments; the question is still
+					// theirs to answer, with the edited call's own preview.
+					md.Action, md.By = approval.Ask, ""
+					if md.Risk == approval.RiskNone {
+						md.Risk = approval.RiskWrite
+					}
+				}
+				args, a, d = margs, ma, md
+				continue // the person sees the edited call before it runs
+			}
+		}
+		if resp.Decision == approval.Always {
+			key := a.AlwaysKey
+			if key == "" {
+				key = c.Tool.Name
+			}
+			if err := env.Memory.Remember(key); err != nil {
+				c.Log.Warn("remember always", "err", err)
+			}
+		}
+		return args, a, d, nil
+	}
+}
+
+// askOnce sends one approval request and returns an approving answer, or
+// the result of a call that must not run.
+func (r *Runner) askOnce(c *Call, env *Env, args json.RawMessage, a Assessment, d approval.Decision, events Events) (approval.Response, *Result) {
 	events.Event(Event{CallID: c.ID, Tool: c.Tool.Name, Kind: "awaitingApproval", Risk: string(d.Risk)})
-	timeout := time.Duration(env.Workspace.Config().Approval.TimeoutSeconds) * time.Second
+	secs := env.Workspace.Config().Approval.TimeoutSeconds
+	timeout := time.Duration(secs) * time.Second
 	actx, cancel := context.WithTimeout(c.Ctx, timeout)
 	defer cancel()
-	resp, err := env.Approver.Ask(actx, approval.Request{
+	req := approval.Request{
 		CallID: c.ID, Tool: c.Tool.Name, Arguments: args, Reason: c.Reason,
-		Risk: d.Risk, Warning: d.Warning, Preview: a.Preview, Options: approval.Options,
-	})
+		Risk: d.Risk, Warning: d.Warning, Preview: a.Preview, Options: approval.OptionsFor(d.Risk),
+		Agent: c.Agent, Cwd: commandDir(c, args),
+		Deadline: time.Now().Add(timeout).UTC().Format(time.RFC3339), TimeoutSeconds: secs,
+	}
+	if req.Offers(approval.Always) {
+		key := a.AlwaysKey
+		if key == "" {
+			key = c.Tool.Name
+		}
+		req.AlwaysLabel = approval.RuleFor(key).Label
+	}
+	resp, err := env.Approver.Ask(actx, req)
 	if c.Ctx.Err() != nil {
-		return args, a, cancelled(c.Ctx)
+		return resp, cancelled(c.Ctx)
 	}
 	if err != nil {
 		msg := fmt.Sprintf("approval failed: %v", err)
 		if errors.Is(err, context.DeadlineExceeded) {
 			msg = fmt.Sprintf("no answer within %s (approval.timeoutSeconds)", timeout)
 		}
-		return args, a, &Result{Status: StatusRejected, Content: "rejected: " + msg, Message: msg,
+		return resp, &Result{Status: StatusRejected, Content: "rejected: " + msg, Message: msg,
 			Error: &Error{Code: Rejected, Message: msg}}
 	}
-	switch resp.Decision {
-	case approval.Approve:
-	case approval.Always:
-		key := a.AlwaysKey
-		if key == "" {
-			key = c.Tool.Name
-		}
-		if err := env.Memory.Remember(key); err != nil {
-			c.Log.Warn("remember always", "err", err)
-		}
+	switch {
+	case resp.Decision == approval.Approve, resp.Decision == approval.Always && req.Offers(approval.Always):
+		return resp, nil
+	case resp.Decision == approval.Always:
+		msg := fmt.Sprintf("the client answered %q, which this request did not offer", resp.Decision)
+		return resp, &Result{Status: StatusRejected, Content: "rejected: " + msg, Message: msg,
+			Error: &Error{Code: Rejected, Message: msg}}
+	}
+	msg := resp.Message
+	content := "rejected by the user"
+	if msg != "" {
+		content += ": " + msg
+	}
+	return resp, &Result{Status: StatusRejected, Content: content, Message: msg,
+		Error: &Error{Code: Rejected, Message: content}}
+}
+
+// commandDir is the absolute folder a command of shell_exec,
+// shell_background or run_code runs in, or "" for other tools.
+func commandDir(c *Call, args json.RawMessage) string {
+	switch c.Tool.Name {
+	case "shell_exec", "shell_background", "run_code":
 	default:
-		msg := resp.Message
-		content := "rejected by the user"
-		if msg != "" {
-			content += ": " + msg
-		}
-		return args, a, &Result{Status: StatusRejected, Content: content, Message: msg,
-			Error: &Error{Code: Rejected, Message: content}}
+		return ""
 	}
-	if len(resp.ModifiedArguments) > 0 && string(resp.ModifiedArguments) != "null" {
-		margs, verr := prepare(c.Tool, resp.ModifiedArguments)
-		if verr != nil {
-			verr.Message = "modified arguments: " + verr.Message
-			return args, a, failure(verr)
-		}
-		ma, err := assess(c, margs)
-		if err != nil {
-			return margs, a, r.errorResult(c, err)
-		}
-		if ma.Blocked != "" {
-			return margs, ma, failure(Errorf(CommandBlocked, "%s", ma.Blocked))
-		}
-		return margs, ma, nil
+	var a struct {
+		Cwd string `json:"cwd"`
 	}
-	return args, a, nil
+	if json.Unmarshal(args, &a) != nil {
+		return ""
+	}
+	dir, err := shellDir(c, a.Cwd)
+	if err != nil {
+		return ""
+	}
+	return dir
 }
 
 // execute runs the tool under its time limit. It returns as soon as the call

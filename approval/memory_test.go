@@ -1,0 +1,105 @@
+package approval
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func TestRuleFor(t *testing.T) {
+	tests := []struct{ key, tool, label string }{
+		{"edit_file", "edit_file", "always allow edit_file"},
+		{"shell:echo x", "shell_exec", "always allow `echo x …`"},
+		{"shell:git status ; ls", "shell_exec", "always allow `git status …`, `ls …`"},
+		{"shell:cat ; outside:/etc/hosts", "shell_exec", "always allow `cat …`, paths outside the workspace: /etc/hosts"},
+		{"shell:echo x ; >out.txt ; env:PATH", "shell_exec", "always allow `echo x …`, writing to out.txt, setting PATH"},
+		{"shell_background:npm run", "shell_background", "always allow in the background `npm run …`"},
+		{"run_code:python+network", "run_code", "always allow run_code in python with network access"},
+		{"web_fetch:example.com", "web_fetch", "always allow web_fetch from example.com"},
+		{"web_fetch:POST:example.com", "web_fetch", "always allow web_fetch POST requests to example.com"},
+		{"git_push:origin main", "git_push", "always allow git_push to origin main"},
+	}
+	for _, tt := range tests {
+		r := RuleFor(tt.key)
+		if r.Tool != tt.tool || r.Label != tt.label || r.Key != tt.key || r.ID == "" {
+			t.Errorf("RuleFor(%q) = %+v, want tool %q label %q", tt.key, r, tt.tool, tt.label)
+		}
+	}
+	if RuleFor("shell:echo x").ID == RuleFor("shell:echo y").ID {
+		t.Error("two keys share an id")
+	}
+}
+
+func TestOptionsFor(t *testing.T) {
+	if o := OptionsFor(RiskDangerous); slices.Contains(o, Always) || !slices.Contains(o, Approve) || !slices.Contains(o, Reject) {
+		t.Errorf("dangerous options = %v", o)
+	}
+	for _, r := range []Risk{RiskWrite, RiskExecute, RiskNetwork} {
+		if o := OptionsFor(r); !slices.Contains(o, Always) {
+			t.Errorf("%s options = %v", r, o)
+		}
+	}
+}
+
+// TestMemoryRulesAndForget: the rules of a session and the persisted ones
+// are listed; forgetting one removes it from the file as well, so the next
+// session asks again; an unknown id removes nothing.
+func TestMemoryRulesAndForget(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "state", "always.json")
+	m := NewMemory(file)
+	for _, k := range []string{"edit_file", "shell:echo x"} {
+		if err := m.Remember(k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	session := NewMemory("") // a session without persistAlways
+	session.Remember("write_file")
+	if rs := session.Rules(); len(rs) != 1 || rs[0].Persisted {
+		t.Errorf("session rules = %+v", rs)
+	}
+
+	next := NewMemory(file) // the next session of the workspace
+	rules := next.Rules()
+	if len(rules) != 2 || rules[0].Tool != "edit_file" || rules[1].Tool != "shell_exec" || !rules[0].Persisted || !rules[1].Persisted {
+		t.Fatalf("persisted rules = %+v", rules)
+	}
+	if ok, err := next.Forget("r_nosuchrule"); ok || err != nil {
+		t.Errorf("forget unknown: %v %v", ok, err)
+	}
+	if ok, err := next.Forget(rules[1].ID); !ok || err != nil {
+		t.Fatalf("forget: %v %v", ok, err)
+	}
+	if next.Allowed("shell:echo x") || !next.Allowed("edit_file") {
+		t.Errorf("after forget: %+v", next.Rules())
+	}
+	var keys []string
+	b, _ := os.ReadFile(file)
+	if err := json.Unmarshal(b, &keys); err != nil || !slices.Equal(keys, []string{"edit_file"}) {
+		t.Errorf("file after forget = %s (%v)", b, err)
+	}
+	if third := NewMemory(file); third.Allowed("shell:echo x") {
+		t.Error("a forgotten rule came back in the next session")
+	}
+}
+
+// TestMemoryForgetUnwritableFile: when the file cannot be rewritten the
+// rule is forgotten for the session and the error says so.
+func TestMemoryForgetUnwritableFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "always.json")
+	m := NewMemory(file)
+	m.Remember("edit_file")
+	if err := os.Chmod(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(dir, 0o700)
+	if os.WriteFile(filepath.Join(dir, "probe"), nil, 0o600) == nil {
+		t.Skip("the directory is still writable (running as root)")
+	}
+	ok, err := m.Forget(RuleFor("edit_file").ID)
+	if !ok || err == nil || m.Allowed("edit_file") {
+		t.Errorf("forget with an unwritable file: %v %v, allowed %v", ok, err, m.Allowed("edit_file"))
+	}
+}
