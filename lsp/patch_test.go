@@ -289,11 +289,12 @@ func TestPatchToolsMoveDeleteMkdirInEditor(t *testing.T) {
 			return map[string]string{"title": "Approve"}
 		},
 	})
+	// A move asks in safe mode, to a new path too: through the editor's preview.
 	res, _ := c.ToolCall(ctx, "move_file", map[string]any{"from": "a.txt", "to": "b.txt"})
-	if res.Status != tools.StatusSuccess || res.ApprovedBy != "auto" {
+	if res.Status != tools.StatusSuccess || res.ApprovedBy != "user" {
 		t.Fatalf("move_file: %+v", res)
 	}
-	if len(edits) != 1 || len(edits[0].Edit.ChangeAnnotations) != 0 || !strings.Contains(string(edits[0].Edit.DocumentChanges[0]), `"kind":"rename"`) {
+	if len(edits) != 1 || len(edits[0].Edit.ChangeAnnotations) == 0 || !strings.Contains(string(edits[0].Edit.DocumentChanges[0]), `"kind":"rename"`) {
 		t.Errorf("move_file edit = %+v", edits)
 	}
 	if d, _ := os.ReadFile(filepath.Join(root, "b.txt")); string(d) != "a\n" {
