@@ -36,7 +36,15 @@ end, { desc = "agentls: tool events and output" })
 
 cmd("AgentlsPending", function()
   require("agentls.approval").open_pending()
-end, { desc = "agentls: review the calls waiting for approval" })
+end, { desc = "agentls: review the oldest call waiting for approval" })
+
+cmd("AgentlsReviews", function()
+  require("agentls.approval").pick()
+end, { desc = "agentls: list the calls waiting for approval and open one" })
+
+cmd("AgentlsRules", function()
+  require("agentls").pick_rules()
+end, { desc = "agentls: list the remembered always answers and revoke one" })
 
 cmd("AgentlsStart", function()
   local agentls = require("agentls")

@@ -29,7 +29,19 @@ local shell = {
   reason = "rebuild from scratch",
   risk = "dangerous",
   warning = "rm -r deletes a directory tree",
+  options = { "approve", "reject" },
+  agent = "claude",
+  cwd = "/work/project",
+  timeoutSeconds = 300,
+}
+
+local echo = {
+  callId = "tc_echo1",
+  tool = "shell_exec",
+  arguments = { command = "echo x" },
+  risk = "execute",
   options = { "approve", "reject", "always" },
+  alwaysLabel = "always allow `echo x …`",
 }
 
 local function multi()
@@ -52,7 +64,7 @@ end
 
 describe("approval UI", function()
   before_each(function()
-    require("agentls").setup({ cmd = { H.bin }, autostart = false, approval = { guard_ms = 0 } })
+    require("agentls").setup({ cmd = { H.bin }, autostart = false, approval = { guard_ms = 0, focus = true } })
   end)
   after_each(H.reset)
 
@@ -69,17 +81,22 @@ describe("approval UI", function()
       return ticked
     end, "a timer while the approval waits")
     H.eq(nil, st.done, "still waiting")
-    H.feed("y")
+    H.confirm("yes") -- a dangerous call
+    H.feed(H.APPROVE)
     H.eq({ decision = "approve" }, wait_answer(st), "answer")
     H.eq(0, approval.pending_count(), "pending")
   end)
 
-  it("a command request shows Tool, Command, Reason, Risk and Warning in a float", function()
+  it("a command request shows Tool, Agent, Command, In, Reason, Risk, Warning and the time left in a float", function()
     local st = request(shell)
     local e = approval.current
     H.eq("float", e.ui.kind, "float for a request without a file preview")
     local lines = H.win_lines(e.ui.win)
+    H.contains(lines, "agentls: claude wants to run shell_exec", "who asks")
     H.contains(lines, "Tool:    shell_exec", "tool")
+    H.contains(lines, "Agent:   claude", "agent")
+    H.contains(lines, "In:      /work/project", "cwd")
+    H.truthy(table.concat(lines, "\n"):match("Expires: [45]:%d%d left %(rejected by itself at %d%d:%d%d:%d%d%)"), "time left")
     H.contains(lines, "Command: rm -r build && make", "command")
     H.contains(lines, "Reason:  rebuild from scratch", "reason")
     H.contains(lines, "Risk:    dangerous", "risk")
@@ -93,22 +110,52 @@ describe("approval UI", function()
       groups[m[4].hl_group] = true
     end
     H.truthy(groups.ErrorMsg, "ErrorMsg highlight")
-    -- ? shows help, ? again hides it.
+    -- g? shows help, g? again hides it.
     local n = #lines
-    H.feed("?")
+    H.feed("g?")
     H.contains(H.win_lines(e.ui.win), "later: close this view", "help shown")
-    H.feed("?")
+    H.contains(H.win_lines(e.ui.win), "always is not offered for this call", "help on always")
+    H.feed("g?")
     H.eq(n, #H.win_lines(e.ui.win), "help hidden")
-    H.feed("a")
+    -- The dangerous call offers no always: the key does nothing.
+    H.not_contains(lines, "always allow", "key line")
+    H.stub(require("agentls"), "echo_line", function() end)
+    H.feed(H.ALWAYS)
+    H.eq(nil, st.done, "always refused")
+    -- Approving it asks a second time: a wrong word keeps it waiting.
+    H.confirm("y")
+    H.feed(H.APPROVE)
+    vim.wait(50)
+    H.eq(nil, st.done, "not confirmed")
+    H.confirm("yes")
+    H.feed(H.APPROVE)
+    H.eq({ decision = "approve" }, wait_answer(st), "answer")
+  end)
+
+  it("always is labelled with what it covers and asks to confirm", function()
+    local st = request(echo)
+    local lines = H.win_lines(approval.current.ui.win)
+    H.contains(lines, "<LocalLeader>A always allow `echo x …`", "label")
+    local prompt
+    H.stub(vim.ui, "input", function(o, cb)
+      prompt = o.prompt
+      cb("")
+    end)
+    H.feed(H.ALWAYS)
+    vim.wait(50)
+    H.eq(nil, st.done, "not confirmed")
+    H.contains(prompt, "always allow `echo x …`", "prompt says what it covers")
+    H.confirm("always")
+    H.feed(H.ALWAYS)
     H.eq({ decision = "always" }, wait_answer(st), "answer")
   end)
 
-  it("n asks for a message; an empty message rejects without one", function()
+  it("reject asks for a message; an empty message rejects without one", function()
     local st = request(shell)
     H.stub(vim.ui, "input", function(_, cb)
       cb("")
     end)
-    H.feed("n")
+    H.feed(H.REJECT)
     H.eq({ decision = "reject" }, wait_answer(st), "answer")
   end)
 
@@ -130,14 +177,15 @@ describe("approval UI", function()
     H.contains(vim.wo[ui.new_win].winbar, "b/new.go (create)", "winbar")
     H.feed("[f")
     H.eq({ "new a" }, H.win_lines(ui.new_win), "back to a.go")
-    H.feed("y")
+    H.eq("a.go · proposed #" .. e.id, vim.fn.fnamemodify(api.nvim_buf_get_name(api.nvim_win_get_buf(ui.new_win)), ":t"), "tab label: the file's name")
+    H.feed(H.APPROVE)
     H.eq({ decision = "approve" }, wait_answer(st), "answer")
     H.eq(false, api.nvim_tabpage_is_valid(ui.tab), "tab closed")
     H.eq(1, #api.nvim_list_tabpages(), "back to one tab")
     vim.wait(20)
     local left = vim.tbl_filter(function(b)
       local n = api.nvim_buf_get_name(b)
-      return n:match("^agentls://") and n ~= "agentls://log"
+      return (n:match("^agentls://") and n ~= "agentls://log") or n:match(" · proposed #") or n:match(" · current #")
     end, api.nvim_list_bufs())
     H.eq({}, left, "no buffer of the review is left")
   end)
@@ -176,17 +224,17 @@ describe("approval UI", function()
   end)
 
   it("a key typed right as the review opens is ignored (it was meant for the buffer)", function()
-    require("agentls").setup({ cmd = { H.bin }, autostart = false, approval = { guard_ms = 300 } })
+    require("agentls").setup({ cmd = { H.bin }, autostart = false, approval = { guard_ms = 300, focus = true } })
     local msgs = {}
-    H.stub(vim, "notify", function(m)
+    H.stub(require("agentls"), "echo_line", function(m)
       table.insert(msgs, m)
     end)
-    local st = request(shell)
-    H.feed("y")
+    local st = request(echo)
+    H.feed(H.APPROVE)
     H.eq(nil, st.done, "not answered")
     H.contains(msgs, "press the key again", "message")
     vim.wait(350)
-    H.feed("y")
+    H.feed(H.APPROVE)
     H.eq({ decision = "approve" }, wait_answer(st), "answer")
   end)
 
@@ -205,29 +253,29 @@ describe("approval UI", function()
   end)
 
   it("a request whose options lack always does not offer it", function()
-    local p = vim.deepcopy(shell)
+    local p = vim.deepcopy(echo)
     p.options = { "approve", "reject" }
     local st = request(p)
     H.not_contains(H.win_lines(approval.current.ui.win), "always allow", "key line")
-    H.stub(vim, "notify", function() end)
-    H.feed("a")
-    H.eq(nil, st.done, "a is refused")
-    H.feed("y")
+    H.stub(require("agentls"), "echo_line", function() end)
+    H.feed(H.ALWAYS)
+    H.eq(nil, st.done, "always is refused")
+    H.feed(H.APPROVE)
     H.eq({ decision = "approve" }, wait_answer(st), "answer")
   end)
 
   it("while the person types (insert mode) the review waits until they leave it", function()
     local msgs = {}
-    H.stub(vim, "notify", function(m)
+    H.stub(require("agentls"), "echo_line", function(m)
       table.insert(msgs, m)
     end)
     H.stub(api, "nvim_get_mode", function()
       return { mode = "i", blocking = false }
     end)
-    local st = request(shell)
+    local st = request(echo)
     H.eq(1, approval.pending_count(), "pending")
     H.eq(nil, approval.current, "not shown while typing")
-    H.contains(msgs, "waits for your approval", "told")
+    H.contains(msgs, "the review opens when you leave insert mode", "told")
     H.feed("y") -- typed into the text, not an answer
     H.eq(nil, st.done, "not answered")
     api.nvim_exec_autocmds("ModeChanged", { pattern = "i:n", modeline = false })
@@ -235,7 +283,7 @@ describe("approval UI", function()
       return approval.current ~= nil and approval.current.ui ~= nil
     end, "the review after leaving insert mode")
     H.eq(nil, st.done, "the typed y did not answer")
-    H.feed("y")
+    H.feed(H.APPROVE)
     H.eq({ decision = "approve" }, wait_answer(st), "answer")
   end)
 
@@ -274,9 +322,9 @@ describe("approval UI", function()
   end)
 
   it("keys can be remapped", function()
-    require("agentls").setup({ cmd = { H.bin }, autostart = false, approval = { guard_ms = 0, keys = { approve = "<CR>", reject = "x" } } })
-    local st = request(shell)
-    H.contains(H.win_lines(approval.current.ui.win), "<CR> approve · x reject · a always", "key line")
+    require("agentls").setup({ cmd = { H.bin }, autostart = false, approval = { guard_ms = 0, focus = true, keys = { approve = "<CR>", reject = "x" } } })
+    local st = request(echo)
+    H.contains(H.win_lines(approval.current.ui.win), "<CR> approve · x reject · <LocalLeader>A always allow `echo x …`", "key line")
     H.feed("<CR>")
     H.eq({ decision = "approve" }, wait_answer(st), "answer")
   end)

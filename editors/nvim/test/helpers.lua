@@ -91,7 +91,7 @@ end
 
 --- setup() with the binary under test.
 function H.setup(opts)
-  return require("agentls").setup(vim.tbl_deep_extend("force", { cmd = { H.bin }, approval = { guard_ms = 0 } }, opts or {}))
+  return require("agentls").setup(vim.tbl_deep_extend("force", { cmd = { H.bin }, approval = { guard_ms = 0, focus = true } }, opts or {}))
 end
 
 --- The agentls client attached to a buffer, once initialized.
@@ -145,6 +145,16 @@ function H.wait_approval(n)
     return approval.pending_count() >= (n or 1) and approval.current ~= nil and approval.current.ui ~= nil
   end, "an approval request on screen")
   return approval.current
+end
+
+--- The default answering keys of a review.
+H.APPROVE, H.REJECT, H.ALWAYS, H.EDIT = "<LocalLeader>y", "<LocalLeader>n", "<LocalLeader>A", "<LocalLeader>e"
+
+--- Answers the next second confirmation (vim.ui.input) with word.
+function H.confirm(word)
+  H.stub(vim.ui, "input", function(_, cb)
+    cb(word)
+  end)
 end
 
 --- Types keys as a person would (mappings apply).

@@ -21,7 +21,7 @@ describe("log and progress", function()
     H.eq("float", e.ui.kind, "a command is reviewed in a float")
     H.contains(H.win_lines(e.ui.win), "Command: echo hello-from-shell; echo second-line", "command")
     H.contains(H.win_lines(e.ui.win), "Risk:    execute", "risk")
-    H.feed("y")
+    H.feed(H.APPROVE)
     local res = wait()
     H.eq("success", res.status, "status: " .. vim.inspect(res))
     H.contains(res.structured.stdout, "hello-from-shell", "stdout")
@@ -53,7 +53,13 @@ describe("log and progress", function()
       default = opts.default
       cb(opts.default:gsub("from%-the%-agent", "changed-by-you"))
     end)
-    H.feed("e")
+    H.feed(H.EDIT)
+    -- The server judges the edited call and asks again, showing it.
+    H.wait(function()
+      local c = approval.current
+      return c and c.ui and c.params.arguments.command == "echo changed-by-you"
+    end, "the edited call asked again")
+    H.feed(H.APPROVE)
     local res = wait()
     H.contains(default, '"command":"echo from-the-agent"', "prefilled with the arguments")
     H.eq("success", res.status, "status: " .. vim.inspect(res))

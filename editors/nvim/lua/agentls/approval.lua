@@ -8,9 +8,14 @@
 ---            (approval.ui = "float": a float with the unified diff instead)
 ---   others → a float with the header and the arguments (the command, the URL)
 ---
---- Keys: y approve · n reject (asks for an optional message) · a always
---- (this tool, for the session) · ? help · q later (:AgentlsPending reopens)
---- · ]f/[f next/previous file of a multi-file edit.
+--- A review opens without taking the cursor (approval.focus = false): the
+--- person goes there on purpose (:AgentlsReviews, gt). Keys, in the review's
+--- own buffers only, prefixed so that no motion answers: <LocalLeader>y
+--- approve · <LocalLeader>n reject (asks for an optional message) ·
+--- <LocalLeader>A always (what the server's alwaysLabel says; only when
+--- offered) · <LocalLeader>e edit the arguments · g? help · q later ·
+--- ]f/[f next/previous file. Always, and approving a dangerous call, ask a
+--- second time (type the word shown).
 local M = {}
 
 local api = vim.api
@@ -168,6 +173,58 @@ function M.texts(entry, i)
   return old, new
 end
 
+-- Time ----------------------------------------------------------------------
+
+--- Seconds since the epoch of an RFC 3339 UTC time ("2026-11-23T17:05:00Z").
+local function parse_utc(text)
+  if type(text) ~= "string" then
+    return nil
+  end
+  local y, mo, d, h, mi, sec = text:match("^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)")
+  if not y then
+    return nil
+  end
+  local t = { year = tonumber(y), month = tonumber(mo), day = tonumber(d), hour = tonumber(h), min = tonumber(mi), sec = tonumber(sec), isdst = false }
+  local now = os.time()
+  local offset = os.time(os.date("*t", now)) - os.time(os.date("!*t", now))
+  local zone = text:match("([+-])(%d%d):(%d%d)$")
+  local local_t = os.time(t) + offset
+  if zone then
+    local sign, zh, zm = text:match("([+-])(%d%d):(%d%d)$")
+    local z = (tonumber(zh) * 3600 + tonumber(zm) * 60) * (sign == "+" and 1 or -1)
+    local_t = local_t - z
+  end
+  return local_t
+end
+M.parse_utc = parse_utc
+
+--- When the server rejects the request by itself (epoch seconds), or nil.
+local function deadline_of(entry)
+  if entry.deadline == nil then
+    local p = entry.params
+    entry.deadline = parse_utc(p.deadline)
+      or (type(p.timeoutSeconds) == "number" and (entry.received_at or os.time()) + p.timeoutSeconds)
+      or false
+  end
+  return entry.deadline or nil
+end
+
+--- "4:32 left (rejected by itself at 17:05:00)", or nil without a deadline.
+function M.time_left(entry)
+  local dl = deadline_of(entry)
+  if not dl then
+    return nil
+  end
+  local left = math.max(0, dl - os.time())
+  return string.format("%d:%02d left (rejected by itself at %s)", math.floor(left / 60), left % 60, os.date("%H:%M:%S", dl))
+end
+
+--- Who asks: the agent's name, or "the agent".
+local function who(entry)
+  local a = entry.params.agent
+  return (type(a) == "string" and a ~= "") and a or "the agent"
+end
+
 -- Header ---------------------------------------------------------------------
 
 local function describe_file(f)
@@ -195,9 +252,12 @@ function M.header(entry)
     end
   end
   local pos, total = index_of(entry), #M.queue
-  table.insert(lines, string.format("agentls: approve this call?  (%d of %d waiting)  %s", pos, total, p.callId or ""))
+  table.insert(lines, string.format("agentls: %s wants to run %s  (%d of %d waiting)  %s", who(entry), p.tool or "?", pos, total, p.callId or ""))
   table.insert(hl, { 0, "Title", 0, -1 })
   add("Tool:", p.tool or "?", "Identifier")
+  if type(p.agent) == "string" and p.agent ~= "" then
+    add("Agent:", p.agent, "Identifier")
+  end
   local files = files_of(entry)
   if #files == 1 then
     add("File:", describe_file(files[1]), "Directory")
@@ -220,20 +280,31 @@ function M.header(entry)
   elseif type(args.url) == "string" then
     add("URL:", args.url, "Underlined")
   end
+  if type(p.cwd) == "string" and p.cwd ~= "" then
+    add("In:", p.cwd, "Directory")
+  end
   add("Reason:", (p.reason and p.reason ~= "") and p.reason or "(none given)")
   local risk = p.risk or "?"
   add("Risk:", risk, (risk == "dangerous" or risk == "execute") and "ErrorMsg" or "WarningMsg")
   if p.warning and p.warning ~= vim.NIL and p.warning ~= "" then
     add("Warning:", p.warning, "ErrorMsg")
   end
+  local left = M.time_left(entry)
+  if left then
+    add("Expires:", left, "WarningMsg")
+  end
   if entry.changed_files and next(entry.changed_files) then
     local names = vim.tbl_keys(entry.changed_files)
     table.sort(names)
     add("Changed:", table.concat(names, ", ") .. " changed since this proposal: the edit will not apply; reject and ask again", "ErrorMsg")
   end
-  local parts = { k.approve .. " approve", k.reject .. " reject" }
+  local parts = {}
+  if M.offers(entry, "approve") then
+    table.insert(parts, k.approve .. " approve")
+  end
+  table.insert(parts, k.reject .. " reject")
   if M.offers(entry, "always") then
-    table.insert(parts, k.always .. " always allow " .. (p.tool or "this tool"))
+    table.insert(parts, k.always .. " " .. M.always_label(entry))
   end
   table.insert(parts, k.edit .. " edit arguments")
   table.insert(parts, k.help .. " help")
@@ -250,11 +321,13 @@ function M.header(entry)
       string.format("  %-4s approve: the tool runs once; an edit lands in the buffers and is saved", k.approve),
       "       when the buffer had no unsaved changes before it.",
       string.format("  %-4s reject: the tool does not run; you may give the agent a message.", k.reject),
-      string.format("  %-4s always: approve, and do not ask again for %s in this session", k.always, p.tool or "this tool"),
-      "       (unless the server's configuration makes it permanent).",
-      string.format("  %-4s edit the arguments (JSON), then approve the call with them.", k.edit),
-      string.format("  %-4s later: close this view; the call keeps waiting (:AgentlsPending).", k.hide),
-      "  ]c [c  next/previous change (diff mode)        ?  hide this help",
+      M.offers(entry, "always") and string.format("  %-4s %s: approve, and do not ask again for such calls", k.always, M.always_label(entry))
+        or "       (always is not offered for this call: a dangerous call is approved one at a time)",
+      "       in this session (or for good with approval.persistAlways); :AgentlsRules revokes it.",
+      "       Always and approving a dangerous call ask you to type a word to confirm.",
+      string.format("  %-4s edit the arguments (JSON); the server judges the edited call and asks again.", k.edit),
+      string.format("  %-4s later: close this view; the call keeps waiting (:AgentlsReviews).", k.hide),
+      string.format("  ]c [c  next/previous change (diff mode)        %s  hide this help", k.help),
       "  Arguments: " .. vim.json.encode(args):gsub("\\/", "/"):sub(1, 300),
     }
     for _, l in ipairs(extra) do
@@ -324,21 +397,21 @@ function M.map(entry, buf)
     return function()
       local guard = cfg().guard_ms or 0
       if entry.opened_at and guard > 0 and (vim.uv.now() - entry.opened_at) < guard then
-        vim.notify("agentls: the review just opened; press the key again to decide", vim.log.levels.WARN)
+        require("agentls").echo_line("agentls: the review just opened; press the key again to decide", vim.log.levels.WARN)
         return
       end
       fn()
     end
   end
   map(k.approve, guarded(function()
-    M.approve(entry)
+    M.approve_key(entry)
   end), "approve")
   map(k.reject, guarded(function()
     M.reject(entry)
   end), "reject")
   map(k.always, guarded(function()
-    M.always(entry)
-  end), "always allow this tool")
+    M.always_key(entry)
+  end), "always allow (what the review says)")
   map(k.edit, guarded(function()
     M.edit_arguments(entry)
   end), "edit the arguments, then approve")
@@ -384,8 +457,10 @@ function M.show_file(entry, i)
   local f = files[i]
   local old, new = M.texts(entry, i)
   local syn = syntax_for(f.path or "")
-  rename(ui.old_buf, string.format("agentls://%d/current/%s", entry.id, f.path or "?"))
-  rename(ui.new_buf, string.format("agentls://%d/proposed/%s", entry.id, f.path or "?"))
+  -- The tab's label is the buffer's name: the file's name, not a path.
+  local tail = vim.fs.basename(f.path or "?")
+  rename(ui.old_buf, string.format("%s · current #%d", tail, entry.id))
+  rename(ui.new_buf, string.format("%s · proposed #%d", tail, entry.id))
   set_lines(ui.old_buf, to_lines(old))
   set_lines(ui.new_buf, to_lines(new))
   for _, b in ipairs({ ui.old_buf, ui.new_buf }) do
@@ -442,6 +517,10 @@ local function open_tab(entry)
   vim.wo[ui.header_win].winbar = ""
   api.nvim_set_current_win(ui.new_win)
   M.show_file(entry, entry.file_index or 1)
+  if not entry.focus and ui.prev_tab and api.nvim_tabpage_is_valid(ui.prev_tab) then
+    -- Back where the person was: the review waits in its tab.
+    api.nvim_set_current_tabpage(ui.prev_tab)
+  end
 end
 
 --- Lines of the float: the header, then the unified diff or the arguments.
@@ -513,14 +592,14 @@ function M.render_float(entry)
     row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
     col = math.max(0, math.floor((vim.o.columns - width) / 2)),
     border = "rounded",
-    title = " agentls approval ",
+    title = " agentls review ",
     title_pos = "center",
     style = "minimal",
   }
   if ui.win and api.nvim_win_is_valid(ui.win) then
     api.nvim_win_set_config(ui.win, conf)
   else
-    ui.win = api.nvim_open_win(ui.buf, true, conf)
+    ui.win = api.nvim_open_win(ui.buf, entry.focus == true, conf)
     vim.wo[ui.win].wrap = true
     vim.wo[ui.win].linebreak = false
     vim.wo[ui.win].cursorline = true
@@ -542,12 +621,19 @@ local function has_texts(entry)
   return false
 end
 
---- Shows an entry (the oldest one waiting, by default).
-function M.show(entry)
+--- Shows an entry (the oldest one waiting, by default). opts.focus moves
+--- the cursor there (a deliberate opening: a command); otherwise
+--- approval.focus decides.
+function M.show(entry, opts)
   entry = entry or M.current or M.queue[1]
   if not entry or entry.done then
     return false
   end
+  local focus = (opts and opts.focus)
+  if focus == nil then
+    focus = cfg().focus == true
+  end
+  entry.focus = focus
   if M.current and M.current ~= entry and M.current.ui then
     -- One review at a time: the other one waits, still pending.
     M.hide(M.current, { quiet = true })
@@ -557,10 +643,14 @@ function M.show(entry)
   M.current = entry
   if entry.ui then
     if entry.ui.kind == "tab" and api.nvim_tabpage_is_valid(entry.ui.tab) then
-      api.nvim_set_current_tabpage(entry.ui.tab)
+      if focus then
+        api.nvim_set_current_tabpage(entry.ui.tab)
+      end
       return true
     elseif entry.ui.kind == "float" and api.nvim_win_is_valid(entry.ui.win) then
-      api.nvim_set_current_win(entry.ui.win)
+      if focus then
+        api.nvim_set_current_win(entry.ui.win)
+      end
       return true
     end
     entry.ui = nil
@@ -588,8 +678,52 @@ function M.show(entry)
   end
   vim.uv.update_time()
   entry.opened_at = vim.uv.now()
-  -- The user closing the view by other means keeps the call pending.
+  entry.inside = focus
   local ui = entry.ui
+  if not focus then
+    local where = ui.kind == "tab" and string.format("in tab %d", api.nvim_tabpage_get_number(ui.tab)) or "in a float"
+    require("agentls").echo_line(string.format("agentls: %s wants to run %s — review waiting %s (:AgentlsReviews)",
+      who(entry), entry.params.tool or "a call", where), vim.log.levels.WARN)
+  end
+  -- The time left counts down while the review is on screen.
+  if deadline_of(entry) then
+    ui.timer = vim.uv.new_timer()
+    ui.timer:start(1000, 1000, vim.schedule_wrap(function()
+      if entry.ui == ui and not entry.done then
+        pcall(render_header, entry)
+      end
+    end))
+  end
+  -- Every entering of the review (first or again) has the guard: keys typed
+  -- as it appears were meant for the buffer the person came from.
+  for _, b in ipairs(ui.bufs) do
+    api.nvim_create_autocmd("BufEnter", {
+      buffer = b,
+      callback = function()
+        if entry.ui ~= ui or entry.done then
+          return true
+        end
+        if not entry.inside then
+          vim.uv.update_time()
+          entry.opened_at = vim.uv.now()
+        end
+        entry.inside = true
+      end,
+    })
+    api.nvim_create_autocmd("BufLeave", {
+      buffer = b,
+      callback = function()
+        if entry.ui ~= ui or entry.done then
+          return true
+        end
+        vim.schedule(function()
+          local cur = api.nvim_get_current_buf()
+          entry.inside = vim.b[cur].agentls_approval == entry.id
+        end)
+      end,
+    })
+  end
+  -- The user closing the view by other means keeps the call pending.
   for _, b in ipairs(ui.bufs) do
     api.nvim_create_autocmd("BufWipeout", {
       buffer = b,
@@ -614,12 +748,18 @@ local function close_ui(entry)
     return
   end
   entry.ui = nil
+  if ui.timer then
+    ui.timer:stop()
+    ui.timer:close()
+    ui.timer = nil
+  end
   if ui.kind == "tab" and ui.tab and api.nvim_tabpage_is_valid(ui.tab) then
+    local was_here = api.nvim_get_current_tabpage() == ui.tab
     if #api.nvim_list_tabpages() == 1 then
       vim.cmd("tabnew")
     end
     pcall(vim.cmd, "tabclose! " .. api.nvim_tabpage_get_number(ui.tab))
-    if ui.prev_tab and api.nvim_tabpage_is_valid(ui.prev_tab) then
+    if was_here and ui.prev_tab and api.nvim_tabpage_is_valid(ui.prev_tab) then
       api.nvim_set_current_tabpage(ui.prev_tab)
     end
   elseif ui.kind == "float" and ui.win and api.nvim_win_is_valid(ui.win) then
@@ -679,19 +819,78 @@ function M.approve(entry)
   return M.answer(entry, "approve")
 end
 
---- Whether the request offers a decision (its options; all when absent).
+--- Whether the request offers a decision: exactly its options (approve and
+--- reject when a server sends none; never always).
 function M.offers(entry, decision)
   local opts = entry and entry.params and entry.params.options
   if type(opts) ~= "table" or #opts == 0 then
-    return true
+    return decision == "approve" or decision == "reject"
   end
   return vim.tbl_contains(opts, decision)
+end
+
+--- What "always" covers, in the server's words (alwaysLabel).
+function M.always_label(entry)
+  local l = entry and entry.params and entry.params.alwaysLabel
+  if type(l) == "string" and l ~= "" then
+    return l
+  end
+  return "always allow " .. ((entry and entry.params and entry.params.tool) or "this tool")
+end
+
+--- Asks the second, distinct confirmation of an answer that cannot be taken
+--- back: the person types word. on_yes runs only then.
+local function confirm_word(prompt, word, on_yes)
+  if cfg().confirm_irreversible == false then
+    return on_yes()
+  end
+  vim.ui.input({ prompt = string.format("%s — type %s to confirm: ", prompt, word) }, function(input)
+    if input ~= nil and vim.trim(input):lower() == word then
+      on_yes()
+    elseif input ~= nil then
+      require("agentls").echo_line("agentls: not confirmed; the review is still waiting", vim.log.levels.WARN)
+    end
+  end)
+end
+
+--- The approve key: a dangerous call asks to confirm first.
+function M.approve_key(entry)
+  entry = entry or M.current
+  if not entry or entry.done then
+    return false
+  end
+  if not M.offers(entry, "approve") then
+    return false
+  end
+  if entry.params.risk == "dangerous" then
+    confirm_word(string.format("Approve the DANGEROUS %s (cannot be taken back)", entry.params.tool or "call"), "yes", function()
+      M.approve(entry)
+    end)
+    return true
+  end
+  return M.approve(entry)
+end
+
+--- The always key: asks to confirm first (it covers later calls too).
+function M.always_key(entry)
+  entry = entry or M.current
+  if not entry or entry.done then
+    return false
+  end
+  if not M.offers(entry, "always") then
+    require("agentls").echo_line("agentls: always is not offered for this call", vim.log.levels.WARN)
+    return false
+  end
+  confirm_word(M.always_label(entry) .. " (for later calls too; :AgentlsRules revokes)", "always", function()
+    M.always(entry)
+  end)
+  return true
 end
 
 function M.always(entry)
   entry = entry or M.current
   if entry and not M.offers(entry, "always") then
-    vim.notify("agentls: this call cannot be always allowed", vim.log.levels.WARN)
+    require("agentls").echo_line("agentls: always is not offered for this call", vim.log.levels.WARN)
     return false
   end
   return M.answer(entry, "always")
@@ -778,22 +977,60 @@ function M.hide(entry, opts)
     M.current = nil
   end
   if not (opts and opts.quiet) then
-    vim.notify(
-      string.format("agentls: %s is still waiting for your approval (:AgentlsPending)", entry.params.tool or "a call"),
+    require("agentls").echo_line(
+      string.format("agentls: %s is still waiting for your approval (:AgentlsReviews)", entry.params.tool or "a call"),
       vim.log.levels.INFO
     )
   end
   changed()
 end
 
---- Reopens the oldest waiting approval.
+--- Opens the oldest waiting review, and goes there.
 function M.open_pending()
   local e = M.current or M.queue[1]
   if not e then
-    vim.notify("agentls: no call is waiting for approval", vim.log.levels.INFO)
+    require("agentls").echo_line("agentls: no call is waiting for approval", vim.log.levels.INFO)
     return false
   end
-  return M.show(e)
+  return M.show(e, { focus = true })
+end
+
+--- One line about a waiting review, for lists.
+function M.describe(entry)
+  local p = entry.params
+  local args = type(p.arguments) == "table" and p.arguments or {}
+  local what = ""
+  if type(args.command) == "string" then
+    what = " `" .. args.command:gsub("\n", " ⏎ ") .. "`"
+  elseif type(args.path) == "string" then
+    what = " " .. args.path
+  elseif type(args.url) == "string" then
+    what = " " .. args.url
+  elseif type(args.from) == "string" then
+    what = " " .. args.from
+  elseif type(args.source) == "string" then
+    what = " " .. args.source
+  end
+  local left = M.time_left(entry)
+  return string.format("%s: %s%s [%s]%s", who(entry), p.tool or "?", what, p.risk or "?", left and (" — " .. left:gsub(" %(.*", "")) or "")
+end
+
+--- :AgentlsReviews: lists every waiting review; the chosen one opens, with the cursor in it.
+function M.pick()
+  if #M.queue == 0 then
+    require("agentls").echo_line("agentls: no call is waiting for approval", vim.log.levels.INFO)
+    return false
+  end
+  vim.ui.select(vim.list_slice(M.queue), {
+    prompt = string.format("agentls: %d review(s) waiting", #M.queue),
+    format_item = M.describe,
+    kind = "agentls_review",
+  }, function(e)
+    if e and not e.done then
+      M.show(e, { focus = true })
+    end
+  end)
+  return true
 end
 
 --- The server gave up on a call (timeout, cancel) or it ended: its approval goes away.
@@ -836,8 +1073,8 @@ function M.show_when_ready(entry)
     return
   end
   entry.deferred = true
-  vim.notify(string.format("agentls: %s waits for your approval (opens when you leave %s mode)", entry.params.tool or "a call",
-    mode:sub(1, 1) == "c" and "command-line" or "insert"), vim.log.levels.INFO)
+  require("agentls").echo_line(string.format("agentls: %s wants to run %s — the review opens when you leave %s mode (:AgentlsReviews)",
+    who(entry), entry.params.tool or "a call", mode:sub(1, 1) == "c" and "command-line" or "insert"), vim.log.levels.INFO)
   api.nvim_create_autocmd("ModeChanged", {
     pattern = "*:n*",
     once = true,
@@ -866,14 +1103,14 @@ local function enqueue(entry)
     M.show_when_ready(entry)
   else
     render_header(M.current)
-    vim.notify(string.format("agentls: %d calls waiting for approval", #M.queue), vim.log.levels.INFO)
+    require("agentls").echo_line(string.format("agentls: %d calls waiting for approval (:AgentlsReviews)", #M.queue), vim.log.levels.INFO)
   end
 end
 
 --- A new entry for a request; reply(answer) sends the answer.
 function M.new_entry(params, client_id, reply)
   seq = seq + 1
-  return { id = seq, params = params or {}, client_id = client_id, reply = reply, file_index = 1 }
+  return { id = seq, params = params or {}, client_id = client_id, reply = reply, file_index = 1, received_at = os.time() }
 end
 
 --- Watches the open buffers of an edit's files: a change while the review is

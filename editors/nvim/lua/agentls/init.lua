@@ -38,21 +38,32 @@ M.defaults = {
     --- "float": a floating window with the unified diff. Requests without a
     --- file preview (commands, fetches) always use a float.
     ui = "tab",
+    --- The keys of a review, in its own tab or float only. The answering
+    --- ones are prefixed (<LocalLeader>, "\\" unless you set
+    --- maplocalleader) so that no motion, search repeat or operator typed
+    --- out of habit (n, e, y, a, ...) answers a review.
     keys = {
-      approve = "y",
-      reject = "n",
-      always = "a",
-      edit = "e",
-      help = "?",
+      approve = "<LocalLeader>y",
+      reject = "<LocalLeader>n",
+      always = "<LocalLeader>A",
+      edit = "<LocalLeader>e",
+      help = "g?",
       hide = "q",
       next_file = "]f",
       prev_file = "[f",
     },
     --- Ask for an optional message when rejecting.
     reject_message = true,
-    --- y/n/a typed within this many ms of the review opening are ignored
-    --- (they were meant for the buffer underneath).
+    --- Answering keys typed within this many ms of the review opening are
+    --- ignored (they were meant for the buffer underneath).
     guard_ms = 400,
+    --- false: a review that arrives opens in its own tab (or float) without
+    --- taking the cursor: go there with :AgentlsReviews (or gt). true: it
+    --- takes the cursor once you are back in normal mode.
+    focus = false,
+    --- Answers that cannot be taken back (always; approving a dangerous
+    --- call) ask a second time: you type the word shown ("always", "yes").
+    confirm_irreversible = true,
   },
   log = {
     max_lines = 10000,
@@ -547,10 +558,80 @@ function M.format_result(result, err)
   return lines, level
 end
 
+--- Echoes one line, cut to the room of the command line, so that it never
+--- asks for "Press ENTER"; it is kept in :messages.
+function M.echo_line(text, level)
+  text = tostring(text):gsub("[\r\n]+", " ⏎ ")
+  local room = math.max(20, (vim.v.echospace or vim.o.columns) - 1)
+  if vim.fn.strdisplaywidth(text) > room then
+    text = vim.fn.strcharpart(text, 0, room - 1) .. "…"
+    while vim.fn.strdisplaywidth(text) > room do
+      text = vim.fn.strcharpart(text, 0, vim.fn.strchars(text) - 2) .. "…"
+    end
+  end
+  local hl = (level == vim.log.levels.ERROR and "ErrorMsg") or (level == vim.log.levels.WARN and "WarningMsg") or "None"
+  api.nvim_echo({ { text, hl } }, true, {})
+end
+
+--- The remembered "always" answers of the servers (approval/rules); with
+--- remove (a rule id) that one is revoked first. on_result(rules, err, removed).
+function M.rules(on_result, opts)
+  opts = opts or {}
+  M.with_client(opts, function(client, err)
+    if not client then
+      return on_result(nil, { message = err })
+    end
+    local params = opts.remove and { remove = opts.remove } or vim.empty_dict()
+    cm(client, "request", "approval/rules", params, function(e, r)
+      on_result(r and r.rules, e, r and r.removed)
+    end, nil)
+  end)
+end
+
+--- :AgentlsRules: lists the remembered "always" answers; the chosen one is
+--- revoked after a confirmation, and the server asks again for such calls.
+function M.pick_rules()
+  M.rules(function(rules, err)
+    if not rules then
+      M.echo_line("agentls: approval/rules failed: " .. tostring(err and err.message), vim.log.levels.ERROR)
+      return
+    end
+    if #rules == 0 then
+      M.echo_line("agentls: no remembered answers: every call asks as configured", vim.log.levels.INFO)
+      return
+    end
+    vim.ui.select(rules, {
+      prompt = "agentls: remembered answers (choose one to revoke)",
+      format_item = function(r)
+        return string.format("%s%s", r.label or r.key, r.persisted and "  [persisted]" or "  [this session]")
+      end,
+      kind = "agentls_rule",
+    }, function(rule)
+      if not rule then
+        return
+      end
+      vim.ui.select({ "Revoke: ask again for these calls", "Keep" }, { prompt = "agentls: " .. (rule.label or rule.key) }, function(choice)
+        if not choice or not choice:match("^Revoke") then
+          return
+        end
+        M.rules(function(_, e2, removed)
+          if e2 then
+            M.echo_line("agentls: could not revoke: " .. tostring(e2.message), vim.log.levels.ERROR)
+          elseif removed then
+            M.echo_line("agentls: revoked: " .. (rule.label or rule.key), vim.log.levels.INFO)
+          else
+            M.echo_line("agentls: that answer was already gone", vim.log.levels.WARN)
+          end
+        end, { remove = rule.id })
+      end)
+    end)
+  end)
+end
+
 --- Shows a result in the agentls://result window; errors are also notified.
 function M.show_result(result, err)
   local lines, level = M.format_result(result, err)
-  if level >= vim.log.levels.WARN then
+  if level >= vim.log.levels.ERROR then
     local n = math.min(#lines, 8)
     local msg = {}
     for i = 1, n do
@@ -559,6 +640,16 @@ function M.show_result(result, err)
       end
     end
     vim.notify(table.concat(msg, "\n"), level)
+  elseif level >= vim.log.levels.WARN then
+    -- A rejection or a cancellation: one line that fits the command line,
+    -- no "Press ENTER" prompt; the whole result is in the agentls://result window.
+    local parts = {}
+    for i = 1, math.min(#lines, 3) do
+      if not lines[i]:match("^─") and lines[i] ~= "" then
+        table.insert(parts, lines[i])
+      end
+    end
+    M.echo_line(table.concat(parts, " — "), level)
   end
   local buf = vim.fn.bufnr("agentls://result")
   if buf == -1 or not api.nvim_buf_is_valid(buf) then
