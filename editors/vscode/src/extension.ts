@@ -14,6 +14,7 @@ import {
   describeArguments, describeRequest, diffStat, formatEvent, formatResult, isAgentlsToken, missingServerMessage,
   parseArguments, parseProposalUri, proposalUriParts, proposalText, requestTarget, resolveServer, schemaErrors,
   serverConfig, sortTools, statusText, summarizeResult, touchedUris,
+  alwaysButton, describeRules, describeWaiting, offers, timeLeft, whoAsks,
 } from './core';
 
 const ResultScheme = 'agentls-result';
@@ -33,9 +34,9 @@ export async function deactivate(): Promise<void> {
   ext = undefined;
 }
 
-/** Whether "always" may be answered: the server offers it, and the call is not dangerous. */
+/** Whether "always" may be answered: exactly when the request offers it (never for a dangerous call). */
 function alwaysOffered(req: ApprovalRequest): boolean {
-  return (req.options?.length ? req.options.includes('always') : true) && req.risk !== 'dangerous';
+  return offers(req, 'always');
 }
 
 /** The title of a multi-file proposal's diff (VS Code appends "(N files)"). */
@@ -109,6 +110,7 @@ class Extension implements vscode.Disposable {
       vscode.commands.registerCommand('agentls.showOutput', () => this.output.show(true)),
       vscode.commands.registerCommand('agentls.restart', () => this.restart()),
       vscode.commands.registerCommand('agentls.approvals.show', () => this.showPending()),
+      vscode.commands.registerCommand('agentls.rules.show', () => this.showRules()),
       vscode.commands.registerCommand('agentls.approval.approve', (key?: string) => this.decide(key, 'approve')),
       vscode.commands.registerCommand('agentls.approval.reject', (key?: string) => this.decide(key, 'reject')),
       vscode.commands.registerCommand('agentls.approval.always', (key?: string) => this.decide(key, 'always')),
@@ -292,8 +294,8 @@ class Extension implements vscode.Disposable {
   // ---- approvals ----
 
   private async approval(req: ApprovalRequest, token: vscode.CancellationToken): Promise<ApprovalResponse> {
-    const { key, answer } = this.queue.add(req, token);
-    this.output.appendLine(`[approval] ${describeRequest(req)}${req.reason ? ' — reason: ' + req.reason : ''}${req.warning ? ' — WARNING: ' + req.warning : ''}`);
+    const { key, answer, pending } = this.queue.add(req, token);
+    this.output.appendLine(`[approval] ${whoAsks(req)}: ${describeRequest(req)}${req.reason ? ' — reason: ' + req.reason : ''}${req.warning ? ' — WARNING: ' + req.warning : ''}${timeLeft(req, pending.received) ? ' — ' + timeLeft(req, pending.received) : ''}`);
     const proposal = buildProposal(key, req, f => this.currentText(f.uri, f.path));
     if (proposal && proposal.files.length > 0) {
       this.proposals.set(key, proposal);
@@ -372,14 +374,17 @@ class Extension implements vscode.Disposable {
     if (!p) { return []; }
     const req = p.request;
     const r = new vscode.Range(0, 0, 0, 0);
-    const lenses = [
-      new vscode.CodeLens(r, { title: '$(check) Approve', command: 'agentls.approval.approve', arguments: [parsed.key], tooltip: 'Apply this edit' }),
-      new vscode.CodeLens(r, { title: '$(close) Reject…', command: 'agentls.approval.reject', arguments: [parsed.key], tooltip: 'Reject this edit, optionally telling the agent why' }),
-    ];
-    if (alwaysOffered(req)) {
-      lenses.push(new vscode.CodeLens(r, { title: `$(check-all) Always allow ${req.tool}`, command: 'agentls.approval.always', arguments: [parsed.key], tooltip: `Apply, and do not ask again for ${req.tool} in this session` }));
+    const lenses: vscode.CodeLens[] = [];
+    if (offers(req, 'approve')) {
+      lenses.push(new vscode.CodeLens(r, { title: '$(check) Approve', command: 'agentls.approval.approve', arguments: [parsed.key], tooltip: 'Apply this edit' }));
     }
-    const info = [`risk: ${req.risk || 'none'}`];
+    lenses.push(new vscode.CodeLens(r, { title: '$(close) Reject…', command: 'agentls.approval.reject', arguments: [parsed.key], tooltip: 'Reject this edit, optionally telling the agent why' }));
+    if (alwaysOffered(req)) {
+      lenses.push(new vscode.CodeLens(r, { title: `$(check-all) ${alwaysButton(req)}`, command: 'agentls.approval.always', arguments: [parsed.key], tooltip: `Apply, and do not ask again for such calls (${alwaysButton(req)}); "Agent Tools: Show Remembered Answers" revokes it` }));
+    }
+    const info = [whoAsks(req), `risk: ${req.risk || 'none'}`];
+    const left = timeLeft(req, p.received);
+    if (left) { info.push(left); }
     if (req.reason) { info.push(`reason: ${req.reason}`); }
     if (req.warning) { info.push(`⚠ ${req.warning}`); }
     lenses.push(new vscode.CodeLens(r, { title: info.join(' · '), command: '' }));
@@ -400,23 +405,28 @@ class Extension implements vscode.Disposable {
       const stat = diffStat(proposal.unifiedDiff);
       const what = proposal.files.length === 1 ? `${proposal.files[0].operation} ${proposal.files[0].path}` : `change ${proposal.files.length} files`;
       const risk = `risk: ${req.risk || 'write'}`;
-      message = `agentls: ${req.tool} wants to ${what} (${proposal.unifiedDiff ? `+${stat.added} −${stat.removed}, ` : ''}${risk}). Review the diff.`;
+      message = `agentls: ${whoAsks(req)} to ${what} (${proposal.unifiedDiff ? `+${stat.added} −${stat.removed}, ` : ''}${risk}). Review the diff.`;
     } else if (typeof req.arguments?.command === 'string') {
-      message = `agentls: ${req.tool} wants to run \`${target}\` (risk: ${req.risk || 'none'}).`;
+      message = `agentls: ${whoAsks(req)}: \`${target}\` (risk: ${req.risk || 'none'}).`;
     } else {
       const args = JSON.stringify(req.arguments ?? {});
-      message = `agentls: ${req.tool} wants to run${target ? ' on ' + target : ''} (risk: ${req.risk || 'none'}) with ${args.length > 200 ? args.slice(0, 197) + '...' : args}.`;
+      message = `agentls: ${whoAsks(req)}${target ? ' on ' + target : ''} (risk: ${req.risk || 'none'}) with ${args.length > 200 ? args.slice(0, 197) + '...' : args}.`;
     }
     if (req.reason) { message += ` Reason: ${req.reason}`; }
     if (req.warning) { message += ` WARNING: ${req.warning}`; }
+    const pend = this.queue.get(key);
+    const left = pend ? timeLeft(req, pend.received) : '';
+    if (left) { message += ` (${left})`; }
     const modal = req.risk === 'dangerous';
     // The modal's detail: the arguments the message does not already show.
     const rest = { ...(req.arguments ?? {}) } as Record<string, unknown>;
     if (typeof rest.command === 'string') { delete rest.command; }
     const detail = modal && Object.keys(rest).length > 0 ? `Arguments: ${JSON.stringify(rest, null, 1)}` : undefined;
-    const always = `Always allow ${req.tool}`;
+    const always = alwaysButton(req);
     // In the modal of a dangerous call, Reject comes first: it is the default button (Enter).
-    const buttons = modal ? ['Reject…', 'Approve'] : ['Approve', 'Reject…'];
+    const buttons = modal ? ['Reject…'] : [];
+    if (offers(req, 'approve')) { buttons.push('Approve'); }
+    if (!modal) { buttons.push('Reject…'); }
     if (alwaysOffered(req)) { buttons.push(always); }
     const choice = modal || req.warning
       ? await vscode.window.showWarningMessage(message, { modal, detail }, ...buttons)
@@ -450,9 +460,17 @@ class Extension implements vscode.Disposable {
       void vscode.window.showInformationMessage('agentls: no call is waiting for approval here.');
       return;
     }
-    if (decision === 'always' && !alwaysOffered(this.queue.get(key)!.request)) {
-      void vscode.window.showWarningMessage('agentls: "Always" is not offered for this call (the server asks every time for dangerous calls). Approve or reject it.');
+    const req = this.queue.get(key)!.request;
+    if (!offers(req, decision)) {
+      void vscode.window.showWarningMessage(`agentls: "${decision}" is not offered for this call (the server asks every time for dangerous calls). Approve or reject it.`);
       return;
+    }
+    if (decision === 'always') {
+      // An answer for later calls too: a second, distinct confirmation.
+      const yes = alwaysButton(req);
+      const ok = await vscode.window.showWarningMessage(`agentls: ${yes}? Later calls it covers will run without asking, for this session (or for good with approval.persistAlways).`,
+        { modal: true, detail: 'Revoke it with "Agent Tools: Show Remembered Answers".' }, yes);
+      if (ok !== yes || !this.queue.get(key)) { return; }
     }
     let message: string | undefined;
     if (decision === 'reject') {
@@ -466,12 +484,7 @@ class Extension implements vscode.Disposable {
   }
 
   private async showPending(): Promise<void> {
-    const items = this.queue.list().map(p => ({
-      label: describeRequest(p.request),
-      description: p.request.callId,
-      detail: p.request.reason,
-      key: this.queue.keyOf(p)!,
-    }));
+    const items = this.queue.list().map(p => ({ ...describeWaiting(p), key: this.queue.keyOf(p)! }));
     if (items.length === 0) {
       const a = await vscode.window.showInformationMessage('agentls: no call is waiting for approval.', 'Show Output');
       if (a) { this.output.show(true); }
@@ -483,6 +496,32 @@ class Extension implements vscode.Disposable {
     if (prop) { await this.openDiff(prop); }
     const p = this.queue.get(pick.key);
     if (p) { await this.notify(pick.key, p.request, prop); }
+  }
+
+  /** Lists the remembered "always" answers (approval/rules); the chosen one is revoked after a confirmation. */
+  private async showRules(): Promise<void> {
+    let rules;
+    try {
+      await this.ready();
+      rules = (await this.tools.approvalRules()).rules;
+    } catch (err) {
+      void vscode.window.showErrorMessage(`agentls: approval/rules failed: ${(err as Error).message}`);
+      return;
+    }
+    if (rules.length === 0) {
+      void vscode.window.showInformationMessage('agentls: no remembered answers: every call asks as configured.');
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(describeRules(rules), { title: 'Remembered "always" answers', placeHolder: 'Pick one to revoke it' });
+    if (!pick) { return; }
+    const ok = await vscode.window.showWarningMessage(`agentls: revoke "${pick.label}"? Such calls will ask again.`, { modal: true }, 'Revoke');
+    if (ok !== 'Revoke') { return; }
+    try {
+      const r = await this.tools.approvalRules(pick.id);
+      void vscode.window.showInformationMessage(r.removed ? `agentls: revoked: ${pick.label}` : 'agentls: that answer was already gone.');
+    } catch (err) {
+      void vscode.window.showErrorMessage(`agentls: could not revoke: ${(err as Error).message}`);
+    }
   }
 
   // ---- applying edits ----

@@ -1,4 +1,4 @@
-import { ApprovalRequest, ApprovalResponse, CancellationTokenLike, Decision } from './protocol';
+import { ApprovalRequest, ApprovalResponse, ApprovalRule, CancellationTokenLike, Decision } from './protocol';
 
 /** One approval/request waiting for the person. */
 export interface PendingApproval {
@@ -99,6 +99,74 @@ export class ApprovalQueue {
 /** The status bar text for n waiting calls. */
 export function statusText(n: number): string {
   return n === 0 ? '$(tools) agentls' : `$(bell-dot) agentls: ${n} waiting`;
+}
+
+/**
+ * Whether the request offers a decision: exactly its options (approve and
+ * reject when a server sends none). "always" is never offered for a
+ * dangerous call, whatever a server says.
+ */
+export function offers(r: ApprovalRequest, decision: Decision): boolean {
+  const opts = Array.isArray(r.options) && r.options.length > 0 ? r.options : ['approve', 'reject'];
+  if (decision === 'always' && r.risk === 'dangerous') { return false; }
+  return opts.includes(decision);
+}
+
+/** The button of "always": what it covers, in the server's words. */
+export function alwaysButton(r: ApprovalRequest): string {
+  const l = typeof r.alwaysLabel === 'string' && r.alwaysLabel !== '' ? r.alwaysLabel : `always allow ${r.tool}`;
+  return l.charAt(0).toUpperCase() + l.slice(1);
+}
+
+/** When the server rejects the request by itself (ms since the epoch), or undefined. */
+export function deadlineOf(r: ApprovalRequest, received: Date): number | undefined {
+  if (typeof r.deadline === 'string') {
+    const t = Date.parse(r.deadline);
+    if (!Number.isNaN(t)) { return t; }
+  }
+  if (typeof r.timeoutSeconds === 'number' && r.timeoutSeconds > 0) { return received.getTime() + r.timeoutSeconds * 1000; }
+  return undefined;
+}
+
+function clock(ms: number): string {
+  const d = new Date(ms);
+  return [d.getHours(), d.getMinutes(), d.getSeconds()].map(n => String(n).padStart(2, '0')).join(':');
+}
+
+/** "4:32 left (rejected by itself at 17:05:00)", or '' without a deadline. */
+export function timeLeft(r: ApprovalRequest, received: Date, now: number = Date.now()): string {
+  const dl = deadlineOf(r, received);
+  if (dl === undefined) { return ''; }
+  const left = Math.max(0, Math.round((dl - now) / 1000));
+  return `${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')} left (rejected by itself at ${clock(dl)})`;
+}
+
+/** Who asks: "claude wants to run shell_exec in /work/x". */
+export function whoAsks(r: ApprovalRequest): string {
+  const who = typeof r.agent === 'string' && r.agent !== '' ? r.agent : 'The agent';
+  const where = typeof r.cwd === 'string' && r.cwd !== '' ? ` in ${r.cwd}` : '';
+  return `${who} wants to run ${r.tool}${where}`;
+}
+
+/** One line per waiting review, for the list of reviews. */
+export function describeWaiting(p: PendingApproval, now: number = Date.now()): { label: string; description: string; detail: string } {
+  const r = p.request;
+  const left = timeLeft(r, p.received, now).replace(/ \(.*$/, '');
+  const detail = [r.cwd ? `in ${r.cwd}` : '', r.reason ? `reason: ${r.reason}` : '', r.warning ? `⚠ ${r.warning}` : ''].filter(Boolean).join(' · ');
+  return {
+    label: `${r.agent ? r.agent + ': ' : ''}${describeRequest(r)}`,
+    description: [left, r.callId].filter(Boolean).join(' · '),
+    detail,
+  };
+}
+
+/** The quick pick items of the remembered answers (approval/rules). */
+export function describeRules(rules: ApprovalRule[]): Array<{ label: string; description: string; id: string }> {
+  return rules.map(r => ({
+    label: r.label || `always allow ${r.tool}`,
+    description: `${r.tool} · ${r.persisted ? 'persisted' : 'this session'}`,
+    id: r.id,
+  }));
 }
 
 /** A one-line description of a request, for notifications and pickers. */

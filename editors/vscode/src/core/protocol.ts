@@ -10,6 +10,7 @@ export const Methods = {
   toolHistory: 'tool/history',
   toolEvent: 'tool/event',
   approvalRequest: 'approval/request',
+  approvalRules: 'approval/rules',
 } as const;
 
 /** experimental.agentls in the client's capabilities. */
@@ -99,7 +100,32 @@ export interface ApprovalRequest {
   risk: Risk;
   warning?: string;
   preview?: { unifiedDiff: string; files: FilePreview[] };
+  /** Exactly the answers the person may give; "always" never for a dangerous call. */
   options: string[];
+  /** What "always" covers, in words (present when options holds "always"). */
+  alwaysLabel?: string;
+  /** Who asks (the call's agent), when known. */
+  agent?: string;
+  /** The absolute folder a command runs in (shell_exec, shell_background, run_code). */
+  cwd?: string;
+  /** When the server rejects the request by itself (RFC 3339, UTC). */
+  deadline?: string;
+  timeoutSeconds?: number;
+}
+
+/** A remembered "always" answer (approval/rules). */
+export interface ApprovalRule {
+  id: string;
+  tool: string;
+  key: string;
+  label: string;
+  persisted: boolean;
+}
+
+/** The result of approval/rules. */
+export interface ApprovalRulesResult {
+  rules: ApprovalRule[];
+  removed?: boolean;
 }
 
 export type Decision = 'approve' | 'reject' | 'always';

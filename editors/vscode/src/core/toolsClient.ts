@@ -1,5 +1,5 @@
 import {
-  AgentlsApi, CallOptions, CancellationTokenLike, Methods, ToolDefinition, ToolFormat, ToolResult,
+  AgentlsApi, ApprovalRulesResult, CallOptions, CancellationTokenLike, Methods, ToolDefinition, ToolFormat, ToolResult,
   WorkDoneProgressValue,
 } from './protocol';
 
@@ -48,6 +48,16 @@ export class ToolsClient implements AgentlsApi {
   async listTools(options: { format?: ToolFormat; agent?: string } = {}): Promise<ToolDefinition[]> {
     const res = await this.rpc().sendRequest(Methods.toolList, options) as { tools?: ToolDefinition[] } | null;
     return res?.tools ?? [];
+  }
+
+  /**
+   * The remembered "always" answers of the session, persisted ones too
+   * (approval/rules); with remove (a rule id), that one is revoked first
+   * and removed says whether it existed.
+   */
+  async approvalRules(remove?: string): Promise<ApprovalRulesResult> {
+    const res = await this.rpc().sendRequest(Methods.approvalRules, remove !== undefined ? { remove } : {}) as ApprovalRulesResult | null;
+    return { rules: res?.rules ?? [], ...(res && typeof res.removed === 'boolean' ? { removed: res.removed } : {}) };
   }
 
   async callTool(name: string, args: Record<string, unknown> = {}, options: CallOptions = {}): Promise<ToolResult> {
