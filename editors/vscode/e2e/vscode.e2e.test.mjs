@@ -323,6 +323,10 @@ describe('agentls in VS Code (code-server)', { concurrency: false }, () => {
     await sleep(1000);
     await shot('multi-file-approval');
     await always.click();
+    // "Always" covers later calls too: a modal asks a second time.
+    const confirm = page.locator('.monaco-dialog-box .monaco-button', { hasText: 'Always allow apply_patch' });
+    await confirm.waitFor({ state: 'visible', timeout: 30000 });
+    await confirm.click();
     const r = await call.result();
     assert.equal(r.status, 'success', JSON.stringify(r));
     await waitFor(() => readWs('multi1.txt') === 'M1 (patched)\n', 10000, 'multi1.txt patched on disk');

@@ -295,7 +295,7 @@ class Extension implements vscode.Disposable {
 
   private async approval(req: ApprovalRequest, token: vscode.CancellationToken): Promise<ApprovalResponse> {
     const { key, answer, pending } = this.queue.add(req, token);
-    this.output.appendLine(`[approval] ${whoAsks(req)}: ${describeRequest(req)}${req.reason ? ' — reason: ' + req.reason : ''}${req.warning ? ' — WARNING: ' + req.warning : ''}${timeLeft(req, pending.received) ? ' — ' + timeLeft(req, pending.received) : ''}`);
+    this.output.appendLine(`[approval] ${describeRequest(req)} — ${whoAsks(req)}${req.reason ? ' — reason: ' + req.reason : ''}${req.warning ? ' — WARNING: ' + req.warning : ''}${timeLeft(req, pending.received) ? ' — ' + timeLeft(req, pending.received) : ''}`);
     const proposal = buildProposal(key, req, f => this.currentText(f.uri, f.path));
     if (proposal && proposal.files.length > 0) {
       this.proposals.set(key, proposal);
@@ -405,13 +405,14 @@ class Extension implements vscode.Disposable {
       const stat = diffStat(proposal.unifiedDiff);
       const what = proposal.files.length === 1 ? `${proposal.files[0].operation} ${proposal.files[0].path}` : `change ${proposal.files.length} files`;
       const risk = `risk: ${req.risk || 'write'}`;
-      message = `agentls: ${whoAsks(req)} to ${what} (${proposal.unifiedDiff ? `+${stat.added} −${stat.removed}, ` : ''}${risk}). Review the diff.`;
+      message = `agentls: ${req.tool} wants to ${what} (${proposal.unifiedDiff ? `+${stat.added} −${stat.removed}, ` : ''}${risk}). Review the diff.`;
     } else if (typeof req.arguments?.command === 'string') {
-      message = `agentls: ${whoAsks(req)}: \`${target}\` (risk: ${req.risk || 'none'}).`;
+      message = `agentls: ${req.tool} wants to run \`${target}\`${req.cwd ? ` in ${req.cwd}` : ''} (risk: ${req.risk || 'none'}).`;
     } else {
       const args = JSON.stringify(req.arguments ?? {});
-      message = `agentls: ${whoAsks(req)}${target ? ' on ' + target : ''} (risk: ${req.risk || 'none'}) with ${args.length > 200 ? args.slice(0, 197) + '...' : args}.`;
+      message = `agentls: ${req.tool} wants to run${target ? ' on ' + target : ''} (risk: ${req.risk || 'none'}) with ${args.length > 200 ? args.slice(0, 197) + '...' : args}.`;
     }
+    if (req.agent) { message += ` Asked by ${req.agent}.`; }
     if (req.reason) { message += ` Reason: ${req.reason}`; }
     if (req.warning) { message += ` WARNING: ${req.warning}`; }
     const pend = this.queue.get(key);
