@@ -40,6 +40,23 @@ local function keys()
   return vim.tbl_extend("force", require("agentls").defaults.approval.keys, cfg().keys or {})
 end
 
+--- A key as the person types it: <LocalLeader> and <Leader> replaced by
+--- their values ("\\" unless set).
+local function shown(lhs)
+  if type(lhs) ~= "string" then
+    return ""
+  end
+  local function val(v)
+    return (type(v) == "string" and v ~= "") and v or "\\"
+  end
+  return (lhs:gsub("<[Ll]ocal[Ll]eader>", function()
+    return val(vim.g.maplocalleader)
+  end):gsub("<[Ll]eader>", function()
+    return val(vim.g.mapleader)
+  end))
+end
+M.shown_key = shown
+
 local function changed()
   local n = #M.queue
   pcall(api.nvim_exec_autocmds, "User", { pattern = "AgentlsApproval", modeline = false, data = { pending = n } })
@@ -239,7 +256,7 @@ end
 function M.header(entry)
   local p = entry.params
   local args = type(p.arguments) == "table" and p.arguments or {}
-  local k = keys()
+  local k = vim.tbl_map(shown, keys())
   local lines, hl = {}, {}
   local function add(label, value, group)
     local prefix = string.format("%-9s", label)
@@ -438,7 +455,7 @@ local function render_header(entry)
   if ui.kind == "tab" then
     set_lines(ui.header_buf, h.lines, h.hl)
     if ui.header_win and api.nvim_win_is_valid(ui.header_win) then
-      api.nvim_win_set_height(ui.header_win, #h.lines)
+      api.nvim_win_set_height(ui.header_win, M.rows(h.lines, api.nvim_win_get_width(ui.header_win)))
     end
   else
     M.render_float(entry)
@@ -508,7 +525,7 @@ local function open_tab(entry)
     vim.wo[w].wrap = false
   end
   local h = M.header(entry)
-  ui.header_win = api.nvim_open_win(ui.header_buf, false, { split = "above", win = -1, height = #h.lines })
+  ui.header_win = api.nvim_open_win(ui.header_buf, false, { split = "above", win = -1, height = M.rows(h.lines, vim.o.columns) })
   vim.wo[ui.header_win].winfixheight = true
   vim.wo[ui.header_win].number = false
   vim.wo[ui.header_win].relativenumber = false
@@ -521,6 +538,16 @@ local function open_tab(entry)
     -- Back where the person was: the review waits in its tab.
     api.nvim_set_current_tabpage(ui.prev_tab)
   end
+end
+
+--- The screen rows lines take in a window of that width (they wrap).
+function M.rows(lines, width)
+  local rows = 0
+  width = math.max(1, width)
+  for _, l in ipairs(lines) do
+    rows = rows + math.max(1, math.ceil(vim.fn.strdisplaywidth(l) / width))
+  end
+  return rows
 end
 
 --- Lines of the float: the header, then the unified diff or the arguments.
@@ -609,6 +636,8 @@ end
 local function open_float(entry)
   entry.ui = { kind = "float", bufs = {} }
   entry.ui.buf = scratch(entry, "float")
+  -- The tab's label while the float has the cursor: the tool, not a path.
+  rename(entry.ui.buf, string.format("%s · review #%d", entry.params.tool or "call", entry.id))
   M.render_float(entry)
 end
 
