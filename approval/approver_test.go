@@ -1,0 +1,31 @@
+package approval
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestTerminalFollowsOptions: the terminal offers "always" only when the
+// request does, labelled with what it covers; "a" typed for a dangerous
+// call is not an answer, and the question is asked again.
+func TestTerminalFollowsOptions(t *testing.T) {
+	var out bytes.Buffer
+	term := NewTerminal(strings.NewReader("a\ny\n"), &out)
+	resp, err := term.Ask(context.Background(), Request{Tool: "shell_exec", Risk: RiskDangerous, Agent: "claude",
+		Cwd: "/w", Options: OptionsFor(RiskDangerous)})
+	if err != nil || resp.Decision != Approve {
+		t.Fatalf("dangerous: %+v %v", resp, err)
+	}
+	if s := out.String(); strings.Contains(s, "[a]") || strings.Count(s, "approve?") != 2 || !strings.Contains(s, "claude wants to run shell_exec") || !strings.Contains(s, "in: /w") {
+		t.Errorf("terminal output:\n%s", s)
+	}
+	out.Reset()
+	term = NewTerminal(strings.NewReader("a\n"), &out)
+	resp, _ = term.Ask(context.Background(), Request{Tool: "shell_exec", Risk: RiskExecute, Options: OptionsFor(RiskExecute),
+		AlwaysLabel: "always allow `echo x …`"})
+	if resp.Decision != Always || !strings.Contains(out.String(), "[a] always allow `echo x …`") {
+		t.Errorf("always: %+v\n%s", resp, out.String())
+	}
+}
