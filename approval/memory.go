@@ -50,11 +50,13 @@ func (m *Memory) Allowed(key string) bool {
 func (m *Memory) Remember(key string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.allowed[key] = false
+	if _, ok := m.allowed[key]; !ok {
+		m.allowed[key] = false
+	}
 	if m.file == "" {
 		return nil
 	}
-	if err := m.persist(); err != nil {
+	if err := m.rewrite(key, ""); err != nil {
 		return err
 	}
 	m.allowed[key] = true
@@ -101,17 +103,33 @@ func (m *Memory) Forget(id string) (bool, error) {
 		}
 		delete(m.allowed, k)
 		if persisted && m.file != "" {
-			return true, m.persist()
+			return true, m.rewrite("", k)
 		}
 		return true, nil
 	}
 	return false, nil
 }
 
-// persist writes the keys to the file atomically. m.mu is held.
-func (m *Memory) persist() error {
-	keys := make([]string, 0, len(m.allowed))
-	for k := range m.allowed {
+// rewrite adds add and removes remove (either may be "") in the file,
+// atomically. The file, not this session's memory, is the list it edits:
+// another session of the workspace may have added or revoked rules since
+// this one started, and neither is undone here. m.mu is held.
+func (m *Memory) rewrite(add, remove string) error {
+	set := map[string]bool{}
+	if b, err := os.ReadFile(m.file); err == nil {
+		var keys []string
+		if json.Unmarshal(b, &keys) == nil {
+			for _, k := range keys {
+				set[k] = true
+			}
+		}
+	}
+	if add != "" {
+		set[add] = true
+	}
+	delete(set, remove)
+	keys := make([]string, 0, len(set))
+	for k := range set {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -125,9 +143,6 @@ func (m *Memory) persist() error {
 	}
 	if err := os.Rename(tmp, m.file); err != nil {
 		return fmt.Errorf("persist approvals: %w", err)
-	}
-	for k := range m.allowed {
-		m.allowed[k] = true
 	}
 	return nil
 }

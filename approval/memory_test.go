@@ -103,3 +103,23 @@ func TestMemoryForgetUnwritableFile(t *testing.T) {
 		t.Errorf("forget with an unwritable file: %v %v, allowed %v", ok, err, m.Allowed("edit_file"))
 	}
 }
+
+// TestMemoryTwoSessions: two sessions of one workspace share the file; a
+// rule one of them revokes is not written back by the other, and a rule
+// one of them adds is not dropped by the other.
+func TestMemoryTwoSessions(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "always.json")
+	a := NewMemory(file)
+	a.Remember("edit_file")
+	b := NewMemory(file)
+	if ok, err := b.Forget(RuleFor("edit_file").ID); !ok || err != nil {
+		t.Fatalf("forget: %v %v", ok, err)
+	}
+	a.Remember("shell:echo x") // a still allows edit_file for its own session
+	b.Remember("write_file")
+	var keys []string
+	raw, _ := os.ReadFile(file)
+	if err := json.Unmarshal(raw, &keys); err != nil || !slices.Equal(keys, []string{"shell:echo x", "write_file"}) {
+		t.Errorf("file = %s (%v), want the revoked rule gone and both new ones kept", raw, err)
+	}
+}
