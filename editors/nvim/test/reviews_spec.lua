@@ -112,6 +112,27 @@ describe("reviews typed at by accident", function()
     H.eq("always", st.answer.decision, "always, confirmed")
   end)
 
+  it("in a diff tab that took the cursor (focus = true), n after a search, e, y, yy and a answer nothing", function()
+    require("agentls").setup({ cmd = { H.bin }, autostart = false, approval = { guard_ms = 0, focus = true } })
+    local st = request({
+      callId = "tc_tab1", tool = "edit_file", arguments = { path = "a.go" }, risk = "write", agent = "claude",
+      options = { "approve", "reject", "always" }, alwaysLabel = "always allow edit_file",
+      preview = { unifiedDiff = "", files = { { path = "a.go", operation = "modify", oldText = "old a\nsame\n", newText = "new a\nsame\n" } } },
+    })
+    local e = approval.current
+    H.eq("tab", e.ui.kind, "a diff tab")
+    H.eq(e.ui.new_win, api.nvim_get_current_win(), "the cursor is in the proposal")
+    type_keys("/same<CR>nNeebyyya")
+    type_keys("<Esc>")
+    H.eq(nil, st.done, "motions, search repeat, yank and append answer nothing")
+    H.eq({ "new a", "same" }, H.win_lines(e.ui.new_win), "the proposal is unchanged")
+    type_keys(H.APPROVE)
+    H.wait(function()
+      return st.done
+    end, "the answer")
+    H.eq("approve", st.answer.decision, "the deliberate key")
+  end)
+
   it("every opening has the guard, the second one too", function()
     local st = request(shell("tc_typed3", "echo x"))
     local msgs = {}
