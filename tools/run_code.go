@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/sandbox"
 )
 
 // RunCode is run_code: a snippet of Python, bash or JavaScript run from a
@@ -102,15 +103,29 @@ func runCode(c *Call, a runCodeArgs) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg := c.Workspace.Config()
+	boxed := cfg.RunCode.Sandbox != "none"
 	var interp string
-	for _, p := range lang.programs {
-		if path, err := exec.LookPath(p); err == nil {
-			interp = path
-			break
+	if boxed {
+		if _, err := sandbox.Find(); err != nil {
+			return nil, Errorf(NotConfigured, "run_code runs code only in its sandbox, and %v; install it, or set "+
+				"runCode.sandbox to \"none\" in your user config to run code without the sandbox", err)
 		}
-	}
-	if interp == "" {
-		return nil, Errorf(NotConfigured, "no interpreter for %s on PATH (looked for %s)", a.Language, strings.Join(lang.programs, ", "))
+		// The sandbox shows the system folders only: the interpreter must
+		// be there, not in a home folder's version manager.
+		if interp, err = sandbox.SystemProgram(lang.programs...); err != nil {
+			return nil, Errorf(NotConfigured, "no interpreter for %s that the sandbox can run: %v", a.Language, err)
+		}
+	} else {
+		for _, p := range lang.programs {
+			if path, err := exec.LookPath(p); err == nil {
+				interp = path
+				break
+			}
+		}
+		if interp == "" {
+			return nil, Errorf(NotConfigured, "no interpreter for %s on PATH (looked for %s)", a.Language, strings.Join(lang.programs, ", "))
+		}
 	}
 	tmp, err := os.MkdirTemp("", "agentls-code-")
 	if err != nil {
@@ -127,42 +142,61 @@ func runCode(c *Call, a runCodeArgs) (*Result, error) {
 	}
 	timeout = min(timeout, maxShellTimeout)
 
-	sb := newSandbox(int(timeout / time.Second))
+	sb := newSandbox(int(timeout/time.Second), boxed)
 	defer sb.cgroup.remove() // when the run did not start
 	argv := append(append(append([]string{interp}, lang.flags...), file), a.Args...)
-	sp := startSpec{dir: dir, env: CommandEnv(c.Workspace.Config(), a.Env), command: a.Language + " " + lang.file,
-		cgroup: sb.cgroup}
+	sp := startSpec{dir: dir, env: CommandEnv(cfg, a.Env), command: a.Language + " " + lang.file,
+		cgroup: sb.cgroup, prefix: sb.argvPrefix}
 	if sb.cgroup == nil {
 		sp.noCgroup = true // the limited one could not be made: none other
 	}
-	sb.network(&sp, a.Network)
-	sp.argv = sb.wrap(argv)
+	if boxed {
+		sp.box = &sandbox.Spec{Mode: sandbox.Isolate, Writable: writableRoots(c), ReadOnly: []string{tmp},
+			Network: a.Network, Dir: dir}
+		sp.env = sandbox.Env(sp.env)
+		sb.isolate(a.Network)
+		sp.argv = argv
+	} else {
+		sb.network(&sp, a.Network)
+		sp.argv = sb.wrap(argv)
+	}
 	return foreground(c, sp, timeout, func(*proc) map[string]any {
 		return map[string]any{"language": a.Language, "sandbox": sb.report()}
 	})
 }
 
-// sandbox is what run_code could put in force on this machine for one run.
-type sandbox struct {
+// codeMemory caps the memory of all of a run's processes together (a
+// variable so that tests can lower it).
+var codeMemory int64 = codeAddressSpace
+
+// codeSandbox is what run_code could put in force on this machine for one run.
+type codeSandbox struct {
+	kind        string // "bwrap" or "none"
 	limits      map[string]int64
 	enforced    []string
 	notEnforced map[string]string
 	netMode     string // "isolated" or "allowed"
 	netMethod   string
-	cgroup      *cgroup // the pids cgroup, when the machine allows one
+	filesystem  string
+	cgroup      *cgroup // the pids (and memory) cgroup, when the machine allows one
 	argvPrefix  []string
 	ip          string // the ip program, to raise loopback in an isolated network
 }
 
-func newSandbox(cpuSeconds int) *sandbox {
-	sb := &sandbox{
+func newSandbox(cpuSeconds int, boxed bool) *codeSandbox {
+	sb := &codeSandbox{
+		kind: "none",
 		limits: map[string]int64{
 			"cpu_seconds": int64(cpuSeconds), "address_space_bytes": codeAddressSpace, "open_files": codeOpenFiles,
-			"processes": codeProcesses, "file_size_bytes": codeFileSize,
+			"processes": codeProcesses, "file_size_bytes": codeFileSize, "memory_bytes": codeMemory,
 		},
 		notEnforced: map[string]string{},
+		filesystem:  "not isolated (runCode.sandbox is \"none\"): the code can read and write what the server can",
 	}
-	sb.cgroup = newCgroup(codeProcesses)
+	if boxed {
+		sb.kind = "bwrap"
+	}
+	sb.cgroup = newCgroup(codeProcesses, codeMemory)
 	prlimit, err := prlimitProgram()
 	if err != nil {
 		for _, k := range []string{"cpu_seconds", "address_space_bytes", "open_files", "file_size_bytes"} {
@@ -176,12 +210,12 @@ func newSandbox(cpuSeconds int) *sandbox {
 			fmt.Sprintf("--fsize=%d", codeFileSize),
 			"--core=0",
 		}
-		sb.enforced = append(sb.enforced, "cpu_seconds (RLIMIT_CPU)", "address_space_bytes (RLIMIT_AS)",
+		sb.enforced = append(sb.enforced, "cpu_seconds (RLIMIT_CPU, per process)", "address_space_bytes (RLIMIT_AS, per process)",
 			"open_files (RLIMIT_NOFILE)", "file_size_bytes (RLIMIT_FSIZE)")
 	}
 	switch {
 	case sb.cgroup != nil:
-		sb.enforced = append(sb.enforced, "processes (pids cgroup "+sb.cgroup.dir+")")
+		sb.enforced = append(sb.enforced, "processes (pids cgroup "+sb.cgroup.dir+", the whole tree)")
 	case os.Geteuid() == 0:
 		sb.notEnforced["processes"] = "no pids cgroup could be made, and RLIMIT_NPROC does not bind root"
 	case sb.argvPrefix != nil:
@@ -193,24 +227,45 @@ func newSandbox(cpuSeconds int) *sandbox {
 	default:
 		sb.notEnforced["processes"] = "neither a pids cgroup nor prlimit is available"
 	}
+	if sb.cgroup != nil && sb.cgroup.memDir != "" {
+		sb.enforced = append(sb.enforced, "memory_bytes (memory cgroup "+sb.cgroup.memDir+", all processes of the run together)")
+	} else {
+		sb.notEnforced["memory_bytes"] = "no memory cgroup could be made here: only each process's address space is limited"
+	}
 	if sb.argvPrefix != nil {
 		sb.argvPrefix = append(sb.argvPrefix, "--")
 	}
 	return sb
 }
 
-// wrap returns the argv that runs argv under the resource limits (and
-// with the loopback interface up in an isolated network).
-func (sb *sandbox) wrap(argv []string) []string {
-	out := append(append([]string(nil), sb.argvPrefix...), argv...)
-	if sb.ip != "" {
-		out = append([]string{"/bin/sh", "-c", `"$0" link set lo up 2>/dev/null || echo "agentls: the loopback interface stays down" >&2; exec "$@"`, sb.ip}, out...)
+// isolate records the bwrap sandbox of a run.
+func (sb *codeSandbox) isolate(network bool) {
+	sb.filesystem = isolatedFilesystem
+	sb.enforced = append(sb.enforced,
+		"filesystem (bwrap: "+isolatedFilesystem+")",
+		"namespaces (bwrap: user where bwrap makes one, mount, pid, IPC, UTS, and network unless network is true)",
+		"lifetime (bwrap --die-with-parent and a pid namespace: every process of the run ends with it and with the server)",
+		"capabilities (bwrap --cap-drop ALL)")
+	if network {
+		sb.netMode, sb.netMethod = "allowed", "the host's network (bwrap --share-net); the host's abstract Unix sockets are reachable"
+		return
 	}
-	return out
+	sb.netMode, sb.netMethod = "isolated", "bwrap network namespace; only the loopback interface, up"
+	sb.enforced = append(sb.enforced, "network ("+sb.netMethod+")")
 }
 
-// network isolates the run in its own network namespace unless allow.
-func (sb *sandbox) network(sp *startSpec, allow bool) {
+// wrap returns the argv that runs argv with the loopback interface up in an
+// isolated network (runCode.sandbox "none").
+func (sb *codeSandbox) wrap(argv []string) []string {
+	if sb.ip != "" {
+		return append([]string{"/bin/sh", "-c", `"$0" link set lo up 2>/dev/null || echo "agentls: the loopback interface stays down" >&2; exec "$@"`, sb.ip}, argv...)
+	}
+	return argv
+}
+
+// network isolates the run in its own network namespace unless allow
+// (runCode.sandbox "none", where bwrap does not).
+func (sb *codeSandbox) network(sp *startSpec, allow bool) {
 	if allow {
 		sb.netMode, sb.netMethod = "allowed", "the host's network"
 		return
@@ -232,11 +287,10 @@ func (sb *sandbox) network(sp *startSpec, allow bool) {
 	sb.enforced = append(sb.enforced, "network ("+sb.netMethod+")")
 }
 
-func (sb *sandbox) report() map[string]any {
+func (sb *codeSandbox) report() map[string]any {
 	r := map[string]any{
-		"limits": sb.limits, "enforced": sb.enforced, "network": sb.netMode, "network_method": sb.netMethod,
-		"process_group": true,
-		"filesystem":    "not isolated: the code can read and write what the server can",
+		"kind": sb.kind, "limits": sb.limits, "enforced": sb.enforced, "network": sb.netMode, "network_method": sb.netMethod,
+		"process_group": true, "filesystem": sb.filesystem,
 	}
 	if len(sb.notEnforced) > 0 {
 		r["not_enforced"] = sb.notEnforced

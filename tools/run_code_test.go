@@ -74,7 +74,6 @@ print("as", resource.getrlimit(resource.RLIMIT_AS)[0])
 print("nofile", resource.getrlimit(resource.RLIMIT_NOFILE)[0])
 print("cpu", resource.getrlimit(resource.RLIMIT_CPU)[0])
 print("ifaces", sorted(n for _, n in socket.if_nameindex()))
-print("cgroup", "agentls-" in open("/proc/self/cgroup").read())
 s = socket.socket()
 s.bind(("127.0.0.1", 0))
 s.listen()
@@ -104,9 +103,6 @@ print("loopback ok")
 	}
 	if sb["network"] == "isolated" && !strings.Contains(out, "ifaces ['lo']\n") {
 		t.Errorf("network isolation claimed but interfaces are visible: %s", out)
-	}
-	if strings.Contains(enforced, "pids cgroup") && !strings.Contains(out, "cgroup True\n") {
-		t.Errorf("pids cgroup claimed but the code is not in it: %s", out)
 	}
 	if os.Geteuid() == 0 && sb["network"] != "isolated" {
 		t.Errorf("root should get a network namespace here: %v", sb)

@@ -25,7 +25,8 @@ var ShellBackground = &Tool{
 		"cwd":{"type":"string","description":"working folder, relative to the workspace root or absolute inside it (default: the root)"},
 		"env":{"type":"object","additionalProperties":{"type":"string"},"description":"extra environment variables"}}}`),
 	OutputSchema: json.RawMessage(`{"type":"object","required":["id"],"properties":{
-		"id":{"type":"string"},"pid":{"type":"integer"},"command":{"type":"string"},"cwd":{"type":"string"}}}`),
+		"id":{"type":"string"},"pid":{"type":"integer"},"command":{"type":"string"},"cwd":{"type":"string"},
+		"sandbox":{"type":"object","description":"present when the command runs in the sandbox because it runs without approval"}}}`),
 	Assess:  assessShell,
 	Execute: Typed(shellBackground),
 }
@@ -45,17 +46,27 @@ func shellBackground(c *Call, a shellBackgroundArgs) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := st.start(startSpec{
+	sp := startSpec{
 		argv: []string{"bash", "-c", a.Command}, dir: dir, env: CommandEnv(c.Workspace.Config(), a.Env),
 		command: a.Command, background: true,
-	}, nil)
+	}
+	box, err := autoSandbox(c, &sp)
+	if err != nil {
+		return nil, err
+	}
+	p, err := st.start(sp, nil)
 	if err != nil {
 		return nil, err
 	}
 	rel := c.Workspace.Rel(dir)
 	content := fmt.Sprintf("started %s (pid %d) in %s: %s\nRead its output with shell_output {\"id\":%q}; end it with shell_kill.",
 		p.id, p.pid, rel, a.Command, p.id)
-	return Success(content, map[string]any{"id": p.id, "pid": p.pid, "command": a.Command, "cwd": rel}), nil
+	s := map[string]any{"id": p.id, "pid": p.pid, "command": a.Command, "cwd": rel}
+	if box != nil {
+		s["sandbox"] = box
+		content += "\nIt runs in the sandbox: " + fmt.Sprint(box["network"]) + " network, " + isolatedFilesystem + "."
+	}
+	return Success(content, s), nil
 }
 
 // ShellOutput is shell_output: the output of a shell from a byte offset.

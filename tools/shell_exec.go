@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/sandbox"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -33,7 +34,8 @@ var ShellExec = &Tool{
 		"use shell_background for servers and watchers. Large output keeps its head and tail " +
 		"with a marker; read the cut part with shell_output and the id in the result. stdin is empty: do not run interactive " +
 		"programs. The command is judged part by part: allowed commands " +
-		"(shell.allow) run without asking, others ask, denied ones are refused.",
+		"(shell.allow) run without asking, in a sandbox (the workspace writable, no home, no network unless shell.allowNetwork " +
+		"covers the command); others ask, denied ones are refused.",
 	Aliases:     []string{"executeCommand", "shell", "bash"},
 	Annotations: Annotations{Destructive: true, Approval: "ask"},
 	Risk:        approval.RiskExecute,
@@ -47,7 +49,8 @@ var ShellExec = &Tool{
 	OutputSchema: json.RawMessage(`{"type":"object","required":["exit_code","stdout","stderr","truncated","timed_out","duration_ms"],"properties":{
 		"exit_code":{"type":"integer"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean"},
 		"timed_out":{"type":"boolean"},"duration_ms":{"type":"integer"},"id":{"type":"string"},"pid":{"type":"integer"},"signal":{"type":"string"},
-		"cancelled":{"type":"boolean"},"stdout_bytes":{"type":"integer"},"stderr_bytes":{"type":"integer"}}}`),
+		"cancelled":{"type":"boolean"},"stdout_bytes":{"type":"integer"},"stderr_bytes":{"type":"integer"},
+		"sandbox":{"type":"object","description":"present when the command ran in the sandbox because it ran without approval"}}}`),
 	Assess:  assessShell,
 	Execute: Typed(shellExec),
 }
@@ -76,6 +79,7 @@ func assessShell(c *Call, raw json.RawMessage) (Assessment, error) {
 		as.AlwaysKey = "shell_background:" + strings.TrimPrefix(as.AlwaysKey, "shell:")
 	}
 	envAssess(&as, a.Env)
+	sandboxAssess(c, &as)
 	return Assessment{Assessment: as}, nil
 }
 
@@ -162,7 +166,15 @@ func shellExec(c *Call, a shellExecArgs) (*Result, error) {
 		env:     CommandEnv(cfg, a.Env),
 		command: a.Command,
 	}
-	return foreground(c, sp, shellTimeout(cfg, a.TimeoutMs), nil)
+	box, err := autoSandbox(c, &sp)
+	if err != nil {
+		return nil, err
+	}
+	var extra func(*proc) map[string]any
+	if box != nil {
+		extra = func(*proc) map[string]any { return map[string]any{"sandbox": box} }
+	}
+	return foreground(c, sp, shellTimeout(cfg, a.TimeoutMs), extra)
 }
 
 // RunArgv runs argv (no shell) in dir the way shell_exec runs a command:
@@ -249,6 +261,12 @@ type startSpec struct {
 	// limit); otherwise start makes one without a limit where it can.
 	cgroup   *cgroup
 	noCgroup bool
+	// box, when set, is the sandbox argv runs in (bwrap must work: the
+	// caller checked); otherwise start runs argv in bwrap's pid namespace
+	// only (sandbox.Lifetime) where bwrap works, plainly elsewhere.
+	box *sandbox.Spec
+	// prefix runs before bwrap (run_code's prlimit).
+	prefix []string
 }
 
 // proc is one shell: its process group and the logs of its output, kept in
@@ -262,6 +280,11 @@ type proc struct {
 	// cgroup tracks every process of the shell, also those that left the
 	// process group (setsid); nil where the machine allows none.
 	cgroup *cgroup
+	// nsInit is the host pid of the first process of the shell's pid
+	// namespace (bwrap's), nsID the namespace ("pid:[inode]"); zero when
+	// the shell runs without bwrap. Killing nsInit kills the whole tree.
+	nsInit int
+	nsID   string
 
 	mu       sync.Mutex
 	logs     [3]outputLog
@@ -373,9 +396,36 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
 	argv := sp.argv
+	box := sp.box
+	var bwrap string
+	if box == nil {
+		if b, err := sandbox.Find(); err == nil {
+			bwrap, box = b, &sandbox.Spec{Mode: sandbox.Lifetime, Dir: sp.dir}
+		}
+	} else if bwrap, err = sandbox.Find(); err != nil {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		p.closeLogs(true)
+		return nil, Errorf(NotConfigured, "%v", err)
+	}
+	var infoR, infoW *os.File
+	if box != nil {
+		if infoR, infoW, err = os.Pipe(); err != nil {
+			outR.Close()
+			outW.Close()
+			errR.Close()
+			errW.Close()
+			p.closeLogs(true)
+			return nil, fmt.Errorf("pipe: %w", err)
+		}
+		argv = append(sandbox.Args(bwrap, *box, 3), argv...)
+	}
+	argv = append(append([]string(nil), sp.prefix...), argv...)
 	p.cgroup = sp.cgroup
 	if p.cgroup == nil && !sp.noCgroup {
-		p.cgroup = newCgroup(0)
+		p.cgroup = newCgroup(0, 0)
 	}
 	if p.cgroup != nil {
 		argv = p.cgroup.wrap(argv)
@@ -383,10 +433,20 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = sp.dir, sp.env
 	cmd.Stdout, cmd.Stderr = outW, errW
+	if infoW != nil {
+		cmd.ExtraFiles = []*os.File{infoW}
+	}
 	cmd.SysProcAttr = ownGroup(sp.attr)
-	err = cmd.Start()
+	err = sandbox.Start(cmd)
 	outW.Close()
 	errW.Close()
+	if infoW != nil {
+		infoW.Close()
+		if err == nil {
+			p.nsInit, p.nsID = readBwrapInfo(infoR)
+		}
+		infoR.Close()
+	}
 	if err != nil {
 		outR.Close()
 		errR.Close()
@@ -400,6 +460,7 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 	}
 	p.pid = cmd.Process.Pid
 	p.started = time.Now()
+	live.Store(p, struct{}{})
 
 	var readers sync.WaitGroup
 	for i, r := range []*os.File{outR, errR} {
@@ -424,6 +485,11 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 	go func() {
 		_ = cmd.Wait() // the exit status is in ProcessState
 		code, sig := exitStatus(cmd.ProcessState)
+		if box != nil && sig == "" && code > 128 && code < 128+65 {
+			// bwrap exits with 128+n when the command was killed by
+			// signal n: read it as a shell does.
+			sig = sigName(syscall.Signal(code - 128))
+		}
 		// No child outlives its shell: end what is left of the group.
 		p.signalGroup(syscall.SIGTERM)
 		p.awaitGroupGone(terminateGrace)
@@ -450,6 +516,7 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 		close(p.changed)
 		p.changed = make(chan struct{})
 		p.mu.Unlock()
+		live.Delete(p)
 		close(p.done)
 	}()
 
@@ -470,13 +537,28 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 }
 
 // signalGroup signals the process group (and the cgroup, when there is one)
-// unless the group is known to have ended.
+// unless the group is known to have ended. A shell in a pid namespace gets
+// other signals than SIGKILL on every process of the namespace but its
+// first (bwrap, which ends when the command does), so that the command has
+// its grace; SIGKILL goes to the namespace's first process, which takes
+// the whole namespace with it, whatever left the group or the cgroup.
 func (p *proc) signalGroup(sig syscall.Signal) {
 	p.mu.Lock()
 	exited := p.exited
 	p.mu.Unlock()
 	if exited {
 		return
+	}
+	if p.nsInit != 0 && sig != syscall.SIGKILL {
+		for _, pid := range nsMembers(p.nsID) {
+			if pid != p.nsInit {
+				killPid(pid, sig)
+			}
+		}
+		return
+	}
+	if p.nsInit != 0 && nsOf(p.nsInit) == p.nsID {
+		killPid(p.nsInit, syscall.SIGKILL)
 	}
 	killGroup(p.pid, sig)
 	p.cgroup.kill(sig)
@@ -485,6 +567,13 @@ func (p *proc) signalGroup(sig syscall.Signal) {
 // groupAlive reports whether a process of the group is left (zombies that
 // nobody reaped count as gone).
 func (p *proc) groupAlive() bool {
+	if p.nsInit != 0 {
+		for _, pid := range nsMembers(p.nsID) {
+			if running(pid) {
+				return true
+			}
+		}
+	}
 	if p.cgroup.alive() {
 		return true
 	}
@@ -891,23 +980,28 @@ func shellContent(stdout, stderr string) string {
 
 // cgroup is a pids cgroup (v1 or v2) that holds every process of one shell,
 // so that processes which leave the process group (setsid, daemons) still
-// end with it. All methods are safe on a nil *cgroup.
+// end with it; for run_code also a memory cgroup that caps the memory of
+// the whole tree. All methods are safe on a nil *cgroup.
 type cgroup struct {
-	dir string
+	dir    string
+	memDir string // the memory cgroup (v1), or dir (v2), when memory is capped
 }
 
 var cgroupSeq atomic.Int64
 
 // newCgroup makes a cgroup under the server's own pids cgroup, with at most
-// pidsMax processes when pidsMax > 0. It returns nil when the machine does
-// not allow it (no pids controller, not permitted).
-func newCgroup(pidsMax int) *cgroup {
+// pidsMax processes when pidsMax > 0, and at most memMax bytes of memory for
+// all its processes together when memMax > 0 and the machine allows a
+// memory cgroup (memDir is empty when it does not). It returns nil when the
+// machine allows no pids cgroup (no controller, not permitted).
+func newCgroup(pidsMax int, memMax int64) *cgroup {
 	parent := pidsCgroupParent()
 	if parent == "" {
 		return nil
 	}
 	sweepOnce.Do(func() { sweepCgroups(parent) })
-	dir := filepath.Join(parent, fmt.Sprintf("%s%d-%d", cgroupPrefix(), os.Getpid(), cgroupSeq.Add(1)))
+	name := fmt.Sprintf("%s%d-%d", cgroupPrefix(), os.Getpid(), cgroupSeq.Add(1))
+	dir := filepath.Join(parent, name)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil
 	}
@@ -917,7 +1011,65 @@ func newCgroup(pidsMax int) *cgroup {
 			return nil
 		}
 	}
-	return &cgroup{dir: dir}
+	g := &cgroup{dir: dir}
+	if memMax > 0 {
+		g.memDir = capMemory(dir, name, memMax)
+	}
+	return g
+}
+
+// capMemory caps the memory (and swap) of a cgroup: in the pids cgroup's
+// own folder on cgroup v2, in a memory cgroup of the same name on v1. It
+// returns the folder, or "" when the machine allows no memory cgroup.
+func capMemory(pidsDir, name string, memMax int64) string {
+	limit := []byte(strconv.FormatInt(memMax, 10))
+	if _, err := os.Stat(filepath.Join(pidsDir, "memory.max")); err == nil {
+		if os.WriteFile(filepath.Join(pidsDir, "memory.max"), limit, 0o644) != nil {
+			return ""
+		}
+		_ = os.WriteFile(filepath.Join(pidsDir, "memory.swap.max"), []byte("0"), 0o644)
+		return pidsDir
+	}
+	parent := v1CgroupParent("memory")
+	if parent == "" {
+		return ""
+	}
+	dir := filepath.Join(parent, name)
+	if os.Mkdir(dir, 0o755) != nil {
+		return ""
+	}
+	if os.WriteFile(filepath.Join(dir, "memory.limit_in_bytes"), limit, 0o644) != nil {
+		os.Remove(dir)
+		return ""
+	}
+	// Memory plus swap, where the kernel accounts swap: no way around the
+	// cap by swapping.
+	_ = os.WriteFile(filepath.Join(dir, "memory.memsw.limit_in_bytes"), limit, 0o644)
+	return dir
+}
+
+// v1CgroupParent finds the server's cgroup folder of a cgroup v1
+// controller, or "".
+func v1CgroupParent(controller string) string {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			if c == controller {
+				dir := filepath.Join("/sys/fs/cgroup", controller, parts[2])
+				if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err == nil {
+					return dir
+				}
+			}
+		}
+	}
+	return ""
 }
 
 var sweepOnce sync.Once
@@ -955,6 +1107,11 @@ func sweepCgroups(parent string) {
 			continue // the server still runs
 		}
 		g := &cgroup{dir: filepath.Join(parent, e.Name())}
+		if mem := v1CgroupParent("memory"); mem != "" {
+			if _, err := os.Stat(filepath.Join(mem, e.Name())); err == nil {
+				g.memDir = filepath.Join(mem, e.Name())
+			}
+		}
 		g.kill(syscall.SIGKILL)
 		g.remove()
 	}
@@ -964,6 +1121,10 @@ func sweepCgroups(parent string) {
 // script writes its own pid to cgroup.procs, so the program never runs
 // outside the cgroup.
 func (g *cgroup) wrap(argv []string) []string {
+	if g.memDir != "" && g.memDir != g.dir {
+		return append([]string{"/bin/sh", "-c", `echo $$ > "$0" && echo $$ > "$1" || exit 125; shift; exec "$@"`,
+			filepath.Join(g.dir, "cgroup.procs"), filepath.Join(g.memDir, "cgroup.procs")}, argv...)
+	}
 	return append([]string{"/bin/sh", "-c", `echo $$ > "$0" || exit 125; exec "$@"`,
 		filepath.Join(g.dir, "cgroup.procs")}, argv...)
 }
@@ -1010,10 +1171,18 @@ func (g *cgroup) remove() {
 	}
 	for range 50 {
 		if err := os.Remove(g.dir); err == nil || errors.Is(err, os.ErrNotExist) {
-			return
+			break
 		}
 		g.kill(syscall.SIGKILL)
 		time.Sleep(20 * time.Millisecond)
+	}
+	if g.memDir != "" && g.memDir != g.dir {
+		for range 50 {
+			if err := os.Remove(g.memDir); err == nil || errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 }
 

@@ -31,3 +31,5 @@ func exitStatus(ps *os.ProcessState) (int, string) {
 	}
 	return ps.ExitCode(), ""
 }
+
+func sigName(s syscall.Signal) string { return s.String() }

@@ -30,6 +30,7 @@ type Config struct {
 	Agents   map[string]Agent `json:"agents,omitempty"`
 	Paths    PathsConfig      `json:"paths"`
 	Shell    ShellConfig      `json:"shell"`
+	RunCode  RunCodeConfig    `json:"runCode"`
 	Web      WebConfig        `json:"web"`
 	Custom   []CustomTool     `json:"custom,omitempty"`
 	Limits   Limits           `json:"limits"`
@@ -117,6 +118,22 @@ type ShellConfig struct {
 	TimeoutSeconds int      `json:"timeoutSeconds"`
 	MaxOutputBytes int      `json:"maxOutputBytes"`
 	SecretEnv      []string `json:"secretEnv,omitempty"`
+	// AllowNetwork are command prefixes (like Allow) whose automatic runs
+	// keep the network inside the sandbox: a command has the network when
+	// every part of it matches one.
+	AllowNetwork []string `json:"allowNetwork,omitempty"`
+	// SandboxAuto runs commands that run without a person (allow-listed,
+	// or automatic by a rule or mode) in the sandbox of run_code (default
+	// true). Only the user config may turn it off.
+	SandboxAuto bool `json:"sandboxAuto"`
+}
+
+// RunCodeConfig is the "runCode" key.
+type RunCodeConfig struct {
+	// Sandbox is "bwrap" (default: run_code runs only in bubblewrap and
+	// refuses without it) or "none" (run without the sandbox, under the
+	// resource limits only). Only the user config may say "none".
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // WebConfig is the "web" key.
@@ -172,7 +189,7 @@ func DefaultConfig() *Config {
 		Approval: ApprovalConfig{Mode: "safe", TimeoutSeconds: 300},
 		Tools:    ToolsConfig{Enabled: ToolList{All: true}, TimeoutSeconds: 600},
 		Paths:    PathsConfig{Sensitive: append([]string(nil), DefaultSensitive...)},
-		Shell:    ShellConfig{TimeoutSeconds: 120, MaxOutputBytes: 256 << 10},
+		Shell:    ShellConfig{TimeoutSeconds: 120, MaxOutputBytes: 256 << 10, SandboxAuto: true},
 		Limits: Limits{
 			ReadLines: 2000, MaxLineLength: 2000, MaxFileBytes: 10 << 20,
 			GrepMaxResults: 1000, MaxOutputBytes: 256 << 10,
@@ -293,6 +310,11 @@ func (s *ConfigStack) restrictWorkspace(ws map[string]any) []string {
 	}
 	if sh, ok := ws["shell"].(map[string]any); ok {
 		drop(sh, "allow", "shell.allow")
+		drop(sh, "allowNetwork", "shell.allowNetwork")
+		drop(sh, "sandboxAuto", "shell.sandboxAuto")
+	}
+	if rc, ok := ws["runCode"].(map[string]any); ok {
+		drop(rc, "sandbox", "runCode.sandbox")
 	}
 	if w, ok := ws["web"].(map[string]any); ok {
 		drop(w, "allow", "web.allow")
@@ -329,11 +351,49 @@ func (s *ConfigStack) restrictWorkspace(ws map[string]any) []string {
 	return dropped
 }
 
+// userOnly are the settings ("object.key") that only the user config may
+// set, because they turn a sandbox off: in any other layer (a repository's
+// .agentls.json, and also the editor's settings, which may come from a
+// workspace settings file of the repository) they are ignored.
+var userOnly = [][2]string{{"shell", "sandboxAuto"}, {"runCode", "sandbox"}}
+
+// withoutUserOnly returns m without the userOnly settings, copying only the
+// objects it changes.
+func withoutUserOnly(m map[string]any) map[string]any {
+	out, copied := m, false
+	for _, k := range userOnly {
+		obj, ok := out[k[0]].(map[string]any)
+		if !ok {
+			continue
+		}
+		if _, ok := obj[k[1]]; !ok {
+			continue
+		}
+		if !copied {
+			out, copied = make(map[string]any, len(m)), true
+			for kk, v := range m {
+				out[kk] = v
+			}
+		}
+		cp := make(map[string]any, len(obj))
+		for kk, v := range obj {
+			if kk != k[1] {
+				cp[kk] = v
+			}
+		}
+		out[k[0]] = cp
+	}
+	return out
+}
+
 // Merged returns the configuration of all layers over the defaults.
 func (s *ConfigStack) Merged() *Config {
 	s.mu.Lock()
 	merged := map[string]any{}
-	for _, m := range s.layers {
+	for l, m := range s.layers {
+		if Layer(l) != LayerUser {
+			m = withoutUserOnly(m)
+		}
 		merge(merged, m)
 	}
 	s.mu.Unlock()
