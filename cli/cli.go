@@ -199,7 +199,7 @@ func serve(ctx context.Context, g globals, listen string, stdio IO) int {
 		return usageError(stdio, err, nil)
 	}
 	defer closeLog()
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := stopOnSignal(ctx, stdio.Stderr, closeLog)
 	defer stop()
 	cwd, _ := os.Getwd()
 	opts := lsp.Options{Runner: NewRunner(log), Log: log, Version: Version, DefaultRoot: cwd, ConfigFile: g.config}
