@@ -23,11 +23,13 @@ var RunCode = &Tool{
 	Name:  "run_code",
 	Title: "Run code",
 	Description: "Runs a snippet of code: language python (python3), bash or node. The code is written to a temporary file and run " +
-		"with its args in a workspace folder (cwd, default the root), in its own process group, under resource limits " +
-		"(CPU time = timeout_seconds, 2 GiB address space, 1024 open files, 256 processes, 1 GiB file size) and without network " +
-		"unless network is true. The result's sandbox field states which limits and isolation were really in force. " +
+		"with its args in a workspace folder (cwd, default the root) in a sandbox (bubblewrap): the workspace is readable and " +
+		"writable, the system's programs and libraries read-only, /tmp is private and also HOME; nothing else of the machine " +
+		"(no home folder, no other files, no host sockets) and no network unless network is true. Resource limits: CPU time = " +
+		"timeout_seconds, 2 GiB address space per process, 1024 open files, 1 GiB file size, 256 processes and 2 GiB memory " +
+		"for all its processes together. The result's sandbox field states which limits and isolation were really in force. " +
 		"timeout_seconds defaults to 60 (at most 600). A non-zero exit is an error (EXECUTION_ERROR) that carries the output. " +
-		"The code can read and write files like the server can: it is not a filesystem sandbox.",
+		"Without bubblewrap installed it refuses (NOT_CONFIGURED).",
 	Annotations: Annotations{Destructive: true, Approval: "ask"},
 	Risk:        approval.RiskExecute,
 	Timeout:     11 * time.Minute,
