@@ -536,15 +536,21 @@ func TestBackgroundShellsEndWithSession(t *testing.T) {
 	if _, err := c.Initialize(ctx, root, nil, map[string]any{"config": map[string]any{"approval": map[string]any{"mode": "yolo"}}}); err != nil {
 		t.Fatal(err)
 	}
-	pidFile := filepath.Join(root, "pid")
-	res, err := c.ToolCall(ctx, "shell_background", map[string]any{"command": "echo $$ > pid; exec sleep 300"})
+	// The shell runs in its own pid namespace where bwrap works, so $$ is
+	// not a host pid: find the sleep by its unique duration instead.
+	dur := fmt.Sprintf("300.%d", time.Now().UnixNano()%1000000)
+	res, err := c.ToolCall(ctx, "shell_background", map[string]any{"command": "exec sleep " + dur})
 	if err != nil || res.Status != tools.StatusSuccess {
 		t.Fatalf("shell_background: %v %+v", err, res)
 	}
 	var pid int
 	for i := 0; i < 100 && pid == 0; i++ {
-		b, _ := os.ReadFile(pidFile)
-		fmt.Sscan(string(b), &pid)
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && string(b) == "sleep\x00"+dur+"\x00" {
+				fmt.Sscan(e.Name(), &pid)
+			}
+		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	if pid == 0 || syscall.Kill(pid, 0) != nil {
