@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -609,14 +608,26 @@ func TestCancelKillsShell(t *testing.T) {
 	c := newRaw(t, tools.NewRunner(tools.NewBuiltinRegistry(), nil))
 	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"rootUri":%q,"capabilities":{},"initializationOptions":{"config":{"approval":{"mode":"yolo"}}}}}`, "file://"+root))
 	c.response("1")
-	c.send(`{"jsonrpc":"2.0","id":7,"method":"tool/call","params":{"name":"shell_exec","arguments":{"command":"echo $$ > pid; sleep 60 & sleep 60"}}}`)
-	var pid int
-	for i := 0; i < 250 && pid == 0; i++ {
-		b, _ := os.ReadFile(filepath.Join(root, "pid"))
-		fmt.Sscan(string(b), &pid)
+	// The command runs in its own pid namespace where bwrap works, so $$
+	// is not a host pid: its sleeps are found by their unique duration.
+	dur := fmt.Sprintf("60.%d", time.Now().UnixNano()%1000000)
+	c.send(`{"jsonrpc":"2.0","id":7,"method":"tool/call","params":{"name":"shell_exec","arguments":{"command":"sleep ` + dur + ` & sleep ` + dur + `"}}}`)
+	sleeps := func() []string {
+		var out []string
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && string(b) == "sleep\x00"+dur+"\x00" {
+				if st, _ := os.ReadFile("/proc/" + e.Name() + "/stat"); !strings.Contains(string(st), ") Z ") {
+					out = append(out, e.Name())
+				}
+			}
+		}
+		return out
+	}
+	for i := 0; i < 250 && len(sleeps()) < 2; i++ {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if pid == 0 {
+	if len(sleeps()) < 2 {
 		t.Fatal("the command did not start")
 	}
 	start := time.Now()
@@ -627,11 +638,11 @@ func TestCancelKillsShell(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("answered after %s, want under a second", d)
 	}
-	// The whole process group is gone (a zombie leader waits for its reaper).
-	out, _ := exec.Command("pgrep", "-g", fmt.Sprint(pid)).Output()
-	for _, p := range strings.Fields(string(out)) {
-		if st, _ := os.ReadFile("/proc/" + p + "/stat"); !strings.Contains(string(st), ") Z ") {
-			t.Errorf("process %s of the cancelled command is still running", p)
-		}
+	// Every process of the command is gone (zombies wait for their reaper).
+	for i := 0; i < 100 && len(sleeps()) > 0; i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if left := sleeps(); len(left) > 0 {
+		t.Errorf("processes %v of the cancelled command are still running", left)
 	}
 }
