@@ -96,7 +96,7 @@ func Find() (string, error) {
 			args := append(Args(path, Spec{Mode: m, Dir: "/"}, -1), "true")
 			out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
 			if err != nil {
-				p.err = fmt.Errorf("bwrap does not work here: %v: %s", err, strings.TrimSpace(string(out)))
+				p.err = fmt.Errorf("bwrap (package %s) does not work here: %v: %s", Package, err, strings.TrimSpace(string(out)))
 				return
 			}
 		}
