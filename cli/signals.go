@@ -28,11 +28,13 @@ func stopOnSignal(ctx context.Context, stderr io.Writer, cleanup func()) (contex
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
+	stopping := make(chan struct{}) // closed when a signal arrived
 	go func() {
 		select {
 		case <-done:
 			return
 		case sig := <-ch:
+			close(stopping)
 			cancel()
 			fmt.Fprintf(stderr, "agentls: %v: ending every command and stopping\n", sig)
 			tools.EndAll(shutdownGrace)
@@ -47,6 +49,16 @@ func stopOnSignal(ctx context.Context, stderr io.Writer, cleanup func()) (contex
 		}
 	}()
 	return ctx, func() {
+		select {
+		case <-stopping:
+			// The session returned because the signal cancelled it: the
+			// handler is ending the processes and exits the server with
+			// the signal's code. Wait for it rather than exit first.
+			for {
+				time.Sleep(time.Hour)
+			}
+		default:
+		}
 		signal.Stop(ch)
 		close(done)
 		cancel()
