@@ -252,3 +252,35 @@ wait:
 		t.Errorf("escaped children left: %v\n%s", left, out)
 	}
 }
+
+// BenchmarkShellExecSandbox measures what bwrap adds to a command that
+// does nothing: plain (no bwrap on PATH), in a pid namespace (an approved
+// command) and in the isolating sandbox (an allow-listed one).
+func BenchmarkShellExecSandbox(b *testing.B) {
+	if _, err := sandbox.Find(); err != nil {
+		b.Skip(err)
+	}
+	for _, bb := range []struct {
+		name  string
+		allow []string
+		plain bool
+	}{{"plain", nil, true}, {"lifetime", nil, false}, {"isolate", []string{"true"}, false}} {
+		b.Run(bb.name, func(b *testing.B) {
+			if bb.plain {
+				bin := b.TempDir()
+				for _, p := range []string{"bash", "sh", "true"} {
+					if path, err := sandbox.SystemProgram(p); err == nil {
+						os.Symlink(path, filepath.Join(bin, p))
+					}
+				}
+				b.Setenv("PATH", bin)
+			}
+			g := newShellRig(b, func(c *workspace.Config) { c.Shell.Allow = bb.allow })
+			for b.Loop() {
+				if res := g.call(context.Background(), "shell_exec", map[string]any{"command": "true"}, nil); res.Status != StatusSuccess {
+					b.Fatal(res.Content)
+				}
+			}
+		})
+	}
+}

@@ -42,13 +42,13 @@ func (p *shellProgress) text() string {
 
 // shellRig is a runner with the shell tools over a temporary workspace.
 type shellRig struct {
-	t    *testing.T
+	t    testing.TB
 	r    *Runner
 	env  *Env
 	root string
 }
 
-func newShellRig(t *testing.T, edit func(*workspace.Config)) *shellRig {
+func newShellRig(t testing.TB, edit func(*workspace.Config)) *shellRig {
 	t.Helper()
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, "sub"), 0o755); err != nil {
