@@ -17,7 +17,8 @@ var ShellBackground = &Tool{
 	Title: "Start background command",
 	Description: "Starts a long-running command (dev server, watcher, build in watch mode) with `bash -c` in its own process " +
 		"group and returns its id at once. Read its output with shell_output (id, since, wait_ms) and end it with shell_kill. " +
-		"It keeps running after this call and ends with the session. stdin is empty. Judged like shell_exec.",
+		"It keeps running after this call and ends with the session (and with the server, however it stops). stdin is empty. " +
+		"Judged like shell_exec; an allowed command runs in the same sandbox as shell_exec's.",
 	Annotations: Annotations{Destructive: true, Approval: "ask"},
 	Risk:        approval.RiskExecute,
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["command"],"properties":{
