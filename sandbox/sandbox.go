@@ -119,10 +119,11 @@ var etcFiles = []string{
 	"passwd", "group", "nsswitch.conf", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone",
 	"alternatives", "ssl", "ca-certificates", "ca-certificates.conf", "mime.types", "os-release",
 	"debian_version", "locale.alias", "locale.conf", "bash.bashrc", "profile", "inputrc", "magic", "papersize",
+	"hosts", "protocols", "services", // localhost and port names on the sandbox's own loopback
 }
 
 // netEtcFiles are needed only with the network: name resolution.
-var netEtcFiles = []string{"resolv.conf", "hosts", "host.conf", "gai.conf", "protocols", "services"}
+var netEtcFiles = []string{"resolv.conf", "host.conf", "gai.conf"}
 
 // Args returns the bwrap command line for s, up to and including the "--"
 // after which the program and its arguments follow. infoFD, when not

@@ -68,6 +68,12 @@ attempt("list_run", lambda: os.listdir("/run"))
 attempt("list_home", lambda: os.listdir("/home"))
 attempt("write_workspace", lambda: write("inside-" + token))
 attempt("read_workspace", lambda: read("data.txt"))
+def own_loopback():
+    s = socket.socket()
+    s.bind(("localhost", 0))
+    s.listen()
+    socket.create_connection(("localhost", s.getsockname()[1]), timeout=2)
+attempt("own_loopback", own_loopback)
 print(json.dumps(r))
 `
 
@@ -77,8 +83,9 @@ print(json.dumps(r))
 // host (a path and an abstract one), connect to a loopback TCP listener
 // without network, read a file of the home folder and /etc/shadow, list
 // /run. Every attempt fails and leaves nothing behind, while the
-// workspace stays readable and writable; the result says bwrap was in
-// force.
+// workspace stays readable and writable, the private /tmp writable and the
+// sandbox's own loopback usable by name (localhost); the result says bwrap
+// was in force.
 func TestRunCodeCannotEscape(t *testing.T) {
 	needBwrap(t)
 	needInterpreter(t, "python3")
@@ -133,7 +140,7 @@ func TestRunCodeCannotEscape(t *testing.T) {
 		t.Fatalf("probe output %q: %v (stderr %q)", s["stdout"], err, s["stderr"])
 	}
 	t.Logf("attempts: %v", got)
-	allowed := map[string]bool{"write_workspace": true, "read_workspace": true, "write_private_tmp": true}
+	allowed := map[string]bool{"write_workspace": true, "read_workspace": true, "write_private_tmp": true, "own_loopback": true}
 	for must := range allowed {
 		if got[must] != "ok" {
 			t.Errorf("%s inside the sandbox failed: %s", must, got[must])
