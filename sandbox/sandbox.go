@@ -12,7 +12,9 @@
 //     tmpfs /tmp; nothing else of the host: no /home or /root, no /run, no
 //     host /tmp, no sockets (the network namespace also hides the host's
 //     abstract Unix sockets). Network only when Spec.Network is set.
-//     Every capability is dropped.
+//     Every capability is dropped, and /proc/sys is read-only (sysctl
+//     files check only the uid, and a server run as root runs the sandbox
+//     as uid 0).
 //   - Lifetime: the whole file system as the server sees it, the host
 //     network and the same ids (as far as bwrap allows: without setuid
 //     bwrap a non-root user gets a user namespace that maps only their own
@@ -175,7 +177,13 @@ func Args(bwrap string, s Spec, infoFD int) []string {
 	for _, e := range etc {
 		a = append(a, "--ro-bind-try", "/etc/"+e, "/etc/"+e)
 	}
-	a = append(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp")
+	// Root in the sandbox (a server run as root gets no user namespace)
+	// has no capability left, but sysctl files check only the uid: they
+	// are read-only, or a write to kernel.core_pattern would run a program
+	// of the workspace as root outside.
+	a = append(a, "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
+		"--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
+		"--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp")
 	for _, d := range s.ReadOnly {
 		a = append(a, "--ro-bind", d, d)
 	}

@@ -40,6 +40,7 @@ func TestArgs(t *testing.T) {
 		{"isolate binds the workspace", iso, []string{"--bind", "/w", "/w"}, true},
 		{"isolate binds the code read-only", iso, []string{"--ro-bind", "/code", "/code"}, true},
 		{"isolate has a private /tmp", iso, []string{"--tmpfs", "/tmp"}, true},
+		{"isolate has read-only sysctls", iso, []string{"--ro-bind", "/proc/sys", "/proc/sys"}, true},
 		{"isolate reports on fd 3", iso, []string{"--info-fd", "3"}, true},
 		{"isolate works in the folder", iso, []string{"--chdir", "/w/sub"}, true},
 		{"isolate shows no shadow", iso, []string{"--ro-bind-try", "/etc/shadow", "/etc/shadow"}, false},

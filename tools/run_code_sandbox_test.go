@@ -65,6 +65,14 @@ attempt("read_home", lambda: read(os.path.join(home, "secret.txt")))
 attempt("read_env_home", lambda: read(os.path.join(os.environ.get("HOME", "/nonexistent"), "secret.txt")))
 attempt("read_shadow", lambda: read("/etc/shadow"))
 attempt("list_run", lambda: os.listdir("/run"))
+def sysctl():
+    # The value written is the one read: harmless should it get through.
+    p = "/proc/sys/vm/swappiness"
+    v = open(p).read()
+    with open(p, "w") as f:
+        f.write(v)
+attempt("write_sysctl", sysctl)
+attempt("list_sys", lambda: os.listdir("/sys/fs/cgroup"))
 attempt("list_home", lambda: os.listdir("/home"))
 attempt("write_workspace", lambda: write("inside-" + token))
 attempt("read_workspace", lambda: read("data.txt"))
@@ -82,7 +90,8 @@ print(json.dumps(r))
 // /root, /etc, /usr, the host's /tmp), connect to a Unix socket of the
 // host (a path and an abstract one), connect to a loopback TCP listener
 // without network, read a file of the home folder and /etc/shadow, list
-// /run. Every attempt fails and leaves nothing behind, while the
+// /run and the cgroup file system, write a sysctl (as root, uid 0 without
+// capabilities could, were /proc/sys writable). Every attempt fails and leaves nothing behind, while the
 // workspace stays readable and writable, the private /tmp writable and the
 // sandbox's own loopback usable by name (localhost); the result says bwrap
 // was in force.
