@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/lsp"
+	"github.com/agentls/agentls/redact"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -85,7 +86,9 @@ func (g *globals) logger(stderr io.Writer) (*slog.Logger, func(), error) {
 		}
 		w, closer = f, func() { f.Close() }
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), closer, nil
+	// Every line goes through package redact: no secret it can recognise,
+	// no string over redact.Cap.
+	return slog.New(redact.NewHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))), closer, nil
 }
 
 // parse parses flags that may come before, between or after positional

@@ -12,6 +12,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/agentls/agentls/redact"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -34,6 +35,8 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
+	opts.Log = redact.Logger(opts.Log) // the debug log never holds a secret it can recognise
+	go redact.Load()                   // the rules, before the first call needs them
 	s := newSession(ctx, rwc, opts)
 	defer s.stop()
 	select {

@@ -6,6 +6,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/agentls/agentls/redact"
 	"github.com/agentls/agentls/tools"
 )
 
@@ -125,8 +126,10 @@ func (p *progress) end(status string) {
 
 // Report implements tools.Progress.
 func (p *progress) Report(message string, percent int) {
+	message = redact.String(message) // tool output: shown, and sent as an event
 	v := map[string]any{"kind": "report", "message": message}
-	e := tools.Event{CallID: p.callID, Tool: p.tool, Kind: "progress", Message: message}
+	e := tools.Event{CallID: p.callID, Tool: p.tool, Kind: "progress"}.Redacted()
+	e.Message = message
 	if percent >= 0 {
 		v["percentage"] = min(percent, 100)
 		e.Percent = &percent

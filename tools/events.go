@@ -1,6 +1,12 @@
 package tools
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+	"sync"
+
+	"github.com/agentls/agentls/redact"
+)
 
 // Event is a tool/event notification (PROTOCOL.md section 3).
 type Event struct {
@@ -31,3 +37,51 @@ var _ Events = EventsFunc(nil)
 type noEvents struct{}
 
 func (noEvents) Event(Event) {}
+
+// Redacted returns the event with every field that holds text from the
+// agent or a tool redacted by package redact (arguments, message, path,
+// call id, tool name): what leaves the server as tool/event never holds a
+// secret it can recognise, nor a string longer than redact.Cap.
+func (e Event) Redacted() Event {
+	if len(e.Arguments) > 0 {
+		e.Arguments = redact.JSON(e.Arguments)
+	}
+	e.CallID = redact.String(e.CallID)
+	e.Tool = redact.String(e.Tool)
+	e.Message = redact.String(e.Message)
+	e.Path = redact.String(e.Path)
+	return e
+}
+
+// redactingEvents redacts the events of one call before passing them on.
+// It remembers the last arguments it redacted, so that the execution log
+// does not redact the same document twice.
+type redactingEvents struct {
+	next Events
+
+	mu        sync.Mutex
+	raw, done json.RawMessage
+}
+
+// Event implements Events.
+func (r *redactingEvents) Event(e Event) {
+	args := e.Arguments
+	e.Arguments = nil
+	e = e.Redacted()
+	if len(args) > 0 {
+		e.Arguments = r.args(args)
+	}
+	r.next.Event(e)
+}
+
+// args returns the arguments redacted, from memory when they are the last
+// ones seen.
+func (r *redactingEvents) args(raw json.RawMessage) json.RawMessage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done != nil && bytes.Equal(raw, r.raw) {
+		return r.done
+	}
+	r.raw, r.done = raw, redact.JSON(raw)
+	return r.done
+}

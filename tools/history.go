@@ -5,14 +5,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
-	"unicode"
 
+	"github.com/agentls/agentls/redact"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -26,11 +24,22 @@ type LogEntry struct {
 	DurationMs int64           `json:"durationMs"`
 	Timestamp  time.Time       `json:"timestamp"`
 	ApprovedBy string          `json:"approvedBy"`
+	// Redaction is the version of the redaction the entry went through
+	// when it was written; Read redacts entries of an older one (written
+	// before there was one) again.
+	Redaction int `json:"redaction,omitempty"`
 }
 
-// History appends calls to a JSON-lines file and reads them back. Argument
-// values that look like secrets are redacted before they are written. It is
-// safe for concurrent use, and across processes appends are whole lines.
+// redactionVersion is the current Redaction: gitleaks' rules and agentls's
+// own (package redact).
+const redactionVersion = 1
+
+// History appends calls to a JSON-lines file and reads them back. Every
+// field that holds text from the agent or a tool (arguments, call id, tool
+// name, error message and details) goes through package redact before it
+// is written: secrets are replaced by "[REDACTED:<rule>]" and no string is
+// longer than redact.Cap. It is safe for concurrent use, and across
+// processes appends are whole lines.
 type History struct {
 	mu      sync.Mutex
 	file    string
@@ -45,8 +54,12 @@ func HistoryFile(roots []string) string { return workspace.StateFile(roots, "his
 
 // Append writes one entry. When the file grows past its cap it is rotated
 // to file.1 first.
-func (h *History) Append(e LogEntry) error {
-	e.Arguments = Redact(e.Arguments)
+func (h *History) Append(e LogEntry) error { return h.append(redactEntry(e, false)) }
+
+// appendRedacted appends an entry whose arguments were redacted already.
+func (h *History) appendRedacted(e LogEntry) error { return h.append(redactEntry(e, true)) }
+
+func (h *History) append(e LogEntry) error {
 	line, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("encode log entry: %w", err)
@@ -116,122 +129,46 @@ func readLog(file string) ([]LogEntry, error) {
 	for sc.Scan() {
 		var e LogEntry
 		if json.Unmarshal(bytes.TrimSpace(sc.Bytes()), &e) == nil && e.Tool != "" {
+			if e.Redaction < redactionVersion {
+				e = redactEntry(e, false) // written before this redaction
+			}
 			out = append(out, e) // a torn or foreign line is skipped
 		}
 	}
 	return out, sc.Err()
 }
 
-const redacted = "[REDACTED]"
+// Redact returns a JSON document with its secrets redacted: redact.JSON,
+// the one redaction of everything agentls logs or emits.
+func Redact(raw json.RawMessage) json.RawMessage { return redact.JSON(raw) }
 
-// Redact replaces the values of secret-looking keys (token, password,
-// secret, key, ...) and long high-entropy strings in a JSON document.
-func Redact(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 {
-		return raw
+// redactEntry redacts every field of an entry that holds text from the
+// agent or a tool, the arguments too unless argsDone.
+func redactEntry(e LogEntry, argsDone bool) LogEntry {
+	if !argsDone {
+		e.Arguments = redact.JSON(e.Arguments)
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return raw
+	e.CallID = redact.String(e.CallID)
+	e.Tool = redact.String(e.Tool)
+	e.ApprovedBy = redact.String(e.ApprovedBy)
+	if e.Error != nil {
+		re := *e.Error
+		re.Message = redact.String(re.Message)
+		re.Details = redactAny(re.Details)
+		e.Error = &re
 	}
-	out, err := json.Marshal(redactValue(v))
+	e.Redaction = redactionVersion
+	return e
+}
+
+// redactAny redacts a JSON-encodable value through its encoding.
+func redactAny(v any) any {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
-		return raw
+		return redact.String(fmt.Sprint(v))
 	}
-	return out
-}
-
-func redactValue(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			if secretKey(k) {
-				if _, isObj := e.(map[string]any); !isObj {
-					t[k] = redacted
-					continue
-				}
-			}
-			t[k] = redactValue(e)
-		}
-		return t
-	case []any:
-		for i, e := range t {
-			t[i] = redactValue(e)
-		}
-		return t
-	case string:
-		if looksSecret(t) {
-			return redacted
-		}
-	}
-	return v
-}
-
-var secretWords = map[string]bool{
-	"token": true, "password": true, "passwd": true, "secret": true, "key": true,
-	"apikey": true, "credential": true, "credentials": true, "auth": true, "authorization": true,
-	"cookie": true, "passphrase": true, "private": true,
-}
-
-// secretKey splits a key into words (snake_case, kebab-case, camelCase) and
-// reports whether one of them names a secret.
-func secretKey(k string) bool {
-	var words []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			words = append(words, strings.ToLower(string(cur)))
-			cur = cur[:0]
-		}
-	}
-	rs := []rune(k)
-	for i, r := range rs {
-		switch {
-		case r == '_' || r == '-' || r == '.' || r == ' ':
-			flush()
-		case unicode.IsUpper(r) && i > 0 && unicode.IsLower(rs[i-1]):
-			flush()
-			cur = append(cur, r)
-		default:
-			cur = append(cur, r)
-		}
-	}
-	flush()
-	for _, w := range words {
-		if secretWords[w] {
-			return true
-		}
-	}
-	return secretWords[strings.ToLower(k)]
-}
-
-// looksSecret flags strings that look like keys: known prefixes, or 24+
-// characters without spaces, mixing letters and digits, of high entropy.
-func looksSecret(s string) bool {
-	for _, p := range []string{"sk-", "ghp_", "gho_", "github_pat_", "xoxb-", "xoxp-", "AKIA", "glpat-"} {
-		if strings.HasPrefix(s, p) && len(s) >= 16 && !strings.ContainsAny(s, " \n") {
-			return true
-		}
-	}
-	if len(s) < 24 || len(s) > 512 || strings.ContainsAny(s, " \t\n/\\") {
-		return false
-	}
-	var letters, digits bool
-	counts := map[rune]int{}
-	n := 0
-	for _, r := range s {
-		counts[r]++
-		n++
-		letters = letters || unicode.IsLetter(r)
-		digits = digits || unicode.IsDigit(r)
-	}
-	if !letters || !digits {
-		return false
-	}
-	var h float64
-	for _, c := range counts {
-		p := float64(c) / float64(n)
-		h -= p * math.Log2(p)
-	}
-	return h >= 4.0
+	return json.RawMessage(redact.JSON(b))
 }

@@ -11,15 +11,17 @@ import (
 func TestRedact(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{`{"api_key":"abc","apiKey":"abc","token":"t","password":"p","X-Auth-Token":"x"}`,
-			`{"X-Auth-Token":"[REDACTED]","apiKey":"[REDACTED]","api_key":"[REDACTED]","password":"[REDACTED]","token":"[REDACTED]"}`},
-		{`{"headers":{"Authorization":"Bearer x"},"path":"src/main.go"}`, `{"headers":{"Authorization":"[REDACTED]"},"path":"src/main.go"}`},
-		{`{"env":{"OPENAI_KEY":"sk-abcdefghijklmnopqrstu"}}`, `{"env":{"OPENAI_KEY":"[REDACTED]"}}`},
-		{`{"command":"echo ghp_abcdefghijklmnopqrstuvwxyz0123"}`, `{"command":"echo ghp_abcdefghijklmnopqrstuvwxyz0123"}`},
-		{`{"value":"ghp_abcdefghijklmnopqrstuvwxyz0123"}`, `{"value":"[REDACTED]"}`},
-		{`{"value":"q8Zp3KxW9vTn2LmR7yHb4CdF6gJs1Ae5"}`, `{"value":"[REDACTED]"}`},
+			`{"X-Auth-Token":"[REDACTED:secret-key]","apiKey":"[REDACTED:secret-key]","api_key":"[REDACTED:secret-key]","password":"[REDACTED:secret-key]","token":"[REDACTED:secret-key]"}`},
+		{`{"headers":{"Authorization":"Bearer x"},"path":"src/main.go"}`, `{"headers":{"Authorization":"[REDACTED:secret-key]"},"path":"src/main.go"}`},
+		{`{"env":{"OPENAI_KEY":"sk-abcdefghijklmnopqrstu","GOOS":"linux"}}`, `{"env":{"GOOS":"linux","OPENAI_KEY":"[REDACTED:env]"}}`},
+		// a secret inside a string (it used to pass: the hole of issue 10)
+		{`{"command":"echo ghp_abcdefghijklmnopqrstuvwxyz0123"}`, `{"command":"echo [REDACTED:known-prefix]"}`},
+		{`{"value":"ghp_abcdefghijklmnopqrstuvwxyz0123"}`, `{"value":"[REDACTED:high-entropy]"}`},
+		{`{"value":"q8Zp3KxW9vTn2LmR7yHb4CdF6gJs1Ae5"}`, `{"value":"[REDACTED:high-entropy]"}`},
 		{`{"value":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa11"}`, `{"value":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa11"}`},
 		{`{"keyword":"x","monkey":"y","old_string":"password = 1"}`, `{"keyword":"x","monkey":"y","old_string":"password = 1"}`},
-		{`{"items":[{"secret":"s"}]}`, `{"items":[{"secret":"[REDACTED]"}]}`},
+		{`{"items":[{"secret":"s"}]}`, `{"items":[{"secret":"[REDACTED:secret-key]"}]}`},
+		{`not json ghp_abcdefghijklmnopqrstuvwxyz0123`, `"not json [REDACTED:known-prefix]"`},
 	}
 	for _, tt := range tests {
 		if got := string(Redact(json.RawMessage(tt.in))); got != tt.want {

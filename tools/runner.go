@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/internal/schema"
+	"github.com/agentls/agentls/redact"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -35,8 +36,12 @@ func NewRunner(reg *Registry, log *slog.Logger) *Runner {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{Registry: reg, Metrics: NewMetrics(), Log: log}
+	return &Runner{Registry: reg, Metrics: NewMetrics(), Log: redact.Logger(log)}
 }
+
+// logger is Log with its output redacted (package redact), even when Log
+// was set after NewRunner.
+func (r *Runner) logger() *slog.Logger { return redact.Logger(r.Log) }
 
 // Env is what one session gives the calls it makes.
 type Env struct {
@@ -102,10 +107,11 @@ func (r *Runner) Run(ctx context.Context, env *Env, req Request, progress Progre
 	if progress == nil {
 		progress = noProgress{}
 	}
-	events := env.Events
-	if events == nil {
-		events = noEvents{}
+	next := env.Events
+	if next == nil {
+		next = noEvents{}
 	}
+	events := &redactingEvents{next: next} // what leaves as an event is redacted
 	agent := req.Agent
 	if agent == "" {
 		agent = env.Agent
@@ -128,7 +134,7 @@ func (r *Runner) Run(ctx context.Context, env *Env, req Request, progress Progre
 	return res
 }
 
-func (r *Runner) finish(env *Env, res *Result, args json.RawMessage, d time.Duration, events Events) {
+func (r *Runner) finish(env *Env, res *Result, args json.RawMessage, d time.Duration, events *redactingEvents) {
 	if _, ok := r.lookup(env.Workspace.Config(), res.Tool); ok {
 		r.Metrics.Record(res.Tool, res.Status, d)
 	}
@@ -137,16 +143,16 @@ func (r *Runner) finish(env *Env, res *Result, args json.RawMessage, d time.Dura
 			b, _ := json.Marshal(string(args))
 			args = b
 		}
-		err := env.History.Append(LogEntry{
-			CallID: res.CallID, Tool: res.Tool, Arguments: args, Status: res.Status, Error: res.Error,
+		err := env.History.appendRedacted(LogEntry{
+			CallID: res.CallID, Tool: res.Tool, Arguments: events.args(args), Status: res.Status, Error: res.Error,
 			DurationMs: res.DurationMs, Timestamp: time.Now().UTC(), ApprovedBy: res.ApprovedBy,
 		})
 		if err != nil {
-			r.Log.Warn("execution log", "err", err)
+			r.logger().Warn("execution log", "err", err)
 		}
 	}
 	events.Event(Event{CallID: res.CallID, Tool: res.Tool, Kind: "result", Status: res.Status})
-	r.Log.Info("tool call", "callId", res.CallID, "tool", res.Tool, "status", res.Status,
+	r.logger().Info("tool call", "callId", res.CallID, "tool", res.Tool, "status", res.Status,
 		"approvedBy", res.ApprovedBy, "ms", res.DurationMs)
 }
 
@@ -166,7 +172,7 @@ func (r *Runner) run(ctx context.Context, env *Env, req Request, agent string, p
 	c := &Call{
 		Ctx: ctx, ID: req.CallID, Tool: tool, Reason: req.Reason, Agent: agent,
 		Workspace: env.Workspace, Session: env.Session, Model: env.Model,
-		Approver: env.Approver, Progress: progress, Log: r.Log.With("tool", tool.Name, "callId", req.CallID),
+		Approver: env.Approver, Progress: progress, Log: r.logger().With("tool", tool.Name, "callId", req.CallID),
 		Events: events, Editor: env.Editor,
 	}
 	a, err := assess(c, args)
@@ -354,7 +360,7 @@ func (r *Runner) execute(c *Call, cfg *workspace.Config, args json.RawMessage, b
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
-				r.Log.Error("tool panicked", "tool", c.Tool.Name, "panic", p)
+				r.logger().Error("tool panicked", "tool", c.Tool.Name, "panic", p)
 				done <- outcome{err: fmt.Errorf("tool %s panicked: %v", c.Tool.Name, p)}
 			}
 		}()
