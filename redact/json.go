@@ -8,7 +8,7 @@ import (
 // DocumentBudget is how many bytes of strings one JSON document may have
 // scanned; strings past it are replaced by a cut marker rather than logged
 // unread.
-const DocumentBudget = 1 << 20
+const DocumentBudget = 256 << 10
 
 // JSON returns the document with its secrets redacted (see the package
 // comment). A document that is not valid JSON is redacted as one string

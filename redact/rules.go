@@ -68,11 +68,14 @@ func privateKeys(s string) string {
 }
 
 // The userinfo of a URL runs to the last @ before the path.
-var urlRe = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]{0,20}://([^\s/?#'"<>\x60]*)@`)
+var urlRe = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://([^\s/?#'"<>\x60]*)@`)
 
 // urlUserinfo replaces the password of URL userinfo, or the whole userinfo
 // when it is one token that looks like a key (https://TOKEN@host).
 func urlUserinfo(s string) string {
+	if !strings.Contains(s, "://") {
+		return s
+	}
 	var spans []span
 	for _, m := range urlRe.FindAllStringSubmatchIndex(s, -1) {
 		a, b := m[2], m[3]
@@ -93,13 +96,13 @@ func urlUserinfo(s string) string {
 	return replace(s, spans)
 }
 
-var queryRe = regexp.MustCompile(`[?&;]([A-Za-z0-9_.\-\[\]]{1,64})=([^&#\s"'<>\x60]+)`)
+var queryRe = regexp.MustCompile(`[?&;]([A-Za-z0-9_.\-\[\]]+)=([^&#\s"'<>\x60]+)`)
 
 // queryParams replaces the values of query parameters named like secrets.
 func queryParams(s string) string {
 	var spans []span
 	for _, m := range queryRe.FindAllStringSubmatchIndex(s, -1) {
-		if queryName(s[m[2]:m[3]]) && !redacted(s, m[4]) {
+		if m[3]-m[2] <= 64 && queryName(s[m[2]:m[3]]) && !redacted(s, m[4]) {
 			spans = append(spans, span{m[4], m[5], "query-param"})
 		}
 	}
@@ -133,45 +136,109 @@ func bearer(s string) string {
 	return replace(s, spans)
 }
 
-// assignRe finds "name = ", "name: ", "name := ", `"name": ` (the value is
-// read by value). The name may carry dashes (--db-password=, X-Api-Key:).
-var assignRe = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.\-]{0,80})["']?([ \t]*)(:=|=|:)([ \t]*)`)
-
 // assignments replaces the values assigned to names that look secret: in
 // shell commands and env files (export DB_PASSWORD=…), flags
 // (--password=…), JSON, YAML and TOML (password: …), and code
-// (password = "…"). An unquoted value that reads as code (a call, a field,
-// a variable reference like $TOKEN) is left alone, and so are booleans and
-// short numbers.
+// (password = "…", 'password' => '…'). An unquoted value that reads as code
+// (a call, a field, a variable reference like $TOKEN) is left alone, and
+// so are booleans and short numbers. It scans for the operators (=, :, :=,
+// =>) by hand and reads the name backwards from each: one pass, no regexp.
 func assignments(s string) string {
 	var spans []span
-	for _, m := range assignRe.FindAllStringSubmatchIndex(s, -1) {
-		name := s[m[2]:m[3]]
-		if !SecretName(name) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '=' && c != ':' {
 			continue
 		}
-		op := s[m[6]:m[7]]
-		spaced := m[5] > m[4] || m[9] > m[8]
-		a, b, quoted := value(s, m[1])
+		opEnd := i + 1
+		var next, prev byte
+		if i+1 < len(s) {
+			next = s[i+1]
+		}
+		if i > 0 {
+			prev = s[i-1]
+		}
+		switch {
+		case c == ':' && next == '=', c == '=' && next == '>':
+			opEnd = i + 2
+		case c == '=' && next == '=', c == ':' && next == ':', c == ':' && next == '/':
+			i++ // a comparison, a scope, a URL
+			continue
+		case c == '=' && strings.IndexByte("=!<>+-*/%&|^:", prev) >= 0:
+			continue // a compound operator or a comparison
+		}
+		nameEnd, spaced := i, false
+		for nameEnd > 0 && (s[nameEnd-1] == ' ' || s[nameEnd-1] == '\t') {
+			nameEnd--
+			spaced = true
+		}
+		if nameEnd > 0 && (s[nameEnd-1] == '"' || s[nameEnd-1] == '\'') {
+			nameEnd--
+		}
+		nameStart := nameEnd
+		for nameStart > 0 && nameEnd-nameStart <= 100 && nameByte(s[nameStart-1]) {
+			nameStart--
+		}
+		for nameStart < nameEnd && !(s[nameStart] == '_' || isLetter(s[nameStart])) {
+			nameStart++ // --password: the name begins at a letter
+		}
+		name := s[nameStart:nameEnd]
+		if name == "" || nameEnd-nameStart > 100 || !maybeSecretName(name) || !SecretName(name) ||
+			strings.Contains(strings.ToLower(name), "authorization") {
+			continue // authorization: authHeaders' part
+		}
+		j := opEnd
+		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+			j++
+			spaced = true
+		}
+		a, b, quoted := value(s, j)
 		if a == b || redacted(s, a) {
 			continue
 		}
 		v := s[a:b]
-		if op == ":" && strings.HasPrefix(v, "//") { // a URL scheme
-			continue
-		}
+		op := s[i:opEnd]
 		if !quoted && (op != "=" || spaced) && codeLike(v) {
 			continue
 		}
-		if trivial(v) {
-			continue
-		}
-		if len(spans) > 0 && a < spans[len(spans)-1].end {
+		if trivial(v) || (len(spans) > 0 && a < spans[len(spans)-1].end) {
 			continue
 		}
 		spans = append(spans, span{a, b, "assignment"})
+		i = b - 1
 	}
 	return replace(s, spans)
+}
+
+func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+func nameByte(c byte) bool {
+	return isLetter(c) || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
+}
+
+// maybeSecretName is SecretName's cheap first test: one of the words that
+// can make a name secret is in it, in any case.
+func maybeSecretName(name string) bool {
+	for _, w := range []string{"pass", "secret", "token", "key", "auth", "cred", "cookie", "pwd"} {
+		if containsFold(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether s holds the lower-case ASCII word w in any case.
+func containsFold(s, w string) bool {
+	for i := 0; i+len(w) <= len(s); i++ {
+		j := 0
+		for j < len(w) && s[i+j]|0x20 == w[j] {
+			j++
+		}
+		if j == len(w) {
+			return true
+		}
+	}
+	return false
 }
 
 // value reads the value that starts at s[i:]: a quoted string (the part
@@ -242,7 +309,7 @@ func trivial(v string) bool {
 	return strings.Trim(v, "*x.<>-_") == ""
 }
 
-var flagRe = regexp.MustCompile(`(?:^|[\s;|&(])(--?[A-Za-z][A-Za-z0-9_\-]{0,40})[ \t]+`)
+var flagRe = regexp.MustCompile(`(?:^|[\s;|&(])(--?[A-Za-z][A-Za-z0-9_\-]*)[ \t]+`)
 
 // secretFlags replaces the value after a flag named like a secret
 // (--password x, --token x, --api-key x) and the password of -u/--user
@@ -251,6 +318,9 @@ func secretFlags(s string) string {
 	var spans []span
 	for _, m := range flagRe.FindAllStringSubmatchIndex(s, -1) {
 		flag := s[m[2]:m[3]]
+		if len(flag) > 64 {
+			continue
+		}
 		a, b, _ := value(s, m[1])
 		if a == b || redacted(s, a) || s[a] == '-' {
 			continue
@@ -272,6 +342,9 @@ var mysqlRe = regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mariadb|mariad
 
 // mysqlPassword replaces the password glued to -p in MySQL's clients.
 func mysqlPassword(s string) string {
+	if !strings.Contains(s, "-p") {
+		return s
+	}
 	var spans []span
 	for _, m := range mysqlRe.FindAllStringSubmatchIndex(s, -1) {
 		if !redacted(s, m[2]) {
@@ -301,6 +374,9 @@ var jwtRe = regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{4,}\.
 
 // jwts replaces JSON Web Tokens (header and claims both base64url JSON).
 func jwts(s string) string {
+	if !strings.Contains(s, "eyJ") {
+		return s
+	}
 	var spans []span
 	for _, m := range jwtRe.FindAllStringIndex(s, -1) {
 		spans = append(spans, span{m[0], m[1], "jwt"})
@@ -348,7 +424,7 @@ var keyQualifiers = map[string]bool{
 	"api": true, "access": true, "secret": true, "private": true, "signing": true,
 	"encryption": true, "master": true, "auth": true, "client": true, "license": true,
 	"service": true, "account": true, "app": true, "ssh": true, "gpg": true, "deploy": true,
-	"webhook": true, "shared": true, "session": true, "admin": true, "x": true, "subscription": true,
+	"webhook": true, "shared": true, "session": true, "admin": true, "subscription": true,
 }
 
 // Words that say a name is about a secret, not the secret itself

@@ -1,0 +1,316 @@
+package redact
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math/rand"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	"golang.org/x/tools/txtar"
+)
+
+// Secret is one entry of testdata/secrets.txtar: a text and the secret in it.
+type Secret struct {
+	Shape, Text, Secret string
+}
+
+var marked = regexp.MustCompile(`(?s)\{\{(.*?)\}\}`)
+
+// Corpus reads testdata/secrets.txtar (exported for tools' end-to-end test
+// through redacttest-style copying: tools reads the same file).
+func corpus(t testing.TB) []Secret {
+	t.Helper()
+	a, err := txtar.ParseFile("testdata/secrets.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Secret
+	for _, f := range a.Files {
+		text := strings.TrimSuffix(string(f.Data), "\n")
+		m := marked.FindStringSubmatch(text)
+		if m == nil {
+			t.Fatalf("%s: no {{secret}}", f.Name)
+		}
+		out = append(out, Secret{Shape: f.Name, Text: strings.Replace(text, m[0], m[1], 1), Secret: m[1]})
+	}
+	return out
+}
+
+// leaks returns the pieces of secret found in out: the secret, and each
+// line of a multi-line one that is long enough to mean something.
+func leaks(out, secret string) []string {
+	var found []string
+	for _, piece := range append([]string{secret}, strings.Split(secret, "\n")...) {
+		if len(piece) >= 8 && strings.Contains(out, piece) {
+			found = append(found, piece)
+		}
+	}
+	return found
+}
+
+func TestCorpus(t *testing.T) {
+	rules := map[string]int{}
+	through := 0
+	cs := corpus(t)
+	for _, c := range cs {
+		got := String(c.Text)
+		if l := leaks(got, c.Secret); l != nil {
+			through++
+			t.Errorf("%s: secret got through:\n%s", c.Shape, got)
+			continue
+		}
+		if !strings.Contains(got, Marker) {
+			t.Errorf("%s: no marker in %q", c.Shape, got)
+		}
+		for _, m := range regexp.MustCompile(`\[REDACTED:([a-z0-9-]+)\]`).FindAllStringSubmatch(got, -1) {
+			rules[m[1]]++
+		}
+		t.Logf("%-24s %s", c.Shape, strings.ReplaceAll(got, "\n", `\n`))
+	}
+	t.Logf("%d shapes, %d got through; rules that fired: %v", len(cs), through, rules)
+}
+
+func TestPlainTextUnchanged(t *testing.T) {
+	a, err := txtar.ParseFile("testdata/plain.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range a.Files {
+		if got := String(string(f.Data)); got != string(f.Data) {
+			t.Errorf("%s: over-redacted:\n got %q\nwant %q", f.Name, got, f.Data)
+		}
+	}
+}
+
+func TestRules(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"https://user:p%40ss@host/x", "https://user:[REDACTED:url-userinfo]@host/x"},
+		{"https://u:a@b@host/x", "https://u:[REDACTED:url-userinfo]@host/x"},
+		{"ssh://git@host/repo", "ssh://git@host/repo"},
+		{"https://Zx9Kq2Lm8Np4Rt7Vw1Yb3Cd@github.com/o/r", "https://[REDACTED:url-userinfo]@github.com/o/r"},
+		{"GET /x?page=2&token=abc123&q=go", "GET /x?page=2&token=[REDACTED:query-param]&q=go"},
+		{"GET /x?key=abc123", "GET /x?key=[REDACTED:query-param]"},
+		{"Proxy-Authorization: Basic dXNlcjpwYXNz", "Proxy-Authorization: Basic [REDACTED:auth-header]"},
+		{`{"Authorization":"token abcdef123"}`, `{"Authorization":"token [REDACTED:auth-header]"}`},
+		{"export DB_PASS=swordfish", "export DB_PASS=[REDACTED:assignment]"},
+		{"--client-secret=abc --verbose", "--client-secret=[REDACTED:assignment] --verbose"},
+		{"--api-key abc123 --x", "--api-key [REDACTED:secret-flag] --x"},
+		{"password = 1", "password = 1"},
+		{"password = 'hunter2'", "password = '[REDACTED:assignment]'"},
+		{"TOKEN=$GITHUB_TOKEN make", "TOKEN=$GITHUB_TOKEN make"},
+		{"mysqldump --user=x -psecret1 db", "mysqldump --user=x -p[REDACTED:secret-flag] db"},
+		{"mkdir -p build", "mkdir -p build"},
+		{"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE", "-----BEGIN EC PRIVATE KEY-----[REDACTED:private-key]"},
+		{"-----BEGIN CERTIFICATE-----\nMIIB", "-----BEGIN CERTIFICATE-----\nMIIB"},
+		{"short", "short"},
+	}
+	for _, tt := range tests {
+		if got := String(tt.in); got != tt.want {
+			t.Errorf("String(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestSecretName(t *testing.T) {
+	yes := []string{"password", "DB_PASSWORD", "apiKey", "api_key", "X-Api-Key", "X-Auth-Token", "AWS_SECRET_ACCESS_KEY",
+		"OPENAI_API_KEY", "STRIPE_KEY", "client_secret", "passphrase", "github-token", "Authorization", "dbpassword", "pass"}
+	no := []string{"key", "keys", "monkey", "keyword", "password_file", "token_url", "max_tokens", "secretName",
+		"private", "author", "PWD", "tokens", "passthrough", "sort_key", "KEY"}
+	for _, n := range yes {
+		if !SecretName(n) {
+			t.Errorf("SecretName(%q) = false", n)
+		}
+	}
+	for _, n := range no {
+		if SecretName(n) {
+			t.Errorf("SecretName(%q) = true", n)
+		}
+	}
+}
+
+func TestCut(t *testing.T) {
+	long := strings.Repeat("word ", 30000) // 150,000 bytes
+	got := Cut(long, Cap)
+	if len(got) > Cap {
+		t.Fatalf("cut to %d bytes, more than %d", len(got), Cap)
+	}
+	if !strings.HasSuffix(got, " bytes]") || !strings.Contains(got, "…[cut ") {
+		t.Fatalf("no cut marker: %q", got[len(got)-40:])
+	}
+	kept := got[:strings.Index(got, "…[cut ")]
+	var n int
+	if _, err := fmtSscan(got[len(kept):], &n); err != nil || len(kept)+n != len(long) {
+		t.Errorf("marker says %d bytes cut, kept %d of %d", n, len(kept), len(long))
+	}
+	if !strings.HasSuffix(kept, " ") {
+		t.Errorf("cut inside a word: %q", kept[len(kept)-10:])
+	}
+	// UTF-8: a run of 3-byte runes with no whitespace.
+	u := strings.Repeat("€", 40000)
+	if g := Cut(u, Cap); !utf8.ValidString(g) || len(g) > Cap {
+		t.Errorf("cut of runes: valid %v, %d bytes", utf8.ValidString(g), len(g))
+	}
+	if g := String(long); len(g) > Cap {
+		t.Errorf("String returned %d bytes", len(g))
+	}
+	if Cut("abc", Cap) != "abc" {
+		t.Error("a short string was cut")
+	}
+}
+
+// fmtSscan reads the count of "…[cut N bytes]".
+func fmtSscan(s string, n *int) (int, error) {
+	m := regexp.MustCompile(`…\[cut (\d+) bytes\]$`).FindStringSubmatch(s)
+	if m == nil {
+		return 0, errors.New("no marker")
+	}
+	return 1, json.Unmarshal([]byte(m[1]), n)
+}
+
+// A private key cut by the cap has no end line: the rest is still a key.
+func TestCutPrivateKey(t *testing.T) {
+	body := strings.Repeat("MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n", 2000)
+	got := String("-----BEGIN PRIVATE KEY-----\n" + body + "-----END PRIVATE KEY-----\n")
+	if strings.Contains(got, "MIIEvQIBADANBgkqhkiG9w0") {
+		t.Fatalf("key body after the cut: %q", got[:200])
+	}
+}
+
+func TestJSON(t *testing.T) {
+	in := `{"command":"deploy","env":{"PATH":"/usr/bin","LC_ALL":"C","APP_MODE":"blue","NODE_ENV":"sk_live_aB3dE5fG7hJ9kL1mN3pQ5rS7"},` +
+		`"password":"x","private":{"a":"b"},"n":12,"ok":true,"list":["AKIAKUF5XJ4NB4X7JYPI"]}`
+	got := string(JSON(json.RawMessage(in)))
+	want := `{"command":"deploy","env":{"APP_MODE":"[REDACTED:env]","LC_ALL":"C","NODE_ENV":"[REDACTED:high-entropy]","PATH":"/usr/bin"},` +
+		`"list":["[REDACTED:high-entropy]"],"n":12,"ok":true,"password":"[REDACTED:secret-key]","private":{"a":"b"}}`
+	if got != want {
+		t.Errorf("JSON\n got %s\nwant %s", got, want)
+	}
+	// Past the budget, strings are replaced, not logged unread.
+	big := strings.Repeat("a", Cap)
+	doc, _ := json.Marshal(map[string]any{"parts": []string{big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, "tail"}})
+	out := JSON(doc)
+	var back struct{ Parts []string }
+	if err := json.Unmarshal(out, &back); err != nil {
+		t.Fatal(err)
+	}
+	if last := back.Parts[len(back.Parts)-1]; last != "…[cut 4 bytes]" {
+		t.Errorf("string past the budget: %q", last)
+	}
+	if len(out) > DocumentBudget+Cap+4096 {
+		t.Errorf("document of %d bytes", len(out))
+	}
+}
+
+type boom struct{}
+
+func (*boom) String() string { panic("boom") }
+
+func TestHandler(t *testing.T) {
+	cs := corpus(t)
+	var buf bytes.Buffer
+	log := slog.New(NewHandler(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	if Logger(log) != log || NewHandler(log.Handler()) != log.Handler() {
+		t.Error("wrapping twice")
+	}
+	for _, c := range cs {
+		l := log.With("with", c.Text).WithGroup("g")
+		l.Debug("msg "+c.Text, "s", c.Text, "err", errors.New(c.Text), "b", []byte(c.Text),
+			"raw", json.RawMessage(mustJSON(map[string]string{"command": c.Text})),
+			slog.Group("grp", "inner", c.Text), "list", []string{c.Text})
+	}
+	var nilBoom *boom
+	log.Info("stringer", "v", nilBoom)
+	out := buf.String()
+	if len(out) == 0 {
+		t.Fatal("nothing logged")
+	}
+	for _, c := range cs {
+		if l := leaks(out, c.Secret); l != nil {
+			t.Errorf("%s: in the log: %q", c.Shape, l)
+		}
+	}
+	if !strings.Contains(out, "PANIC") {
+		t.Errorf("a panicking String method: %s", out[len(out)-200:])
+	}
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// The rules are shared by every session: run them at once (go test -race).
+func TestConcurrent(t *testing.T) {
+	cs := corpus(t)
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, c := range cs {
+				if leaks(String(c.Text), c.Secret) != nil {
+					t.Errorf("%s leaked under concurrency", c.Shape)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func randomText(n int) string {
+	r := rand.New(rand.NewSource(1))
+	const a = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 =:\"'_-/.\n"
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = a[r.Intn(len(a))]
+	}
+	return string(b)
+}
+
+// nearMisses is text full of the beginnings of secrets that never complete.
+func nearMisses(n int) string {
+	var sb strings.Builder
+	for sb.Len() < n {
+		sb.WriteString("api_key= ghp_ AKIA sk_live_ xoxb- token: Bearer eyJhbGciOi. password=' -----BEGIN PRIVATE KEY---- " +
+			"AIza sk-ant- https://u:@ ?sig= Authorization: --password -p export X_TOKEN= glpat- ")
+	}
+	return sb.String()[:n]
+}
+
+func goSource(n int) string {
+	src := `func (r *Runner) finish(env *Env, res *Result, args json.RawMessage, d time.Duration) {
+	if _, ok := r.lookup(env.Workspace.Config(), res.Tool); ok {
+		r.Metrics.Record(res.Tool, res.Status, d)
+	}
+	password := flag.String("password", "", "db password")
+	key := keys[i]
+}
+`
+	return strings.Repeat(src, n/len(src)+1)[:n]
+}
+
+func bench(b *testing.B, s string) {
+	Load()
+	b.SetBytes(int64(len(s)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		String(s)
+	}
+}
+
+func BenchmarkRandom64K(b *testing.B)     { bench(b, randomText(Cap)) }
+func BenchmarkNearMisses64K(b *testing.B) { bench(b, nearMisses(Cap)) }
+func BenchmarkGoSource64K(b *testing.B)   { bench(b, goSource(Cap)) }
+func BenchmarkOver1MiB(b *testing.B)      { bench(b, randomText(1<<20)) }
+func BenchmarkCommand(b *testing.B) {
+	bench(b, "go test ./tools -run TestHistory -count=1 && git status")
+}
