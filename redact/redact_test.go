@@ -314,3 +314,19 @@ func BenchmarkOver1MiB(b *testing.B)      { bench(b, randomText(1<<20)) }
 func BenchmarkCommand(b *testing.B) {
 	bench(b, "go test ./tools -run TestHistory -count=1 && git status")
 }
+
+// Secrets in strings of code arrive escaped: \", \n, \u0026.
+func TestEscapedInCode(t *testing.T) {
+	tests := []struct{ in, secret string }{
+		{`print("curl 'https://h/v1?city=oslo\u0026api_key=DSrPDijrqade\u0026units=metric'")`, "DSrPDijrqade"},
+		{`print("{\"client_id\": \"web\", \"client_secret\": \"cs5D1Iu9HQqg\"}")`, "cs5D1Iu9HQqg"},
+		{`s = "DEBUG=true\nDATABASE_PASSWORD=dotenvX1y2z3\nPORT=8080"`, "dotenvX1y2z3"},
+		{`s = "a\ntoken=tk9f8e7d6c5b"`, "tk9f8e7d6c5b"},
+		{`x := "const apiToken = \"goAb12Cd34Ef\"\n"`, "goAb12Cd34Ef"},
+	}
+	for _, tt := range tests {
+		if got := String(tt.in); strings.Contains(got, tt.secret) {
+			t.Errorf("String(%s) = %s", tt.in, got)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 // Every rule is a linear-time regexp (RE2) plus checks in code.
 type rule func(string) string
 
-var ownRules = []rule{privateKeys, urlUserinfo, queryParams, authHeaders, bearer, assignments, secretFlags, mysqlPassword, knownPrefixes, jwts}
+var ownRules = []rule{privateKeys, urlUserinfo, queryParams, authHeaders, bearer, assignments, mysqlPassword, secretFlags, knownPrefixes, jwts}
 
 // span is a part of a string to replace.
 type span struct {
@@ -96,7 +96,9 @@ func urlUserinfo(s string) string {
 	return replace(s, spans)
 }
 
-var queryRe = regexp.MustCompile(`[?&;]([A-Za-z0-9_.\-\[\]]+)=([^&#\s"'<>\x60]+)`)
+// queryRe finds query parameters; the separator may be JSON-escaped
+// (\u0026) in code that carries a URL in a string.
+var queryRe = regexp.MustCompile(`(?:[?&;]|\\u0026)([A-Za-z0-9_.\-\[\]]+)=([^&#\s"'<>\x60\\]+)`)
 
 // queryParams replaces the values of query parameters named like secrets.
 func queryParams(s string) string {
@@ -174,6 +176,9 @@ func assignments(s string) string {
 		}
 		if nameEnd > 0 && (s[nameEnd-1] == '"' || s[nameEnd-1] == '\'') {
 			nameEnd--
+			if nameEnd > 0 && s[nameEnd-1] == '\\' {
+				nameEnd-- // \"name\": inside a string of code
+			}
 		}
 		nameStart := nameEnd
 		for nameStart > 0 && nameEnd-nameStart <= 100 && nameByte(s[nameStart-1]) {
@@ -181,6 +186,14 @@ func assignments(s string) string {
 		}
 		for nameStart < nameEnd && !(s[nameStart] == '_' || isLetter(s[nameStart])) {
 			nameStart++ // --password: the name begins at a letter
+		}
+		if nameStart > 0 && s[nameStart-1] == '\\' && nameStart < nameEnd {
+			switch s[nameStart] { // an escape in a string of code: \nTOKEN=, \u0026token=
+			case 'n', 't', 'r':
+				nameStart++
+			case 'u':
+				nameStart = min(nameStart+5, nameEnd)
+			}
 		}
 		name := s[nameStart:nameEnd]
 		if name == "" || nameEnd-nameStart > 100 || !maybeSecretName(name) || !SecretName(name) ||
@@ -248,6 +261,15 @@ func value(s string, i int) (start, end int, quoted bool) {
 	if i >= len(s) {
 		return i, i, false
 	}
+	if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\'') {
+		// \"value\": a quoted value inside a string of code
+		q := s[i+1]
+		j := i + 2
+		for j < len(s) && j-i < 8<<10 && s[j] != '\n' && !(s[j] == '\\' && j+1 < len(s) && s[j+1] == q) {
+			j++
+		}
+		return i + 2, j, true
+	}
 	if q := s[i]; q == '"' || q == '\'' || q == '`' {
 		j := i + 1
 		for j < len(s) && j-i < 8<<10 && s[j] != q && s[j] != '\n' {
@@ -263,6 +285,9 @@ func value(s string, i int) (start, end int, quoted bool) {
 	}
 	j := i
 	for j < len(s) && !strings.ContainsRune(" \t\r\n\"'`,;&|)}]>", rune(s[j])) {
+		if s[j] == '\\' && j+1 < len(s) && strings.IndexByte("ntru\"'", s[j+1]) >= 0 {
+			break // an escape sequence ends a value inside a string of code
+		}
 		j++
 	}
 	return i, j, false
@@ -384,8 +409,9 @@ func jwts(s string) string {
 	return replace(s, spans)
 }
 
-// words splits a name into lower-case words at _ - . space and at camelCase
-// boundaries (apiKey, X-Auth-Token, AWS_SECRET_ACCESS_KEY).
+// words splits a name into lower-case words at _ - . space, at camelCase
+// boundaries and between letters and digits (apiKey, X-Auth-Token,
+// AWS_SECRET_ACCESS_KEY, oauth2token).
 func words(k string) []string {
 	var out []string
 	var cur []rune
@@ -400,8 +426,8 @@ func words(k string) []string {
 		switch {
 		case r == '_' || r == '-' || r == '.' || r == ' ' || r == '[' || r == ']':
 			flush()
-		case unicode.IsUpper(r) && i > 0 && unicode.IsLower(rs[i-1]):
-			flush()
+		case i > 0 && (unicode.IsUpper(r) && unicode.IsLower(rs[i-1]) || unicode.IsDigit(r) != unicode.IsDigit(rs[i-1])):
+			flush() // apiKey, oauth2token
 			cur = append(cur, r)
 		default:
 			cur = append(cur, r)
