@@ -39,9 +39,12 @@ type noEvents struct{}
 func (noEvents) Event(Event) {}
 
 // Redacted returns the event with every field that holds text from the
-// agent or a tool redacted by package redact (arguments, message, path,
-// call id, tool name): what leaves the server as tool/event never holds a
-// secret it can recognise, nor a string longer than redact.Cap.
+// agent or a tool redacted by package redact (arguments, message, call id,
+// tool name): what leaves the server as tool/event never holds a secret it
+// can recognise, nor a string longer than redact.Cap. The path of a
+// fileChanged event is only cut to redact.Cap: it names a file that exists
+// in the workspace (the editor shows it anyway), and the server's own
+// listeners (the search cache) must get it as it is.
 func (e Event) Redacted() Event {
 	if len(e.Arguments) > 0 {
 		e.Arguments = redact.JSON(e.Arguments)
@@ -49,7 +52,7 @@ func (e Event) Redacted() Event {
 	e.CallID = redact.String(e.CallID)
 	e.Tool = redact.String(e.Tool)
 	e.Message = redact.String(e.Message)
-	e.Path = redact.String(e.Path)
+	e.Path = redact.Cut(e.Path, redact.Cap)
 	return e
 }
 
