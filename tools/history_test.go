@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -77,5 +78,70 @@ func TestMetricsPercentiles(t *testing.T) {
 	}
 	if s.P50Ms != 49 || s.P95Ms != 95 { // nearest rank of 102 samples: the 51st and the 97th
 		t.Errorf("p50/p95 = %v/%v", s.P50Ms, s.P95Ms)
+	}
+}
+
+// Every field of an entry that holds text from the agent or a tool is
+// redacted before it is written, not only the arguments.
+func TestHistoryRedactsEveryField(t *testing.T) {
+	const secret = "ghp_Iuwk7tWSNqi0xTEfYiW3rirXJtivfaO99UzC"
+	file := filepath.Join(t.TempDir(), "h.jsonl")
+	h := NewHistory(file)
+	err := h.Append(LogEntry{CallID: "tc_" + secret, Tool: "x " + secret, Arguments: json.RawMessage(`{"command":"echo ` + secret + `"}`),
+		Status: StatusError, ApprovedBy: "auto", Timestamp: time.Now(),
+		Error: &Error{Code: Internal, Message: "failed: token " + secret, Details: map[string]any{"stderr": "auth " + secret}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), secret) || strings.Count(string(b), "[REDACTED:") < 5 {
+		t.Fatalf("history line: %s", b)
+	}
+	es, err := h.Read(0, "")
+	if err != nil || len(es) != 1 || es[0].Redaction != redactionVersion {
+		t.Fatalf("read back %+v, %v", es, err)
+	}
+}
+
+// Lines written before there was a redaction (no "redaction" field) are
+// redacted when read: tool/history never answers with them as they are.
+func TestHistoryRedactsOldEntries(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "h.jsonl")
+	old := `{"callId":"tc_1","tool":"shell_exec","arguments":{"command":"export SERVICE_TOKEN=hunter2-abc123 \u0026\u0026 ./deploy"},` +
+		`"status":"success","durationMs":3,"timestamp":"2026-01-02T03:04:05Z","approvedBy":"user"}` + "\n"
+	if err := os.WriteFile(file, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	es, err := NewHistory(file).Read(0, "")
+	if err != nil || len(es) != 1 {
+		t.Fatalf("read %+v, %v", es, err)
+	}
+	if strings.Contains(string(es[0].Arguments), "hunter2-abc123") || es[0].Redaction != redactionVersion {
+		t.Errorf("old entry answered as it was: %s", es[0].Arguments)
+	}
+}
+
+// A huge argument is cut: no string in the log is longer than redact.Cap.
+func TestHistoryCutsHugeStrings(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "h.jsonl")
+	h := NewHistory(file)
+	huge := strings.Repeat("x ", 1<<20) // 2 MB
+	args, _ := json.Marshal(map[string]string{"path": huge})
+	if err := h.Append(LogEntry{CallID: "tc_1", Tool: "read_file", Arguments: args, Status: StatusError, Timestamp: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	es, err := h.Read(0, "")
+	if err != nil || len(es) != 1 {
+		t.Fatal(err)
+	}
+	var back map[string]string
+	if err := json.Unmarshal(es[0].Arguments, &back); err != nil {
+		t.Fatal(err)
+	}
+	if p := back["path"]; len(p) > 64<<10 || !strings.HasSuffix(p, " bytes]") {
+		t.Errorf("logged path of %d bytes, ends %q", len(p), p[max(0, len(p)-30):])
 	}
 }
