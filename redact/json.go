@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/json"
+	"sort"
 	"strings"
 )
 
@@ -50,7 +51,18 @@ func (w *walker) str(s string) string {
 func (w *walker) value(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
-		for k, e := range t {
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // the budget is spent in the same order every time
+		for _, k := range keys {
+			e := t[k]
+			if nk := w.str(k); nk != k { // a secret as a key (a header or variable name)
+				delete(t, k)
+				t[nk] = e
+				k = nk
+			}
 			switch {
 			case strings.EqualFold(k, "env"):
 				if env, ok := e.(map[string]any); ok {

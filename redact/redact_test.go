@@ -184,10 +184,10 @@ func TestCutPrivateKey(t *testing.T) {
 
 func TestJSON(t *testing.T) {
 	in := `{"command":"deploy","env":{"PATH":"/usr/bin","LC_ALL":"C","APP_MODE":"blue","NODE_ENV":"sk_live_aB3dE5fG7hJ9kL1mN3pQ5rS7"},` +
-		`"password":"x","private":{"a":"b"},"n":12,"ok":true,"list":["AKIAKUF5XJ4NB4X7JYPI"]}`
+		`"password":"x","private":{"a":"b"},"n":12,"ok":true,"list":["AKIAKUF5XJ4NB4X7JYPI"],"headers":{"X-ghp_Iuwk7tWSNqi0xTEfYiW3rirXJtivfaO99UzC":"1"}}`
 	got := string(JSON(json.RawMessage(in)))
 	want := `{"command":"deploy","env":{"APP_MODE":"[REDACTED:env]","LC_ALL":"C","NODE_ENV":"[REDACTED:high-entropy]","PATH":"/usr/bin"},` +
-		`"list":["[REDACTED:high-entropy]"],"n":12,"ok":true,"password":"[REDACTED:secret-key]","private":{"a":"b"}}`
+		`"headers":{"X-[REDACTED:github-pat]":"1"},"list":["[REDACTED:high-entropy]"],"n":12,"ok":true,"password":"[REDACTED:secret-key]","private":{"a":"b"}}`
 	if got != want {
 		t.Errorf("JSON\n got %s\nwant %s", got, want)
 	}
