@@ -330,3 +330,29 @@ func TestEscapedInCode(t *testing.T) {
 		}
 	}
 }
+
+// FuzzString: whatever the input, the output is at most Cap bytes, valid
+// UTF-8 when the input was, and redacting it again changes nothing a rule
+// would still find (no secret of the seed corpus comes back).
+func FuzzString(f *testing.F) {
+	a, err := txtar.ParseFile("testdata/secrets.txtar")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, file := range a.Files {
+		f.Add(strings.NewReplacer("{{", "", "}}", "").Replace(string(file.Data)))
+	}
+	f.Add(strings.Repeat("password = \"€", 3000))
+	f.Fuzz(func(t *testing.T, s string) {
+		out := String(s)
+		if len(out) > Cap {
+			t.Fatalf("%d bytes out", len(out))
+		}
+		if utf8.ValidString(s) && !utf8.ValidString(out) {
+			t.Fatalf("invalid UTF-8 out of valid input: %q", out)
+		}
+		if again := String(out); again != out && strings.Count(again, Marker) < strings.Count(out, Marker) {
+			t.Fatalf("markers lost on a second pass: %q → %q", out, again)
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // A rule rewrites a string, replacing what it finds with "[REDACTED:id]".
@@ -268,6 +269,9 @@ func value(s string, i int) (start, end int, quoted bool) {
 		for j < len(s) && j-i < 8<<10 && s[j] != '\n' && !(s[j] == '\\' && j+1 < len(s) && s[j+1] == q) {
 			j++
 		}
+		for j > i+2 && j < len(s) && !utf8.RuneStart(s[j]) {
+			j--
+		}
 		return i + 2, j, true
 	}
 	if q := s[i]; q == '"' || q == '\'' || q == '`' {
@@ -280,6 +284,9 @@ func value(s string, i int) (start, end int, quoted bool) {
 		}
 		if j > len(s) {
 			j = len(s)
+		}
+		for j > i+1 && j < len(s) && !utf8.RuneStart(s[j]) {
+			j-- // stopped by the length limit inside a rune
 		}
 		return i + 1, j, true
 	}
