@@ -302,8 +302,12 @@ func bench(b *testing.B, s string) {
 	Load()
 	b.SetBytes(int64(len(s)))
 	b.ResetTimer()
+	start := cpuTime()
 	for i := 0; i < b.N; i++ {
 		String(s)
+	}
+	if used := cpuTime() - start; used > 0 {
+		b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
 
