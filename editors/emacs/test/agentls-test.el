@@ -22,6 +22,16 @@
   "Approval requests that reached the UI (counted through `agentls-approval-hook').")
 (add-hook 'agentls-approval-hook (lambda () (cl-incf agentls-test--approvals-seen)))
 
+;; In batch mode a prompt whose answer was not typed (the keyboard macro
+;; ran out, or none runs) reads stdin, and yes-or-no-p asks again forever:
+;; make that an error, so that a test that answers too little fails
+;; instead of hanging.  (The prompt itself is Emacs' own.)
+(define-advice yes-or-no-p (:before (&rest _) agentls-test-no-stdin)
+  (when (and noninteractive
+             (or (not executing-kbd-macro)
+                 (>= executing-kbd-macro-index (length executing-kbd-macro))))
+    (error "agentls-test: a yes-or-no prompt nobody typed an answer for")))
+
 (defun agentls-test--wait (pred what &optional timeout)
   "Process events until PRED is non-nil; fail naming WHAT after TIMEOUT s."
   (let ((deadline (+ (float-time) (or timeout 15))))
