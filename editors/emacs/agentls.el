@@ -145,8 +145,8 @@ again, so a burst of keys never answers."
                         "the review window is never selected for you" "0.2.0")
 
 (defun agentls--fit-approval-window (window)
-  "Fit WINDOW to its review, between 8 lines and 45% of the frame."
-  (fit-window-to-buffer window (max 8 (floor (* 0.45 (frame-height (window-frame window)))))
+  "Fit WINDOW to its review, between 8 lines and 60% of the frame."
+  (fit-window-to-buffer window (max 8 (floor (* 0.6 (frame-height (window-frame window)))))
                         8))
 
 (defcustom agentls-approval-display-action
@@ -1028,8 +1028,8 @@ starts the guard again)."
                       (error-message-string err))))
     (let ((message-log-max message-log-max))
       (message "%s" (substitute-command-keys
-                     (format "agentls: %s%s waits for your review in the window below \
-\(\\[agentls-show-approval] to answer it)"
+                     (format "agentls: %s%s waits for your review below \
+\(\\[agentls-show-approval])"
                              (if (stringp agent) (concat agent ": ") "") tool))))
     deferred))
 
@@ -1096,7 +1096,9 @@ yourself and `agentls-approval-guard-time' passed.
     (concat
      (if i (format "review %d of %d" (1+ i) n) "no review")
      (cond ((not i) "")
-           ((not (eq (window-buffer (selected-window)) (current-buffer)))
+           ((not (if (fboundp 'mode-line-window-selected-p)
+                     (mode-line-window-selected-p) ; Emacs >= 29.1
+                   (eq (window-buffer (selected-window)) (current-buffer))))
             "  · keys off: not selected")
            ((null agentls--approval-armed-at) "  · keys off: not opened by you")
            ((< (- (float-time) agentls--approval-armed-at) agentls-approval-guard-time)
@@ -1934,8 +1936,8 @@ in `agentls-call-async'."
                   ;; Shown, never selected: the person goes there.
                   (agentls--approval-refresh t)
                   (message "%s" (substitute-command-keys
-                                 (format "agentls: %s waits for your review in the window below \
-\(\\[agentls-show-approval] to answer; C-] cancels the call)" tool)))
+                                 (format "agentls: %s waits for your review below \
+\(\\[agentls-show-approval]; C-] cancels the call)" tool)))
                   (recursive-edit))
                 ;; Left with C-M-c without answering: give up the call
                 ;; rather than enter the recursive edit again.

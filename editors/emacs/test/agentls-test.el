@@ -560,7 +560,7 @@ on purpose, waiting, y and the typed yes does."
       (should (agentls-test--review-window))
       (should (window-parameter (agentls-test--review-window) 'window-side))
       (should (string-match-p "agentls: 2 reviews" (format "%s" (agentls--mode-line))))
-      (should (string-match-p "shell_exec waits for your review in the window below"
+      (should (string-match-p "shell_exec waits for your review below"
                               (with-current-buffer (messages-buffer) (buffer-string))))
       (should (= (agentls-pending-approvals) 2))
       (should-not (car rm))
