@@ -21,18 +21,22 @@
 ;;   registered as a major mode's server, and it keeps the open file buffers
 ;;   of the project in sync itself (didOpen/didChange/didSave/didClose), so
 ;;   the agent's tools read your unsaved text.
-;; - `approval/request' opens the *agentls approval* buffer (the diff in
-;;   `diff-mode'; y approve, n reject, a always, ? more information).  The
-;;   answer is sent asynchronously: Emacs never waits for it.
+;; - `approval/request' shows a review in the *agentls approval* buffer (the
+;;   diff in `diff-mode'), in a side window that is never selected for you:
+;;   its keys (y approve, n reject, a always, e edit) act only once you went
+;;   there yourself and `agentls-approval-guard-time' passed; always and a
+;;   dangerous approve ask for "yes" too.  The answer is sent
+;;   asynchronously: Emacs never waits for it.
 ;; - After an approval the server sends a plain `workspace/applyEdit', which
 ;;   is applied to the buffers; buffers that had no unsaved changes before
-;;   are saved afterwards.
+;;   are saved afterwards (a file that was not open stays open, to undo).
 ;; - `tool/event' and `$/progress' go to the *agentls log* buffer
-;;   (`agentls-show-log'); the mode line shows how many calls wait for you.
+;;   (`agentls-show-log'); the mode line shows how many reviews wait.
 ;;
 ;; Public API for agent front-ends: `agentls-call', `agentls-call-async',
-;; `agentls-cancel', `agentls-list-tools'.  Commands: `agentls-run-tool',
-;; `agentls-show-log', `agentls-show-approval', `agentls-shutdown'.
+;; `agentls-cancel', `agentls-list-tools', `agentls-approval-rules'.
+;; Commands: `agentls-run-tool', `agentls-show-log', `agentls-show-approval',
+;; `agentls-list-reviews', `agentls-list-rules', `agentls-shutdown'.
 
 ;;; Code:
 
