@@ -1415,13 +1415,14 @@ yes: it cannot be taken back here (`agentls-list-rules' revokes it)."
   (let ((a (agentls--approval-current)))
     (if (not (called-interactively-p 'any))
         (agentls--approval-answer "always" nil a)
-      (when (agentls--approval-deliberate-p)
-        (unless (agentls--approval-offers-p a "always")
-          (user-error "agentls: \"always\" is not offered for this call"))
+      (cond
+       ((not (agentls--approval-offers-p a "always"))
+        (message "agentls: \"always\" is not offered for this call"))
+       ((agentls--approval-deliberate-p)
         (when (agentls--approval-confirm
                (format "agentls: %s, from now on, without asking? "
                        (agentls--approval-always-label a)))
-          (agentls--approval-answer "always" nil a))))))
+          (agentls--approval-answer "always" nil a)))))))
 
 (defun agentls-approval-edit-arguments (arguments)
   "Approve the call shown with edited ARGUMENTS (JSON text).
@@ -1616,12 +1617,22 @@ ones longer")
                                 (format "%s" (plist-get r :id)))))
                 rules)))
 
+(defun agentls--pick-server ()
+  "A live server when the current project has none: the only one, or the
+one whose root the person picks."
+  (let ((all (agentls--servers)))
+    (cond ((null all) (user-error "agentls: no connection"))
+          ((null (cdr all)) (car all))
+          (t (let ((root (completing-read "agentls project: "
+                                          (mapcar #'agentls--root all) nil t)))
+               (cl-find root all :key #'agentls--root :test #'equal))))))
+
 (defun agentls-list-rules (&optional server)
   "List the remembered \"always\" answers of SERVER (the current project's).
 \\<agentls-rules-mode-map>\\[agentls-rules-revoke] revokes the one at point."
   (interactive)
   (let* ((server (or server (agentls--server nil t)
-                     (user-error "agentls: no connection for this project")))
+                     (agentls--pick-server)))
          (rules (agentls-approval-rules server))
          (buf (get-buffer-create agentls-rules-buffer-name)))
     (with-current-buffer buf

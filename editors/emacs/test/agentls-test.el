@@ -384,8 +384,19 @@ Also: a file not open in Emacs is edited through a buffer, saved, closed."
         ;; Invalid JSON is refused before anything is answered.
         (should-error (agentls-approval-edit-arguments "{oops") :type 'user-error)
         (should (= (agentls-pending-approvals) 1))
+        (setq seen agentls-test--approvals-seen)
         (agentls-approval-edit-arguments
          "{\"path\": \"a.txt\", \"old_string\": \"alpha\", \"new_string\": \"gamma\"}"))
+      ;; The server judges the edited call again and asks again, with its
+      ;; own diff, for the same call (an older server runs it at once).
+      (agentls-test--wait (lambda () (or (car box) (> agentls-test--approvals-seen seen)))
+                          "the result or the edited call's review")
+      (when (> agentls-test--approvals-seen seen)
+        (should-not (car box))
+        (let ((text (agentls-test--approval-buffer-text)))
+          (should (string-match-p "^\\+gamma$" text))
+          (should-not (string-match-p "^\\+beta$" text)))
+        (agentls-test--press "y"))
       (agentls-test--wait (lambda () (car box)) "the tool result")
       (should (equal (plist-get (car box) :status) "success"))
       (with-current-buffer buf
@@ -625,7 +636,7 @@ on purpose, waiting, y and the typed yes does."
     (let* ((seen agentls-test--approvals-seen)
            (box (agentls-test--edit-async "a.txt" "one" "ONE")))
       (agentls-test--wait (lambda () (> agentls-test--approvals-seen seen)) "the approval request")
-      (should (string-match-p "^a always approve edit_file (asks yes)$"
+      (should (string-match-p "^a always a\\(pprove\\|llow\\) edit_file (asks yes)$"
                               (agentls-test--approval-buffer-text)))
       (agentls-test--open-review)
       (let ((use-short-answers t))      ; even so: the full word
@@ -690,7 +701,7 @@ are shown; the legend and the review window's mode line fit 80 columns.
         (should (string-match-p "^y approve (asks yes)   n reject" text))
         (should-not (string-match-p "^a " text)))
       (agentls-test--open-review)
-      (ignore-errors (agentls-test--type "a yes RET"))
+      (agentls-test--type "a")
       (should (= (agentls-pending-approvals) 1))
       (should-error (agentls-approval-always) :type 'user-error)
       ;; A second request for a callId already answered (the server judges
@@ -710,6 +721,44 @@ are shown; the legend and the review window's mode line fit 80 columns.
       (should (string-match-p "waiting 0:0" (with-current-buffer agentls-approval-buffer-name
                                               (agentls--approval-header-line))))
       (agentls--approval-answer "reject" nil (car agentls--pending-approvals)))))
+
+(ert-deftest agentls-test-review-fields-from-server ()
+  "End to end with the server of issue 17: the review names the agent, a
+command's folder, counts down to its deadline, labels always with what it
+covers, and a dangerous call offers no always."
+  (agentls-test--with-workspace '(("victim/f" . "x\n") ("a.txt" . "a\n"))
+    (skip-unless (member "shell_exec" (mapcar (lambda (d) (plist-get d :name)) (agentls-list-tools))))
+    (let ((seen agentls-test--approvals-seen)
+          (box (list nil)))
+      (agentls-call-async "shell_exec" '(:command "echo hi") (lambda (r) (setcar box r))
+                          :agent "coder")
+      (agentls-test--wait (lambda () (> agentls-test--approvals-seen seen)) "the echo review")
+      (let ((text (agentls-test--approval-buffer-text)))
+        (should (string-match-p "^coder wants to run shell_exec$" text))
+        (should (string-match-p (concat "^Dir: +" (regexp-quote (directory-file-name ws)) "$") text))
+        (should (string-match-p "^a always allow `echo" text))
+        (should (string-match-p "rejected by itself at " text)))
+      (with-current-buffer agentls-approval-buffer-name
+        (should (string-match-p "rejected by itself in [45]:[0-9][0-9]"
+                                (agentls--approval-header-line))))
+      (agentls-test--press "n RET")
+      (agentls-test--wait (lambda () (car box)) "the echo result")
+      (setcar box nil)
+      (setq seen agentls-test--approvals-seen)
+      (agentls-call-async "shell_exec" '(:command "rm -r victim") (lambda (r) (setcar box r)))
+      (agentls-test--wait (lambda () (> agentls-test--approvals-seen seen)) "the rm review")
+      (should-not (member "always" (append (plist-get (agentls--approval-params
+                                                       (car agentls--pending-approvals))
+                                                      :options)
+                                           nil)))
+      (should-not (string-match-p "^a " (agentls-test--approval-buffer-text)))
+      (agentls-test--open-review)
+      (agentls-test--type "a")
+      (should (= (agentls-pending-approvals) 1))
+      (agentls-test--type "n RET")
+      (agentls-test--wait (lambda () (car box)) "the rm result")
+      (should (equal (plist-get (car box) :status) "rejected"))
+      (should (file-exists-p (expand-file-name "victim/f" ws))))))
 
 (ert-deftest agentls-test-warning-red-after-font-lock ()
   "The warning and the dangerous risk stay red after diff-mode's font-lock ran."
@@ -798,12 +847,12 @@ Needs the server of issue 17 (approval/rules); skipped with an older one."
         (agentls-test--wait (lambda () (car box)) "the result"))
       (agentls-test--type "M-x agentls-list-rules RET")
       (should (eq (window-buffer (selected-window)) (get-buffer agentls-rules-buffer-name)))
-      (set-buffer agentls-rules-buffer-name)
-      (should (= (length tabulated-list-entries) 1))
-      (should (string-match-p "edit_file" (buffer-string)))
-      (goto-char (point-min))
-      (agentls-test--type "d")
-      (should (= (length tabulated-list-entries) 0))
+      (with-current-buffer agentls-rules-buffer-name
+        (should (= (length tabulated-list-entries) 1))
+        (should (string-match-p "edit_file +always allow edit_file +session" (buffer-string)))
+        (goto-char (point-min))
+        (agentls-test--type "d")
+        (should (= (length tabulated-list-entries) 0)))
       (should-not (agentls-approval-rules server))
       (let* ((seen agentls-test--approvals-seen)
              (box (agentls-test--edit-async "a.txt" "two" "TWO")))
@@ -1155,10 +1204,10 @@ review on purpose (F9 here: agentls-show-approval), y answers."
         (should-not (buffer-modified-p))))))
 
 (ert-deftest agentls-test-write-file-new ()
-  "write_file creating a file (auto in safe mode) lands on disk."
+  "write_file creating a file (it asks in safe mode with a current server) lands on disk."
   (agentls-test--with-workspace '(("a.txt" . "a\n"))
-    (let ((r (agentls-call "write_file" '(:path "dir/new.txt" :content "fresh é\n" :create_dirs t)
-                           :timeout 20)))
+    (let ((r (car (agentls-test--call-approving
+                   "write_file" '(:path "dir/new.txt" :content "fresh é\n" :create_dirs t)))))
       (should (equal (plist-get r :status) "success"))
       (should (equal (plist-get (plist-get r :structured) :applied_by) "editor"))
       (should (equal (agentls-test--file ws "dir/new.txt") "fresh é\n"))
