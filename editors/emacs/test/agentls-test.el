@@ -725,9 +725,13 @@ are shown; the legend and the review window's mode line fit 80 columns.
 (ert-deftest agentls-test-review-fields-from-server ()
   "End to end with the server of issue 17: the review names the agent, a
 command's folder, counts down to its deadline, labels always with what it
-covers, and a dangerous call offers no always."
+covers, and a dangerous call offers no always.  Skipped with an older
+server (one without approval/rules, which came with those fields)."
   (agentls-test--with-workspace '(("victim/f" . "x\n") ("a.txt" . "a\n"))
     (skip-unless (member "shell_exec" (mapcar (lambda (d) (plist-get d :name)) (agentls-list-tools))))
+    (skip-unless (condition-case nil
+                     (progn (jsonrpc-request (agentls--server) :approval/rules eglot--{}) t)
+                   (jsonrpc-error nil)))
     (let ((seen agentls-test--approvals-seen)
           (box (list nil)))
       (agentls-call-async "shell_exec" '(:command "echo hi") (lambda (r) (setcar box r))
