@@ -46,7 +46,7 @@ emacs --batch -Q --eval "(progn
 
 echo "emacs tests: running ERT"
 status=0
-AGENTLS_ERT_SELECTOR="$selector" emacs --batch -Q -L "$lisp" -l "$here/agentls-test.el" \
+AGENTLS_ERT_SELECTOR="$selector" emacs --batch -Q -L "$lisp" -l "$here/agentls-test.el" </dev/null \
 	--eval '(ert-run-tests-batch-and-exit (let ((s (getenv "AGENTLS_ERT_SELECTOR"))) (if (member s (list nil "")) t s)))' \
 	|| status=1
 

@@ -2,14 +2,20 @@
 # An interactive check of agentls.el in a real terminal Emacs (emacs -nw in
 # tmux): keys go through Emacs' own command loop, as when a person types.
 #   editors/emacs/test/tty.sh AGENTLS_BIN
-# 1. an agent front-end calls edit_file with agentls-call-async; the approval
-#    buffer pops up while Emacs stays responsive (a key typed elsewhere works);
-#    the person types y; the file is edited and saved.
+# 1. an agent front-end calls edit_file with agentls-call-async; the review
+#    shows up in a side window, not selected, while Emacs stays responsive (a
+#    key typed elsewhere works); the person goes there (M-x
+#    agentls-show-approval), waits, types y; the file is edited and saved.
 # 2. a synchronous agentls-call from M-: waits in a recursive edit; the person
-#    types n and a message; the file is unchanged, the result is "rejected".
+#    goes to the review, types n and a message; the file is unchanged, the
+#    result is "rejected".
 # 3. .agentls.json written outside Emacs reaches the server through eglot's
 #    file watches (didChangeWatchedFiles): read_file now asks.
 # 4. C-] in the recursive edit of a synchronous call cancels it.
+# 5. typing prose ("maybe yes always") in a buffer while `rm -r somedir`
+#    asks: the keys stay in that buffer, nothing is answered, somedir stays;
+#    the review, its legend and mode line fit the 80-column screen; reopening
+#    it and a burst of y does not answer; waiting, y and a typed "yes" does.
 # Exits 0 on success, 1 on failure, 77 when tmux is missing.
 set -euo pipefail
 
@@ -26,11 +32,13 @@ trap cleanup EXIT
 ws="$tmp/ws"
 mkdir -p "$ws"
 printf 'package main\n\nfunc main() {\n\tprintln("hello")\n}\n' >"$ws/main.go"
+mkdir -p "$ws/somedir"
+echo precious >"$ws/somedir/keep.txt"
 cat >"$tmp/init.el" <<EOF
 (add-to-list 'load-path "$lisp")
 (require 'agentls)
 (setq agentls-server-program "$bin"
-      agentls-approval-input-delay 0.3
+      agentls-approval-guard-time 0.5
       project-find-functions nil)
 (find-file "$ws/main.go")
 (defvar tty-status nil)
@@ -61,16 +69,26 @@ wait_for() { # wait_for WHAT COMMAND...: poll for up to 15 s
 	fail "timed out waiting for $what"
 }
 
-tmux new-session -d -s "$session" -x 120 -y 40 \
+tmux new-session -d -s "$session" -x 80 -y 40 \
 	"cd '$ws' && HOME='$tmp' TERM=xterm-256color emacs -nw -Q -l '$tmp/init.el'"
 
+# open_review [now]: go to the review window on purpose; read it past the
+# guard unless "now"
+open_review() {
+	tmux send-keys -t "$session" M-x
+	tmux send-keys -t "$session" -l agentls-show-approval
+	tmux send-keys -t "$session" Enter
+	[ "${1:-}" = now ] || sleep 0.8
+}
+
 # 1. async call, approve with y
-wait_for "the approval buffer" bash -c "tmux capture-pane -p -t '$session' | grep -q 'The agent asks to run edit_file'"
-screen | grep -q 'agentls\[1 waiting\]' || fail "the mode line does not count the waiting call"
+wait_for "the approval buffer" bash -c "tmux capture-pane -p -t '$session' | grep -q 'The agent wants to run edit_file'"
+screen | grep -q 'agentls: 1 review' || fail "the mode line does not count the waiting call"
 screen | grep -q '^+.*println("hello, tty")' || fail "the approval buffer does not show the diff"
+screen | grep -q 'keys off: not selected' || fail "the review window says nothing of its keys"
 tmux send-keys -t "$session" F5
 wait_for "Emacs to answer a key while the call waits" bash -c "tmux capture-pane -p -t '$session' | grep -q TYPED"
-sleep 0.4
+open_review
 tmux send-keys -t "$session" y
 wait_for "the result" test -s "$tmp/result"
 grep -q '^success' "$tmp/result" || fail "result: $(cat "$tmp/result")"
@@ -80,8 +98,8 @@ echo "tty test: async edit approved with y: ok"
 # 2. synchronous call from M-:, reject with n and a message
 rm -f "$tmp/result"
 tmux send-keys -t "$session" M-: '(tty-report (agentls-call "edit_file" (list :path "main.go" :old_string "tty" :new_string "nope")))' Enter
-wait_for "the recursive edit" bash -c "tmux capture-pane -p -t '$session' | grep -q 'waits for your approval'"
-sleep 0.4
+wait_for "the recursive edit" bash -c "tmux capture-pane -p -t '$session' | grep -q 'waits for your review'"
+open_review
 tmux send-keys -t "$session" n
 wait_for "the reject prompt" bash -c "tmux capture-pane -p -t '$session' | grep -q 'message for the agent'"
 tmux send-keys -t "$session" 'not like this' Enter
@@ -100,14 +118,14 @@ for _ in $(seq 20); do
 	rm -f "$tmp/result"
 	tmux send-keys -t "$session" M-: '(agentls-call-async "read_file" (list :path "main.go") (quote tty-report))' Enter
 	for _ in $(seq 20); do
-		if screen | grep -q 'The agent asks to run read_file'; then asked=true; break; fi
+		if screen | grep -q 'The agent wants to run read_file'; then asked=true; break; fi
 		[ -s "$tmp/result" ] && break
 		sleep 0.1
 	done
 	$asked && break
 done
 $asked || fail "read_file never asked after .agentls.json changed on disk (file watches)"
-sleep 0.4
+open_review
 tmux send-keys -t "$session" y
 wait_for "the result" test -s "$tmp/result"
 grep -q '^success' "$tmp/result" || fail "result: $(cat "$tmp/result")"
@@ -115,9 +133,57 @@ echo "tty test: .agentls.json changed on disk reached the server (file watches):
 
 # 4. C-] in the recursive edit of a synchronous call cancels the call
 tmux send-keys -t "$session" M-: '(agentls-call "edit_file" (list :path "main.go" :old_string "tty" :new_string "never"))' Enter
-wait_for "the recursive edit" bash -c "tmux capture-pane -p -t '$session' | grep -q 'waits for your approval'"
+wait_for "the recursive edit" bash -c "tmux capture-pane -p -t '$session' | grep -q 'waits for your review'"
 tmux send-keys -t "$session" C-]
-wait_for "the approval to go" bash -c "! tmux capture-pane -p -t '$session' | grep -q 'waiting\]'"
+wait_for "the approval to go" bash -c "! tmux capture-pane -p -t '$session' | grep -q 'agentls: 1 review'"
 screen | grep -q '\[(' && fail "still in a recursive edit after C-]"
 grep -q 'hello, tty' "$ws/main.go" || fail "main.go changed after C-]"
 echo "tty test: C-] cancelled a waiting synchronous call: ok"
+
+# 5. prose typed while rm -r asks never answers it
+rm -f "$tmp/result"
+tmux send-keys -t "$session" C-x b
+tmux send-keys -t "$session" -l notes
+tmux send-keys -t "$session" Enter
+tmux send-keys -t "$session" M-: '(run-at-time 1 nil (lambda () (agentls-call-async "shell_exec" (list :command "rm -r somedir") (quote tty-report))))' Enter
+prose="maybe yes always, y a n. "
+for _ in 1 2 3 4; do
+	for ((i = 0; i < ${#prose}; i++)); do
+		tmux send-keys -t "$session" -l "${prose:i:1}"
+		sleep 0.03
+	done
+done
+wait_for "the review of rm -r" bash -c "tmux capture-pane -p -t '$session' | grep -q 'wants to run shell_exec'"
+for ((i = 0; i < ${#prose}; i++)); do
+	tmux send-keys -t "$session" -l "${prose:i:1}"
+	sleep 0.03
+done
+sleep 0.5
+screen | grep -qF "$prose$prose" || fail "the prose did not all land in the buffer typed in"
+[ -e "$ws/somedir/keep.txt" ] || fail "somedir was deleted by typing"
+[ -s "$tmp/result" ] && fail "the review was answered by typing: $(cat "$tmp/result")"
+screen | grep -q 'DANGEROUS' || fail "the header line does not say DANGEROUS"
+screen | grep -qF 'y approve (asks yes)   n reject   e edit args   ? details   l list   q hide' ||
+	fail "the key legend does not fit 80 columns"
+screen | grep -q 'review 1 of 1  · keys off: not selected' || fail "the review's mode line does not fit 80 columns"
+# reopened on purpose, then at once a burst of y (keys 0.1 s apart, for
+# longer than the guard)
+open_review now
+for _ in $(seq 12); do
+	tmux send-keys -t "$session" y
+	sleep 0.1
+done
+sleep 0.2
+[ -s "$tmp/result" ] && fail "a burst of y answered the review: $(cat "$tmp/result")"
+[ -e "$ws/somedir/keep.txt" ] || fail "somedir was deleted by a burst of y"
+screen | grep -q 'agentls: approve a DANGEROUS call' && fail "a burst of y reached the confirmation"
+# deliberate: wait, y, then the word yes
+sleep 0.8
+tmux send-keys -t "$session" y
+wait_for "the confirmation" bash -c "tmux capture-pane -p -t '$session' | grep -q 'approve a DANGEROUS call'"
+tmux send-keys -t "$session" -l yes
+tmux send-keys -t "$session" Enter
+wait_for "the result" test -s "$tmp/result"
+grep -q '^success' "$tmp/result" || fail "result: $(cat "$tmp/result")"
+[ -e "$ws/somedir" ] && fail "somedir survived an approved rm -r"
+echo "tty test: prose typed while a review arrived answered nothing; deliberate y + yes did: ok"
