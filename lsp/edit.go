@@ -3,8 +3,6 @@ package lsp
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -34,26 +32,63 @@ func (e *editor) SavesAfterApply() bool { return e.caps().SaveAfterApply }
 // CanApply implements tools.Editor.
 func (e *editor) CanApply(p *workspace.Plan) bool {
 	c := e.caps()
-	if !c.ApplyEdit || !c.DocumentChanges {
-		return false
-	}
 	for _, ch := range p.Changes {
-		switch {
-		case ch.Binary, ch.Op == workspace.OpMkdir:
-			return false
-		case ch.Op == workspace.OpDelete && !c.ResourceOperations["delete"]:
-			return false
-		case ch.Op == workspace.OpRename && !c.ResourceOperations["rename"]:
+		if !e.takes(c, ch) {
 			return false
 		}
 	}
 	return true
 }
 
-// Wire types of a WorkspaceEdit made only of documentChanges.
+// Split implements tools.Editor. What goes to the editor follows the
+// client's capabilities (docs/protocol.md, "How edits travel"):
+//
+//   - text changes of open documents always (versioned documentChanges, or
+//     the plain changes map for clients without documentChanges);
+//   - text changes of files not open, only with documentChanges (version
+//     null); a client without it may never tell the server about the
+//     buffer it would load, so the server writes those files;
+//   - a new file no editor holds only with documentChanges and the create
+//     operation: otherwise the server creates it with its content, so the
+//     disk never holds an empty file while the text waits in a buffer;
+//   - rename and delete only with documentChanges and the operation;
+//   - binary content and directories never.
+func (e *editor) Split(p *workspace.Plan) (ed, srv *workspace.Plan) {
+	c := e.caps()
+	ed, srv = &workspace.Plan{}, &workspace.Plan{}
+	for _, ch := range p.Changes {
+		if e.takes(c, ch) {
+			ed.Changes = append(ed.Changes, ch)
+		} else {
+			srv.Changes = append(srv.Changes, ch)
+		}
+	}
+	return ed, srv
+}
+
+// takes reports whether the editor applies ch (see Split).
+func (e *editor) takes(c clientCaps, ch workspace.FileChange) bool {
+	if !c.ApplyEdit {
+		return false
+	}
+	_, open := e.s.ws.Overlays.Get(ch.Path)
+	switch {
+	case ch.Binary, ch.Op == workspace.OpMkdir:
+		return false
+	case ch.Op == workspace.OpDelete, ch.Op == workspace.OpRename:
+		return c.DocumentChanges && c.ResourceOperations[ch.Op]
+	case ch.Op == workspace.OpCreate && !ch.Overwrite:
+		return open || c.DocumentChanges && c.ResourceOperations["create"]
+	}
+	return open || c.DocumentChanges
+}
+
+// Wire types of a WorkspaceEdit: documentChanges, or the plain changes map
+// for clients without documentChanges.
 type (
 	wsEdit struct {
-		DocumentChanges   []any                       `json:"documentChanges"`
+		DocumentChanges   []any                       `json:"documentChanges,omitempty"`
+		Changes           map[string][]textEdit       `json:"changes,omitempty"`
 		ChangeAnnotations map[string]changeAnnotation `json:"changeAnnotations,omitempty"`
 	}
 	changeAnnotation struct {
@@ -91,77 +126,89 @@ type (
 
 const annotationID = "agentls"
 
-// Apply implements tools.Editor. Files to create that the client cannot
-// create itself are created empty by the server first (and removed again
-// when the edit is declined), then filled by a text edit.
+// Apply implements tools.Editor. p holds only what Split gave the editor.
+// Clients with documentChanges get them (text edits versioned against the
+// open documents, resource operations as the client allows); any other
+// client gets the changes map, which carries no versions: the server then
+// compares every buffer with the text the plan was made from right before
+// sending, and answers not applied (the caller reports STALE_FILE) when one
+// changed. What landed is checked after the answer by the caller.
 func (e *editor) Apply(ctx context.Context, p *workspace.Plan, label string, confirm bool) (bool, string, error) {
 	c := e.caps()
 	ann := ""
-	edit := wsEdit{DocumentChanges: []any{}}
+	edit := wsEdit{}
 	if confirm {
 		ann = annotationID
 		edit.ChangeAnnotations = map[string]changeAnnotation{
 			ann: {Label: label, Description: "Proposed by the agent through agentls; review before accepting.", NeedsConfirmation: true},
 		}
 	}
-	var precreated []string
-	undo := func() {
-		for _, p := range precreated {
-			os.Remove(p)
-		}
-	}
-	for _, ch := range p.Changes {
-		uri := workspace.PathToURI(ch.Path)
-		switch ch.Op {
-		case workspace.OpCreate, workspace.OpModify:
-			if ch.Op == workspace.OpCreate && !ch.Overwrite {
-				if c.ResourceOperations["create"] {
-					edit.DocumentChanges = append(edit.DocumentChanges, resourceOp{Kind: "create", URI: uri,
-						Options: map[string]any{"overwrite": false, "ignoreIfExists": false}, AnnotationID: ann})
-				} else {
-					if err := os.MkdirAll(filepath.Dir(ch.Path), 0o755); err != nil {
-						undo()
-						return false, "", fmt.Errorf("create %s: %w", ch.Path, err)
-					}
-					f, err := os.OpenFile(ch.Path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-					if err != nil {
-						undo()
-						return false, "", fmt.Errorf("create %s: %w", ch.Path, err)
-					}
-					f.Close()
-					precreated = append(precreated, ch.Path)
-				}
+	if !c.DocumentChanges {
+		edit.Changes = map[string][]textEdit{}
+		for _, ch := range p.Changes {
+			if ch.Op != workspace.OpCreate && ch.Op != workspace.OpModify {
+				return false, "", fmt.Errorf("the editor cannot apply a %s without documentChanges", ch.Op)
 			}
-			edit.DocumentChanges = append(edit.DocumentChanges, e.textEdits(ch, uri, ann))
-		case workspace.OpDelete:
-			edit.DocumentChanges = append(edit.DocumentChanges, resourceOp{Kind: "delete", URI: uri,
-				Options: map[string]any{"recursive": ch.Dir, "ignoreIfNotExists": false}, AnnotationID: ann})
-		case workspace.OpRename:
-			edit.DocumentChanges = append(edit.DocumentChanges, resourceOp{Kind: "rename", OldURI: uri,
-				NewURI: workspace.PathToURI(ch.NewPath), Options: map[string]any{"overwrite": ch.Overwrite, "ignoreIfExists": false}, AnnotationID: ann})
-		default:
-			undo()
-			return false, "", fmt.Errorf("the editor cannot apply a %s", ch.Op)
+			d, open := e.s.ws.Overlays.Get(ch.Path)
+			if !open {
+				return false, "", fmt.Errorf("%s is not open in the editor", ch.Path)
+			}
+			if d.Text != e.base(ch) {
+				return false, "the buffer of " + e.s.ws.Rel(ch.Path) + " changed before the edit was sent", nil
+			}
+			uri := workspace.PathToURI(ch.Path)
+			if d.URI != "" {
+				uri = d.URI // the editor's own spelling of the URI
+			}
+			edit.Changes[uri] = append(edit.Changes[uri], e.textEdits(ch, uri, ann).Edits...)
+		}
+	} else {
+		edit.DocumentChanges = []any{}
+		for _, ch := range p.Changes {
+			uri := workspace.PathToURI(ch.Path)
+			switch ch.Op {
+			case workspace.OpCreate, workspace.OpModify:
+				if ch.Op == workspace.OpCreate && !ch.Overwrite {
+					if _, open := e.s.ws.Overlays.Get(ch.Path); !open {
+						edit.DocumentChanges = append(edit.DocumentChanges, resourceOp{Kind: "create", URI: uri,
+							Options: map[string]any{"overwrite": false, "ignoreIfExists": false}, AnnotationID: ann})
+					}
+				}
+				edit.DocumentChanges = append(edit.DocumentChanges, e.textEdits(ch, uri, ann))
+			case workspace.OpDelete:
+				edit.DocumentChanges = append(edit.DocumentChanges, resourceOp{Kind: "delete", URI: uri,
+					Options: map[string]any{"recursive": ch.Dir, "ignoreIfNotExists": false}, AnnotationID: ann})
+			case workspace.OpRename:
+				edit.DocumentChanges = append(edit.DocumentChanges, resourceOp{Kind: "rename", OldURI: uri,
+					NewURI: workspace.PathToURI(ch.NewPath), Options: map[string]any{"overwrite": ch.Overwrite, "ignoreIfExists": false}, AnnotationID: ann})
+			default:
+				return false, "", fmt.Errorf("the editor cannot apply a %s", ch.Op)
+			}
 		}
 	}
 	var res applyEditResult
 	if _, err := e.s.conn.Call(ctx, "workspace/applyEdit", map[string]any{"label": label, "edit": edit}, &res); err != nil {
-		undo()
 		return false, "", err
 	}
-	if !res.Applied {
-		undo()
-	}
 	return res.Applied, res.FailureReason, nil
+}
+
+// base is the text a change's edits are computed against: the buffer's
+// text the plan was made from ("" for a new file).
+func (e *editor) base(ch workspace.FileChange) string {
+	if ch.Op == workspace.OpCreate && !ch.Overwrite {
+		if d, open := e.s.ws.Overlays.Get(ch.Path); open {
+			return d.Text
+		}
+		return ""
+	}
+	return ch.OldText
 }
 
 // textEdits turns one file's change into minimal TextEdits (a line diff),
 // versioned against the open document.
 func (e *editor) textEdits(ch workspace.FileChange, uri, ann string) textDocumentEdit {
-	old := ch.OldText
-	if ch.Op == workspace.OpCreate && !ch.Overwrite {
-		old = ""
-	}
+	old := e.base(ch)
 	id := versionedID{URI: uri}
 	if d, ok := e.s.ws.Overlays.Get(ch.Path); ok {
 		v := d.Version

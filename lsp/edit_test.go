@@ -113,8 +113,10 @@ func TestAnnotatedEditRejectedChangesNothing(t *testing.T) {
 		t.Errorf("buffer changed: %q v%d", got, v)
 	}
 	// A new file the editor does not apply leaves nothing behind.
+	// write_file of a new file is automatic in safe mode: the editor's
+	// applied:false is not the person's answer, and not a success.
 	res, _ = c.ToolCall(ctx, "write_file", map[string]any{"path": "new/b.txt", "content": "x\n"})
-	if res.Status != tools.StatusRejected {
+	if res.Status != tools.StatusError || res.Error.Code != tools.NotApplied {
 		t.Fatalf("write_file not applied by the editor: %+v", res)
 	}
 	if _, err := os.Stat(filepath.Join(root, "new", "b.txt")); !os.IsNotExist(err) {
@@ -131,8 +133,11 @@ func TestAppliedIsNotTrusted(t *testing.T) {
 	// An editor that says applied but changes nothing (Neovim 0.12, some eglot).
 	c.SetHooks(lsptest.Hooks{ApplyEdit: func(json.RawMessage) lsptest.ApplyResult { return lsptest.ApplyResult{Applied: true} }})
 	res, _ := c.ToolCall(ctx, "edit_file", map[string]any{"path": "a.txt", "old_string": "two", "new_string": "TWO"})
-	if s := editStructured(t, res); s.Landed != "none" {
+	if s := editStructured(t, res); s.Landed != "none" || len(s.NotLanded) != 1 || len(s.LandedFiles) != 0 {
 		t.Errorf("landed = %q, want none; result %+v", s.Landed, res)
+	}
+	if res.Status != tools.StatusError || res.Error.Code != tools.NotApplied || !strings.Contains(res.Content, "declined") {
+		t.Errorf("an edit that did not land is not a success: %+v", res)
 	}
 	// An editor where the person changed the proposal before accepting.
 	c.SetHooks(lsptest.Hooks{ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
@@ -147,6 +152,9 @@ func TestAppliedIsNotTrusted(t *testing.T) {
 	s := editStructured(t, res)
 	if s.Landed != "partial" || !strings.Contains(s.UserChanges, "+TWO!") {
 		t.Errorf("structured = %+v, want partial with the user's change", s)
+	}
+	if res.Status != tools.StatusError || res.Error.Code != tools.NotApplied || !strings.Contains(res.Content, "+TWO!") {
+		t.Errorf("a changed proposal is not a success: %+v", res)
 	}
 }
 
@@ -260,5 +268,169 @@ func TestCRLFFileHeldWithLFIsSaved(t *testing.T) {
 	res, _ := c.ToolCall(ctx, "edit_file", map[string]any{"path": "w.txt", "old_string": "b", "new_string": "B"})
 	if s := editStructured(t, res); res.Status != tools.StatusSuccess || s.Landed != "all" || len(s.Unsaved) != 0 {
 		t.Errorf("result %+v, structured %+v: a saved CRLF file is not unsaved", res, s)
+	}
+}
+
+// neovimCaps are Neovim 0.10's default workspace capabilities
+// (vim.lsp.protocol.make_client_capabilities): applyEdit and resource
+// operations, but no documentChanges.
+func neovimCaps() map[string]any {
+	return map[string]any{"workspace": map[string]any{"applyEdit": true, "workspaceEdit": map[string]any{
+		"resourceOperations": []string{"rename", "create", "delete"}}}}
+}
+
+// eglotCaps are Emacs 30 eglot's: documentChanges only.
+func eglotCaps() map[string]any {
+	return map[string]any{"workspace": map[string]any{"applyEdit": true, "workspaceEdit": map[string]any{"documentChanges": true}}}
+}
+
+var yolo = map[string]any{"config": map[string]any{"approval": map[string]any{"mode": "yolo"}}}
+
+// TestPlainChangesKeepUnsavedWork is issue 16's data loss: a client without
+// documentChanges gets the changes map for its open buffer; the disk keeps
+// the saved text, and a second edit keeps the first.
+func TestPlainChangesKeepUnsavedWork(t *testing.T) {
+	c, root := started(t, neovimCaps(), yolo)
+	ctx := ctxT(t)
+	path := filepath.Join(root, "a.txt")
+	os.WriteFile(path, []byte("one\ntwo\nthree\n"), 0o644)
+	buffer := "one (unsaved é中😀)\ntwo\nthree\n"
+	c.OpenDoc(ctx, path, buffer)
+	var seen []json.RawMessage
+	c.SetHooks(lsptest.Hooks{ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
+		seen = append(seen, raw)
+		return c.ApplyEdit(ctx, raw, false)
+	}})
+	res, err := c.ToolCall(ctx, "edit_file", map[string]any{"path": "a.txt", "old_string": "two", "new_string": "TWO 😀"})
+	if err != nil || res.Status != tools.StatusSuccess {
+		t.Fatalf("first edit: %+v %v", res, err)
+	}
+	res, _ = c.ToolCall(ctx, "edit_file", map[string]any{"path": "a.txt", "old_string": "three", "new_string": "THREE"})
+	if res.Status != tools.StatusSuccess {
+		t.Fatalf("second edit: %+v", res)
+	}
+	if len(seen) != 2 {
+		t.Fatalf("%d applyEdit requests, want 2", len(seen))
+	}
+	var p struct {
+		Edit struct {
+			DocumentChanges []any                      `json:"documentChanges"`
+			Changes         map[string]json.RawMessage `json:"changes"`
+		} `json:"edit"`
+	}
+	json.Unmarshal(seen[0], &p)
+	if p.Edit.DocumentChanges != nil || len(p.Edit.Changes) != 1 {
+		t.Fatalf("applyEdit without documentChanges support = %s", seen[0])
+	}
+	var edits []struct {
+		Range   struct{ Start, End struct{ Line, Character int } }
+		NewText string
+	}
+	json.Unmarshal(p.Edit.Changes["file://"+path], &edits)
+	if len(edits) != 1 || edits[0].Range.Start.Line != 1 || edits[0].NewText != "TWO 😀\n" {
+		t.Errorf("changes = %s, want one minimal edit of line 2", p.Edit.Changes["file://"+path])
+	}
+	want := "one (unsaved é中😀)\nTWO 😀\nTHREE\n"
+	if got, _, _ := c.Doc(path); got != want {
+		t.Errorf("buffer = %q, want %q", got, want)
+	}
+	if d, _ := os.ReadFile(path); string(d) != "one\ntwo\nthree\n" {
+		t.Errorf("disk = %q: the server wrote around the unsaved buffer", d)
+	}
+	if s := editStructured(t, res); s.AppliedBy != "editor" || s.Landed != "all" || len(s.Unsaved) != 1 {
+		t.Errorf("structured = %+v", s)
+	}
+
+	// A file no editor holds, and a new file: the server writes them, with
+	// their content, and sends nothing.
+	os.WriteFile(filepath.Join(root, "closed.txt"), []byte("x\n"), 0o644)
+	seen = nil
+	res, _ = c.ToolCall(ctx, "edit_file", map[string]any{"path": "closed.txt", "old_string": "x", "new_string": "y"})
+	if s := editStructured(t, res); res.Status != tools.StatusSuccess || s.AppliedBy != "server" {
+		t.Errorf("closed file: %+v", res)
+	}
+	res, _ = c.ToolCall(ctx, "write_file", map[string]any{"path": "new/n.txt", "content": "new é\n"})
+	if s := editStructured(t, res); res.Status != tools.StatusSuccess || s.AppliedBy != "server" {
+		t.Errorf("new file: %+v", res)
+	}
+	if d, _ := os.ReadFile(filepath.Join(root, "closed.txt")); string(d) != "y\n" {
+		t.Errorf("closed.txt = %q", d)
+	}
+	if d, _ := os.ReadFile(filepath.Join(root, "new", "n.txt")); string(d) != "new é\n" {
+		t.Errorf("new file = %q, want its content on disk", d)
+	}
+	if len(seen) != 0 {
+		t.Errorf("applyEdit sent for files no editor holds: %s", seen)
+	}
+}
+
+// TestServerNeverWritesAroundUnsavedText: what the editor cannot do itself
+// (a delete without resource operations; anything for a client without
+// applyEdit) is refused for a buffer with unsaved changes.
+func TestServerNeverWritesAroundUnsavedText(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		caps map[string]any
+		tool string
+		args map[string]any
+	}{
+		{"eglot delete", eglotCaps(), "delete_file", map[string]any{"path": "a.txt"}},
+		{"bare edit", map[string]any{}, "edit_file", map[string]any{"path": "a.txt", "old_string": "one", "new_string": "ONE"}},
+		{"neovim directory delete", neovimCaps(), "delete_file", map[string]any{"path": "d", "recursive": true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, root := started(t, tt.caps, yolo)
+			ctx := ctxT(t)
+			path := filepath.Join(root, "a.txt")
+			if tt.name == "neovim directory delete" {
+				path = filepath.Join(root, "d", "a.txt")
+				os.MkdirAll(filepath.Dir(path), 0o755)
+			}
+			os.WriteFile(path, []byte("one\n"), 0o644)
+			c.OpenDoc(ctx, path, "one (unsaved)\n")
+			c.SetHooks(lsptest.Hooks{ShowMessageRequest: func(json.RawMessage) any { return map[string]string{"title": "Approve"} }})
+			res, _ := c.ToolCall(ctx, tt.tool, tt.args)
+			if res.Status != tools.StatusError || res.Error.Code != tools.UnsavedInEditor {
+				t.Fatalf("result = %+v, want UNSAVED_IN_EDITOR", res)
+			}
+			if d, err := os.ReadFile(path); err != nil || string(d) != "one\n" {
+				t.Errorf("disk = %q, %v", d, err)
+			}
+		})
+	}
+}
+
+// TestEglotNewFileLandsWithContent: a client with documentChanges but no
+// create operation gets no empty file on disk: the server creates the file
+// with its content and sends the rest of the plan to the editor.
+func TestEglotNewFileLandsWithContent(t *testing.T) {
+	c, root := started(t, eglotCaps(), yolo)
+	ctx := ctxT(t)
+	open := filepath.Join(root, "open.txt")
+	os.WriteFile(open, []byte("a\n"), 0o644)
+	c.OpenDoc(ctx, open, "a (unsaved)\n")
+	var seen []lsptest.ApplyEditParams
+	c.SetHooks(lsptest.Hooks{ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
+		var p lsptest.ApplyEditParams
+		json.Unmarshal(raw, &p)
+		seen = append(seen, p)
+		return c.ApplyEdit(ctx, raw, false)
+	}})
+	patch := "--- /dev/null\n+++ b/made.txt\n@@ -0,0 +1 @@\n+made\n--- a/open.txt\n+++ b/open.txt\n@@ -1 +1 @@\n-a (unsaved)\n+b (unsaved)\n"
+	res, _ := c.ToolCall(ctx, "apply_patch", map[string]any{"patch": patch})
+	if res.Status != tools.StatusSuccess {
+		t.Fatalf("result: %+v", res)
+	}
+	if d, _ := os.ReadFile(filepath.Join(root, "made.txt")); string(d) != "made\n" {
+		t.Errorf("new file on disk = %q", d)
+	}
+	if len(seen) != 1 || len(seen[0].Edit.DocumentChanges) != 1 {
+		t.Fatalf("applyEdit = %+v, want the open file's edit only", seen)
+	}
+	if got, _, _ := c.Doc(open); got != "b (unsaved)\n" {
+		t.Errorf("buffer = %q", got)
+	}
+	if s := editStructured(t, res); s.AppliedBy != "both" || s.Landed != "all" {
+		t.Errorf("structured = %+v", s)
 	}
 }

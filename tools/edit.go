@@ -20,9 +20,19 @@ import (
 // Editor applies edits in the person's editor. The LSP session implements
 // it; without one (the call command, a client without applyEdit) the server
 // writes files itself.
+//
+// The server writes a file itself only when no editor holds it with unsaved
+// changes (applyPlan refuses otherwise): a change to an open buffer goes to
+// the editor, so that neither the person's unsaved text nor the edit is lost.
 type Editor interface {
-	// CanApply reports whether the editor can apply every change of p itself.
+	// CanApply reports whether the editor can apply every change of p
+	// itself (Split leaves nothing for the server).
 	CanApply(p *workspace.Plan) bool
+	// Split divides p into the changes the editor applies and those the
+	// server writes itself (what the client cannot express, and files no
+	// editor holds open), each in the plan's order. The server's part is
+	// written first.
+	Split(p *workspace.Plan) (editor, server *workspace.Plan)
 	// ConfirmsEdits reports whether the editor shows its own preview of an
 	// edit sent with confirm (change annotations with needsConfirmation) and
 	// answers applied:false when the person declines: then sending the edit
@@ -40,8 +50,10 @@ type Editor interface {
 // section 5).
 type EditResult struct {
 	Files       []string `json:"files"`
-	AppliedBy   string   `json:"applied_by"` // editor or server
+	AppliedBy   string   `json:"applied_by"` // editor, server or both
 	Landed      string   `json:"landed"`     // all, partial or none
+	LandedFiles []string `json:"landed_files"`
+	NotLanded   []string `json:"not_landed,omitempty"`
 	UserChanges string   `json:"user_changes,omitempty"`
 	Unsaved     []string `json:"unsaved"`
 	Diff        string   `json:"diff"`
@@ -50,8 +62,10 @@ type EditResult struct {
 // editOutputSchema is the output schema every edit tool shares.
 const editOutputSchema = `{"type":"object","required":["files","applied_by","landed","unsaved","diff"],"properties":{
 	"files":{"type":"array","items":{"type":"string"}},
-	"applied_by":{"enum":["editor","server"]},
+	"applied_by":{"enum":["editor","server","both"]},
 	"landed":{"enum":["all","partial","none"]},
+	"landed_files":{"type":"array","items":{"type":"string"}},
+	"not_landed":{"type":"array","items":{"type":"string"}},
 	"user_changes":{"type":"string"},
 	"unsaved":{"type":"array","items":{"type":"string"}},
 	"diff":{"type":"string"},
@@ -283,7 +297,9 @@ func (e eol) restore(s string) string {
 }
 
 // applyPlan applies an approved plan (or asks through the editor's own
-// preview when the call was deferred to it) and reports what landed.
+// preview when the call was deferred to it) and reports what landed. A call
+// is a success only when all of its change landed; otherwise it is a
+// NOT_APPLIED error whose structured result lists what did land.
 func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 	// A symlink may have appeared on a path while the call waited for
 	// approval (a background shell can make one): check the paths again.
@@ -307,50 +323,145 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 	for _, ch := range p.Changes {
 		files = append(files, c.Workspace.Rel(ch.Path))
 	}
-	res := EditResult{Files: files, Unsaved: []string{}, Diff: p.UnifiedDiff(c.Workspace.Rel)}
+	res := EditResult{Files: files, Unsaved: []string{}, LandedFiles: []string{}, Diff: p.UnifiedDiff(c.Workspace.Rel)}
 	ed := c.Editor
 	confirm := c.ConfirmInEditor
-	if ed != nil && (confirm || ed.CanApply(p)) {
+	edPlan, srvPlan := &workspace.Plan{}, p
+	switch {
+	case ed != nil && confirm:
+		edPlan, srvPlan = p, &workspace.Plan{}
+	case ed != nil:
+		edPlan, srvPlan = ed.Split(p)
+	}
+	// The server never writes around a buffer with unsaved changes.
+	if err := checkServerWritable(c, srvPlan, ed != nil); err != nil {
+		return nil, err
+	}
+	switch {
+	case len(edPlan.Changes) == 0:
+		res.AppliedBy = "server"
+	case len(srvPlan.Changes) == 0:
 		res.AppliedBy = "editor"
-		clean := cleanBefore(c, p)
+	default:
+		res.AppliedBy = "both"
+	}
+	if len(srvPlan.Changes) > 0 {
+		if err := writePlan(srvPlan); err != nil {
+			return nil, err
+		}
+	}
+	// What landed, per path: the server's part when written.
+	landed := map[string]landState{}
+	for _, ch := range srvPlan.Changes {
+		landed[ch.Path] = landState{landed: true}
+	}
+	editorAnswered := false
+	if len(edPlan.Changes) > 0 {
+		clean := cleanBefore(c, edPlan)
 		label := fmt.Sprintf("agentls: %s %s", c.Tool.Name, strings.Join(files, ", "))
-		applied, reason, err := ed.Apply(c.Ctx, p, label, confirm)
+		applied, reason, err := ed.Apply(c.Ctx, edPlan, label, confirm)
 		if err != nil {
 			return nil, fmt.Errorf("workspace/applyEdit: %w", err)
 		}
-		if !applied && !confirm && changedSincePlan(c, p) {
+		if !applied && !confirm && len(srvPlan.Changes) == 0 && changedSincePlan(c, edPlan) {
 			// The person typed in a buffer after approving, before the edit
 			// arrived: the editor refused an edit made for older text.
 			path, _ := staleChange(c, p)
 			return nil, staleSincePlan(c, p, path, "changed in the editor after the edit was approved, before it could be applied")
 		}
-		if !applied {
-			msg := "the editor did not apply the edit"
-			if confirm {
-				msg = "the person declined the edit in the editor's preview"
-			}
+		if !applied && confirm {
+			msg := "the person declined the edit in the editor's preview"
 			if reason != "" {
 				msg += ": " + reason
 			}
-			res.Landed = "none"
+			res.Landed, res.NotLanded = "none", files
 			return &Result{Status: StatusRejected, Content: "rejected: " + msg + ". Nothing changed.", Message: reason,
 				Error: &Error{Code: Rejected, Message: msg}, Structured: res}, nil
 		}
-		verify(c, p, clean, ed.SavesAfterApply(), &res)
-	} else {
-		res.AppliedBy = "server"
-		if err := writePlan(p); err != nil {
-			return nil, err
+		if applied {
+			editorAnswered = true
+			for path, ok := range verify(c, edPlan, clean, ed.SavesAfterApply(), &res) {
+				landed[path] = ok
+			}
+		} else {
+			for _, ch := range edPlan.Changes {
+				landed[ch.Path] = landState{untouched: true}
+			}
+			if reason == "" {
+				reason = "no reason given"
+			}
+			return notApplied(c, p, landed, res, fmt.Sprintf("the editor answered that it did not apply the edit (%s)", reason)), nil
 		}
-		res.Landed = "all"
 	}
+	all := true
 	for _, ch := range p.Changes {
+		all = all && landed[ch.Path].landed
+	}
+	if !all {
+		why := "the editor did not apply it"
+		if editorAnswered {
+			why = fmt.Sprintf("the editor answered that it applied the edit, but the change did not show up within %s: "+
+				"the person may have declined it in the editor (some editors ask again and still answer applied), or the editor did not apply it", landWait)
+		}
+		return notApplied(c, p, landed, res, why), nil
+	}
+	res.Landed = "all"
+	res.LandedFiles = files
+	recordLanded(c, p, landed)
+	return Success(editSummary(res), res), nil
+}
+
+// notApplied is the result of an edit that did not land, or only in part:
+// a NOT_APPLIED error that lists what landed.
+func notApplied(c *Call, p *workspace.Plan, landed map[string]landState, res EditResult, why string) *Result {
+	res.LandedFiles, res.NotLanded = []string{}, nil
+	untouched := true
+	for _, ch := range p.Changes {
+		rel := c.Workspace.Rel(ch.Path)
+		untouched = untouched && landed[ch.Path].untouched
+		if landed[ch.Path].landed {
+			res.LandedFiles = append(res.LandedFiles, rel)
+		} else {
+			res.NotLanded = append(res.NotLanded, rel)
+		}
+	}
+	res.Landed = "partial"
+	if untouched {
+		res.Landed = "none"
+	}
+	recordLanded(c, p, landed)
+	var b strings.Builder
+	if res.Landed == "none" {
+		fmt.Fprintf(&b, "The edit was not applied: %s. Nothing changed in %s; do not assume the edit was made.", why, strings.Join(res.NotLanded, ", "))
+	} else {
+		landedFiles := strings.Join(res.LandedFiles, ", ")
+		if landedFiles == "" {
+			landedFiles = "nothing"
+		}
+		fmt.Fprintf(&b, "The edit was applied only in part: %s. Landed as proposed: %s. Not as proposed: %s.", why,
+			landedFiles, strings.Join(res.NotLanded, ", "))
+	}
+	if res.UserChanges != "" {
+		fmt.Fprintf(&b, "\nWhat the files hold instead of the proposal:\n%s", res.UserChanges)
+	}
+	b.WriteString("\nRead the files again before another edit.")
+	msg := b.String()
+	return &Result{Status: StatusError, Content: "error: " + msg, Structured: res,
+		Error: &Error{Code: NotApplied, Message: msg, Recoverable: true,
+			Details: map[string]any{"landed": res.Landed, "landed_files": res.LandedFiles, "not_landed": res.NotLanded}}}
+}
+
+// recordLanded records what the model now knows of the files that landed
+// and tells the client which files changed.
+func recordLanded(c *Call, p *workspace.Plan, landed map[string]landState) {
+	for _, ch := range p.Changes {
+		if landed[ch.Path].untouched {
+			continue
+		}
 		switch ch.Op {
 		case workspace.OpCreate, workspace.OpModify:
-			if res.Landed != "none" {
-				if t, _, err := currentText(c, ch.Path); err == nil {
-					RecordRead(c.Session, ch.Path, t)
-				}
+			if t, _, err := currentText(c, ch.Path); err == nil {
+				RecordRead(c.Session, ch.Path, t)
 			}
 			op := "modify"
 			if ch.Op == workspace.OpCreate && !ch.Overwrite {
@@ -365,7 +476,59 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 			c.FileChanged(ch.Path, "create")
 		}
 	}
-	return Success(editSummary(res), res), nil
+}
+
+// checkServerWritable refuses a plan part the server would write around a
+// buffer with unsaved changes: the disk would then hold the buffer's
+// unsaved text plus the edit while the buffer keeps neither, and the next
+// save would undo the edit. A clean open buffer (the same text as the disk)
+// loses nothing; the editor reloads it.
+func checkServerWritable(c *Call, p *workspace.Plan, haveEditor bool) error {
+	open := c.Workspace.Overlays.Paths()
+	for _, ch := range p.Changes {
+		for _, target := range []string{ch.Path, ch.NewPath} {
+			if target == "" {
+				continue
+			}
+			for _, o := range open {
+				if o != target && !(ch.Dir || ch.Op == workspace.OpRename) {
+					continue
+				}
+				if o != target && !strings.HasPrefix(o, target+string(filepath.Separator)) {
+					continue
+				}
+				d, ok := c.Workspace.Overlays.Get(o)
+				if !ok {
+					continue
+				}
+				if disk, err := os.ReadFile(o); err == nil && sameText(string(disk), d.Text) {
+					continue
+				}
+				why := "the client cannot apply edits (no workspace.applyEdit)"
+				if haveEditor {
+					why = fmt.Sprintf("the editor cannot %s it itself (its workspaceEdit capabilities)", describeOp(ch))
+				}
+				return Errorf(UnsavedInEditor, "%s is open in the editor with unsaved changes, and %s; the server does not write around unsaved text. "+
+					"Nothing was changed: ask the person to save or close it, then try again.", c.Workspace.Rel(o), why).
+					WithDetails(map[string]any{"path": c.Workspace.Rel(o)})
+			}
+		}
+	}
+	return nil
+}
+
+func describeOp(ch workspace.FileChange) string {
+	switch {
+	case ch.Binary:
+		return "write binary content to"
+	case ch.Op == workspace.OpDelete:
+		return "delete"
+	case ch.Op == workspace.OpRename:
+		return "rename"
+	case ch.Op == workspace.OpCreate && ch.Overwrite:
+		return "replace"
+	}
+	return "change"
 }
 
 // staleSincePlan is the STALE_FILE error for a file of p (path, from
@@ -481,13 +644,21 @@ func sameText(disk, buffer string) bool {
 	return strings.ReplaceAll(disk, "\r\n", "\n") == strings.ReplaceAll(buffer, "\r\n", "\n")
 }
 
+// landState is what verify saw of one change: it landed as proposed, or
+// it left the file as it was (neither: something else is there now).
+type landState struct{ landed, untouched bool }
+
 // landWait is how long the server waits for an applied edit to show up in
 // the buffers (didChange) or on disk, and for a save after apply.
 var landWait = 3 * time.Second
 
 // verify compares what landed with the proposal, because editors answer
-// applied:true after a declined or partial apply.
-func verify(c *Call, p *workspace.Plan, clean map[string]bool, saves bool, res *EditResult) {
+// applied:true after a declined or partial apply, and send the didChange of
+// an applied edit before or after their answer. It waits up to landWait for
+// every file to land, fills res's unsaved files and user changes, and
+// returns, per path, whether the change landed as proposed or left the file
+// untouched.
+func verify(c *Call, p *workspace.Plan, clean map[string]bool, saves bool, res *EditResult) map[string]landState {
 	deadline := time.Now().Add(landWait)
 	type state struct{ landed, untouched, unsaved bool }
 	check := func(ch workspace.FileChange) state {
@@ -542,12 +713,11 @@ func verify(c *Call, p *workspace.Plan, clean map[string]bool, saves bool, res *
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	all, none := true, true
+	landed := map[string]landState{}
 	var userChanges strings.Builder
 	for i, ch := range p.Changes {
 		s := states[i]
-		all = all && s.landed
-		none = none && s.untouched
+		landed[ch.Path] = landState{landed: s.landed, untouched: s.untouched}
 		if s.unsaved {
 			res.Unsaved = append(res.Unsaved, c.Workspace.Rel(ch.Path))
 		}
@@ -558,15 +728,8 @@ func verify(c *Call, p *workspace.Plan, clean map[string]bool, saves bool, res *
 		}
 	}
 	sort.Strings(res.Unsaved)
-	switch {
-	case all:
-		res.Landed = "all"
-	case none:
-		res.Landed = "none"
-	default:
-		res.Landed = "partial"
-	}
 	res.UserChanges = userChanges.String()
+	return landed
 }
 
 // writePlan applies a plan to the disk. Every new content is written to a

@@ -44,6 +44,12 @@ const (
 	Rejected         Code = "REJECTED"
 	Cancelled        Code = "CANCELLED"
 	Internal         Code = "INTERNAL"
+	// NotApplied: an approved edit did not land, or only in part (the
+	// person declined it in the editor, or the editor did not apply it).
+	NotApplied Code = "NOT_APPLIED"
+	// UnsavedInEditor: the server would have to write a file the editor
+	// holds with unsaved changes, which it never does.
+	UnsavedInEditor Code = "UNSAVED_IN_EDITOR"
 )
 
 // Result is the ToolResult of PROTOCOL.md section 4.

@@ -46,7 +46,10 @@ func (c *Client) Doc(path string) (text string, version int32, open bool) {
 type ApplyEditParams struct {
 	Label string `json:"label"`
 	Edit  struct {
-		DocumentChanges   []json.RawMessage `json:"documentChanges"`
+		DocumentChanges []json.RawMessage `json:"documentChanges"`
+		// Changes is the plain form (uri → text edits) for clients
+		// without documentChanges.
+		Changes           map[string]json.RawMessage `json:"changes"`
 		ChangeAnnotations map[string]struct {
 			Label             string `json:"label"`
 			NeedsConfirmation bool   `json:"needsConfirmation"`
@@ -108,6 +111,25 @@ func (c *Client) ApplyEdit(ctx context.Context, raw json.RawMessage, save bool) 
 		}
 		if err != nil {
 			return ApplyResult{FailureReason: fmt.Sprintf("change %d: %v", i, err)}
+		}
+	}
+	// The plain changes map, applied when there are no documentChanges
+	// (as clients without documentChanges do).
+	if len(p.Edit.DocumentChanges) == 0 {
+		uris := make([]string, 0, len(p.Edit.Changes))
+		for uri := range p.Edit.Changes {
+			uris = append(uris, uri)
+		}
+		sort.Strings(uris)
+		for _, uri := range uris {
+			var te TextDocumentEdit
+			te.TextDocument.URI = uri
+			if err := json.Unmarshal(p.Edit.Changes[uri], &te.Edits); err != nil {
+				return ApplyResult{FailureReason: err.Error()}
+			}
+			if err := c.applyTextEdit(ctx, te, save); err != nil {
+				return ApplyResult{FailureReason: fmt.Sprintf("%s: %v", uri, err)}
+			}
 		}
 	}
 	return ApplyResult{Applied: true}
