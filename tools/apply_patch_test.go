@@ -90,6 +90,15 @@ func TestApplyPatchCRLFAndBuffers(t *testing.T) {
 	patch := "--- a/win.txt\n+++ b/win.txt\n@@ -1,3 +1,4 @@\n one\n-two\n+TWO\n+2.5\n three\n" +
 		"--- a/open.go\n+++ b/open.go\n@@ -2,2 +2,2 @@\n \n-var unsaved = \"é中😀\"\n+var unsaved = \"é中🙂\"\n"
 	res := ftCall(t, env, "apply_patch", map[string]any{"patch": patch})
+	// No editor applies edits here: the server never writes around the
+	// unsaved buffer, and writes nothing of the patch.
+	ftWantError(t, res, UnsavedInEditor, "open.go")
+	if got := ftRead(t, root, "win.txt"); got != "one\r\ntwo\r\nthree\r\n" {
+		t.Errorf("win.txt written by a refused patch: %q", got)
+	}
+	// Saved, the buffer loses nothing when the server writes.
+	ftWrite(t, root, map[string]string{"open.go": "package open\n\nvar unsaved = \"é中😀\"\n"})
+	res = ftCall(t, env, "apply_patch", map[string]any{"patch": patch})
 	ftWantSuccess(t, res)
 	if got := ftRead(t, root, "win.txt"); got != "one\r\nTWO\r\n2.5\r\nthree\r\n" {
 		t.Errorf("CRLF file = %q", got)

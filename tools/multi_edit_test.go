@@ -76,9 +76,18 @@ func TestMultiEditEditsTheBuffer(t *testing.T) {
 	path := filepath.Join(root, "f.go")
 	env.Workspace.Overlays.Open(workspace.Document{URI: workspace.PathToURI(path), Path: path, Version: 3, Text: "package f\n\nvar unsaved = 1\n"})
 	res := ftCall(t, env, "multi_edit", map[string]any{"path": "f.go", "edits": []any{map[string]any{"old_string": "unsaved = 1", "new_string": "unsaved = 2"}}})
+	// Without an editor that applies edits, the server would write the
+	// buffer's unsaved text with the edit, and the person's next save would
+	// undo it (issue 16): refused, nothing written.
+	ftWantError(t, res, UnsavedInEditor, "f.go")
+	if got := ftRead(t, root, "f.go"); got != "package f\n" {
+		t.Errorf("file = %q", got)
+	}
+	// A buffer with no unsaved changes loses nothing: the server writes.
+	env.Workspace.Overlays.Open(workspace.Document{URI: workspace.PathToURI(path), Path: path, Version: 4, Text: "package f\n"})
+	res = ftCall(t, env, "multi_edit", map[string]any{"path": "f.go", "edits": []any{map[string]any{"old_string": "package f", "new_string": "package g"}}})
 	ftWantSuccess(t, res)
-	// Without an editor the server writes the buffer's text with the edit.
-	if got := ftRead(t, root, "f.go"); got != "package f\n\nvar unsaved = 2\n" {
+	if got := ftRead(t, root, "f.go"); got != "package g\n" {
 		t.Errorf("file = %q", got)
 	}
 	res = ftCall(t, env, "multi_edit", map[string]any{"path": "f.go", "edits": []any{}})
@@ -128,6 +137,12 @@ func TestStaleFile(t *testing.T) {
 				}
 				// Read again: the call goes through.
 				ftWantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": "f.txt"}))
+				if how.name == "buffer" {
+					// Without an editor the server never writes around
+					// the unsaved buffer.
+					ftWantError(t, ftCall(t, env, c.tool, c.args), UnsavedInEditor)
+					return
+				}
 				ftWantSuccess(t, ftCall(t, env, c.tool, c.args))
 			})
 		}
