@@ -141,4 +141,12 @@ func (p *progress) Report(message string, percent int) {
 // Partial implements tools.Progress.
 func (p *progress) Partial(v any) { p.send(p.partial, v) }
 
-var _ tools.Progress = (*progress)(nil)
+// StreamsPartial implements tools.PartialStreamer: partial results reach
+// the client only on its partialResultToken, and then the final result
+// must not repeat them (LSP 3.17).
+func (p *progress) StreamsPartial() bool { return p.partial != nil }
+
+var (
+	_ tools.Progress        = (*progress)(nil)
+	_ tools.PartialStreamer = (*progress)(nil)
+)

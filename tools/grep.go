@@ -56,6 +56,8 @@ var Grep = &Tool{
 		"files":{"type":"array","items":{"type":"string"}},
 		"counts":{"type":"object","additionalProperties":{"type":"integer"}},
 		"truncated":{"type":"boolean"},
+		"streamed":{"type":"integer","description":"results sent as partial results (then not repeated here)"},
+		"streamed_files":{"type":"integer"},
 		"files_searched":{"type":"integer"},
 		"skipped_too_large":{"type":"integer"},
 		"skipped_binary":{"type":"integer"}}}`),
@@ -256,11 +258,25 @@ func newGrepSearch(c *Call, a *grepArgs, workers int) *grepSearch {
 	if a.OutputMode != modeContent {
 		before, after = 0, 0
 	}
+	stream := false
+	if ps, ok := c.Progress.(PartialStreamer); ok {
+		stream = ps.StreamsPartial()
+	}
 	return &grepSearch{
 		mode: a.OutputMode, limit: limit, before: before, after: after,
-		maxLine: cfg.Limits.MaxLineLength, progress: c.Progress,
+		maxLine: cfg.Limits.MaxLineLength, progress: c.Progress, stream: stream,
 		matchers: make([]*matcher, workers), bufs: make([][]byte, workers),
 	}
+}
+
+// PartialStreamer is a Progress that says whether its Partial batches reach
+// a client (the call has a partialResultToken). Then, as LSP 3.17 asks of
+// partial results, grep streams its results as it finds them (at most
+// max_results units, in no order, without context lines) and its final
+// result carries none of them: only the summary (truncated, the counts of
+// what was streamed and searched).
+type PartialStreamer interface {
+	StreamsPartial() bool
 }
 
 // readBufs keeps the workers' read buffers between calls, so that a warm
@@ -473,6 +489,7 @@ type grepSearch struct {
 	before, after int
 	maxLine       int
 	progress      Progress
+	stream        bool       // results go out as partial results (PartialStreamer)
 	matchers      []*matcher // one per worker
 	bufs          [][]byte   // one per worker
 
@@ -485,6 +502,9 @@ type grepSearch struct {
 	// anyTruncated mirrors truncated for the lock-free fast path of skip.
 	anyTruncated atomic.Bool
 	pending      []any // the partial batch
+	// streamed and streamedFiles count the units and files sent as
+	// partial results.
+	streamed, streamedFiles int
 }
 
 // fileResult is what one file contributes.
@@ -546,16 +566,30 @@ func (s *grepSearch) add(r *fileResult) {
 	if s.truncated {
 		s.anyTruncated.Store(true)
 	}
+	if !s.stream {
+		return
+	}
+	// The streamed results are the first max_results units found: the
+	// union of the batches is the whole result.
+	room := s.limit - s.streamed
+	if room <= 0 {
+		return
+	}
 	switch s.mode {
 	case modeContent:
-		for _, m := range r.matches {
+		n := min(room, len(r.matches))
+		for _, m := range r.matches[:n] {
 			s.pending = append(s.pending, m)
 		}
+		s.streamed += n
 	case modeFiles:
 		s.pending = append(s.pending, r.path)
+		s.streamed++
 	case modeCount:
 		s.pending = append(s.pending, map[string]int{r.path: r.count})
+		s.streamed++
 	}
+	s.streamedFiles++
 	if len(s.pending) >= 100 {
 		s.flushLocked()
 	}
@@ -569,8 +603,7 @@ func (s *grepSearch) flush() {
 
 // flushLocked sends the pending batch on the partial result stream, in the
 // shape of the structured result: {"matches": [...]}, {"files": [...]} or
-// {"counts": {...}}. Batches come as files are searched, in no order; the
-// final result is sorted and may leave out files a batch had.
+// {"counts": {...}}. Batches come as files are searched, in no order.
 func (s *grepSearch) flushLocked() {
 	if len(s.pending) == 0 || s.progress == nil {
 		s.pending = nil
@@ -717,10 +750,14 @@ func binaryCutoff(data []byte) int {
 	}
 }
 
-// result sorts what was kept and builds the ToolResult.
+// result sorts what was kept and builds the ToolResult; after streaming,
+// the summary only.
 func (s *grepSearch) result() *Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.stream {
+		return s.streamSummary()
+	}
 	files := []*fileResult(s.kept)
 	sort.Slice(files, func(i, j int) bool { return workspace.ComparePaths(files[i].path, files[j].path) < 0 })
 	var b strings.Builder
@@ -777,6 +814,29 @@ func (s *grepSearch) result() *Result {
 	}
 	content := b.String()
 	if content == "" {
+		content = "No matches found.\n"
+	}
+	if s.truncated {
+		content += fmt.Sprintf("[results truncated at %d; narrow the pattern, path, glob or type, or raise max_results]\n", s.limit)
+	}
+	return Success(content, st)
+}
+
+// streamSummary is the final result of a streamed search: no results (the
+// partial batches had them all), the counts and truncation.
+func (s *grepSearch) streamSummary() *Result {
+	st := map[string]any{"truncated": s.truncated, "streamed": s.streamed, "streamed_files": s.streamedFiles}
+	unit := "matching lines"
+	switch s.mode {
+	case modeFiles:
+		st["files"], unit = []string{}, "files"
+	case modeCount:
+		st["counts"], unit = map[string]int{}, "file counts"
+	default:
+		st["matches"] = []GrepMatch{}
+	}
+	content := fmt.Sprintf("%d %s in %d files, sent as partial results (on the call's partialResultToken), not repeated here.\n", s.streamed, unit, s.streamedFiles)
+	if s.streamed == 0 {
 		content = "No matches found.\n"
 	}
 	if s.truncated {

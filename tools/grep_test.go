@@ -76,12 +76,18 @@ type recorder struct {
 	batches []any
 }
 
-func (r *recorder) Report(string, int) {}
+func (r *recorder) Report(string, int)   {}
+func (r *recorder) StreamsPartial() bool { return true }
 func (r *recorder) Partial(v any) {
 	r.mu.Lock()
 	r.batches = append(r.batches, v)
 	r.mu.Unlock()
 }
+
+// silent is a Progress without a partialResultToken.
+type silent struct{ recorder }
+
+func (*silent) StreamsPartial() bool { return false }
 
 func runSearch(t *testing.T, ws *workspace.Workspace, tool, args string, progress Progress) *Result {
 	t.Helper()
@@ -264,20 +270,38 @@ func TestGrepPartialAndDeterminism(t *testing.T) {
 	}
 	dir := makeTree(t, files)
 	ws, _ := workspace.New(dir)
+	// Streamed: the batches hold the whole result (max_results units, each
+	// once), the final result none of it, only the summary (LSP 3.17).
 	rec := &recorder{}
-	first := runSearch(t, ws, "grep", `{"pattern":"needle","max_results":250}`, rec)
+	streamed := runSearch(t, ws, "grep", `{"pattern":"needle","max_results":250}`, rec)
+	st := streamed.Structured.(map[string]any)
+	if st["truncated"] != true || st["streamed"] != 250 || len(st["matches"].([]GrepMatch)) != 0 {
+		t.Errorf("final result after streaming = %v", st)
+	}
+	if !strings.Contains(streamed.Content, "250 matching lines") || strings.Contains(streamed.Content, "needle") {
+		t.Errorf("final content after streaming = %q", streamed.Content)
+	}
+	partial := 0
+	seen := map[GrepMatch]bool{}
+	for _, b := range rec.batches {
+		for _, m := range b.(map[string]any)["matches"].([]any) {
+			if seen[m.(GrepMatch)] {
+				t.Errorf("%v streamed twice", m)
+			}
+			seen[m.(GrepMatch)] = true
+			partial++
+		}
+	}
+	if len(rec.batches) < 2 || partial != 250 {
+		t.Errorf("%d batches with %d matches, want 250", len(rec.batches), partial)
+	}
+	// Not streamed (a Progress that reaches no client): the whole result.
+	first := runSearch(t, ws, "grep", `{"pattern":"needle","max_results":250}`, &silent{})
 	if first.Structured.(map[string]any)["truncated"] != true {
 		t.Error("not truncated")
 	}
 	if n := len(first.Structured.(map[string]any)["matches"].([]GrepMatch)); n != 250 {
 		t.Errorf("%d matches", n)
-	}
-	partial := 0
-	for _, b := range rec.batches {
-		partial += len(b.(map[string]any)["matches"].([]any))
-	}
-	if len(rec.batches) < 2 || partial < 250 {
-		t.Errorf("%d batches with %d matches", len(rec.batches), partial)
 	}
 	for i := 0; i < 5; i++ {
 		again := runSearch(t, ws, "grep", `{"pattern":"needle","max_results":250}`, nil)
