@@ -100,9 +100,9 @@ func (s *session) initialize(ctx context.Context, reply jsonrpc2.Replier, raw js
 		return reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize: %v", err))
 	}
 	if len(roots) == 0 && s.opts.DefaultRoot != "" {
-		roots = []string{s.opts.DefaultRoot}
+		roots = []workspace.Folder{{Path: s.opts.DefaultRoot}}
 	}
-	if err := s.ws.SetRoots(roots); err != nil {
+	if err := s.ws.SetFolders(roots); err != nil {
 		return reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize: %v", err))
 	}
 
@@ -191,15 +191,16 @@ func (s *session) initialized() {
 	s.warmSearchCache()
 }
 
-// rootsOf reads the roots: workspaceFolders, else rootUri, else rootPath.
-func rootsOf(p initializeParams) ([]string, error) {
-	var roots []string
+// rootsOf reads the roots: workspaceFolders (with their names), else
+// rootUri, else rootPath.
+func rootsOf(p initializeParams) ([]workspace.Folder, error) {
+	var roots []workspace.Folder
 	for _, f := range p.WorkspaceFolders {
 		path, err := workspace.URIToPath(f.URI)
 		if err != nil {
 			return nil, fmt.Errorf("workspace folder: %w", err)
 		}
-		roots = append(roots, path)
+		roots = append(roots, workspace.Folder{Path: path, Name: f.Name})
 	}
 	if len(roots) > 0 {
 		return roots, nil
@@ -209,10 +210,10 @@ func rootsOf(p initializeParams) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("rootUri: %w", err)
 		}
-		return []string{path}, nil
+		return []workspace.Folder{{Path: path}}, nil
 	}
 	if p.RootPath != "" {
-		return []string{filepath.Clean(p.RootPath)}, nil
+		return []workspace.Folder{{Path: filepath.Clean(p.RootPath)}}, nil
 	}
 	return nil, nil
 }

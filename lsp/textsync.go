@@ -118,9 +118,9 @@ func (s *session) didChangeWorkspaceFolders(raw json.RawMessage) error {
 			removed[path] = true
 		}
 	}
-	var roots []string
-	for _, r := range s.ws.Roots() {
-		if !removed[r] {
+	var roots []workspace.Folder
+	for _, r := range s.ws.Folders() {
+		if !removed[r.Path] {
 			roots = append(roots, r)
 		}
 	}
@@ -129,9 +129,9 @@ func (s *session) didChangeWorkspaceFolders(raw json.RawMessage) error {
 		if err != nil {
 			return err
 		}
-		roots = append(roots, path)
+		roots = append(roots, workspace.Folder{Path: path, Name: f.Name})
 	}
-	if err := s.ws.SetRoots(roots); err != nil {
+	if err := s.ws.SetFolders(roots); err != nil {
 		return err
 	}
 	s.searchCacheReset()

@@ -41,7 +41,9 @@ func (w *Workspace) allowedRoots() []string {
 }
 
 // Resolve turns a path argument into an absolute path inside an allowed
-// root. It accepts paths relative to the first root, absolute paths inside a
+// root. It accepts relative paths (with several roots, a first segment that
+// is a root's name selects that root, as Rel writes them; any other
+// relative path is relative to the first root), absolute paths inside a
 // root or a paths.allow root, and file:// URIs. It refuses, with a
 // *PathError: NUL bytes, "~", ".." escapes, absolute paths outside, symlinks
 // (of the file or of any parent) whose target is outside, and paths matching
@@ -75,7 +77,11 @@ func (w *Workspace) Resolve(arg string) (string, error) {
 		return "", invalid(arg, "there is no workspace root")
 	}
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(roots[0], p)
+		if root, rest, ok := w.rootOf(p); ok {
+			p = filepath.Join(root, rest)
+		} else {
+			p = filepath.Join(roots[0], p)
+		}
 	}
 	p = filepath.Clean(p)
 	root, rel, ok := containing(roots, p)

@@ -17,13 +17,27 @@ import (
 // Workspace is one session's view of the project. Roots and config change
 // as the editor reports new folders and settings; readers always see a
 // consistent snapshot of each.
+//
+// Paths in tool arguments and results have one form per root that round
+// trips: with one root, relative to it; with several, the root's name
+// (Folder.Name) first, then the path relative to that root ("api/main.go").
+// A relative argument whose first segment is not a root's name is relative
+// to the first root, so paths given before a folder was added keep working.
 type Workspace struct {
 	Overlays *Overlays
 
 	mu    sync.RWMutex
 	roots []string // absolute, cleaned; roots[0] is the default
+	names []string // names[i] is roots[i]'s: unique, one path segment
 
 	config atomic.Pointer[Config]
+}
+
+// Folder is a workspace root and the name that stands for it in paths
+// when there are several roots.
+type Folder struct {
+	Path string
+	Name string // the workspace folder's name; "" for the directory's
 }
 
 // New returns a workspace with the given roots (made absolute) and the
@@ -37,20 +51,64 @@ func New(roots ...string) (*Workspace, error) {
 	return w, nil
 }
 
-// SetRoots replaces the roots.
+// SetRoots replaces the roots, each named after its directory.
 func (w *Workspace) SetRoots(roots []string) error {
-	abs := make([]string, 0, len(roots))
-	for _, r := range roots {
-		a, err := filepath.Abs(r)
+	fs := make([]Folder, len(roots))
+	for i, r := range roots {
+		fs[i] = Folder{Path: r}
+	}
+	return w.SetFolders(fs)
+}
+
+// SetFolders replaces the roots. A name that is not a usable path segment
+// (empty, ".", "..", with a slash, a backslash or a NUL) is replaced by the
+// directory's name; a name already taken gets "-2", "-3", … appended.
+func (w *Workspace) SetFolders(folders []Folder) error {
+	abs := make([]string, 0, len(folders))
+	names := make([]string, 0, len(folders))
+	taken := map[string]bool{}
+	for _, f := range folders {
+		a, err := filepath.Abs(f.Path)
 		if err != nil {
-			return fmt.Errorf("workspace root %q: %w", r, err)
+			return fmt.Errorf("workspace root %q: %w", f.Path, err)
 		}
-		abs = append(abs, filepath.Clean(a))
+		a = filepath.Clean(a)
+		name := f.Name
+		if !validName(name) {
+			name = filepath.Base(a)
+		}
+		if !validName(name) {
+			name = "root"
+		}
+		base := name
+		for i := 2; taken[name]; i++ {
+			name = fmt.Sprintf("%s-%d", base, i)
+		}
+		taken[name] = true
+		abs = append(abs, a)
+		names = append(names, name)
 	}
 	w.mu.Lock()
-	w.roots = abs
+	w.roots, w.names = abs, names
 	w.mu.Unlock()
 	return nil
+}
+
+// validName reports whether a folder name can stand for its root as the
+// first segment of a path.
+func validName(n string) bool {
+	return n != "" && n != "." && n != ".." && !strings.ContainsAny(n, "/\\\x00") && strings.TrimSpace(n) == n
+}
+
+// Folders returns the roots with their names, the default one first.
+func (w *Workspace) Folders() []Folder {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	out := make([]Folder, len(w.roots))
+	for i, r := range w.roots {
+		out[i] = Folder{Path: r, Name: w.names[i]}
+	}
+	return out
 }
 
 // Roots returns the workspace roots, the default one first.
@@ -84,15 +142,48 @@ func (w *Workspace) ReadFile(path string) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-// Rel returns path relative to the root that holds it, with forward slashes,
-// or path itself when no root holds it.
+// Rel returns path in the form tool results use: relative to the root
+// that holds it (the first such root), with forward slashes, prefixed with
+// the root's name when there are several roots (see Workspace); or path
+// itself when no root holds it.
 func (w *Workspace) Rel(path string) string {
-	for _, r := range w.Roots() {
+	w.mu.RLock()
+	roots, names := w.roots, w.names
+	w.mu.RUnlock()
+	for i, r := range roots {
 		if rel, ok := within(r, path); ok {
-			return filepath.ToSlash(rel)
+			rel = filepath.ToSlash(rel)
+			if len(roots) == 1 {
+				return rel
+			}
+			if rel == "." {
+				return names[i]
+			}
+			return names[i] + "/" + rel
 		}
 	}
 	return path
+}
+
+// rootOf returns the root named by the first segment of a relative path
+// and the rest of the path, when there are several roots and one has that
+// name.
+func (w *Workspace) rootOf(rel string) (root, rest string, ok bool) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if len(w.roots) < 2 {
+		return "", "", false
+	}
+	first, rest, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	for i, n := range w.names {
+		if n == first {
+			if rest == "" {
+				rest = "."
+			}
+			return w.roots[i], filepath.FromSlash(rest), true
+		}
+	}
+	return "", "", false
 }
 
 // within reports whether path is root or below it, and the relative path.

@@ -1,0 +1,51 @@
+package lsp_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
+)
+
+// TestAddedFolderPathsRoundTrip: after didChangeWorkspaceFolders adds a
+// folder, results name its files with the folder's name first, and that
+// path given back to read_file reads the file.
+func TestAddedFolderPathsRoundTrip(t *testing.T) {
+	c, root := started(t, nil, nil)
+	ctx := ctxT(t)
+	os.WriteFile(filepath.Join(root, "first.txt"), []byte("marker in the first root\n"), 0o644)
+	second := t.TempDir()
+	os.MkdirAll(filepath.Join(second, "pkg"), 0o755)
+	os.WriteFile(filepath.Join(second, "pkg", "two.txt"), []byte("marker in the second root\n"), 0o644)
+	c.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
+		"added": []any{map[string]any{"uri": workspace.PathToURI(second), "name": "backend"}}, "removed": []any{}}})
+
+	firstName := filepath.Base(root)
+	for _, tt := range []struct{ path, want string }{
+		{"backend/pkg/two.txt", "marker in the second root\n"},
+		{firstName + "/first.txt", "marker in the first root\n"},
+		{"first.txt", "marker in the first root\n"}, // relative to the first root, as before
+	} {
+		res, _ := c.ToolCall(ctx, "read_file", map[string]any{"path": tt.path})
+		if res.Status != tools.StatusSuccess || !strings.Contains(res.Content, strings.TrimSpace(tt.want)) {
+			t.Errorf("read_file %s: %+v", tt.path, res)
+		}
+	}
+	// glob over the second root names its files the same way, and each
+	// name reads back.
+	res, _ := c.ToolCall(ctx, "glob", map[string]any{"pattern": "**/*.txt", "path": "backend"})
+	b, _ := json.Marshal(res.Structured)
+	var st struct{ Files []string }
+	json.Unmarshal(b, &st)
+	if len(st.Files) != 1 || st.Files[0] != "backend/pkg/two.txt" {
+		t.Fatalf("glob in the added folder = %s", b)
+	}
+	res, _ = c.ToolCall(ctx, "read_file", map[string]any{"path": st.Files[0]})
+	if res.Status != tools.StatusSuccess {
+		t.Errorf("read_file of a result path: %+v", res)
+	}
+}
