@@ -48,7 +48,7 @@ func TestRootNamesRoundTrip(t *testing.T) {
 	for _, tt := range []struct{ arg, want string }{
 		{"app-2/sub/f.go", filepath.Join(b, "sub", "f.go")},
 		{"lib/sub/f.go", filepath.Join(c, "sub", "f.go")}, // a root's name wins over the first root's lib/
-		{"top.txt", filepath.Join(a, "top.txt")},         // not a root's name: the first root, as before
+		{"top.txt", filepath.Join(a, "top.txt")},          // not a root's name: the first root, as before
 		{"sub/f.go", filepath.Join(a, "sub", "f.go")},
 	} {
 		if got, err := w.Resolve(tt.arg); err != nil || got != tt.want {
