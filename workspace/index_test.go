@@ -210,7 +210,7 @@ func runQuery(t *testing.T, ix *Index, ws *Workspace, root, q string) string {
 		}
 		fmt.Fprintf(&b, "partial=%v\n", partial)
 		for _, d := range ds {
-			fmt.Fprintf(&b, "%s:%d:%d %s %s: %s\n", rel(d.Path), d.Line, d.Column, d.Severity, d.Source, d.Message)
+			fmt.Fprintf(&b, "%s:%d:%d-%d:%d %s %s: %s\n", rel(d.Path), d.Line, d.Column, d.EndLine, d.EndColumn, d.Severity, d.Source, d.Message)
 		}
 	default:
 		t.Fatalf("unknown query %q", q)
