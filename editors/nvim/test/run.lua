@@ -7,8 +7,14 @@
 local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
 local plugin_root = vim.fn.fnamemodify(here, ":h")
 
-vim.opt.runtimepath:prepend(plugin_root)
-package.path = table.concat({ here .. "/?.lua", plugin_root .. "/lua/?.lua", plugin_root .. "/lua/?/init.lua", package.path }, ";")
+-- AGENTLS_TEST_PLAIN=1 runs the plain_*_spec.lua files alone, without the
+-- agentls plugin (run.sh starts that Neovim with --clean); otherwise they
+-- are left out.
+local plain = os.getenv("AGENTLS_TEST_PLAIN") == "1"
+if not plain then
+  vim.opt.runtimepath:prepend(plugin_root)
+  package.path = table.concat({ here .. "/?.lua", plugin_root .. "/lua/?.lua", plugin_root .. "/lua/?/init.lua", package.path }, ";")
+end
 vim.o.swapfile = false
 vim.o.hidden = true
 vim.o.more = false
@@ -16,7 +22,9 @@ vim.o.shortmess = vim.o.shortmess .. "AIF"
 vim.o.columns = 160
 vim.o.lines = 40
 vim.cmd("filetype on")
-vim.cmd("runtime plugin/agentls.lua")
+if not plain then
+  vim.cmd("runtime plugin/agentls.lua")
+end
 
 local out = io.stdout
 local function say(s)
@@ -66,6 +74,9 @@ end
 
 local specs = vim.fn.globpath(here, "*_spec.lua", false, true)
 vim.list_extend(specs, vim.fn.globpath(here, "*_test.lua", false, true))
+specs = vim.tbl_filter(function(f)
+  return (vim.fn.fnamemodify(f, ":t"):match("^plain_") ~= nil) == plain
+end, specs)
 table.sort(specs)
 local load_failed = 0
 for _, f in ipairs(specs) do

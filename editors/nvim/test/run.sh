@@ -61,4 +61,17 @@ if ! grep -Eq '^[0-9]+ passed, [0-9]+ failed' "$tmp/out.txt"; then
 	echo "0 passed, 1 failed"
 	[ "$status" != 0 ] || status=1
 fi
+
+# The built-in client with no plugin and its default capabilities
+# (plain_*_spec.lua), in a Neovim of its own started with --clean.
+echo "nvim suite: plain client (nvim --clean, no agentls plugin)"
+pstatus=0
+AGENTLS_TEST_PLAIN=1 timeout "${AGENTLS_TEST_TIMEOUT:-600}" "$nvim" --clean --headless -i NONE -n \
+	-c "luafile $repo/editors/nvim/test/run.lua" </dev/null 2>&1 | tee "$tmp/plain.txt" || pstatus=$?
+if ! grep -Eq '^[0-9]+ passed, [0-9]+ failed' "$tmp/plain.txt"; then
+	echo "nvim suite: the plain runner did not finish (exit $pstatus)"
+	echo "0 passed, 1 failed"
+	[ "$pstatus" != 0 ] || pstatus=1
+fi
+[ "$status" != 0 ] || status=$pstatus
 exit "$status"

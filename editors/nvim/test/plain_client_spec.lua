@@ -1,0 +1,285 @@
+-- Neovim's built-in client with no plugin (issue 16): `nvim --clean`, the
+-- real agentls started with vim.lsp.start and the default capabilities of
+-- vim.lsp.protocol.make_client_capabilities() (applyEdit and resource
+-- operations, no documentChanges). run.sh runs this file alone, in its own
+-- Neovim, without the agentls plugin (AGENTLS_TEST_PLAIN=1); the person's
+-- answer to the server's question (window/showMessageRequest, shown with
+-- vim.ui.select by the default handler) is the only thing stubbed.
+local api = vim.api
+local bin = os.getenv("AGENTLS_BIN") or "agentls"
+
+local temps = {}
+local restore = {}
+
+local function fail(msg)
+  error(msg, 3)
+end
+
+local function eq(want, got, what)
+  if not vim.deep_equal(want, got) then
+    fail(string.format("%s: want %s, got %s", what or "value", vim.inspect(want), vim.inspect(got)))
+  end
+end
+
+local function truthy(v, what)
+  if not v then
+    fail((what or "value") .. ": want truthy, got " .. vim.inspect(v))
+  end
+  return v
+end
+
+local function wait(cond, what, ms)
+  if not vim.wait(ms or 15000, cond, 10) then
+    fail("timed out waiting for " .. (what or "a condition"))
+  end
+end
+
+local function read(path)
+  local f = io.open(path, "rb")
+  if not f then
+    return nil
+  end
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+local function write(path, text)
+  vim.fn.mkdir(vim.fs.dirname(path), "p")
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+local function workspace(files)
+  local dir = vim.fn.resolve(vim.fn.tempname())
+  vim.fn.mkdir(dir, "p")
+  for name, text in pairs(files) do
+    write(dir .. "/" .. name, text)
+  end
+  table.insert(temps, dir)
+  return dir
+end
+
+-- The person approves every question the server asks (the default
+-- handler shows it with vim.ui.select).
+local asked = {}
+local function approve_all()
+  local orig = vim.ui.select
+  table.insert(restore, function()
+    vim.ui.select = orig
+  end)
+  vim.ui.select = function(items, opts, on_choice)
+    table.insert(asked, opts.prompt)
+    for _, it in ipairs(items) do
+      if it.title == "Approve" then
+        return on_choice(it)
+      end
+    end
+    on_choice(nil)
+  end
+end
+
+-- Starts the real server for the current buffer with the defaults: no
+-- capabilities given, so vim.lsp.start sends make_client_capabilities().
+local function start(root, init_options)
+  local id = vim.lsp.start({ name = "agentls-plain", cmd = { bin, "serve" }, root_dir = root, init_options = init_options })
+  truthy(id, "vim.lsp.start")
+  local client
+  wait(function()
+    client = vim.lsp.get_client_by_id(id)
+    return client and client.initialized
+  end, "the client to initialize")
+  return client
+end
+
+local function open(path)
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  return api.nvim_get_current_buf()
+end
+
+-- tool/call through client.request (which first flushes the buffer's
+-- pending didChange), waited for.
+local function call(client, buf, name, args, extra)
+  local params = vim.tbl_extend("force", { name = name, arguments = args }, extra or {})
+  local done, res, err
+  client.request("tool/call", params, function(e, r)
+    done, res, err = true, r, e
+  end, buf)
+  wait(function()
+    return done
+  end, "the result of " .. name, 20000)
+  if err then
+    fail(name .. ": " .. vim.inspect(err))
+  end
+  return res
+end
+
+local function lines(buf)
+  return api.nvim_buf_get_lines(buf, 0, -1, false)
+end
+
+describe("plain Neovim client (no plugin, default capabilities)", function()
+  after_each(function()
+    for i = #restore, 1, -1 do
+      restore[i]()
+    end
+    restore = {}
+    asked = {}
+    for _, c in ipairs(vim.lsp.get_clients()) do
+      c.stop()
+    end
+    if not vim.wait(3000, function()
+      return #vim.lsp.get_clients() == 0
+    end, 10) then
+      for _, c in ipairs(vim.lsp.get_clients()) do
+        c.stop(true)
+      end
+    end
+    pcall(vim.cmd, "silent! %bwipeout!")
+    for _, d in ipairs(temps) do
+      vim.fn.delete(d, "rf")
+    end
+    temps = {}
+  end)
+
+  it("sends no documentChanges capability (the case of issue 16)", function()
+    local caps = vim.lsp.protocol.make_client_capabilities()
+    eq(true, caps.workspace.applyEdit, "applyEdit")
+    eq(nil, caps.workspace.workspaceEdit.documentChanges, "documentChanges")
+  end)
+
+  it("edits land in the unsaved buffer, the disk keeps the saved text, a second edit keeps the first", function()
+    local ws = workspace({ ["a.txt"] = "one\ntwo\nthree\n" })
+    approve_all()
+    local buf = open(ws .. "/a.txt")
+    local client = start(ws)
+    -- An unsaved change the person made.
+    api.nvim_buf_set_lines(buf, 0, 1, false, { "one (unsaved é中😀)" })
+    local res = call(client, buf, "edit_file", { path = "a.txt", old_string = "two", new_string = "TWO 😀" })
+    eq("success", res.status, "first edit: " .. vim.inspect(res))
+    eq("editor", res.structured.applied_by, "applied_by")
+    eq({ "a.txt" }, res.structured.unsaved, "unsaved")
+    eq({ "one (unsaved é中😀)", "TWO 😀", "three" }, lines(buf), "buffer after the first edit")
+    eq("one\ntwo\nthree\n", read(ws .. "/a.txt"), "disk after the first edit")
+    res = call(client, buf, "edit_file", { path = "a.txt", old_string = "three", new_string = "THREE" })
+    eq("success", res.status, "second edit: " .. vim.inspect(res))
+    eq({ "one (unsaved é中😀)", "TWO 😀", "THREE" }, lines(buf), "buffer after the second edit")
+    eq("one\ntwo\nthree\n", read(ws .. "/a.txt"), "disk after the second edit")
+    truthy(vim.bo[buf].modified, "the buffer is still modified (unsaved)")
+    truthy(#asked == 2, "the person was asked twice: " .. vim.inspect(asked))
+  end)
+
+  it("write_file of a new file creates it with its content, and no stray buffer", function()
+    local ws = workspace({ ["a.txt"] = "a\n" })
+    local buf = open(ws .. "/a.txt")
+    local client = start(ws)
+    local res = call(client, buf, "write_file", { path = "new/made.txt", content = "made é\n" })
+    eq("success", res.status, vim.inspect(res))
+    eq("made é\n", read(ws .. "/new/made.txt"), "the new file on disk")
+    eq(-1, vim.fn.bufnr(ws .. "/new/made.txt"), "no unsaved buffer holds the new file")
+  end)
+
+  it("grep partial results are not repeated in the final result", function()
+    local files = { ["a.txt"] = "x\n" }
+    for i = 1, 12 do
+      files[string.format("d/f%02d.txt", i)] = "needle\nhay\nneedle\n"
+    end
+    local ws = workspace(files)
+    local buf = open(ws .. "/a.txt")
+    local client = start(ws)
+    local streamed = {}
+    local group = api.nvim_create_augroup("plain-progress", { clear = true })
+    table.insert(restore, function()
+      api.nvim_del_augroup_by_id(group)
+    end)
+    api.nvim_create_autocmd("LspProgress", {
+      group = group,
+      callback = function(ev)
+        local p = ev.data and ev.data.params
+        if p and p.token == "grep-partial" and type(p.value) == "table" and p.value.matches then
+          for _, m in ipairs(p.value.matches) do
+            local k = m.path .. ":" .. m.line
+            streamed[k] = (streamed[k] or 0) + 1
+          end
+        end
+      end,
+    })
+    local res = call(client, buf, "grep", { pattern = "needle" }, { partialResultToken = "grep-partial" })
+    eq("success", res.status, vim.inspect(res))
+    wait(function()
+      return vim.tbl_count(streamed) == 24
+    end, "24 streamed matches, got " .. vim.inspect(streamed))
+    for k, n in pairs(streamed) do
+      eq(1, n, "times " .. k .. " was streamed")
+    end
+    eq({}, res.structured.matches, "matches in the final result")
+    eq(24, res.structured.streamed, "streamed count in the final result")
+    eq(false, res.structured.truncated, "truncated")
+    -- Without a token the result has them all.
+    res = call(client, buf, "grep", { pattern = "needle" })
+    eq(24, #res.structured.matches, "matches without a token")
+  end)
+
+  it("paths of an added workspace folder round-trip", function()
+    local ws = workspace({ ["a.txt"] = "first root marker\n" })
+    local second = workspace({ ["pkg/two.txt"] = "second root marker\n" })
+    local buf = open(ws .. "/a.txt")
+    local client = start(ws)
+    vim.lsp.buf.add_workspace_folder(second)
+    local name = vim.fs.basename(second)
+    local res
+    wait(function()
+      res = call(client, buf, "glob", { pattern = "**/*.txt", path = name })
+      return res.status == "success"
+    end, "glob in the added folder")
+    eq({ name .. "/pkg/two.txt" }, res.structured.files, "glob result " .. vim.inspect(res))
+    res = call(client, buf, "read_file", { path = res.structured.files[1] })
+    eq("success", res.status, "read_file of the result path: " .. vim.inspect(res))
+    truthy(res.content:find("second root marker", 1, true), "content of the second root's file")
+    res = call(client, buf, "grep", { pattern = "root marker" })
+    eq("success", res.status, vim.inspect(res))
+    for _, m in ipairs(res.structured.matches) do
+      local r = call(client, buf, "read_file", { path = m.path })
+      eq("success", r.status, "read_file " .. m.path .. ": " .. vim.inspect(r))
+    end
+    -- The first root's files keep working as before.
+    res = call(client, buf, "read_file", { path = "a.txt" })
+    eq("success", res.status, "read_file a.txt: " .. vim.inspect(res))
+  end)
+
+  it("diagnostics cover the offending code (non-empty ranges, extmarks)", function()
+    local ws = workspace({
+      ["go.mod"] = "module m\n\ngo 1.22\n",
+      ["main.go"] = 'package main\n\nfunc main() {\n\tvar s string = 1\n\t_ = s\n\tundefinedName()\n}\n',
+    })
+    local buf = open(ws .. "/main.go")
+    -- Published diagnostics are a feature the server's config enables
+    -- (docs/index.md); the client's capabilities stay the defaults.
+    start(ws, { config = { lsp = { features = { "diagnostics" } } } })
+    local ds
+    wait(function()
+      ds = vim.diagnostic.get(buf)
+      return #ds >= 2
+    end, "two diagnostics", 30000)
+    for _, d in ipairs(ds) do
+      truthy(d.end_lnum > d.lnum or d.end_col > d.col, "non-empty range: " .. vim.inspect(d))
+    end
+    local by = {}
+    for _, d in ipairs(ds) do
+      local text = api.nvim_buf_get_text(buf, d.lnum, d.col, d.end_lnum, d.end_col, {})[1]
+      by[text] = d.message
+    end
+    truthy(by["1"] and by["1"]:find("cannot use", 1, true), "the literal 1 is marked: " .. vim.inspect(by))
+    truthy(by["undefinedName"], "the undefined name is marked: " .. vim.inspect(by))
+    -- The underline is drawn: an extmark with a width.
+    local wide = 0
+    for _, m in ipairs(api.nvim_buf_get_extmarks(buf, -1, 0, -1, { details = true })) do
+      local d = m[4]
+      if d.end_row and (d.end_row > m[2] or (d.end_col or 0) > m[3]) then
+        wide = wide + 1
+      end
+    end
+    truthy(wide >= 2, "extmarks with a width for the diagnostics")
+  end)
+end)
