@@ -5,7 +5,7 @@
 # Builds agentls into a temporary directory, installs Emacs 30 (through
 # scripts/install-emacs.sh) when no Emacs >= 30 is on PATH, byte-compiles
 # agentls.el with warnings as errors, runs the ERT tests in `emacs --batch`,
-# then (when tmux is installed) test/tty.sh in a terminal `emacs -nw`.
+# then plain-eglot-test.el (Emacs's own eglot, no agentls.el), then (when tmux is installed) test/tty.sh in a terminal `emacs -nw`.
 # Exits non-zero when anything fails.
 set -euo pipefail
 
@@ -47,6 +47,11 @@ emacs --batch -Q --eval "(progn
 echo "emacs tests: running ERT"
 status=0
 AGENTLS_ERT_SELECTOR="$selector" emacs --batch -Q -L "$lisp" -l "$here/agentls-test.el" </dev/null \
+	--eval '(ert-run-tests-batch-and-exit (let ((s (getenv "AGENTLS_ERT_SELECTOR"))) (if (member s (list nil "")) t s)))' \
+	|| status=1
+
+echo "emacs tests: plain eglot (emacs -Q, without agentls.el)"
+AGENTLS_ERT_SELECTOR="$selector" emacs --batch -Q -l "$here/plain-eglot-test.el" \
 	--eval '(ert-run-tests-batch-and-exit (let ((s (getenv "AGENTLS_ERT_SELECTOR"))) (if (member s (list nil "")) t s)))' \
 	|| status=1
 
