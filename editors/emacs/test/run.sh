@@ -5,7 +5,8 @@
 # Builds agentls into a temporary directory, installs Emacs 30 (through
 # scripts/install-emacs.sh) when no Emacs >= 30 is on PATH, byte-compiles
 # agentls.el with warnings as errors, runs the ERT tests in `emacs --batch`,
-# then plain-eglot-test.el (Emacs's own eglot, no agentls.el), then (when tmux is installed) test/tty.sh in a terminal `emacs -nw`.
+# then plain-eglot-test.el (Emacs's own eglot, no agentls.el), then (when
+# tmux is installed) test/tty.sh in a terminal `emacs -nw`.
 # Exits non-zero when anything fails.
 set -euo pipefail
 
