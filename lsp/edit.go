@@ -151,7 +151,7 @@ func (e *editor) Apply(ctx context.Context, p *workspace.Plan, label string, con
 			}
 			d, open := e.s.ws.Overlays.Get(ch.Path)
 			if !open {
-				return false, "", fmt.Errorf("%s is not open in the editor", ch.Path)
+				return false, e.s.ws.Rel(ch.Path) + " was closed in the editor before the edit was sent", nil
 			}
 			if d.Text != e.base(ch) {
 				return false, "the buffer of " + e.s.ws.Rel(ch.Path) + " changed before the edit was sent", nil

@@ -452,7 +452,8 @@ func notApplied(c *Call, p *workspace.Plan, landed map[string]landState, res Edi
 }
 
 // recordLanded records what the model now knows of the files that landed
-// and tells the client which files changed.
+// as proposed (a file that holds something else must be read again) and
+// tells the client which files changed.
 func recordLanded(c *Call, p *workspace.Plan, landed map[string]landState) {
 	for _, ch := range p.Changes {
 		if landed[ch.Path].untouched {
@@ -460,7 +461,7 @@ func recordLanded(c *Call, p *workspace.Plan, landed map[string]landState) {
 		}
 		switch ch.Op {
 		case workspace.OpCreate, workspace.OpModify:
-			if t, _, err := currentText(c, ch.Path); err == nil {
+			if t, _, err := currentText(c, ch.Path); err == nil && landed[ch.Path].landed {
 				RecordRead(c.Session, ch.Path, t)
 			}
 			op := "modify"
@@ -486,6 +487,9 @@ func recordLanded(c *Call, p *workspace.Plan, landed map[string]landState) {
 func checkServerWritable(c *Call, p *workspace.Plan, haveEditor bool) error {
 	open := c.Workspace.Overlays.Paths()
 	for _, ch := range p.Changes {
+		if ch.Op == workspace.OpMkdir {
+			continue // replaces nothing
+		}
 		for _, target := range []string{ch.Path, ch.NewPath} {
 			if target == "" {
 				continue
@@ -599,20 +603,14 @@ func changedSincePlan(c *Call, p *workspace.Plan) bool {
 	}
 }
 
+// editSummary is the content of an edit that landed.
 func editSummary(r EditResult) string {
 	var b strings.Builder
-	switch r.Landed {
-	case "all":
-		fmt.Fprintf(&b, "Applied to %s", strings.Join(r.Files, ", "))
-	case "partial":
-		fmt.Fprintf(&b, "Partly applied to %s: what is in the files now differs from the proposal", strings.Join(r.Files, ", "))
-	default:
-		fmt.Fprintf(&b, "The editor reported the edit applied, but it did not land in %s", strings.Join(r.Files, ", "))
+	by := "the " + r.AppliedBy
+	if r.AppliedBy == "both" {
+		by = "the editor and the server"
 	}
-	fmt.Fprintf(&b, " (by the %s).", r.AppliedBy)
-	if r.UserChanges != "" {
-		fmt.Fprintf(&b, "\nThe person changed the proposal:\n%s", r.UserChanges)
-	}
+	fmt.Fprintf(&b, "Applied to %s (by %s).", strings.Join(r.Files, ", "), by)
 	if len(r.Unsaved) > 0 {
 		fmt.Fprintf(&b, "\nUnsaved in the editor (the disk still has the old text): %s", strings.Join(r.Unsaved, ", "))
 	}
