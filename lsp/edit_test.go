@@ -113,11 +113,9 @@ func TestAnnotatedEditRejectedChangesNothing(t *testing.T) {
 		t.Errorf("buffer changed: %q v%d", got, v)
 	}
 	// A new file the editor does not apply leaves nothing behind.
-	// write_file of a new file is automatic in safe mode: the editor's
-	// applied:false is not the person's answer, and not a success.
 	res, _ = c.ToolCall(ctx, "write_file", map[string]any{"path": "new/b.txt", "content": "x\n"})
-	if res.Status != tools.StatusError || res.Error.Code != tools.NotApplied {
-		t.Fatalf("write_file not applied by the editor: %+v", res)
+	if res.Status != tools.StatusRejected {
+		t.Fatalf("write_file declined in the editor's preview: %+v", res)
 	}
 	if _, err := os.Stat(filepath.Join(root, "new", "b.txt")); !os.IsNotExist(err) {
 		t.Errorf("new file left behind: %v", err)
@@ -361,6 +359,19 @@ func TestPlainChangesKeepUnsavedWork(t *testing.T) {
 	}
 	if len(seen) != 0 {
 		t.Errorf("applyEdit sent for files no editor holds: %s", seen)
+	}
+
+	// An editor that answers applied:false (not a preview: nobody was
+	// asked there) did not apply it: NOT_APPLIED, not rejected.
+	c.SetHooks(lsptest.Hooks{ApplyEdit: func(json.RawMessage) lsptest.ApplyResult {
+		return lsptest.ApplyResult{Applied: false, FailureReason: "buffer is read-only"}
+	}})
+	res, _ = c.ToolCall(ctx, "edit_file", map[string]any{"path": "a.txt", "old_string": "THREE", "new_string": "3"})
+	if res.Status != tools.StatusError || res.Error.Code != tools.NotApplied || !strings.Contains(res.Content, "buffer is read-only") {
+		t.Errorf("applied:false = %+v", res)
+	}
+	if got, _, _ := c.Doc(path); got != want {
+		t.Errorf("buffer = %q after an edit that was not applied", got)
 	}
 }
 

@@ -172,6 +172,7 @@ describe("plain Neovim client (no plugin, default capabilities)", function()
 
   it("write_file of a new file creates it with its content, and no stray buffer", function()
     local ws = workspace({ ["a.txt"] = "a\n" })
+    approve_all()
     local buf = open(ws .. "/a.txt")
     local client = start(ws)
     local res = call(client, buf, "write_file", { path = "new/made.txt", content = "made é\n" })
