@@ -113,7 +113,8 @@ FILES is ((NAME . TEXT)...); INIT-OPTIONS is agentls's initializationOptions."
   "Visit NAME of WS in `text-mode' with eglot managing it; return the buffer."
   (let ((buf (find-file-noselect (expand-file-name name ws))))
     (with-current-buffer buf
-      (text-mode)
+      (unless (derived-mode-p 'text-mode)
+        (text-mode))
       (unless (eglot-current-server)
         (let ((eglot-sync-connect t))
           (call-interactively #'eglot)))
