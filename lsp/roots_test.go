@@ -48,4 +48,12 @@ func TestAddedFolderPathsRoundTrip(t *testing.T) {
 	if res.Status != tools.StatusSuccess {
 		t.Errorf("read_file of a result path: %+v", res)
 	}
+	// The model learns the names from get_current_directory.
+	res, _ = c.ToolCall(ctx, "get_current_directory", map[string]any{})
+	b, _ = json.Marshal(res.Structured)
+	var cd struct{ Names []string }
+	json.Unmarshal(b, &cd)
+	if len(cd.Names) != 2 || cd.Names[0] != firstName || cd.Names[1] != "backend" || !strings.Contains(res.Content, "backend/ = "+second) {
+		t.Errorf("get_current_directory = %s\n%s", b, res.Content)
+	}
 }
