@@ -57,3 +57,36 @@ func TestAddedFolderPathsRoundTrip(t *testing.T) {
 		t.Errorf("get_current_directory = %s\n%s", b, res.Content)
 	}
 }
+
+// TestSensitiveInEveryRoot attacks the root names: paths.sensitive globs
+// are relative to a root, and a result path with the root's name first
+// must not slip past an anchored glob, in any root.
+func TestSensitiveInEveryRoot(t *testing.T) {
+	c, root := started(t, nil, map[string]any{"config": map[string]any{"paths": map[string]any{"sensitive": []string{"secrets/**", ".env"}}}})
+	ctx := ctxT(t)
+	second := t.TempDir()
+	for _, r := range []string{root, second} {
+		os.MkdirAll(filepath.Join(r, "secrets"), 0o755)
+		os.WriteFile(filepath.Join(r, "secrets", "key.txt"), []byte("TOPSECRET\n"), 0o644)
+		os.WriteFile(filepath.Join(r, "plain.txt"), []byte("not secret\n"), 0o644)
+	}
+	c.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
+		"added": []any{map[string]any{"uri": workspace.PathToURI(second), "name": "backend"}}, "removed": []any{}}})
+	first := filepath.Base(root)
+	for _, dir := range []string{".", first, "backend"} {
+		res, _ := c.ToolCall(ctx, "grep", map[string]any{"pattern": "SECRET|secret", "path": dir})
+		if strings.Contains(res.Content, "TOPSECRET") || !strings.Contains(res.Content, "not secret") {
+			t.Errorf("grep %s: %s", dir, res.Content)
+		}
+		res, _ = c.ToolCall(ctx, "list_directory", map[string]any{"path": dir, "recursive": true})
+		if strings.Contains(res.Content, "key.txt") {
+			t.Errorf("list_directory %s entered a sensitive folder: %s", dir, res.Content)
+		}
+	}
+	for _, p := range []string{"backend/secrets/key.txt", first + "/secrets/key.txt", "secrets/key.txt"} {
+		res, _ := c.ToolCall(ctx, "read_file", map[string]any{"path": p})
+		if res.Status != tools.StatusError || res.Error.Code != "SENSITIVE_PATH" {
+			t.Errorf("read_file %s = %+v", p, res)
+		}
+	}
+}

@@ -127,11 +127,19 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Files the config calls sensitive are never read.
+	// Files the config calls sensitive are never read. The globs are
+	// relative to a root: with several roots the result paths' prefix has
+	// the root's name, so the path without it is checked too.
 	if sens := newSensitive(cfg.Paths.Sensitive); !sens.empty() {
 		inner := filter
+		rootPrefix := ""
+		if fi.IsDir() {
+			if rr := c.Workspace.RootRel(root); rr != "." {
+				rootPrefix = rr + "/"
+			}
+		}
 		filter = func(rel string, isDir bool) workspace.Verdict {
-			if sens.match(prefix+rel, isDir) {
+			if sens.match(prefix+rel, isDir) || rootPrefix != prefix && sens.match(rootPrefix+rel, isDir) {
 				return workspace.Skip
 			}
 			if inner == nil {

@@ -351,7 +351,7 @@ func (c *SearchCache) warm(ctx context.Context, ws *workspace.Workspace) {
 	for _, root := range ws.Roots() {
 		// paths.sensitive as grep with path root applies it
 		prefix := ""
-		if rel := ws.Rel(root); rel != "." {
+		if rel := ws.RootRel(root); rel != "." {
 			prefix = rel + "/"
 		}
 		var filter func(string, bool) workspace.Verdict

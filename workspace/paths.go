@@ -192,9 +192,18 @@ func danglingTarget(link string, rest []string) (string, error) {
 
 // IsSensitive reports whether rel (relative to a root, any separator)
 // matches a sensitive glob. A pattern without a slash matches a file or
-// folder name at any depth, like a .gitignore pattern.
+// folder name at any depth, like a .gitignore pattern. With several roots,
+// a path in the form Rel writes (the root's name first) is also checked
+// without that name, since the globs are relative to a root.
 func (w *Workspace) IsSensitive(rel string) bool {
 	rel = filepath.ToSlash(rel)
+	if rest, ok := w.StripRootName(rel); ok && rest != "." && w.isSensitive(rest) {
+		return true
+	}
+	return w.isSensitive(rel)
+}
+
+func (w *Workspace) isSensitive(rel string) bool {
 	parts := strings.Split(rel, "/")
 	for _, pat := range w.Config().Paths.Sensitive {
 		if !strings.Contains(pat, "/") {

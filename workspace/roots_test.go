@@ -61,3 +61,22 @@ func TestRootNamesRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestSensitiveWithRootNames: a sensitive glob (relative to a root) matches
+// a path written with the root's name first.
+func TestSensitiveWithRootNames(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	w, _ := New()
+	w.SetFolders([]Folder{{Path: a, Name: "app"}, {Path: b, Name: "api"}})
+	cfg := DefaultConfig()
+	cfg.Paths.Sensitive = []string{"secrets/**"}
+	w.SetConfig(cfg)
+	for _, rel := range []string{"secrets/k", "api/secrets/k", "app/secrets/k"} {
+		if !w.IsSensitive(rel) {
+			t.Errorf("IsSensitive(%q) = false", rel)
+		}
+	}
+	if w.IsSensitive("api/public/k") {
+		t.Error("api/public/k is not sensitive")
+	}
+}

@@ -165,6 +165,29 @@ func (w *Workspace) Rel(path string) string {
 	return path
 }
 
+// RootRel returns path relative to the root that holds it (the first such
+// root), with forward slashes and without the root's name, "." for the root
+// itself, or path when no root holds it. Rules written relative to a root
+// (paths.sensitive) are matched against this form.
+func (w *Workspace) RootRel(path string) string {
+	for _, r := range w.Roots() {
+		if rel, ok := within(r, path); ok {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return path
+}
+
+// StripRootName returns rel without its first segment when there are
+// several roots and that segment is a root's name (the form Rel writes),
+// and whether it did.
+func (w *Workspace) StripRootName(rel string) (string, bool) {
+	if _, rest, ok := w.rootOf(rel); ok {
+		return filepath.ToSlash(rest), true
+	}
+	return rel, false
+}
+
 // rootOf returns the root named by the first segment of a relative path
 // and the rest of the path, when there are several roots and one has that
 // name.
