@@ -70,7 +70,7 @@ func diagnostics(c *Call, a diagnosticsArgs) (*Result, error) {
 	if len(ds) == 0 {
 		fmt.Fprintf(&b, "no problems found in %s", rel)
 		if !isGo(path) && !strings.HasSuffix(path, "/") {
-			if fi, err := statFile(rel, path); err == nil && !fi.IsDir() {
+			if fi, err := statFile(c, rel, path); err == nil && !fi.IsDir() {
 				b.WriteString(" (diagnostics cover Go code only)")
 				s["note"] = "diagnostics cover Go code only"
 			}

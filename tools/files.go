@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"syscall"
 )
 
 // readsKey holds, per absolute path, what the model last read.
@@ -67,16 +68,25 @@ func fileError(rel string, err error) error {
 		return Errorf(FileNotFound, "%s does not exist", rel)
 	case errors.Is(err, fs.ErrPermission):
 		return Errorf(PermissionDenied, "%s: permission denied", rel)
+	case errors.Is(err, syscall.ELOOP):
+		// The confined open met a symlink where the path was resolved
+		// without one: it changed during the call, or is a loop.
+		return Errorf(InvalidPath, "%s: a component of the path is (or just became) a symlink that cannot be followed", rel)
 	}
 	return err
 }
 
 // statFile checks that path is a regular file.
-func statFile(rel, path string) (os.FileInfo, error) {
-	fi, err := os.Stat(path)
+func statFile(c *Call, rel, path string) (os.FileInfo, error) {
+	fi, err := c.Workspace.Stat(path)
 	if err != nil {
 		return nil, fileError(rel, err)
 	}
+	return checkRegular(rel, fi)
+}
+
+// checkRegular refuses a directory or a special file.
+func checkRegular(rel string, fi os.FileInfo) (os.FileInfo, error) {
 	if fi.IsDir() {
 		return nil, Errorf(NotAFile, "%s is a directory; use list_directory", rel)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -56,8 +55,9 @@ func glob(c *Call, a globArgs) (*Result, error) {
 		pattern = strings.TrimPrefix(pattern, "./")
 	}
 	base := a.Path
-	if filepath.IsAbs(a.Pattern) {
-		// An absolute pattern: its fixed leading directories are the path.
+	if filepath.IsAbs(a.Pattern) || strings.HasPrefix(pattern, "/") {
+		// An absolute pattern: its fixed leading directories are the path,
+		// confined like any path argument.
 		dir, rest := doublestar.SplitPattern(pattern)
 		base, pattern = filepath.FromSlash(dir), rest
 	}
@@ -69,38 +69,57 @@ func glob(c *Call, a globArgs) (*Result, error) {
 		return nil, err
 	}
 	rootRel := c.Workspace.Rel(root)
-	fi, err := os.Stat(root)
+	fi, err := c.Workspace.Stat(root)
 	if err != nil {
 		return nil, fileError(rootRel, err)
 	}
 	if !fi.IsDir() {
 		return nil, Errorf(NotADirectory, "%s is not a directory; glob searches a directory", rootRel)
 	}
-	// Walk only below the pattern's fixed leading directories.
 	limit := a.Limit
 	if limit <= 0 {
 		limit = c.Workspace.Config().Limits.GrepMaxResults
 	}
-	walkRoot, walkPrefix := root, ""
-	if dir, _ := doublestar.SplitPattern(pattern); dir != "." && dir != "" && !strings.Contains(dir, `\`) {
-		walkRoot, walkPrefix = filepath.Join(root, filepath.FromSlash(dir)), dir+"/"
-		if fi, err := os.Stat(walkRoot); err != nil || !fi.IsDir() {
+	// Patterns are confined like paths. The fixed leading directories are
+	// resolved as a path (so "../x/*", "a/../../*" or a symlinked directory
+	// leading outside is INVALID_PATH) and the walk starts there; ".." after
+	// a wildcard could climb anywhere and is refused.
+	walkRoot, fixed, rest := root, "", pattern
+	if dir, r := doublestar.SplitPattern(pattern); dir != "." && dir != "" && !strings.Contains(dir, `\`) {
+		fixed, rest = dir, r
+	}
+	for _, seg := range strings.Split(rest, "/") {
+		if seg == ".." {
+			return nil, Errorf(InvalidPath, "pattern %q has \"..\" after a wildcard, which could leave the workspace; "+
+				"give the directory to search in path instead", a.Pattern)
+		}
+	}
+	if fixed != "" {
+		joined := filepath.Join(root, filepath.FromSlash(fixed))
+		if walkRoot, err = c.Workspace.Resolve(joined); err != nil {
+			var pe *workspace.PathError
+			if errors.As(err, &pe) && pe.Code == string(InvalidPath) {
+				return nil, Errorf(InvalidPath, "pattern %q leads outside the workspace (%s); patterns are confined like paths", a.Pattern, pe.Reason)
+			}
+			return nil, err
+		}
+		if fi, err := c.Workspace.Stat(walkRoot); err != nil || !fi.IsDir() {
 			return globResult(nil, limit), nil
 		}
 	}
 	prefix := ""
-	if rootRel != "." {
-		prefix = rootRel + "/"
+	if r := c.Workspace.Rel(walkRoot); r != "." {
+		prefix = r + "/"
 	}
 	opts := workspace.WalkOptions{
 		IncludeIgnored: a.IncludeIgnored,
-		IncludeHidden:  namesHidden(pattern),
+		IncludeHidden:  namesHidden(rest),
 		Filter: func(rel string, isDir bool) workspace.Verdict {
 			if !isDir {
 				return 0
 			}
 			// Skip directories the pattern cannot reach into.
-			if !couldMatchBelow(pattern, walkPrefix+rel) {
+			if !couldMatchBelow(rest, rel) {
 				return workspace.Skip
 			}
 			return 0
@@ -108,15 +127,14 @@ func glob(c *Call, a globArgs) (*Result, error) {
 	}
 	var mu sync.Mutex
 	var found []globFile
-	_, err = workspace.Walk(c.Ctx, walkRoot, opts, func(f *workspace.File) error {
+	_, err = c.Workspace.Walk(c.Ctx, walkRoot, opts, func(f *workspace.File) error {
 		if !f.IsRegular() {
 			return nil
 		}
-		rel := walkPrefix + f.Rel
-		if ok, _ := doublestar.Match(pattern, rel); !ok {
+		if ok, _ := doublestar.Match(rest, f.Rel); !ok {
 			return nil
 		}
-		g := globFile{path: prefix + rel}
+		g := globFile{path: prefix + f.Rel}
 		if a.Sort == "mtime" {
 			if info, err := f.Info(); err == nil {
 				g.mtime = info.ModTime().UnixNano()
@@ -134,7 +152,7 @@ func glob(c *Call, a globArgs) (*Result, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, Errorf(FileNotFound, "%s does not exist", rootRel)
 		}
-		return nil, err
+		return nil, fileError(rootRel, err)
 	}
 	if a.Sort == "mtime" {
 		sort.Slice(found, func(i, j int) bool {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"sort"
 	"strings"
@@ -74,7 +73,7 @@ func listDirectory(c *Call, a listDirectoryArgs) (*Result, error) {
 		return nil, err
 	}
 	rel := c.Workspace.Rel(dir)
-	fi, err := os.Stat(dir)
+	fi, err := c.Workspace.Stat(dir)
 	if err != nil {
 		return nil, fileError(rel, err)
 	}
@@ -91,7 +90,7 @@ func listDirectory(c *Call, a listDirectoryArgs) (*Result, error) {
 	}
 	var mu sync.Mutex
 	var entries []ListEntry
-	stats, err := workspace.Walk(c.Ctx, dir, workspace.WalkOptions{
+	stats, err := c.Workspace.Walk(c.Ctx, dir, workspace.WalkOptions{
 		IncludeHidden: a.IncludeHidden, Dirs: true, MaxDepth: depth, Roots: c.Workspace.Roots(),
 	}, func(f *workspace.File) error {
 		e := ListEntry{Path: prefix + f.Rel, Name: f.Name, Depth: f.Depth}
@@ -105,7 +104,7 @@ func listDirectory(c *Call, a listDirectoryArgs) (*Result, error) {
 			}
 		case f.Type&fs.ModeSymlink != 0:
 			e.Type = "symlink"
-			e.Target, _ = os.Readlink(f.Path)
+			e.Target, _ = f.Readlink()
 		case f.IsRegular():
 			e.Type = "file"
 			if info, err := f.Info(); err == nil {

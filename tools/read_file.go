@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"unicode/utf8"
 )
@@ -61,15 +60,20 @@ func readFile(c *Call, a readFileArgs) (*Result, error) {
 	if fromBuffer {
 		src, size = strings.NewReader(doc.Text), int64(len(doc.Text))
 	} else {
-		fi, err := statFile(rel, path)
-		if err != nil {
-			return nil, err
-		}
-		f, err := os.Open(path)
+		// Opened beneath the workspace's roots, then checked on the open
+		// file: no race can put another file between the two.
+		f, err := c.Workspace.Open(path)
 		if err != nil {
 			return nil, fileError(rel, err)
 		}
 		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return nil, fileError(rel, err)
+		}
+		if _, err := checkRegular(rel, fi); err != nil {
+			return nil, err
+		}
 		src, size = f, fi.Size()
 	}
 	br := bufio.NewReaderSize(src, 64<<10)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -341,7 +340,7 @@ func (ix *Index) indexPaths(ctx context.Context, paths []string, report func(don
 				if d, ok := ix.ws.Overlays.Get(p); ok {
 					src = []byte(d.Text)
 				} else {
-					data, err := readFileRaw(p, buf, indexMaxFileBytes)
+					data, err := ix.ws.readLimited(p, buf, indexMaxFileBytes)
 					if err != nil || IsBinary(data) {
 						continue
 					}
@@ -482,7 +481,7 @@ func (ix *Index) Update(p string) {
 		ix.store(p, extract(p, []byte(d.Text)))
 		return
 	}
-	data, err := readFileRaw(p, nil, indexMaxFileBytes)
+	data, err := ix.ws.readLimited(p, nil, indexMaxFileBytes)
 	if err != nil || IsBinary(data) {
 		ix.store(p, nil)
 		return
@@ -811,5 +810,5 @@ func (ix *Index) readSource(p string) ([]byte, error) {
 	if d, ok := ix.ws.Overlays.Get(p); ok {
 		return []byte(d.Text), nil
 	}
-	return os.ReadFile(p)
+	return ix.ws.ReadFile(p)
 }

@@ -79,24 +79,44 @@ type File struct {
 	// goroutine fn runs on: callers keep per-worker buffers with it.
 	Worker int
 
-	w   *walk
-	dir *dirHandle // the open parent directory, for openat
+	w    *walk
+	dir  *dirHandle // the open parent directory, for openat
+	link *target    // where a followed symlink leads
 }
 
-// dirHandle is an open directory whose entries are being reported; Read
-// opens files relative to it (a shorter path lookup) while it is open.
+// dirHandle is an open directory whose entries are being reported and
+// whose subdirectories are still to be opened. Files and subdirectories are
+// opened relative to it (openat, with O_NOFOLLOW), so that a directory
+// swapped for a symlink during the walk cannot lead it outside its tree.
+// It stays open while references remain: the readDir reporting its entries
+// holds one, and so does each queued subdirectory until it is opened.
 type dirHandle struct {
 	mu     sync.RWMutex
 	fd     int // -1: none
+	refs   int
 	closed bool
 }
 
-func (d *dirHandle) close() {
+func newDirHandle(fd int) *dirHandle { return &dirHandle{fd: fd, refs: 1} }
+
+func (d *dirHandle) acquire() {
 	d.mu.Lock()
-	if !d.closed && d.fd >= 0 {
-		closeFd(d.fd)
+	d.refs++
+	d.mu.Unlock()
+}
+
+func (d *dirHandle) release() {
+	if d == nil {
+		return
 	}
-	d.closed = true
+	d.mu.Lock()
+	d.refs--
+	if d.refs <= 0 && !d.closed {
+		if d.fd >= 0 {
+			closeFd(d.fd)
+		}
+		d.closed = true
+	}
 	d.mu.Unlock()
 }
 
@@ -113,13 +133,48 @@ func (f *File) IsDir() bool { return f.Type&fs.ModeDir != 0 }
 // to one).
 func (f *File) IsRegular() bool { return f.Type&fs.ModeType == 0 }
 
-// Info returns the entry's file info (os.Stat for a followed link, os.Lstat
-// otherwise).
+// Info returns the entry's file info: the entry itself (a symlink not
+// followed is described as a link), or for a followed link its target. It
+// is looked up relative to the open parent directory while there is one;
+// later through the walk's workspace (see Workspace.Walk), or by path.
 func (f *File) Info() (fs.FileInfo, error) {
-	if f.Type&fs.ModeSymlink == 0 {
-		return os.Stat(f.Path)
+	if f.link != nil {
+		return lstatBeneath(f.link.root, f.link.rel, f.Path)
+	}
+	if fi, ok, err := atDir(f, func(fd int) (fs.FileInfo, error) { return lstatAt(fd, f.Name, f.Path) }); ok {
+		return fi, err
+	}
+	if f.w != nil && f.w.ws != nil {
+		return f.w.ws.Lstat(f.Path)
 	}
 	return os.Lstat(f.Path)
+}
+
+// Readlink returns the target of a symlink entry, looked up like Info.
+func (f *File) Readlink() (string, error) {
+	if s, ok, err := atDir(f, func(fd int) (string, error) { return readlinkIn(fd, f.Name) }); ok {
+		return s, err
+	}
+	if f.w != nil && f.w.ws != nil {
+		return f.w.ws.Readlink(f.Path)
+	}
+	return os.Readlink(f.Path)
+}
+
+// atDir runs op on the open parent directory's descriptor; ok is false
+// when it is not open any more.
+func atDir[T any](f *File, op func(fd int) (T, error)) (T, bool, error) {
+	var zero T
+	if f.dir == nil || f.link != nil {
+		return zero, false, nil
+	}
+	f.dir.mu.RLock()
+	defer f.dir.mu.RUnlock()
+	if f.dir.closed || f.dir.fd < 0 {
+		return zero, false, nil
+	}
+	v, err := op(f.dir.fd)
+	return v, true, err
 }
 
 // ErrTooLarge is returned by File.Read for a file over the size cap.
@@ -142,25 +197,23 @@ func IsBinary(data []byte) bool {
 // Read reads the whole file into buf (grown as needed) with raw system
 // calls and returns the bytes read. A file over the walk's MaxFileBytes
 // gives ErrTooLarge and is counted in Stats.TooLarge. Called from fn, it
-// opens the file relative to its open parent directory (openat, a shorter
-// path lookup); later, by its path. It is safe for concurrent use.
+// opens the file relative to its open parent directory (openat with
+// O_NOFOLLOW: a file swapped for a symlink is not read); later, through
+// the walk's workspace (see Workspace.Walk), or by its path. It reads
+// regular files only. It is safe for concurrent use.
 func (f *File) Read(buf []byte) ([]byte, error) {
 	var max int64
 	if f.w != nil {
 		max = f.w.opts.MaxFileBytes
 	}
-	var data []byte
-	var err error
-	done := false
-	if f.dir != nil && f.dir.fd >= 0 {
-		f.dir.mu.RLock()
-		if !f.dir.closed {
-			data, err = readFileAt(f.dir.fd, f.Name, f.Path, buf, max)
-			done = true
-		}
-		f.dir.mu.RUnlock()
-	}
-	if !done {
+	data, done, err := atDir(f, func(fd int) ([]byte, error) { return readFileAt(fd, f.Name, f.Path, buf, max) })
+	switch {
+	case done:
+	case f.link != nil:
+		data, err = readBeneath(*f.link, f.Path, buf, max)
+	case f.w != nil && f.w.ws != nil:
+		data, err = f.w.ws.readLimited(f.Path, buf, max)
+	default:
 		data, err = readFileRaw(f.Path, buf, max)
 	}
 	if errors.Is(err, ErrTooLarge) && f.w != nil {
@@ -235,18 +288,52 @@ type WalkStats struct {
 // error stops the walk and is returned. Unreadable directories are counted
 // in Stats.Errors, not returned. Walk returns when every call of fn has
 // returned, with ctx's error when it was cancelled.
+//
+// Below the root, every directory is opened relative to its parent's
+// descriptor without following a symlink (on Linux; elsewhere by path), so
+// a directory swapped for a symlink while the walk runs is not entered.
 func Walk(ctx context.Context, root string, opts WalkOptions, fn func(*File) error) (*WalkStats, error) {
+	return walkFrom(ctx, nil, root, opts, fn)
+}
+
+// Walk is the package's Walk with root itself opened beneath the
+// workspace's allowed roots like Open (a root reached through a symlink
+// that leads outside, or swapped for one, is refused with a *PathError),
+// and files read after fn returns read through the workspace too.
+func (ws *Workspace) Walk(ctx context.Context, root string, opts WalkOptions, fn func(*File) error) (*WalkStats, error) {
+	return walkFrom(ctx, ws, root, opts, fn)
+}
+
+func walkFrom(ctx context.Context, ws *Workspace, root string, opts WalkOptions, fn func(*File) error) (*WalkStats, error) {
 	root, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("walk %s: %w", root, err)
 	}
 	root = filepath.Clean(root)
-	w := &walk{ctx: ctx, opts: opts, fn: fn, stats: &WalkStats{}}
-	fi, err := os.Stat(root)
+	w := &walk{ctx: ctx, opts: opts, fn: fn, stats: &WalkStats{}, ws: ws}
+	var fi fs.FileInfo
+	var rootDir *os.File
+	if ws != nil {
+		if rootDir, err = ws.Open(root); err == nil {
+			fi, err = rootDir.Stat()
+		}
+	} else {
+		fi, err = os.Stat(root)
+	}
 	if err != nil {
+		if rootDir != nil {
+			rootDir.Close()
+		}
+		var pe *PathError
+		if errors.As(err, &pe) {
+			return w.stats, err
+		}
 		return w.stats, fmt.Errorf("walk: %w", err)
 	}
 	if !fi.IsDir() {
+		if rootDir != nil {
+			rootDir.Close()
+		}
 		if opts.MaxFileBytes > 0 && !opts.ReadContent && fi.Size() > opts.MaxFileBytes {
 			w.stats.TooLarge.Add(1)
 			return w.stats, nil
@@ -273,7 +360,11 @@ func Walk(ctx context.Context, root string, opts WalkOptions, fn func(*File) err
 		}
 	}
 	start := w.topStack(root)
-	w.run(dirJob{abs: root, ign: start.stack, gitRel: start.rel, git: start.git})
+	first := dirJob{abs: root, ign: start.stack, gitRel: start.rel, git: start.git}
+	if rootDir != nil {
+		first.open = rootDir
+	}
+	w.run(first)
 	if w.err != nil {
 		return w.stats, w.err
 	}
@@ -333,6 +424,9 @@ func ComparePaths(a, b string) int {
 }
 
 type dirJob struct {
+	parent *dirHandle // holds the directory (a reference is held for the job)
+	open   *os.File   // the root, already open
+	link   *target    // a directory reached through a followed symlink
 	abs    string
 	rel    string // relative to the walk's root, "" for the root
 	depth  int    // of the directory itself: 0 for the root
@@ -347,6 +441,7 @@ type walk struct {
 	fn        func(*File) error
 	stats     *WalkStats
 	realRoots []string
+	ws        *Workspace // opens the root and late reads, when set
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -415,6 +510,37 @@ func (w *walk) run(first dirJob) {
 		}()
 	}
 	wg.Wait()
+	// Jobs left by an error or a cancellation still hold their parents.
+	for _, j := range w.queue {
+		j.drop()
+	}
+	w.queue = nil
+}
+
+// drop releases what a job holds when it will not run.
+func (j dirJob) drop() {
+	j.parent.release()
+	if j.open != nil {
+		j.open.Close()
+	}
+}
+
+// openJob opens and lists a job's directory and releases its parent.
+func (w *walk) openJob(job dirJob) (*dirHandle, []dirEntry, error) {
+	switch {
+	case job.open != nil:
+		return openDirFile(job.open, job.abs)
+	case job.link != nil:
+		f, err := openFileBeneath(job.link.root, job.link.rel, job.abs, os.O_RDONLY, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		return openDirFile(f, job.abs)
+	case job.parent != nil:
+		defer job.parent.release()
+		return openDirAt(job.parent, filepath.Base(job.abs), job.abs)
+	}
+	return openDir(job.abs)
 }
 
 func (w *walk) worker(id int) {
@@ -454,14 +580,15 @@ func (w *walk) worker(id int) {
 // subdirectories to walk.
 func (w *walk) readDir(job dirJob, worker int) ([]dirJob, error) {
 	if w.ctx.Err() != nil {
+		job.drop()
 		return nil, nil
 	}
-	dir, entries, err := openDir(job.abs)
+	dir, entries, err := w.openJob(job)
 	if err != nil {
 		w.stats.Errors.Add(1)
 		return nil, nil
 	}
-	defer dir.close()
+	defer dir.release()
 	w.stats.Dirs.Add(1)
 	ign := job.ign
 	if !w.opts.IncludeIgnored {
@@ -497,8 +624,9 @@ func (w *walk) readDir(job dirJob, worker int) ([]dirJob, error) {
 		if job.rel != "" {
 			rel = job.rel + "/" + name
 		}
+		var link *target
 		if typ&fs.ModeSymlink != 0 && w.opts.FollowSymlinks {
-			typ = w.follow(job.abs + string(filepath.Separator) + name)
+			typ, link = w.follow(job.abs + string(filepath.Separator) + name)
 		}
 		isDir := typ&fs.ModeDir != 0
 		var verdict Verdict
@@ -521,7 +649,7 @@ func (w *walk) readDir(job dirJob, worker int) ([]dirJob, error) {
 			w.stats.Ignored.Add(1)
 			continue
 		}
-		f := &File{Path: abs, Rel: rel, Name: name, Depth: depth, Type: typ, Worker: worker, w: w, dir: dir}
+		f := &File{Path: abs, Rel: rel, Name: name, Depth: depth, Type: typ, Worker: worker, w: w, dir: dir, link: link}
 		if isDir {
 			if w.opts.Prune != nil && !w.opts.Prune(rel) {
 				continue
@@ -536,12 +664,17 @@ func (w *walk) readDir(job dirJob, worker int) ([]dirJob, error) {
 				}
 			}
 			if descend {
-				subdirs = append(subdirs, dirJob{abs: abs, rel: rel, depth: depth, ign: ign, gitRel: gitRel, git: job.git})
+				sub := dirJob{abs: abs, rel: rel, depth: depth, ign: ign, gitRel: gitRel, git: job.git, link: link}
+				if link == nil {
+					dir.acquire()
+					sub.parent = dir
+				}
+				subdirs = append(subdirs, sub)
 			}
 			continue
 		}
 		if typ&fs.ModeType == 0 && w.opts.MaxFileBytes > 0 && !w.opts.ReadContent {
-			if fi, err := os.Stat(abs); err == nil && fi.Size() > w.opts.MaxFileBytes {
+			if fi, err := f.Info(); err == nil && fi.Size() > w.opts.MaxFileBytes {
 				w.stats.TooLarge.Add(1)
 				continue
 			}
@@ -551,6 +684,9 @@ func (w *walk) readDir(job dirJob, worker int) ([]dirJob, error) {
 			return subdirs, err
 		}
 		if w.ctx.Err() != nil {
+			for _, j := range subdirs {
+				j.drop()
+			}
 			return nil, nil
 		}
 	}
@@ -558,26 +694,27 @@ func (w *walk) readDir(job dirJob, worker int) ([]dirJob, error) {
 }
 
 // follow resolves a symlink: the target's type when it is inside the roots
-// (a directory only the first time a link reaches it), fs.ModeSymlink
-// otherwise.
-func (w *walk) follow(abs string) fs.FileMode {
+// (a directory only the first time a link reaches it) and where it leads,
+// which the walk then opens beneath that root without following any
+// further symlink; fs.ModeSymlink otherwise.
+func (w *walk) follow(abs string) (fs.FileMode, *target) {
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return fs.ModeSymlink
+		return fs.ModeSymlink, nil
 	}
-	inside := false
+	var t *target
 	for _, r := range w.realRoots {
-		if _, ok := within(r, real); ok {
-			inside = true
+		if rel, ok := within(r, real); ok {
+			t = &target{root: r, rel: filepath.ToSlash(rel)}
 			break
 		}
 	}
-	if !inside {
-		return fs.ModeSymlink
+	if t == nil {
+		return fs.ModeSymlink, nil
 	}
-	fi, err := os.Stat(real)
-	if err != nil {
-		return fs.ModeSymlink
+	fi, err := lstatBeneath(t.root, t.rel, real)
+	if err != nil || fi.Mode()&fs.ModeSymlink != 0 {
+		return fs.ModeSymlink, nil
 	}
 	if fi.IsDir() {
 		w.mu.Lock()
@@ -588,10 +725,10 @@ func (w *walk) follow(abs string) fs.FileMode {
 		w.visited[real] = true
 		w.mu.Unlock()
 		if seen {
-			return fs.ModeSymlink
+			return fs.ModeSymlink, nil
 		}
 	}
-	return fi.Mode().Type()
+	return fi.Mode().Type(), t
 }
 
 // Len returns the number of rules of the stack's own level.

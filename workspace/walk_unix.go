@@ -36,6 +36,9 @@ func readFd(fd int, path string, buf []byte, max int64) ([]byte, error) {
 	if err := syscall.Fstat(fd, &st); err != nil {
 		return buf[:0], fmt.Errorf("stat %s: %w", path, err)
 	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return buf[:0], fmt.Errorf("read %s: not a regular file", path)
+	}
 	size := st.Size
 	if max > 0 && size > max {
 		return buf[:0], ErrTooLarge

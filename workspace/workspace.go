@@ -134,10 +134,16 @@ func (w *Workspace) Config() *Config { return w.config.Load() }
 // SetConfig replaces the configuration in force.
 func (w *Workspace) SetConfig(c *Config) { w.config.Store(c) }
 
-// ReadFile returns the text of an open document, or the file on disk.
+// ReadFile returns the text of an open document, or the file on disk: for
+// a path inside an allowed root, read beneath it like ReadDisk (a symlink
+// leading outside, or a sensitive file, is refused); a path outside every
+// root (a definition in the standard library, say) is read as it is.
 func (w *Workspace) ReadFile(path string) ([]byte, error) {
 	if d, ok := w.Overlays.Get(path); ok {
 		return []byte(d.Text), nil
+	}
+	if _, _, inside := containing(w.allowedRoots(), filepath.Clean(path)); inside {
+		return w.ReadDisk(path)
 	}
 	return os.ReadFile(path)
 }
