@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -209,7 +208,7 @@ func planFilePatch(c *Call, fd *godiff.FileDiff, origPath, dstPath string, notes
 	switch {
 	case origPath == "": // create
 		rel := c.Workspace.Rel(dstPath)
-		if fi, err := os.Lstat(dstPath); err == nil {
+		if fi, err := c.Workspace.Lstat(dstPath); err == nil {
 			what := "file"
 			if fi.IsDir() {
 				what = "directory"
@@ -237,7 +236,7 @@ func planFilePatch(c *Call, fd *godiff.FileDiff, origPath, dstPath string, notes
 		return []workspace.FileChange{{Op: workspace.OpCreate, Path: dstPath, NewText: out.String()}}, nil, nil
 	}
 	rel := c.Workspace.Rel(origPath)
-	if fi, err := os.Stat(origPath); err == nil && fi.IsDir() {
+	if fi, err := c.Workspace.Stat(origPath); err == nil && fi.IsDir() {
 		return nil, nil, Errorf(NotAFile, "%s is a directory", rel)
 	}
 	old, exists, err := currentText(c, origPath)
@@ -270,7 +269,7 @@ func planFilePatch(c *Call, fd *godiff.FileDiff, origPath, dstPath string, notes
 	}
 	// A rename, then the renamed file's changes.
 	dstRel := c.Workspace.Rel(dstPath)
-	if _, err := os.Lstat(dstPath); err == nil {
+	if _, err := c.Workspace.Lstat(dstPath); err == nil {
 		return nil, nil, Errorf(AlreadyExists, "the patch renames %s to %s, which already exists", rel, dstRel)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fileError(dstRel, err)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 	"strings"
 	"unicode/utf8"
 
@@ -46,7 +45,7 @@ func planCopy(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
 	if src == dst {
 		return nil, Errorf(InvalidParams, "source and dest are the same path (%s)", srcRel)
 	}
-	if fi, err := os.Stat(src); err == nil && fi.IsDir() {
+	if fi, err := c.Workspace.Stat(src); err == nil && fi.IsDir() {
 		return nil, Errorf(NotAFile, "%s is a directory; copy_file copies files", srcRel)
 	}
 	text, exists, err := currentText(c, src)
@@ -58,7 +57,7 @@ func planCopy(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
 	}
 	ch := workspace.FileChange{Op: workspace.OpCreate, Path: dst, NewText: text,
 		Binary: strings.IndexByte(text, 0) >= 0 || !utf8.ValidString(text)}
-	fi, err := os.Lstat(dst)
+	fi, err := c.Workspace.Lstat(dst)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 
 	"github.com/agentls/agentls/workspace"
 )
@@ -32,7 +31,7 @@ func planCreateDirectory(c *Call, raw json.RawMessage) (*workspace.Plan, error) 
 		return nil, err
 	}
 	rel := c.Workspace.Rel(path)
-	fi, err := os.Lstat(path)
+	fi, err := c.Workspace.Lstat(path)
 	switch {
 	case err == nil && fi.IsDir():
 		return nil, Errorf(AlreadyExists, "the directory %s already exists; nothing to do", rel)

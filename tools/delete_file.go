@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -56,7 +55,7 @@ func planDelete(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
 	if err := refuseRoot(c, path, "delete"); err != nil {
 		return nil, err
 	}
-	fi, err := os.Lstat(path)
+	fi, err := c.Workspace.Lstat(path)
 	if err != nil {
 		return nil, fileError(rel, err)
 	}

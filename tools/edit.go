@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -171,10 +171,17 @@ func currentText(c *Call, path string) (text string, exists bool, err error) {
 		return d.Text, true, nil
 	}
 	rel := c.Workspace.Rel(path)
-	fi, err := os.Stat(path)
+	// Opened beneath the workspace's roots and checked on the open file, so
+	// that what is read is what was checked.
+	f, err := c.Workspace.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}
+	if err != nil {
+		return "", false, fileError(rel, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return "", false, fileError(rel, err)
 	}
@@ -188,7 +195,7 @@ func currentText(c *Call, path string) (text string, exists bool, err error) {
 	if max := c.Workspace.Config().Limits.MaxFileBytes; fi.Size() > int64(max) {
 		return "", true, Errorf(TooLarge, "%s is %d bytes, over the %d of limits.maxFileBytes", rel, fi.Size(), max)
 	}
-	b, err := os.ReadFile(path)
+	b, err := io.ReadAll(io.LimitReader(f, int64(c.Workspace.Config().Limits.MaxFileBytes)+1))
 	if err != nil {
 		return "", true, fileError(rel, err)
 	}
@@ -346,7 +353,7 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 		res.AppliedBy = "both"
 	}
 	if len(srvPlan.Changes) > 0 {
-		if err := writePlan(srvPlan); err != nil {
+		if err := writePlan(c.Workspace, srvPlan); err != nil {
 			return nil, err
 		}
 	}
@@ -505,7 +512,7 @@ func checkServerWritable(c *Call, p *workspace.Plan, haveEditor bool) error {
 				if !ok {
 					continue
 				}
-				if disk, err := os.ReadFile(o); err == nil && sameText(string(disk), d.Text) {
+				if disk, err := c.Workspace.ReadDisk(o); err == nil && sameText(string(disk), d.Text) {
 					continue
 				}
 				why := "the client cannot apply edits (no workspace.applyEdit)"
@@ -626,7 +633,7 @@ func cleanBefore(c *Call, p *workspace.Plan) map[string]bool {
 			clean[ch.Path] = true
 			continue
 		}
-		disk, err := os.ReadFile(ch.Path)
+		disk, err := c.Workspace.ReadDisk(ch.Path)
 		clean[ch.Path] = err == nil && sameText(string(disk), d.Text)
 	}
 	return clean
@@ -662,20 +669,20 @@ func verify(c *Call, p *workspace.Plan, clean map[string]bool, saves bool, res *
 	check := func(ch workspace.FileChange) state {
 		switch ch.Op {
 		case workspace.OpDelete:
-			_, err := os.Lstat(ch.Path)
+			_, err := c.Workspace.Lstat(ch.Path)
 			gone := errors.Is(err, fs.ErrNotExist)
 			return state{landed: gone, untouched: !gone}
 		case workspace.OpRename:
-			_, errOld := os.Lstat(ch.Path)
-			_, errNew := os.Lstat(ch.NewPath)
+			_, errOld := c.Workspace.Lstat(ch.Path)
+			_, errNew := c.Workspace.Lstat(ch.NewPath)
 			moved := errors.Is(errOld, fs.ErrNotExist) && errNew == nil
 			return state{landed: moved, untouched: errOld == nil}
 		case workspace.OpMkdir:
-			fi, err := os.Stat(ch.Path)
+			fi, err := c.Workspace.Stat(ch.Path)
 			ok := err == nil && fi.IsDir()
 			return state{landed: ok, untouched: !ok}
 		}
-		disk, derr := os.ReadFile(ch.Path)
+		disk, derr := c.Workspace.ReadDisk(ch.Path)
 		onDisk := derr == nil && sameText(string(disk), ch.NewText)
 		if d, open := c.Workspace.Overlays.Get(ch.Path); open {
 			return state{landed: d.Text == ch.NewText, untouched: d.Text == ch.OldText, unsaved: d.Text == ch.NewText && !onDisk}
@@ -732,30 +739,32 @@ func verify(c *Call, p *workspace.Plan, clean map[string]bool, saves bool, res *
 
 // writePlan applies a plan to the disk. Every new content is written to a
 // temporary file first, so a failure there changes nothing; then the files
-// are renamed into place.
-func writePlan(p *workspace.Plan) error {
+// are renamed into place. Every operation runs beneath the workspace's roots
+// (workspace/beneath.go): a directory swapped for a symlink since the plan
+// was approved makes it fail, never write outside.
+func writePlan(w *workspace.Workspace, p *workspace.Plan) error {
 	for _, ch := range p.Changes {
 		var err error
 		switch ch.Op {
 		case workspace.OpCreate, workspace.OpModify:
-			if err = os.MkdirAll(filepath.Dir(ch.Path), 0o755); err == nil {
-				err = workspace.WriteFileAtomic(ch.Path, []byte(ch.NewText), 0o644)
+			if err = w.MkdirAll(filepath.Dir(ch.Path), 0o755); err == nil {
+				err = w.WriteFileAtomic(ch.Path, []byte(ch.NewText), 0o644)
 			}
 		case workspace.OpDelete:
 			if ch.Dir {
-				err = os.RemoveAll(ch.Path)
+				err = w.RemoveAll(ch.Path)
 			} else {
-				err = os.Remove(ch.Path)
+				err = w.Remove(ch.Path)
 			}
 		case workspace.OpRename:
-			if err = os.MkdirAll(filepath.Dir(ch.NewPath), 0o755); err == nil {
-				err = os.Rename(ch.Path, ch.NewPath)
+			if err = w.MkdirAll(filepath.Dir(ch.NewPath), 0o755); err == nil {
+				err = w.Rename(ch.Path, ch.NewPath)
 			}
 		case workspace.OpMkdir:
-			err = os.MkdirAll(ch.Path, 0o755)
+			err = w.MkdirAll(ch.Path, 0o755)
 		}
 		if err != nil {
-			return fileError(ch.Path, err)
+			return fileError(w.Rel(ch.Path), err)
 		}
 	}
 	return nil

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -111,7 +110,7 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 		return nil, err
 	}
 	rootRel := c.Workspace.Rel(root)
-	fi, err := os.Stat(root)
+	fi, err := c.Workspace.Stat(root)
 	if err != nil {
 		if d, ok := c.Workspace.Overlays.Get(root); ok {
 			return grepBuffer(c, &a, m, rootRel, d.Text)
@@ -164,7 +163,7 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 	cq := newCacheQuery(searchCacheOf(c.Session), m, int64(cfg.Limits.MaxFileBytes))
 	s.takeBuffers()
 	defer s.returnBuffers()
-	stats, err := workspace.Walk(c.Ctx, root, opts, func(f *workspace.File) error {
+	stats, err := c.Workspace.Walk(c.Ctx, root, opts, func(f *workspace.File) error {
 		if !f.IsRegular() {
 			return nil
 		}
@@ -219,7 +218,7 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, Errorf(FileNotFound, "%s does not exist", rootRel)
 		}
-		return nil, err
+		return nil, fileError(rootRel, err)
 	}
 	if fi.IsDir() && len(overlays) > 0 {
 		s.searchUnsaved(c, root, prefix, filter, a.IncludeIgnored, overlays)
@@ -322,7 +321,7 @@ func (s *grepSearch) searchUnsaved(c *Call, root, prefix string, filter func(str
 		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 			continue
 		}
-		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := c.Workspace.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
 			continue // on disk: the walk saw it, or skipped it on purpose
 		}
 		rel = filepath.ToSlash(rel)

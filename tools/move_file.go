@@ -48,7 +48,7 @@ func planMove(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
 	if err := refuseRoot(c, from, "move"); err != nil {
 		return nil, err
 	}
-	fi, err := os.Lstat(from)
+	fi, err := c.Workspace.Lstat(from)
 	if err != nil {
 		return nil, fileError(fromRel, err)
 	}
@@ -64,7 +64,7 @@ func planMove(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
 		return nil, err
 	}
 	ch := workspace.FileChange{Op: workspace.OpRename, Path: from, NewPath: to, Dir: fi.IsDir()}
-	ti, err := os.Lstat(to)
+	ti, err := c.Workspace.Lstat(to)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:

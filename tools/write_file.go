@@ -3,7 +3,6 @@ package tools
 import (
 	"encoding/base64"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -54,7 +53,7 @@ func planWrite(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
 		content, binary = string(b), !utf8.Valid(b) || strings.IndexByte(string(b), 0) >= 0
 	}
 	if !a.CreateDirs {
-		if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
+		if fi, err := c.Workspace.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
 			return nil, Errorf(FileNotFound, "the directory of %s does not exist; pass create_dirs: true to create it", rel)
 		}
 	}
