@@ -1,0 +1,167 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// raceCalls is how many tool calls TestSymlinkRace makes while the links
+// are swapped (issue 10's standing adversarial suite: 0 of them may get
+// outside bytes or names).
+const raceCalls = 5000
+
+// TestSymlinkRace attacks the check-then-use gap: while one goroutine keeps
+// swapping, between an inside and an outside target,
+//   - a symlinked file (f.txt),
+//   - a symlinked directory (d),
+//   - and a real directory for a symlink to the outside folder (w: the
+//     walk lists it as a directory, then must not enter the link),
+//
+// read_file, grep, list_directory and glob are called through the Runner
+// raceCalls times. The outside folder's file contents and names carry a
+// marker that no result may contain. Calls that meet the inside target must
+// still succeed, so the test cannot pass by refusing everything.
+func TestSymlinkRace(t *testing.T) {
+	env, root := ftEnv(t)
+	outside := t.TempDir()
+	marker := fmt.Sprintf("OUTSIDE%dMARKER", time.Now().UnixNano())
+	ftWrite(t, outside, map[string]string{
+		"target.txt":           marker + " secret bytes\n",
+		marker + ".txt":        marker + "\n",
+		"sub/" + marker + ".c": marker + "\n",
+	})
+	ftWrite(t, root, map[string]string{
+		"real/target.txt":   "inside bytes\n",
+		"real/inside.txt":   "inside\n",
+		"w/target.txt":      "inside w\n",
+		"w/sub/inside.c":    "inside\n",
+		"other/normal.txt":  "normal\n",
+		"other/more/x.txt":  "x\n",
+		"other/more/y.txt":  "y\n",
+		"other/more/z/w.go": "package z\n",
+	})
+	link := func(target, name string) {
+		t.Helper()
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link("real/target.txt", "f.txt")
+	link("real", "d")
+	link(outside, "w.link")
+	tmpLink := func(target, name string) error {
+		tmp := filepath.Join(root, name+".tmp")
+		os.Remove(tmp)
+		if err := os.Symlink(target, tmp); err != nil {
+			return err
+		}
+		return os.Rename(tmp, filepath.Join(root, name))
+	}
+
+	stop := make(chan struct{})
+	var swaps atomic.Int64
+	var swapper sync.WaitGroup
+	swapper.Add(1)
+	go func() {
+		defer swapper.Done()
+		w, wReal, wLink := filepath.Join(root, "w"), filepath.Join(root, "w.real"), filepath.Join(root, "w.link")
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				// Leave w a real directory.
+				if _, err := os.Stat(wReal); err == nil {
+					os.Rename(w, wLink)
+					os.Rename(wReal, w)
+				}
+				return
+			default:
+			}
+			if i%2 == 0 {
+				tmpLink(filepath.Join(outside, "target.txt"), "f.txt")
+				tmpLink(outside, "d")
+				os.Rename(w, wReal)
+				os.Rename(wLink, w)
+			} else {
+				tmpLink("real/target.txt", "f.txt")
+				tmpLink("real", "d")
+				os.Rename(w, wLink)
+				os.Rename(wReal, w)
+			}
+			swaps.Add(1)
+		}
+	}()
+
+	calls := []struct {
+		tool string
+		args map[string]any
+		// ok is the inside answer a successful call gives.
+		ok string
+	}{
+		{"read_file", map[string]any{"path": "f.txt"}, "inside bytes"},
+		{"read_file", map[string]any{"path": "d/target.txt"}, "inside bytes"},
+		{"read_file", map[string]any{"path": "w/target.txt"}, "inside w"},
+		{"grep", map[string]any{"pattern": "inside|" + marker, "path": ".", "include_ignored": true}, "inside"},
+		{"grep", map[string]any{"pattern": "inside|" + marker, "path": "d"}, "inside"},
+		{"grep", map[string]any{"pattern": "inside|" + marker, "path": "w"}, "inside"},
+		{"grep", map[string]any{"pattern": "bytes", "path": "f.txt"}, "inside bytes"},
+		{"list_directory", map[string]any{"path": ".", "recursive": true}, "real/inside.txt"},
+		{"list_directory", map[string]any{"path": "d"}, "inside.txt"},
+		{"list_directory", map[string]any{"path": "w", "recursive": true}, "inside.c"},
+		{"glob", map[string]any{"pattern": "**/*"}, "real/inside.txt"},
+		{"glob", map[string]any{"pattern": "d/*"}, "inside.txt"},
+		{"glob", map[string]any{"pattern": "w/**/*"}, "inside.c"},
+	}
+	var tried, leaked, succeeded atomic.Int64
+	var leakMu sync.Mutex
+	var leaks []string
+	var wg sync.WaitGroup
+	const workers = 2
+	for g := 0; g < workers; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < raceCalls; i += workers {
+				c := calls[i%len(calls)]
+				res := ftCall(t, env, c.tool, c.args)
+				tried.Add(1)
+				b, _ := json.Marshal(res)
+				text := string(b)
+				if strings.Contains(text, marker) {
+					leaked.Add(1)
+					leakMu.Lock()
+					if len(leaks) < 5 {
+						leaks = append(leaks, fmt.Sprintf("%s %v: %.300s", c.tool, c.args, res.Content))
+					}
+					leakMu.Unlock()
+				}
+				if res.Status == StatusSuccess && strings.Contains(text, c.ok) {
+					succeeded.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	swapper.Wait()
+	t.Logf("symlink race: %d calls tried, %d got outside bytes or names, %d succeeded with inside content, %d swaps",
+		tried.Load(), leaked.Load(), succeeded.Load(), swaps.Load())
+	if tried.Load() != raceCalls {
+		t.Fatalf("tried %d calls, want %d", tried.Load(), raceCalls)
+	}
+	if leaked.Load() != 0 {
+		t.Fatalf("%d of %d calls returned outside content, for example:\n%s", leaked.Load(), tried.Load(), strings.Join(leaks, "\n"))
+	}
+	if swaps.Load() < 10 {
+		t.Fatalf("only %d swaps happened during the calls: the race was not run", swaps.Load())
+	}
+	if succeeded.Load() < raceCalls/10 {
+		t.Fatalf("only %d of %d calls succeeded with inside content: the tools refuse too much", succeeded.Load(), tried.Load())
+	}
+}
