@@ -140,7 +140,16 @@ func containingReal(roots []string, real string) (string, string, bool) {
 
 // realPath resolves every symlink of p. When p does not exist, the nearest
 // existing parent is resolved and the missing rest appended.
-func realPath(p string) (string, error) {
+func realPath(p string) (string, error) { return realPathN(p, 0) }
+
+// maxLinkHops bounds the dangling links realPath follows in a row (a loop
+// of links would otherwise never end), like the kernel's ELOOP limit.
+const maxLinkHops = 40
+
+func realPathN(p string, hops int) (string, error) {
+	if hops > maxLinkHops {
+		return "", fmt.Errorf("resolve %s: too many levels of symbolic links", p)
+	}
 	var rest []string
 	cur := p
 	for {
@@ -154,12 +163,12 @@ func realPath(p string) (string, error) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			// A dangling symlink: resolve where it points.
 			if fi, lerr := os.Lstat(cur); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-				return danglingTarget(cur, rest)
+				return danglingTarget(cur, rest, hops)
 			}
 			return "", fmt.Errorf("resolve %s: %w", cur, err)
 		}
 		if fi, lerr := os.Lstat(cur); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return danglingTarget(cur, rest)
+			return danglingTarget(cur, rest, hops)
 		}
 		parent := filepath.Dir(cur)
 		if parent == cur {
@@ -172,7 +181,7 @@ func realPath(p string) (string, error) {
 
 // danglingTarget follows a symlink whose target does not exist, so that a
 // write through it is checked against where it would land.
-func danglingTarget(link string, rest []string) (string, error) {
+func danglingTarget(link string, rest []string, hops int) (string, error) {
 	target, err := os.Readlink(link)
 	if err != nil {
 		return "", fmt.Errorf("read link %s: %w", link, err)
@@ -180,7 +189,7 @@ func danglingTarget(link string, rest []string) (string, error) {
 	if !filepath.IsAbs(target) {
 		target = filepath.Join(filepath.Dir(link), target)
 	}
-	r, err := realPath(filepath.Clean(target))
+	r, err := realPathN(filepath.Clean(target), hops+1)
 	if err != nil {
 		return "", err
 	}
