@@ -24,7 +24,8 @@ var Glob = &Tool{
 		"workspace root): \"**/*.go\" finds Go files at any depth, \"*.go\" only at the top, \"src/**/*_test.go\" below src. " +
 		"Files in .gitignore/.ignore and hidden files are skipped (unless include_ignored, or the pattern names a hidden path such as " +
 		"\".github/**\"). sort \"path\" (default) or \"mtime\" (newest first); at most limit paths, truncated says when there were more. " +
-		"Paths are relative to the workspace root.",
+		"Paths are relative to the workspace root. A pattern that leads outside the workspace (\"../*\", an absolute path " +
+		"outside, \"..\" after a wildcard, a symlinked directory leading out) is INVALID_PATH; symlinks are never walked into.",
 	Aliases:     []string{"searchFiles", "search_files"},
 	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["pattern"],"properties":{

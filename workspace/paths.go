@@ -138,66 +138,68 @@ func containingReal(roots []string, real string) (string, string, bool) {
 	return "", "", false
 }
 
-// realPath resolves every symlink of p. When p does not exist, the nearest
-// existing parent is resolved and the missing rest appended.
-func realPath(p string) (string, error) { return realPathN(p, 0) }
+// realPath resolves every symlink of p (absolute). When p does not exist,
+// the nearest existing parent is resolved and the missing rest appended; a
+// dangling symlink is resolved to where it points, so that a write through
+// it is checked against where it would land. It looks at each component
+// once (a path of n components costs O(n) system calls plus the links'
+// own), and gives up after maxLinkHops links, so a loop of links ends.
+func realPath(p string) (string, error) {
+	vol := filepath.VolumeName(p)
+	dest := vol + string(filepath.Separator)
+	rest := filepath.ToSlash(p[len(vol):])
+	links, missing := 0, false
+	for rest != "" {
+		rest = strings.TrimLeft(rest, "/")
+		comp := rest
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			comp, rest = rest[:i], rest[i:]
+		} else {
+			rest = ""
+		}
+		switch comp {
+		case "", ".":
+			continue
+		case "..":
+			dest = filepath.Dir(dest)
+			continue
+		}
+		next := filepath.Join(dest, comp)
+		if missing {
+			dest = next
+			continue
+		}
+		fi, err := os.Lstat(next)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				missing, dest = true, next
+				continue
+			}
+			return "", fmt.Errorf("resolve %s: %w", next, err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			dest = next
+			continue
+		}
+		if links++; links > maxLinkHops {
+			return "", fmt.Errorf("resolve %s: too many levels of symbolic links", p)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", fmt.Errorf("read link %s: %w", next, err)
+		}
+		if filepath.IsAbs(target) {
+			tv := filepath.VolumeName(target)
+			dest, target = tv+string(filepath.Separator), target[len(tv):]
+		}
+		rest = filepath.ToSlash(target) + "/" + rest
+	}
+	return dest, nil
+}
 
-// maxLinkHops bounds the dangling links realPath follows in a row (a loop
-// of links would otherwise never end), like the kernel's ELOOP limit.
+// maxLinkHops bounds the symlinks realPath follows for one path, like the
+// kernel's ELOOP limit (40).
 const maxLinkHops = 40
-
-func realPathN(p string, hops int) (string, error) {
-	if hops > maxLinkHops {
-		return "", fmt.Errorf("resolve %s: too many levels of symbolic links", p)
-	}
-	var rest []string
-	cur := p
-	for {
-		r, err := filepath.EvalSymlinks(cur)
-		if err == nil {
-			for i := len(rest) - 1; i >= 0; i-- {
-				r = filepath.Join(r, rest[i])
-			}
-			return r, nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			// A dangling symlink: resolve where it points.
-			if fi, lerr := os.Lstat(cur); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-				return danglingTarget(cur, rest, hops)
-			}
-			return "", fmt.Errorf("resolve %s: %w", cur, err)
-		}
-		if fi, lerr := os.Lstat(cur); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return danglingTarget(cur, rest, hops)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return p, nil
-		}
-		rest = append(rest, filepath.Base(cur))
-		cur = parent
-	}
-}
-
-// danglingTarget follows a symlink whose target does not exist, so that a
-// write through it is checked against where it would land.
-func danglingTarget(link string, rest []string, hops int) (string, error) {
-	target, err := os.Readlink(link)
-	if err != nil {
-		return "", fmt.Errorf("read link %s: %w", link, err)
-	}
-	if !filepath.IsAbs(target) {
-		target = filepath.Join(filepath.Dir(link), target)
-	}
-	r, err := realPathN(filepath.Clean(target), hops+1)
-	if err != nil {
-		return "", err
-	}
-	for i := len(rest) - 1; i >= 0; i-- {
-		r = filepath.Join(r, rest[i])
-	}
-	return r, nil
-}
 
 // IsSensitive reports whether rel (relative to a root, any separator)
 // matches a sensitive glob. A pattern without a slash matches a file or
