@@ -3,8 +3,8 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/agentls/agentls/workspace"
@@ -60,7 +60,7 @@ func symbols(c *Call, a symbolsArgs) (*Result, error) {
 		return nil, err
 	}
 	rel := c.Workspace.Rel(path)
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+	if fi, err := c.Workspace.Stat(path); err == nil && fi.IsDir() {
 		return directorySymbols(c, path, a.Limit)
 	}
 	if workspace.Language(path) == "" {
@@ -160,10 +160,16 @@ func directorySymbols(c *Call, dir string, limit int) (*Result, error) {
 	}
 	ix := c.builtIndex()
 	var syms []workspace.Symbol
-	ents, err := os.ReadDir(dir)
+	d, err := c.Workspace.Open(dir)
 	if err != nil {
 		return nil, fileError(c.Workspace.Rel(dir), err)
 	}
+	ents, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		return nil, fileError(c.Workspace.Rel(dir), err)
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
 		if e.IsDir() || workspace.Language(p) == "" {
