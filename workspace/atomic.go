@@ -12,7 +12,8 @@ import (
 // either the old file or the new one, never a part: it writes a temporary
 // file in the same directory, syncs it, and renames it over path. An
 // existing file keeps its mode; a new one gets perm. The directory must
-// exist.
+// exist. It follows path as given: files of the workspace are written with
+// (*Workspace).WriteFileAtomic, which does the same beneath the roots.
 func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
 	if fi, err := os.Stat(path); err == nil {
 		perm = fi.Mode().Perm()
