@@ -1,12 +1,14 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/workspace"
@@ -107,25 +109,38 @@ var errSensitiveFound = errors.New("sensitive")
 
 // sensitiveInside refuses a directory that holds a path matching the
 // sensitive globs: deleting or moving it would touch that file. Symlinks
-// are not followed.
+// are not followed; the walk runs beneath the workspace's roots
+// (Workspace.Walk), hidden, ignored and .git entries included.
 func sensitiveInside(c *Call, dir string) error {
+	ctx := c.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var mu sync.Mutex
 	var found string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == dir {
-				return err
-			}
-			return nil
+	if rel := c.Workspace.Rel(dir); rel != "." && c.Workspace.IsSensitive(rel) {
+		found = rel
+	}
+	var err error
+	if found == "" {
+		_, err = c.Workspace.Walk(ctx, dir, workspace.WalkOptions{IncludeHidden: true, IncludeIgnored: true, IncludeGit: true, Dirs: true},
+			func(f *workspace.File) error {
+				if rel := c.Workspace.Rel(f.Path); rel != "." && c.Workspace.IsSensitive(rel) {
+					mu.Lock()
+					if found == "" {
+						found = rel
+					}
+					mu.Unlock()
+					return errSensitiveFound
+				}
+				return nil
+			})
+		if err == nil && found != "" {
+			err = errSensitiveFound
 		}
-		if c.Ctx != nil && c.Ctx.Err() != nil {
-			return c.Ctx.Err()
-		}
-		if rel := c.Workspace.Rel(p); rel != "." && c.Workspace.IsSensitive(rel) {
-			found = rel
-			return errSensitiveFound
-		}
-		return nil
-	})
+	} else {
+		err = errSensitiveFound
+	}
 	if errors.Is(err, errSensitiveFound) {
 		return Errorf(SensitivePath, "%s holds %s, which matches a sensitive pattern (paths.sensitive); agents may not touch it", c.Workspace.Rel(dir), found)
 	}

@@ -59,3 +59,23 @@ func TestDeleteFile(t *testing.T) {
 		t.Errorf("yolo delete_file did not ask: %s", res.Status)
 	}
 }
+
+// TestDeleteSeesHiddenIgnoredSensitive: the check before a recursive delete
+// walks beneath the root with hidden, ignored and .git entries included, so
+// a sensitive file the ignore rules hide still refuses the delete.
+func TestDeleteSeesHiddenIgnoredSensitive(t *testing.T) {
+	env, root := ftEnv(t)
+	ftWrite(t, root, map[string]string{
+		"d/.gitignore":         ".aws/\n",
+		"d/sub/.aws/config":    "k",
+		"e/.git/id_rsa.backup": "k",
+		"f/plain.txt":          "ok",
+	})
+	for _, dir := range []string{"d", "e"} {
+		ftWantError(t, ftCall(t, env, "delete_file", map[string]any{"path": dir, "recursive": true}), SensitivePath)
+	}
+	ftWantSuccess(t, ftCall(t, env, "delete_file", map[string]any{"path": "f", "recursive": true}))
+	if ftRead(t, root, "d/sub/.aws/config") != "k" || ftRead(t, root, "e/.git/id_rsa.backup") != "k" {
+		t.Fatal("a refused delete removed files")
+	}
+}

@@ -1,10 +1,10 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/agentls/agentls/workspace"
@@ -95,24 +95,54 @@ func planMove(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
 // workspace: a relative link (from itself, or any link below a moved
 // directory) points elsewhere once moved.
 func linksStayInside(c *Call, from, to string) error {
-	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.Type()&fs.ModeSymlink == 0 {
-			return nil
-		}
-		target, err := os.Readlink(p)
-		if err != nil || filepath.IsAbs(target) {
-			return nil // an absolute target is where it was, and Resolve checked from
-		}
-		rel, err := filepath.Rel(from, p)
+	fi, err := c.Workspace.Lstat(from)
+	if err != nil {
+		return nil
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		target, err := c.Workspace.Readlink(from)
 		if err != nil {
 			return nil
 		}
-		moved := filepath.Join(to, rel)
-		dest := filepath.Join(filepath.Dir(moved), target)
-		if _, err := c.Workspace.Resolve(dest); err != nil {
-			return Errorf(InvalidPath, "moving %s would make the symlink %s point to %s, outside the workspace (or to a sensitive path)",
-				c.Workspace.Rel(from), c.Workspace.Rel(moved), dest)
-		}
+		return linkStaysInside(c, from, to, from, target)
+	}
+	if !fi.IsDir() {
 		return nil
-	})
+	}
+	ctx := c.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	// Beneath the workspace's roots, links not followed, everything seen.
+	_, err = c.Workspace.Walk(ctx, from, workspace.WalkOptions{IncludeHidden: true, IncludeIgnored: true, IncludeGit: true, Dirs: true, Workers: 1},
+		func(f *workspace.File) error {
+			if f.Type&fs.ModeSymlink == 0 {
+				return nil
+			}
+			target, err := f.Readlink()
+			if err != nil {
+				return nil
+			}
+			return linkStaysInside(c, from, to, f.Path, target)
+		})
+	return err
+}
+
+// linkStaysInside checks one symlink p (below from, or from itself) with
+// the given target.
+func linkStaysInside(c *Call, from, to, p, target string) error {
+	if filepath.IsAbs(target) {
+		return nil // an absolute target is where it was, and Resolve checked from
+	}
+	rel, err := filepath.Rel(from, p)
+	if err != nil {
+		return nil
+	}
+	moved := filepath.Join(to, rel)
+	dest := filepath.Join(filepath.Dir(moved), target)
+	if _, err := c.Workspace.Resolve(dest); err != nil {
+		return Errorf(InvalidPath, "moving %s would make the symlink %s point to %s, outside the workspace (or to a sensitive path)",
+			c.Workspace.Rel(from), c.Workspace.Rel(moved), dest)
+	}
+	return nil
 }

@@ -22,6 +22,10 @@ type WalkOptions struct {
 	IncludeIgnored bool
 	// IncludeHidden reports entries whose name starts with '.'.
 	IncludeHidden bool
+	// IncludeGit enters and reports .git directories too (for checks that
+	// must see everything below a directory, such as the sensitive globs
+	// before a recursive delete).
+	IncludeGit bool
 	// Dirs reports directories too (fn sees them before their contents are
 	// walked; returning fs.SkipDir skips their contents).
 	Dirs bool
@@ -611,7 +615,7 @@ func (w *walk) readDir(job dirJob, worker int) ([]dirJob, error) {
 	depth := job.depth + 1
 	for _, e := range entries {
 		name := e.name
-		if name == ".git" {
+		if name == ".git" && !w.opts.IncludeGit {
 			continue
 		}
 		hidden := name[0] == '.' && !w.opts.IncludeHidden
