@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -84,10 +83,11 @@ func editTool(t *Tool, plan planFunc) *Tool {
 			return Assessment{}, err
 		}
 		a := Assessment{Edit: p, Preview: preview(c, p)}
-		a.NeedsApproval = overwrites(p) || touchesGit(p)
+		a.NeedsApproval = overwrites(p)
 		if t.Risk == "" {
 			a.Risk = approval.RiskWrite
 		}
+		gitMetadata(c, p, &a)
 		return a, nil
 	}
 	t.Execute = func(c *Call, args json.RawMessage) (*Result, error) {
@@ -126,17 +126,22 @@ func overwrites(p *workspace.Plan) bool {
 	return false
 }
 
-// touchesGit reports whether a plan writes inside a .git directory (hooks,
-// config): never without asking.
-func touchesGit(p *workspace.Plan) bool {
-	for _, ch := range p.Changes {
-		for _, path := range []string{ch.Path, ch.NewPath} {
-			if path != "" && slices.Contains(strings.Split(filepath.ToSlash(path), "/"), ".git") {
-				return true
-			}
-		}
+// gitMetadata makes a plan that writes git metadata (workspace.GitMetadata:
+// a .git folder or file, a folder shaped like a git directory,
+// .gitattributes naming drivers, .gitmodules, git configuration) ask in
+// every mode and over every rule, saying why: git run later would run what
+// that metadata names.
+func gitMetadata(c *Call, p *workspace.Plan, a *Assessment) {
+	why := workspace.GitMetadata(p, func(path string) string { return rootOf(c.Workspace, path) })
+	if len(why) == 0 {
+		return
 	}
-	return false
+	a.NeedsApproval, a.Dangerous = true, true
+	w := "writes git metadata: " + strings.Join(why, "; ")
+	if a.Warning != "" {
+		w = a.Warning + "; " + w
+	}
+	a.Warning = w
 }
 
 func preview(c *Call, p *workspace.Plan) *approval.Preview {
@@ -359,6 +364,9 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 	if len(edPlan.Changes) > 0 {
 		clean := cleanBefore(c, edPlan)
 		label := fmt.Sprintf("agentls: %s %s", c.Tool.Name, strings.Join(files, ", "))
+		if confirm && c.Assessed.Warning != "" {
+			label += " — " + c.Assessed.Warning // the editor's preview is the question: say why
+		}
 		applied, reason, err := ed.Apply(c.Ctx, edPlan, label, confirm)
 		if err != nil {
 			return nil, fmt.Errorf("workspace/applyEdit: %w", err)

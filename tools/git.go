@@ -133,7 +133,7 @@ func openRepo(c *Call, near string) (*gitRepo, error) {
 		return nil, Errorf(ExecutionError, "%s is not inside a git repository (no .git in the workspace root or any parent folder; "+
 			"a repository in a subfolder is not used); `git init` creates one", root)
 	}
-	r := &gitRepo{c: c, gitDir: loc.gitDir, top: loc.top, roots: roots, safe: automatic(c)}
+	r := &gitRepo{c: c, gitDir: loc.gitDir, top: loc.top, roots: roots, safe: unapproved(c)}
 	ctx := c.Ctx
 	if ctx == nil {
 		ctx = context.Background()

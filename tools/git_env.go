@@ -427,7 +427,9 @@ func gitInheritedConfig(env []string) [][2]string {
 	return out
 }
 
-// automatic reports whether no person approved this call: it runs because
+// unapproved reports whether no person approved this call: it runs because
 // of the mode, a rule, an allow list or an earlier "always" (or outside the
-// runner, where nobody was asked).
-func automatic(c *Call) bool { return c.Decision.Action != approval.Ask }
+// runner, where nobody was asked). Wider than automatic (the sandbox's
+// test): an earlier "always" for `git status` is no approval of what a
+// later `cd sub && git status` runs.
+func unapproved(c *Call) bool { return c.Decision.Action != approval.Ask }

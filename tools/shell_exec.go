@@ -163,7 +163,7 @@ func shellExec(c *Call, a shellExecArgs) (*Result, error) {
 	sp := startSpec{
 		argv:    []string{"bash", "-c", a.Command},
 		dir:     dir,
-		env:     CommandEnv(cfg, a.Env),
+		env:     shellEnv(c, dir, a.Env),
 		command: a.Command,
 	}
 	box, err := autoSandbox(c, &sp)
@@ -175,6 +175,20 @@ func shellExec(c *Call, a shellExecArgs) (*Result, error) {
 		extra = func(*proc) map[string]any { return map[string]any{"sandbox": box} }
 	}
 	return foreground(c, sp, shellTimeout(cfg, a.TimeoutMs), extra)
+}
+
+// shellEnv is the environment of a shell command: CommandEnv, and for a
+// command nobody approved that runs because a rule, an allow list or an
+// earlier "always" lets it the automatic-git settings of GitSafetyEnv, so
+// that any git it runs uses only the workspace's repository and runs no
+// program its configuration names. (In yolo mode every command runs
+// unasked, as the person chose; git is not restricted there.)
+func shellEnv(c *Call, dir string, extra map[string]string) []string {
+	env := CommandEnv(c.Workspace.Config(), extra)
+	if unapproved(c) && c.Decision.By != "auto" {
+		env = GitSafetyEnv(c.Workspace, dir, env)
+	}
+	return env
 }
 
 // RunArgv runs argv (no shell) in dir the way shell_exec runs a command:
