@@ -63,6 +63,9 @@ type gitRepo struct {
 
 // gitRun describes one git command beyond its arguments.
 type gitRun struct {
+	// full runs git with the repository's configuration in force even in
+	// a safe repo: only for commands that run no program (rev-parse).
+	full  bool
 	stdin io.Reader
 	env   []string // extra KEY=VALUE entries
 	max   int      // stdout cap; 0 means gitMaxOutput
@@ -138,7 +141,7 @@ func openRepo(c *Call, near string) (*gitRepo, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	overrides, programs, err := gitSafeConfig(ctx, loc, r.env(nil))
+	overrides, programs, err := gitSafeConfig(ctx, loc, r.env(nil, true))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -154,8 +157,9 @@ func openRepo(c *Call, near string) (*gitRepo, error) {
 
 // env is the environment git runs with: the one commands get (secrets
 // removed) without variables that locate another repository, plus git's
-// non-interactive settings and extra.
-func (r *gitRepo) env(extra []string) []string {
+// non-interactive settings, the overrides of a safe repo (unless full) and
+// extra.
+func (r *gitRepo) env(extra []string, full bool) []string {
 	var env []string
 	for _, kv := range gitBaseEnv(CommandEnv(r.c.Workspace.Config(), nil)) {
 		name, _, _ := strings.Cut(kv, "=")
@@ -171,7 +175,7 @@ func (r *gitRepo) env(extra []string) []string {
 		"LC_ALL=C", // English messages, which errors are recognised by
 		"GIT_CEILING_DIRECTORIES="+gitCeilings(os.Getenv("GIT_CEILING_DIRECTORIES"), r.roots, r.top),
 	)
-	if r.overrides != nil {
+	if r.overrides != nil && !full {
 		env = append(env, gitConfigEnv(r.overrides)...)
 	}
 	return append(env, extra...)
@@ -192,7 +196,7 @@ func (r *gitRepo) run(o gitRun, args ...string) (gitOutput, error) {
 	}
 	argv := append(append([]string{"--git-dir=" + r.gitDir, "--work-tree=" + r.top}, gitGlobal...), args...)
 	cmd := exec.CommandContext(ctx, "git", argv...)
-	cmd.Env = r.env(o.env)
+	cmd.Env = r.env(o.env, o.full)
 	cmd.Dir = r.top
 	cmd.Stdin = o.stdin
 	cmd.WaitDelay = 2 * time.Second
@@ -244,6 +248,64 @@ func (r *gitRepo) failed(args []string, out gitOutput) error {
 		return Errorf(ExecutionError, "%s is inside a git folder or a bare repository, not a work tree", r.top).WithDetails(details)
 	}
 	return Errorf(ExecutionError, "git %s failed (exit %d): %s", args[0], out.exit, msg).WithDetails(details)
+}
+
+// hooks lists the hooks the repository has (executable files in its hooks
+// folder, core.hooksPath included), which a person-approved call runs.
+func (r *gitRepo) hooks() []string {
+	out, err := r.run(gitRun{full: true}, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
+	if err != nil {
+		return nil
+	}
+	dir := strings.TrimSpace(string(out.stdout))
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".sample") {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(dir, e.Name())); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// programsWarning says which programs the repository names that a call the
+// person approves will run (its hooks, and program keys of its own
+// configuration), or "".
+func (r *gitRepo) programsWarning(what string) string {
+	var parts []string
+	if h := r.hooks(); len(h) > 0 {
+		parts = append(parts, "hooks "+strings.Join(h, ", "))
+	}
+	if len(r.programs) > 0 {
+		parts = append(parts, "configuration "+strings.Join(r.programs, ", "))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s runs programs the repository names (%s); the preview was made without them",
+		what, strings.Join(parts, "; "))
+}
+
+// indexEntries returns the index's entries by path (relative to the top),
+// each the `ls-files --stage` lines of the path.
+func (r *gitRepo) indexEntries(o gitRun) (map[string]string, error) {
+	out, err := r.run(o, "ls-files", "--stage", "-z")
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, rec := range strings.Split(string(out.stdout), "\x00") {
+		if _, path, ok := strings.Cut(rec, "\t"); ok {
+			m[path] += rec + "\x00"
+		}
+	}
+	return m, nil
 }
 
 // rel turns a path git printed (relative to the top level) into one
