@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -230,8 +231,20 @@ func (r *gitRepo) run(o gitRun, args ...string) (gitOutput, error) {
 	return out, fmt.Errorf("run git %s: %w", args[0], err)
 }
 
+// urlCredentials matches the user information of a URL (user:password@ or
+// token@).
+var urlCredentials = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@'"]+@`)
+
+// redactURLs hides the credentials of URLs in s: what git prints about a
+// remote can carry the token of its URL.
+func redactURLs(s string) string {
+	return urlCredentials.ReplaceAllString(s, "${1}[redacted]@")
+}
+
 // failed turns a failed git command into the error the model sees.
 func (r *gitRepo) failed(args []string, out gitOutput) error {
+	out.stderr = redactURLs(out.stderr)
+	out.stdout = []byte(redactURLs(string(out.stdout)))
 	msg := strings.TrimSpace(out.stderr)
 	if msg == "" {
 		msg = strings.TrimSpace(string(out.stdout))
