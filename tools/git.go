@@ -56,7 +56,8 @@ type gitRepo struct {
 	// safe is set when no person approved the call (or while it is being
 	// assessed): overrides then turn off every program key.
 	safe      bool
-	overrides [][2]string
+	overrides [][2]string // in force: safeOver when safe, else nil
+	safeOver  [][2]string
 	// programs lists the program keys the repository's own configuration
 	// sets (key=value), which approved calls honour.
 	programs []string
@@ -149,11 +150,17 @@ func openRepo(c *Call, near string) (*gitRepo, error) {
 		}
 		return nil, Errorf(ExecutionError, "git cannot read the configuration of the repository at %s: %v", loc.top, err)
 	}
-	r.programs = programs
-	if r.safe {
-		r.overrides = overrides
-	}
+	r.programs, r.safeOver = programs, overrides
+	r.setSafe(r.safe)
 	return r, nil
+}
+
+// setSafe makes the repo's git runs automatic (safe) or approved.
+func (r *gitRepo) setSafe(safe bool) {
+	r.safe, r.overrides = safe, nil
+	if safe {
+		r.overrides = r.safeOver
+	}
 }
 
 // env is the environment git runs with: the one commands get (secrets

@@ -116,6 +116,7 @@ func planGitCommit(c *Call, a gitCommitArgs) (*gitCommitPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	repo.setSafe(true)
 	p := &gitCommitPlan{repo: repo, paths: paths}
 	d := gitDiffSpec{opts: []string{"--cached"}}
 	err = repo.withTempIndex(func(env []string) error {
@@ -320,11 +321,15 @@ func gitCommit(c *Call, a gitCommitArgs) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The plan is made as the assessment made it (automatic git, no
+	// program of the repository), to compare it with what was approved;
+	// the commit itself runs as the call was decided.
 	if pv := c.Assessed.Preview; pv != nil && pv.UnifiedDiff != p.diff {
 		return nil, Errorf(StaleFile, "the changes to commit are no longer the ones that were approved (files or the index "+
 			"changed meanwhile); nothing was committed; call git_commit again")
 	}
 	repo := p.repo
+	repo.setSafe(automatic(c))
 	if err := p.add(); err != nil {
 		return nil, err
 	}

@@ -27,7 +27,7 @@ var gitDirMarkers = map[string]bool{
 }
 
 // gitDirCore are the entries that, present in a folder, make writing any
-// other marker into it git metadata.
+// other marker into it git metadata (HEAD first: gitMetaTree relies on it).
 var gitDirCore = []string{"HEAD", "objects", "refs"}
 
 // builtinDiffDrivers are git's own diff drivers (gitattributes(5), "Defining
@@ -163,7 +163,8 @@ func gitShow(rel string) string {
 }
 
 // gitMetaTree says why moving the folder src brings git metadata along (a
-// .git inside it, or its own git-directory shape), looking at most at
+// .git inside it, or a folder in it with HEAD and objects/ or refs/),
+// looking at most at
 // gitTreeLimit entries; a folder too large to look through counts as
 // metadata.
 func gitMetaTree(src, root string) string {
@@ -191,12 +192,12 @@ func gitMetaTree(src, root string) string {
 			found = fmt.Sprintf("%s holds %s: git metadata, whose hooks and config make git run programs", show, filepath.ToSlash(strings.TrimPrefix(p, src+string(filepath.Separator))))
 			return filepath.SkipAll
 		}
-		if d.IsDir() {
-			all := true
-			for _, core := range gitDirCore {
-				all = all && exists(filepath.Join(p, core))
+		if d.IsDir() && exists(filepath.Join(p, "HEAD")) {
+			shaped := false
+			for _, core := range gitDirCore[1:] {
+				shaped = shaped || exists(filepath.Join(p, core))
 			}
-			if all {
+			if shaped {
 				found = fmt.Sprintf("%s holds a folder shaped like a git directory (%s)", show, filepath.ToSlash(p))
 				return filepath.SkipAll
 			}
