@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -35,6 +36,7 @@ type advRig struct {
 	r      *Runner
 	env    *Env
 	yolo   bool
+	repo   bool // the root has a repository, with a commit
 
 	mu    sync.Mutex
 	asked []approval.Request
@@ -73,6 +75,7 @@ func newAdvRig(t *testing.T, repo bool) *advRig {
 			return approval.Response{Decision: approval.Approve}, nil
 		})}
 	t.Cleanup(func() { CloseSession(a.env.Session) })
+	a.repo = repo
 	if repo {
 		for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "user.name", "N"},
 			{"config", "user.email", "n@example.com"}} {
@@ -246,6 +249,9 @@ func (a *advRig) runAll(sub string) {
 		if strings.HasPrefix(r.name, "shell_") && len(q) != 0 {
 			a.t.Errorf("%s %v: the allow-listed command asked: %+v", r.name, r.args, q)
 		}
+		if a.repo && r.name == "shell_exec" && strings.Contains(res.Content, "No commits yet") {
+			a.t.Errorf("%s %v used another repository than the root's: %s", r.name, r.args, res.Content)
+		}
 		if got := a.fired(); got != "" {
 			a.t.Errorf("%s %v ran the attacker's program (%s): %s\n%s", r.name, r.args, res.Status, got, res.Content)
 		}
@@ -283,32 +289,44 @@ func TestGitPlantedRepository(t *testing.T) {
 		{"no repository at the root", false, false, "sub"},
 		{"repository at the root", true, false, "sub"},
 		{"deeper, yolo writes", true, true, "a/b/sub"},
+		{"a planted .git folder", true, false, "nested/.git"},
+		{"a planted .git folder, no repository at the root", false, false, "nested/.git"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newAdvRig(t, tc.repo)
 			prog := a.plantScript()
 			a.questions()
 			a.setConfig(tc.yolo)
-			sub := tc.sub
+			sub, work, core := tc.sub, tc.sub, "\tbare = false\n\tworktree = .\n"
+			if path.Base(sub) == ".git" {
+				work, core = path.Dir(sub), "\tbare = false\n"
+			}
 			// The planted git directory, written as plain files, each a
 			// new file: automatic before the fix.
 			writes := []struct {
 				tool string
 				args map[string]any
 			}{
-				{"write_file", map[string]any{"path": sub + "/a.txt", "content": "hello\n"}},
+				{"write_file", map[string]any{"path": work + "/a.txt", "content": "hello\n"}},
 				{"write_file", map[string]any{"path": sub + "/HEAD", "content": "ref: refs/heads/main\n"}},
 				{"write_file", map[string]any{"path": sub + "/objects/info/alternates", "content": ""}},
 				{"create_directory", map[string]any{"path": sub + "/refs/heads"}},
-				{"write_file", map[string]any{"path": sub + "/config", "content": evilConfig(prog, "\tbare = false\n\tworktree = .\n")}},
+				{"write_file", map[string]any{"path": sub + "/config", "content": evilConfig(prog, core)}},
 				{"write_file", map[string]any{"path": sub + "/.gitattributes", "content": "* filter=evil diff=evil merge=evil\n"}},
 				{"write_file", map[string]any{"path": sub + "/hooks/post-index-change", "content": "#!/bin/sh\n" + prog + " hook\n"}},
 				{"write_file", map[string]any{"path": sub + "/packed-refs", "content": "# pack-refs with: peeled\n"}},
 			}
 			for i, w := range writes {
 				res := a.call(w.tool, w.args)
-				wantSuccess(t, res)
 				q := a.questions()
+				if p, _ := w.args["path"].(string); strings.HasSuffix(p, ".git/config") {
+					// A .git/config is sensitive: refused outright. It
+					// can still come in an archive: put it there.
+					wantError(t, res, SensitivePath)
+					a.writeDisk(p, w.args["content"].(string))
+					continue
+				}
+				wantSuccess(t, res)
 				if i == 0 {
 					if len(q) != 0 && !tc.yolo {
 						t.Errorf("an ordinary new file asked: %+v", q)
@@ -320,11 +338,11 @@ func TestGitPlantedRepository(t *testing.T) {
 				}
 			}
 			// The planted directory is live for plain git.
-			if !a.control(filepath.Join(a.root, filepath.FromSlash(sub)), "status") {
+			if !a.control(filepath.Join(a.root, filepath.FromSlash(work)), "status") {
 				t.Fatal("control: plain git status in the planted folder ran nothing; the attack is inert and the test proves nothing")
 			}
 			a.setConfig(false)
-			a.runAll(sub)
+			a.runAll(work)
 		})
 	}
 }
@@ -445,7 +463,8 @@ func TestGitProgramKeysOverridden(t *testing.T) {
 // TestGitSafetyEnv: the environment of an allow-listed command names the
 // root's repository, keeps the server's own GIT_CONFIG_COUNT overrides
 // (ours come after and win), drops inherited locating variables, and
-// without a repository names none and stops the search at the roots.
+// without a repository names one that cannot exist; the search stops at
+// the roots.
 func TestGitSafetyEnv(t *testing.T) {
 	isolateGit(t)
 	parent := t.TempDir()
@@ -469,7 +488,7 @@ func TestGitSafetyEnv(t *testing.T) {
 		dir, gitDir, workTree string
 	}{
 		{filepath.Join(withRepo, "sub"), filepath.Join(withRepo, ".git"), withRepo},
-		{filepath.Join(without, "sub"), "", ""},
+		{filepath.Join(without, "sub"), filepath.Join(os.DevNull, "agentls-no-workspace-repository"), ""},
 	} {
 		m := map[string]string{}
 		n := 0

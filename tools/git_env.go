@@ -29,7 +29,8 @@ import (
 //     root that holds the call's folder, found once per root
 //     (workspaceRepo) and then named explicitly (--git-dir and --work-tree
 //     for the git tools, GIT_DIR and GIT_WORK_TREE for commands), so that a
-//     git directory planted in a subfolder is never read;
+//     git directory planted in a subfolder is never read; a command under a
+//     root without a repository gets a GIT_DIR that cannot exist;
 //   - finds no other repository: safe.bareRepository=explicit (a folder
 //     shaped like a bare repository is not one unless named) and
 //     GIT_CEILING_DIRECTORIES at the parents of the roots;
@@ -358,7 +359,8 @@ func gitCeilings(inherited string, roots []string, tops ...string) string {
 // a person's approval (an allow-listed shell_exec or shell_background) in
 // the folder dir, changed so that any git the command runs is automatic git
 // (see above): GIT_DIR and GIT_WORK_TREE name the repository of the root
-// that holds dir, when there is one; GIT_CEILING_DIRECTORIES stops the
+// that holds dir; without one GIT_DIR names a path that cannot exist, so
+// that git finds no repository at all; GIT_CEILING_DIRECTORIES stops the
 // search at the roots; GIT_CONFIG_COUNT and its pairs override every
 // program key (gitProgramKeys) and set safe.bareRepository=explicit.
 // Overrides the server's own environment held (GIT_CONFIG_KEY_n) come
@@ -371,23 +373,22 @@ func GitSafetyEnv(ws *workspace.Workspace, dir string, env []string) []string {
 	out := gitBaseEnv(env)
 	overrides := gitFixedOverrides()
 	top := ""
+	// Without a repository of its own (or one whose configuration cannot
+	// be read), git gets none: a git directory found below the root is
+	// another repository.
+	gitDir := filepath.Join(os.DevNull, "agentls-no-workspace-repository")
 	if root != "" {
 		if loc, ok, err := workspaceRepo(root); err == nil && ok {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			o, _, err := gitSafeConfig(ctx, loc, env)
 			cancel()
-			if err != nil {
-				// The configuration could not be read: git cannot
-				// read it either, but a later read could; keep git from
-				// using the repository at all.
-				out = append(out, "GIT_DIR="+filepath.Join(os.DevNull, "agentls-unreadable-git-config"))
-			} else {
-				overrides = o
-				out = append(out, "GIT_DIR="+loc.gitDir, "GIT_WORK_TREE="+loc.top)
+			if err == nil {
+				overrides, gitDir, top = o, loc.gitDir, loc.top
+				out = append(out, "GIT_WORK_TREE="+loc.top)
 			}
-			top = loc.top
 		}
 	}
+	out = append(out, "GIT_DIR="+gitDir)
 	out = append(out, "GIT_CEILING_DIRECTORIES="+gitCeilings(ceiling, roots, top), "GIT_TERMINAL_PROMPT=0")
 	return append(out, gitConfigEnv(append(inherited, overrides...))...)
 }
