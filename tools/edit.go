@@ -133,6 +133,7 @@ func overwrites(p *workspace.Plan) bool {
 // that metadata names.
 func gitMetadata(c *Call, p *workspace.Plan, a *Assessment) {
 	why := workspace.GitMetadata(p, func(path string) string { return rootOf(c.Workspace, path) })
+	why = append(why, gitConfigWrites(c, p)...)
 	if len(why) == 0 {
 		return
 	}
@@ -142,6 +143,45 @@ func gitMetadata(c *Call, p *workspace.Plan, a *Assessment) {
 		w = a.Warning + "; " + w
 	}
 	a.Warning = w
+}
+
+// gitConfigWrites says which changes of p write a file that the workspace
+// repository's configuration includes (gitConfigFiles).
+func gitConfigWrites(c *Call, p *workspace.Plan) []string {
+	included := map[string]map[string]bool{} // root → files
+	var why []string
+	for _, ch := range p.Changes {
+		if ch.Op == workspace.OpDelete {
+			continue
+		}
+		for _, path := range []string{ch.Path, ch.NewPath} {
+			if path == "" {
+				continue
+			}
+			root := rootOf(c.Workspace, path)
+			if included[root] == nil {
+				included[root] = map[string]bool{}
+				for _, f := range gitConfigFiles(root) {
+					included[root][f] = true
+				}
+			}
+			if included[root][filepath.Clean(path)] || included[root][realParent(path)] {
+				why = append(why, fmt.Sprintf("%s is included by the repository's git configuration (include.path): "+
+					"it can name programs git runs", c.Workspace.Rel(path)))
+			}
+		}
+	}
+	return why
+}
+
+// realParent is path with the symbolic links of its folder resolved (git
+// prints resolved paths), or path when the folder does not exist.
+func realParent(path string) string {
+	dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	return filepath.Join(dir, filepath.Base(path))
 }
 
 func preview(c *Call, p *workspace.Plan) *approval.Preview {

@@ -522,6 +522,13 @@ func TestGitMetadataWritesAsk(t *testing.T) {
 	a.writeDisk("plain.txt", "one\n")
 	a.writeDisk(".gitattributes", "*.go diff=golang\n")
 	a.writeDisk("src/hooks/useThing.ts", "export {}\n")
+	cfg, err := os.OpenFile(filepath.Join(a.root, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(cfg, "[include]\n\tpath = ../team/included.conf\n[includeIf \"gitdir:%s/\"]\n\tpath = %s\n",
+		a.root, filepath.Join(a.root, "team", "cond.conf"))
+	cfg.Close()
 	read := func(p string) { wantSuccess(t, a.call("read_file", map[string]any{"path": p})) }
 	read(".gitattributes")
 	read("plain.txt")
@@ -538,6 +545,9 @@ func TestGitMetadataWritesAsk(t *testing.T) {
 		{"write_file", map[string]any{"path": "gitlike/refs/heads/main", "content": "0\n"}, true},
 		{"write_file", map[string]any{"path": ".gitmodules", "content": "[submodule \"a\"]\n"}, true},
 		{"write_file", map[string]any{"path": "team.gitconfig", "content": "[core]\n"}, true},
+		{"write_file", map[string]any{"path": "team/included.conf", "content": "[core]\n"}, true},
+		{"write_file", map[string]any{"path": "team/cond.conf", "content": "[core]\n"}, true},
+		{"write_file", map[string]any{"path": "team/other.conf", "content": "[core]\n"}, false},
 		{"write_file", map[string]any{"path": "sub/.gitattributes", "content": "*.bin filter=lfs\n"}, true},
 		{"write_file", map[string]any{"path": "sub2/.gitattributes", "content": "* text=auto\n*.go diff=golang\n*.png binary\n"}, false},
 		{"write_file", map[string]any{"path": "src/hooks/useOther.ts", "content": "export {}\n"}, false},
@@ -587,7 +597,7 @@ func TestGitMetadataWritesAsk(t *testing.T) {
 				read(".gitattributes")
 			}
 			for _, p := range []string{".git/hooks/pre-commit", "sub", "x", "gitlike/config", "gitlike/refs", ".gitmodules",
-				"team.gitconfig", "p", "d", "c"} {
+				"team.gitconfig", "p", "d", "c", "team"} {
 				os.RemoveAll(filepath.Join(a.root, p))
 			}
 		}

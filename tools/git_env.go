@@ -194,6 +194,57 @@ func workspaceRepo(root string) (gitRepoLoc, bool, error) {
 	return loc, true, nil
 }
 
+// gitConfigFiles returns the files the configuration of root's
+// repository is read from that lie outside its git directory: files its own
+// configuration includes (include.path, includeIf.*.path), whether they
+// exist yet or not. A write to one is a write of git configuration.
+func gitConfigFiles(root string) []string {
+	loc, ok, err := workspaceRepo(root)
+	if err != nil || !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	args := append([]string{"--git-dir=" + loc.gitDir, "--work-tree=" + loc.top}, gitConfigArgs(gitFixedOverrides())...)
+	args = append(args, "config", "--list", "--show-origin", "--show-scope", "-z")
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = loc.top
+	cmd.Env = gitBaseEnv(os.Environ())
+	out, err := cmd.Output()
+	if err != nil {
+		return nil
+	}
+	abs := func(p, base string) string {
+		if strings.HasPrefix(p, "~/") {
+			if home, err := os.UserHomeDir(); err == nil {
+				p = filepath.Join(home, p[2:])
+			}
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(base, p)
+		}
+		return filepath.Clean(p)
+	}
+	var files []string
+	fields := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	for i := 0; i+2 < len(fields); i += 3 {
+		scope, origin := fields[i], strings.TrimPrefix(fields[i+1], "file:")
+		key, value, _ := strings.Cut(fields[i+2], "\n")
+		if !repoScoped(scope) || origin == fields[i+1] {
+			continue
+		}
+		origin = abs(origin, loc.top)
+		if !gitWithin(loc.gitDir, origin) {
+			files = append(files, origin)
+		}
+		lk := strings.ToLower(key)
+		if lk == "include.path" || strings.HasPrefix(lk, "includeif.") && strings.HasSuffix(lk, ".path") {
+			files = append(files, abs(value, filepath.Dir(origin)))
+		}
+	}
+	return files
+}
+
 // rootOf returns the root of ws that holds dir (the deepest one), or the
 // first root.
 func rootOf(ws *workspace.Workspace, dir string) string {
