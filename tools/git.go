@@ -138,7 +138,10 @@ func openRepo(c *Call, near string) (*gitRepo, error) {
 		return nil, Errorf(ExecutionError, "%s is not inside a git repository (no .git in the workspace root or any parent folder; "+
 			"a repository in a subfolder is not used); `git init` creates one", root)
 	}
-	r := &gitRepo{c: c, gitDir: loc.gitDir, top: loc.top, roots: roots, safe: unapproved(c)}
+	// A read-only tool is safe even when a person approved it (mode ask):
+	// the question named no program.
+	safe := unapproved(c) || c.Tool != nil && c.Tool.Annotations.ReadOnly
+	r := &gitRepo{c: c, gitDir: loc.gitDir, top: loc.top, roots: roots, safe: safe}
 	ctx := c.Ctx
 	if ctx == nil {
 		ctx = context.Background()

@@ -401,6 +401,22 @@ func TestGitRepositoryConfigPrograms(t *testing.T) {
 				a.mu.Unlock()
 				return approval.Response{Decision: approval.Approve}, nil
 			})
+			// In mode ask a person approves each read-only git call: the
+			// question named no program, so none runs.
+			cfg2 := workspace.DefaultConfig()
+			cfg2.Approval.Mode = "ask"
+			a.ws.SetConfig(cfg2)
+			for _, name := range []string{"git_status", "git_diff", "git_log"} {
+				res := a.call(name, map[string]any{})
+				wantSuccess(t, res)
+				if q := a.questions(); len(q) != 1 {
+					t.Errorf("%s in mode ask: questions %+v", name, q)
+				}
+				if got := a.fired(); got != "" {
+					t.Errorf("approved %s ran the attacker's program: %s", name, got)
+				}
+			}
+			a.setConfig(false)
 			res := a.call("git_commit", map[string]any{"message": "m", "files": []string{"f.txt"}})
 			wantSuccess(t, res)
 			q := a.questions()
@@ -614,6 +630,49 @@ func TestRedactURLs(t *testing.T) {
 	} {
 		if got := redactURLs(in); got != want {
 			t.Errorf("redactURLs(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// BenchmarkGitSafetyEnv is what an allow-listed command pays for automatic
+// git: the root's repository (cached) and a read of its configuration.
+func BenchmarkGitSafetyEnv(b *testing.B) {
+	root := b.TempDir()
+	b.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
+		b.Fatalf("%v %s", err, out)
+	}
+	ws, err := workspace.New(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	env := os.Environ()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		GitSafetyEnv(ws, root, env)
+	}
+}
+
+// BenchmarkGitMetadataCheck is what the git-metadata check adds to the
+// assessment of an ordinary write in a repository.
+func BenchmarkGitMetadataCheck(b *testing.B) {
+	root := b.TempDir()
+	b.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
+		b.Fatalf("%v %s", err, out)
+	}
+	ws, err := workspace.New(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := &Call{Workspace: ws}
+	p := &workspace.Plan{Changes: []workspace.FileChange{{Op: workspace.OpCreate, Path: filepath.Join(root, "src", "a.go"), NewText: "package a\n"}}}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var a Assessment
+		gitMetadata(c, p, &a)
+		if a.Dangerous {
+			b.Fatal("an ordinary write counted as git metadata")
 		}
 	}
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -203,6 +204,44 @@ func gitConfigFiles(root string) []string {
 	if err != nil || !ok {
 		return nil
 	}
+	watched := []string{filepath.Join(loc.gitDir, "config"), filepath.Join(loc.gitDir, "config.worktree")}
+	if v, ok := gitIncludes.Load(loc.gitDir); ok {
+		e := v.(gitIncludesEntry)
+		if e.sig == statSignature(append(watched, e.files...)) {
+			return e.files
+		}
+	}
+	files := readGitConfigFiles(loc)
+	gitIncludes.Store(loc.gitDir, gitIncludesEntry{files: files, sig: statSignature(append(watched, files...))})
+	return files
+}
+
+// gitIncludes caches gitConfigFiles per git directory, while none of the
+// files it read (or found missing) changed.
+var gitIncludes sync.Map // git dir → gitIncludesEntry
+
+type gitIncludesEntry struct {
+	files []string
+	sig   string
+}
+
+// statSignature sums up the size and modification time of each file (or
+// its absence).
+func statSignature(paths []string) string {
+	var b strings.Builder
+	for _, p := range paths {
+		b.WriteString(p)
+		if fi, err := os.Stat(p); err == nil {
+			fmt.Fprintf(&b, "\x00%d\x00%d\x00%v\n", fi.Size(), fi.ModTime().UnixNano(), fi.Mode())
+		} else {
+			b.WriteString("\x00-\n")
+		}
+	}
+	return b.String()
+}
+
+// readGitConfigFiles is gitConfigFiles without the cache.
+func readGitConfigFiles(loc gitRepoLoc) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	args := append([]string{"--git-dir=" + loc.gitDir, "--work-tree=" + loc.top}, gitConfigArgs(gitFixedOverrides())...)
