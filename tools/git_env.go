@@ -20,7 +20,8 @@ import (
 // Automatic git: what git may do when nobody was asked.
 //
 // A git process runs "automatically" when no person approved the call that
-// started it: git_status, git_diff, git_log and branch listing, the
+// started it: git_status, git_diff, git_log (approved or not: their
+// question names no program) and branch listing, the
 // assessment of every git tool (git_commit stages into a throwaway index
 // to show its diff before anyone is asked), and commands that shell_exec
 // and shell_background run because an allow list (or an earlier "always",
