@@ -93,6 +93,8 @@ func newAdvRig(t *testing.T, repo bool) *advRig {
 func (a *advRig) setConfig(yolo bool) {
 	cfg := workspace.DefaultConfig()
 	cfg.Shell.Allow = []string{"git status", "git diff", "git log"}
+	// A custom tool the person made automatic, which runs git.
+	cfg.Custom = []workspace.CustomTool{{Name: "repo_diff", Description: "git diff", Argv: []string{"git", "diff"}, Approval: "auto"}}
 	if yolo {
 		cfg.Approval.Mode = "yolo"
 	}
@@ -220,6 +222,7 @@ func (a *advRig) gitRuns(sub string) []struct {
 		{"shell_exec", map[string]any{"command": "git status"}},
 		{"shell_exec", map[string]any{"command": "git diff"}},
 		{"shell_background", map[string]any{"command": "git status", "cwd": sub}},
+		{"repo_diff", map[string]any{}},
 	}
 }
 
@@ -246,7 +249,7 @@ func (a *advRig) runAll(sub string) {
 			}
 		}
 		q := a.questions()
-		if strings.HasPrefix(r.name, "shell_") && len(q) != 0 {
+		if (strings.HasPrefix(r.name, "shell_") || r.name == "repo_diff") && len(q) != 0 {
 			a.t.Errorf("%s %v: the allow-listed command asked: %+v", r.name, r.args, q)
 		}
 		if a.repo && r.name == "shell_exec" && strings.Contains(res.Content, "No commits yet") {

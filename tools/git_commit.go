@@ -329,7 +329,7 @@ func gitCommit(c *Call, a gitCommitArgs) (*Result, error) {
 			"changed meanwhile); nothing was committed; call git_commit again")
 	}
 	repo := p.repo
-	repo.setSafe(automatic(c))
+	repo.setSafe(unapproved(c))
 	if err := p.add(); err != nil {
 		return nil, err
 	}
