@@ -26,7 +26,9 @@ import (
 // means the defences held, not that the attack was inert.
 
 // advRig is a workspace behind the real runner with every built-in tool
-// and the default configuration plus an allow list of git commands.
+// and the default configuration plus an allow list of git commands, rules
+// that make every writing tool automatic and an automatic custom tool that
+// runs git diff.
 type advRig struct {
 	t      *testing.T
 	root   string
@@ -89,10 +91,17 @@ func newAdvRig(t *testing.T, repo bool) *advRig {
 }
 
 // setConfig is the default configuration with `git status`, `git diff`
-// and `git log` allowed, in safe or yolo mode.
+// and `git log` allowed and every writing tool automatic by rule, in safe
+// or yolo mode.
 func (a *advRig) setConfig(yolo bool) {
 	cfg := workspace.DefaultConfig()
 	cfg.Shell.Allow = []string{"git status", "git diff", "git log"}
+	// The person made every writing tool automatic: a write of git
+	// metadata must ask all the same.
+	cfg.Approval.Tools = map[string]string{}
+	for _, name := range []string{"write_file", "edit_file", "multi_edit", "apply_patch", "create_directory", "copy_file", "move_file"} {
+		cfg.Approval.Tools[name] = "auto"
+	}
 	// A custom tool the person made automatic, which runs git.
 	cfg.Custom = []workspace.CustomTool{{Name: "repo_diff", Description: "git diff", Argv: []string{"git", "diff"}, Approval: "auto"}}
 	if yolo {
@@ -276,9 +285,9 @@ func (a *advRig) control(dir string, args ...string) bool {
 }
 
 // TestGitPlantedRepository: an agent assembles a git directory in a
-// subfolder with automatic-looking writes (HEAD, config, objects/, refs/,
-// .gitattributes, hooks). Each write that makes git metadata asks, as
-// dangerous, with a warning that says why, also in yolo mode. Even
+// subfolder with writes that rules make automatic (HEAD, config, objects/,
+// refs/, .gitattributes, hooks). Each write that makes git metadata asks,
+// as dangerous, with a warning that says why, also in yolo mode. Even
 // approved, no automatic git call runs a program the planted config names:
 // not the git tools, not allow-listed `git status`/`git diff`/`git log` by
 // cd or by cwd, with or without a repository at the root.
@@ -533,7 +542,7 @@ func TestGitSafetyEnv(t *testing.T) {
 
 // TestGitMetadataWritesAsk: every writing tool asks, as dangerous and
 // with a warning, for a write that makes git metadata, also in yolo mode
-// and under an auto rule; ordinary writes next to it do not.
+// and under an auto rule for the tool; ordinary writes next to it do not.
 func TestGitMetadataWritesAsk(t *testing.T) {
 	a := newAdvRig(t, true)
 	a.writeDisk("gitlike/HEAD", "ref: refs/heads/main\n")
