@@ -19,8 +19,8 @@ import (
 // The standing adversarial suite for automatic git (issue 10, holes 1 and
 // 10). The attacker steers the agent: every file below is written through
 // the real runner with the built-in tools, and git is the real git. A
-// program the attacker names writes a line to a marker file outside the
-// workspace; the suite fails when the marker exists after a call nobody
+// program the attacker names writes a line to a marker file (in the
+// workspace, which automatic commands may write); the suite fails when the marker exists after a call nobody
 // approved. Each scenario first proves, with plain git, that the planted
 // configuration does run the program (the control), so that a green run
 // means the defences held, not that the attack was inert.
@@ -50,7 +50,6 @@ func newAdvRig(t *testing.T, repo bool) *advRig {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash is not installed")
 	}
-	outside := t.TempDir()
 	root := filepath.Join(t.TempDir(), "ws")
 	if err := os.Mkdir(root, 0o755); err != nil {
 		t.Fatal(err)
@@ -60,7 +59,10 @@ func newAdvRig(t *testing.T, repo bool) *advRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &advRig{t: t, root: root, marker: filepath.Join(outside, "MARK"), ws: ws, r: NewRunner(NewBuiltinRegistry(), nil)}
+	// The marker lies in the workspace: automatic commands run in a
+	// sandbox where only the workspace is writable, and the suite tests
+	// what git runs, not what the sandbox stops.
+	a := &advRig{t: t, root: root, marker: filepath.Join(root, ".marks", "MARK"), ws: ws, r: NewRunner(NewBuiltinRegistry(), nil)}
 	a.setConfig(false)
 	a.env = &Env{Workspace: ws, Session: NewSession(), Memory: approval.NewMemory(""),
 		Approver: approval.ApproverFunc(func(_ context.Context, req approval.Request) (approval.Response, error) {
@@ -78,6 +80,9 @@ func newAdvRig(t *testing.T, repo bool) *advRig {
 		})}
 	t.Cleanup(func() { CloseSession(a.env.Session) })
 	a.repo = repo
+	if err := os.Mkdir(filepath.Dir(a.marker), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if repo {
 		for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "user.name", "N"},
 			{"config", "user.email", "n@example.com"}} {
