@@ -145,8 +145,8 @@ func TestGitStatusStates(t *testing.T) {
 }
 
 // TestGitRootRepositories: each workspace root uses its own repository,
-// found from the root; a path picks the root that holds it, and paths stay
-// relative to that root. A repository in a subfolder of a root is never
+// found from the root; a path picks the root that holds it, and paths are
+// named the multi-root way (the root's folder first). A repository in a subfolder of a root is never
 // used: git_status there reports the root's repository (here: none).
 func TestGitRootRepositories(t *testing.T) {
 	g := newGitRig(t, false)
@@ -182,8 +182,14 @@ func TestGitRootRepositories(t *testing.T) {
 	wantSuccess(t, res)
 	var s gitStatusResult
 	decode(t, res, &s)
-	if s.Branch != "two" || !reflect.DeepEqual(s.Modified, []string{"f.txt"}) {
+	if s.Branch != "two" || !reflect.DeepEqual(s.Modified, []string{"two/f.txt"}) {
 		t.Errorf("status of two: %+v", s)
+	}
+	// A path named the multi-root way (root folder first) picks the root.
+	res = g.call("git_log", map[string]any{"path": "two/f.txt"})
+	wantSuccess(t, res)
+	if !strings.Contains(res.Content, "in two") {
+		t.Errorf("log of two/f.txt: %s", res.Content)
 	}
 	res = g.call("git_log", map[string]any{"path": filepath.Join(roots[0], "f.txt")})
 	wantSuccess(t, res)
