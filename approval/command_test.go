@@ -122,7 +122,7 @@ func TestCommandPolicy(t *testing.T) {
 		{"LD_PRELOAD=/tmp/x.so ls", "ask"},
 		{"ls > out.txt", "ask"},
 		{"ls >> out.txt", "ask"},
-		{"ls > .git/config", "ask"},
+		{"ls > .git/config", "danger"}, // .git/config is sensitive by default
 		{"echo x &> log", "ask"},
 		{"echo x >& log", "ask"},
 		{"ls /etc", "ask"},

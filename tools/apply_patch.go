@@ -43,7 +43,7 @@ func withPatchNotes(t *Tool) *Tool {
 	t.Assess = func(c *Call, args json.RawMessage) (Assessment, error) {
 		a, err := assess(c, args)
 		if notes, ok := patchNotes.LoadAndDelete(c); ok && err == nil {
-			a.Warning = strings.Join(notes.([]string), "; ")
+			a.Warning = strings.TrimSuffix(strings.Join(notes.([]string), "; ")+"; "+a.Warning, "; ")
 		}
 		return a, err
 	}

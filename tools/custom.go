@@ -47,7 +47,7 @@ func customTool(ct workspace.CustomTool) (*Tool, error) {
 				return nil, err
 			}
 			cfg := c.Workspace.Config()
-			return foreground(c, startSpec{argv: cmd, dir: c.Workspace.Root(), env: CommandEnv(cfg, nil), command: strings.Join(cmd, " ")},
+			return foreground(c, startSpec{argv: cmd, dir: c.Workspace.Root(), env: shellEnv(c, c.Workspace.Root(), nil), command: strings.Join(cmd, " ")},
 				shellTimeout(cfg, 0), nil)
 		},
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -84,10 +83,11 @@ func editTool(t *Tool, plan planFunc) *Tool {
 			return Assessment{}, err
 		}
 		a := Assessment{Edit: p, Preview: preview(c, p)}
-		a.NeedsApproval = overwrites(p) || touchesGit(p)
+		a.NeedsApproval = overwrites(p)
 		if t.Risk == "" {
 			a.Risk = approval.RiskWrite
 		}
+		gitMetadata(c, p, &a)
 		return a, nil
 	}
 	t.Execute = func(c *Call, args json.RawMessage) (*Result, error) {
@@ -126,17 +126,62 @@ func overwrites(p *workspace.Plan) bool {
 	return false
 }
 
-// touchesGit reports whether a plan writes inside a .git directory (hooks,
-// config): never without asking.
-func touchesGit(p *workspace.Plan) bool {
+// gitMetadata makes a plan that writes git metadata (workspace.GitMetadata:
+// a .git folder or file, a folder shaped like a git directory,
+// .gitattributes naming drivers, .gitmodules, git configuration) ask in
+// every mode and over every rule, saying why: git run later would run what
+// that metadata names.
+func gitMetadata(c *Call, p *workspace.Plan, a *Assessment) {
+	why := workspace.GitMetadata(p, func(path string) string { return rootOf(c.Workspace, path) })
+	why = append(why, gitConfigWrites(c, p)...)
+	if len(why) == 0 {
+		return
+	}
+	a.NeedsApproval, a.Dangerous = true, true
+	w := "writes git metadata: " + strings.Join(why, "; ")
+	if a.Warning != "" {
+		w = a.Warning + "; " + w
+	}
+	a.Warning = w
+}
+
+// gitConfigWrites says which changes of p write a file that the workspace
+// repository's configuration includes (gitConfigFiles).
+func gitConfigWrites(c *Call, p *workspace.Plan) []string {
+	included := map[string]map[string]bool{} // root → files
+	var why []string
 	for _, ch := range p.Changes {
+		if ch.Op == workspace.OpDelete {
+			continue
+		}
 		for _, path := range []string{ch.Path, ch.NewPath} {
-			if path != "" && slices.Contains(strings.Split(filepath.ToSlash(path), "/"), ".git") {
-				return true
+			if path == "" {
+				continue
+			}
+			root := rootOf(c.Workspace, path)
+			if included[root] == nil {
+				included[root] = map[string]bool{}
+				for _, f := range gitConfigFiles(root) {
+					included[root][f] = true
+				}
+			}
+			if included[root][filepath.Clean(path)] || included[root][realParent(path)] {
+				why = append(why, fmt.Sprintf("%s is included by the repository's git configuration (include.path): "+
+					"it can name programs git runs", c.Workspace.Rel(path)))
 			}
 		}
 	}
-	return false
+	return why
+}
+
+// realParent is path with the symbolic links of its folder resolved (git
+// prints resolved paths), or path when the folder does not exist.
+func realParent(path string) string {
+	dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	return filepath.Join(dir, filepath.Base(path))
 }
 
 func preview(c *Call, p *workspace.Plan) *approval.Preview {
@@ -366,6 +411,9 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 	if len(edPlan.Changes) > 0 {
 		clean := cleanBefore(c, edPlan)
 		label := fmt.Sprintf("agentls: %s %s", c.Tool.Name, strings.Join(files, ", "))
+		if confirm && c.Assessed.Warning != "" {
+			label += " — " + c.Assessed.Warning // the editor's preview is the question: say why
+		}
 		applied, reason, err := ed.Apply(c.Ctx, edPlan, label, confirm)
 		if err != nil {
 			return nil, fmt.Errorf("workspace/applyEdit: %w", err)

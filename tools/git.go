@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -36,15 +37,6 @@ var gitGlobal = []string{
 	"-c", "protocol.ext.allow=never",
 }
 
-// gitLocating are inherited variables that would point git at another
-// repository, index or object store than the workspace's.
-var gitLocating = map[string]bool{
-	"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_INDEX_FILE": true, "GIT_OBJECT_DIRECTORY": true,
-	"GIT_ALTERNATE_OBJECT_DIRECTORIES": true, "GIT_COMMON_DIR": true, "GIT_NAMESPACE": true,
-	"GIT_CONFIG_PARAMETERS": true, "GIT_CONFIG_COUNT": true, "GIT_LITERAL_PATHSPECS": true,
-	"GIT_GLOB_PATHSPECS": true, "GIT_NOGLOB_PATHSPECS": true, "GIT_ICASE_PATHSPECS": true,
-}
-
 // gitMaxOutput caps what is read from one git command's stdout; gitMaxStderr
 // its stderr.
 const (
@@ -52,15 +44,30 @@ const (
 	gitMaxStderr = 64 << 10
 )
 
-// gitRepo is the repository a git tool call works in.
+// gitRepo is the repository a git tool call works in: the workspace's own
+// repository of the root that holds the call's path (git_env.go), always
+// named explicitly. A call nobody approved runs git automatically: with
+// every program that configuration names turned off (safe).
 type gitRepo struct {
-	c   *Call
-	dir string // where git runs (-C): the first root, or the folder of the call's path
-	top string // the repository's top-level folder
+	c      *Call
+	gitDir string // the repository's git directory
+	top    string // the repository's top-level folder
+	roots  []string
+	// safe is set when no person approved the call (or while it is being
+	// assessed): overrides then turn off every program key.
+	safe      bool
+	overrides [][2]string // in force: safeOver when safe, else nil
+	safeOver  [][2]string
+	// programs lists the program keys the repository's own configuration
+	// sets (key=value), which approved calls honour.
+	programs []string
 }
 
 // gitRun describes one git command beyond its arguments.
 type gitRun struct {
+	// full runs git with the repository's configuration in force even in
+	// a safe repo: only for commands that run no program (rev-parse).
+	full  bool
 	stdin io.Reader
 	env   []string // extra KEY=VALUE entries
 	max   int      // stdout cap; 0 means gitMaxOutput
@@ -106,47 +113,68 @@ func optionLike(field, v string) error {
 	return nil
 }
 
-// openRepo finds the repository that holds near (an absolute path inside
-// the workspace: the nearest existing folder at or above it), or with ""
-// the repository of the first root. Outside a repository it fails with
-// EXECUTION_ERROR saying so.
+// openRepo returns the workspace repository of the root that holds near
+// (an absolute path inside the workspace), or with "" of the first root:
+// the repository git finds from that root, never one found from near, so
+// that a git directory planted in a subfolder is never used. Outside a
+// repository it fails with EXECUTION_ERROR saying so.
 func openRepo(c *Call, near string) (*gitRepo, error) {
 	roots := c.Workspace.Roots()
 	if len(roots) == 0 {
 		return nil, Errorf(NotConfigured, "the session has no workspace root")
 	}
-	dir := roots[0]
+	root := roots[0]
 	if near != "" {
-		for p := near; ; p = filepath.Dir(p) {
-			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-				dir = p
-				break
-			}
-			if filepath.Dir(p) == p {
-				break
-			}
-		}
+		root = rootOf(c.Workspace, near)
 	}
-	r := &gitRepo{c: c, dir: dir}
-	out, err := r.run(gitRun{}, "rev-parse", "--show-toplevel")
+	loc, ok, err := workspaceRepo(root)
 	if err != nil {
-		return nil, err
+		if errors.Is(err, exec.ErrNotFound) {
+			return nil, Errorf(ExecutionError, "git is not installed or not on PATH")
+		}
+		return nil, fmt.Errorf("find the repository of %s: %w", root, err)
 	}
-	r.top = strings.TrimRight(string(out.stdout), "\r\n")
-	if r.top == "" {
-		return nil, Errorf(ExecutionError, "%s is not inside a git work tree", dir)
+	if !ok {
+		return nil, Errorf(ExecutionError, "%s is not inside a git repository (no .git in the workspace root or any parent folder; "+
+			"a repository in a subfolder is not used); `git init` creates one", root)
 	}
+	// A read-only tool is safe even when a person approved it (mode ask):
+	// the question named no program.
+	safe := unapproved(c) || c.Tool != nil && c.Tool.Annotations.ReadOnly
+	r := &gitRepo{c: c, gitDir: loc.gitDir, top: loc.top, roots: roots, safe: safe}
+	ctx := c.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	overrides, programs, err := gitSafeConfig(ctx, loc, r.env(nil, true))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, Errorf(ExecutionError, "git cannot read the configuration of the repository at %s: %v", loc.top, err)
+	}
+	r.programs, r.safeOver = programs, overrides
+	r.setSafe(r.safe)
 	return r, nil
+}
+
+// setSafe makes the repo's git runs automatic (safe) or approved.
+func (r *gitRepo) setSafe(safe bool) {
+	r.safe, r.overrides = safe, nil
+	if safe {
+		r.overrides = r.safeOver
+	}
 }
 
 // env is the environment git runs with: the one commands get (secrets
 // removed) without variables that locate another repository, plus git's
-// non-interactive settings and extra.
-func (r *gitRepo) env(extra []string) []string {
+// non-interactive settings, the overrides of a safe repo (unless full) and
+// extra.
+func (r *gitRepo) env(extra []string, full bool) []string {
 	var env []string
-	for _, kv := range CommandEnv(r.c.Workspace.Config(), nil) {
+	for _, kv := range gitBaseEnv(CommandEnv(r.c.Workspace.Config(), nil)) {
 		name, _, _ := strings.Cut(kv, "=")
-		if gitLocating[name] || name == "LC_ALL" || name == "LANGUAGE" {
+		if name == "LC_ALL" || name == "LANGUAGE" || gitLiteralEnv[name] {
 			continue
 		}
 		env = append(env, kv)
@@ -156,8 +184,17 @@ func (r *gitRepo) env(extra []string) []string {
 		"GIT_OPTIONAL_LOCKS=0",  // status does not take the index lock to refresh it
 		"GIT_EDITOR=true", "GIT_SEQUENCE_EDITOR=true", "GIT_PAGER=cat",
 		"LC_ALL=C", // English messages, which errors are recognised by
+		"GIT_CEILING_DIRECTORIES="+gitCeilings(os.Getenv("GIT_CEILING_DIRECTORIES"), r.roots, r.top),
 	)
+	if r.overrides != nil && !full {
+		env = append(env, gitConfigEnv(r.overrides)...)
+	}
 	return append(env, extra...)
+}
+
+// gitLiteralEnv are inherited variables that change how pathspecs are read.
+var gitLiteralEnv = map[string]bool{
+	"GIT_LITERAL_PATHSPECS": true, "GIT_GLOB_PATHSPECS": true, "GIT_NOGLOB_PATHSPECS": true, "GIT_ICASE_PATHSPECS": true,
 }
 
 // run runs git with args in the repository. A non-zero exit (not in
@@ -168,10 +205,10 @@ func (r *gitRepo) run(o gitRun, args ...string) (gitOutput, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	argv := append(append([]string{"-C", r.dir}, gitGlobal...), args...)
+	argv := append(append([]string{"--git-dir=" + r.gitDir, "--work-tree=" + r.top}, gitGlobal...), args...)
 	cmd := exec.CommandContext(ctx, "git", argv...)
-	cmd.Env = r.env(o.env)
-	cmd.Dir = r.dir
+	cmd.Env = r.env(o.env, o.full)
+	cmd.Dir = r.top
 	cmd.Stdin = o.stdin
 	cmd.WaitDelay = 2 * time.Second
 	limit := o.max
@@ -204,8 +241,20 @@ func (r *gitRepo) run(o gitRun, args ...string) (gitOutput, error) {
 	return out, fmt.Errorf("run git %s: %w", args[0], err)
 }
 
+// urlCredentials matches the user information of a URL (user:password@ or
+// token@).
+var urlCredentials = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@'"]+@`)
+
+// redactURLs hides the credentials of URLs in s: what git prints about a
+// remote can carry the token of its URL.
+func redactURLs(s string) string {
+	return urlCredentials.ReplaceAllString(s, "${1}[redacted]@")
+}
+
 // failed turns a failed git command into the error the model sees.
 func (r *gitRepo) failed(args []string, out gitOutput) error {
+	out.stderr = redactURLs(out.stderr)
+	out.stdout = []byte(redactURLs(string(out.stdout)))
 	msg := strings.TrimSpace(out.stderr)
 	if msg == "" {
 		msg = strings.TrimSpace(string(out.stdout))
@@ -214,14 +263,72 @@ func (r *gitRepo) failed(args []string, out gitOutput) error {
 	switch {
 	case strings.Contains(msg, "not a git repository"):
 		return Errorf(ExecutionError, "%s is not inside a git repository (no .git in it or any parent folder); "+
-			"`git init` creates one", r.dir).WithDetails(details)
+			"`git init` creates one", r.top).WithDetails(details)
 	case strings.Contains(msg, "dubious ownership"):
 		return Errorf(ExecutionError, "git refuses the repository at %s: it belongs to another user "+
-			"(git config --global --add safe.directory %s allows it): %s", r.dir, r.dir, msg).WithDetails(details)
+			"(git config --global --add safe.directory %s allows it): %s", r.top, r.top, msg).WithDetails(details)
 	case strings.Contains(msg, "must be run in a work tree"):
-		return Errorf(ExecutionError, "%s is inside a git folder or a bare repository, not a work tree", r.dir).WithDetails(details)
+		return Errorf(ExecutionError, "%s is inside a git folder or a bare repository, not a work tree", r.top).WithDetails(details)
 	}
 	return Errorf(ExecutionError, "git %s failed (exit %d): %s", args[0], out.exit, msg).WithDetails(details)
+}
+
+// hooks lists the hooks the repository has (executable files in its hooks
+// folder, core.hooksPath included), which a person-approved call runs.
+func (r *gitRepo) hooks() []string {
+	out, err := r.run(gitRun{full: true}, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
+	if err != nil {
+		return nil
+	}
+	dir := strings.TrimSpace(string(out.stdout))
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".sample") {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(dir, e.Name())); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// programsWarning says which programs the repository names that a call the
+// person approves will run (its hooks, and program keys of its own
+// configuration), or "".
+func (r *gitRepo) programsWarning(what string) string {
+	var parts []string
+	if h := r.hooks(); len(h) > 0 {
+		parts = append(parts, "hooks "+strings.Join(h, ", "))
+	}
+	if len(r.programs) > 0 {
+		parts = append(parts, "configuration "+strings.Join(r.programs, ", "))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s runs programs the repository names (%s); the preview was made without them",
+		what, strings.Join(parts, "; "))
+}
+
+// indexEntries returns the index's entries by path (relative to the top),
+// each the `ls-files --stage` lines of the path.
+func (r *gitRepo) indexEntries(o gitRun) (map[string]string, error) {
+	out, err := r.run(o, "ls-files", "--stage", "-z")
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, rec := range strings.Split(string(out.stdout), "\x00") {
+		if _, path, ok := strings.Cut(rec, "\t"); ok {
+			m[path] += rec + "\x00"
+		}
+	}
+	return m, nil
 }
 
 // rel turns a path git printed (relative to the top level) into one

@@ -51,7 +51,13 @@ var GitBranch = &Tool{
 			return Assessment{}, Errorf(InvalidParams, "arguments: %v", err)
 		}
 		// Listing changes nothing; creating a branch (and switching) does.
-		return Assessment{Assessment: approval.Assessment{NeedsApproval: a.Create}}, nil
+		as := Assessment{Assessment: approval.Assessment{NeedsApproval: a.Create}}
+		if a.Create && a.Checkout {
+			if repo, err := openRepo(c, ""); err == nil {
+				as.Warning = repo.programsWarning("switching branches")
+			}
+		}
+		return as, nil
 	},
 	Execute: Typed(gitBranch),
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -18,7 +19,8 @@ var GitCommit = &Tool{
 	Name:  "git_commit",
 	Title: "Git commit",
 	Description: "Commits the staged changes plus the files named in files (staged first, like `git add`; deletions included) " +
-		"with message. The person approving sees the diff that would be committed. Without files, only what is already " +
+		"with message. The person approving sees the diff that would be committed. Files matching the sensitive patterns " +
+		"(paths.sensitive) inside a named folder are not staged (left_out lists them). Without files, only what is already " +
 		"staged is committed; with nothing to commit it fails. Git hooks of the repository run as usual. " +
 		"Unsaved editor buffers are not committed: git reads the disk.",
 	Annotations: Annotations{Approval: "ask"},
@@ -32,7 +34,8 @@ var GitCommit = &Tool{
 			"path":{"type":"string"},"old_path":{"type":"string"},"status":{"type":"string"},
 			"additions":{"type":"integer"},"deletions":{"type":"integer"},"binary":{"type":"boolean"},"sensitive":{"type":"boolean"}}}},
 		"additions":{"type":"integer"},"deletions":{"type":"integer"},
-		"unsaved":{"type":"array","items":{"type":"string"},"description":"committed files open in the editor with unsaved changes"}}}`),
+		"unsaved":{"type":"array","items":{"type":"string"},"description":"committed files open in the editor with unsaved changes"},
+		"left_out":{"type":"array","items":{"type":"string"},"description":"files under the named folders that match paths.sensitive: not staged"}}}`),
 	Validate: validateTyped(func(a gitCommitArgs) error {
 		if strings.TrimSpace(a.Message) == "" {
 			return Errorf(InvalidParams, "message is empty")
@@ -60,8 +63,14 @@ const gitPreviewMax = 4 << 20
 type gitCommitPlan struct {
 	repo  *gitRepo
 	paths []string // the named files, absolute
-	files []gitDiffFile
-	diff  string
+	// stage, when set, replaces paths as what `git add` is given: the
+	// files the named ones expand to, without the sensitive ones.
+	stage []string
+	// leftOut are the sensitive files the named ones expand to, which are
+	// not staged (relative to their root).
+	leftOut []string
+	files   []gitDiffFile
+	diff    string
 	// texts holds the text of each file before ("HEAD:path") and after
 	// (":0:path") the commit, for editors that show the two side by side;
 	// nil when they are binary or too large.
@@ -107,12 +116,13 @@ func planGitCommit(c *Call, a gitCommitArgs) (*gitCommitPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	repo.setSafe(true)
 	p := &gitCommitPlan{repo: repo, paths: paths}
 	d := gitDiffSpec{opts: []string{"--cached"}}
 	err = repo.withTempIndex(func(env []string) error {
 		o := gitRun{env: env}
 		if len(paths) > 0 {
-			if _, err := repo.run(o, append([]string{"add", "--"}, paths...)...); err != nil {
+			if err := p.stageNamed(c, o); err != nil {
 				return err
 			}
 		}
@@ -139,9 +149,90 @@ func planGitCommit(c *Call, a gitCommitArgs) (*gitCommitPlan, error) {
 		if len(paths) > 0 {
 			msg = "nothing to commit: the named files have no changes and nothing else is staged"
 		}
+		if len(p.leftOut) > 0 {
+			msg += fmt.Sprintf(" (left out, matching paths.sensitive: %s)", strings.Join(p.leftOut, ", "))
+		}
 		return nil, Errorf(ExecutionError, "%s; name the files to commit in files, or see git_status", msg)
 	}
 	return p, nil
+}
+
+// stageNamed stages the named files into the throwaway index of o the way
+// `git add` does, except that a sensitive file (paths.sensitive) that a
+// named folder brings in is not staged: it is put back as it was and listed
+// in leftOut, and stage lists exactly what is staged instead. The agent can
+// name no sensitive file (Resolve refuses it), so a sensitive file reaches
+// a commit only when the person staged it; then the commit asks as
+// dangerous.
+func (p *gitCommitPlan) stageNamed(c *Call, o gitRun) error {
+	repo := p.repo
+	before, err := repo.indexEntries(o)
+	if err != nil {
+		return err
+	}
+	if _, err := repo.run(o, append([]string{"add", "--"}, p.paths...)...); err != nil {
+		return err
+	}
+	after, err := repo.indexEntries(o)
+	if err != nil {
+		return err
+	}
+	var changed []string
+	for path, e := range after {
+		if before[path] != e {
+			changed = append(changed, path)
+		}
+	}
+	for path := range before {
+		if _, ok := after[path]; !ok {
+			changed = append(changed, path)
+		}
+	}
+	sort.Strings(changed)
+	var keep, drop []string
+	for _, path := range changed {
+		if c.Workspace.IsSensitive(repo.rel(path)) {
+			drop = append(drop, path)
+			p.leftOut = append(p.leftOut, repo.rel(path))
+		} else {
+			keep = append(keep, filepath.Join(repo.top, filepath.FromSlash(path)))
+		}
+	}
+	if len(drop) == 0 {
+		return nil
+	}
+	// Put the sensitive entries back as they were.
+	var in strings.Builder
+	for _, path := range drop {
+		in.WriteString("0 0000000000000000000000000000000000000000\t" + path + "\x00")
+		for _, rec := range strings.Split(strings.TrimSuffix(before[path], "\x00"), "\x00") {
+			if rec != "" {
+				in.WriteString(rec + "\x00")
+			}
+		}
+	}
+	if _, err := repo.run(gitRun{env: o.env, stdin: strings.NewReader(in.String())}, "update-index", "-z", "--index-info"); err != nil {
+		return err
+	}
+	p.stage = keep
+	if p.stage == nil {
+		p.stage = []string{}
+	}
+	return nil
+}
+
+// add stages the plan's files into the repository's index.
+func (p *gitCommitPlan) add() error {
+	switch {
+	case p.stage == nil && len(p.paths) > 0:
+		_, err := p.repo.run(gitRun{}, append([]string{"add", "--"}, p.paths...)...)
+		return err
+	case len(p.stage) > 0:
+		list := strings.Join(p.stage, "\x00") + "\x00"
+		_, err := p.repo.run(gitRun{stdin: strings.NewReader(list)}, "add", "--pathspec-from-file=-", "--pathspec-file-nul")
+		return err
+	}
+	return nil
 }
 
 // unsaved lists the files of the commit that are open in the editor with
@@ -205,9 +296,17 @@ func assessGitCommit(c *Call, raw json.RawMessage) (Assessment, error) {
 		}
 	}
 	as := Assessment{Preview: pv}
+	var warnings []string
 	if unsaved := p.unsaved(c); len(unsaved) > 0 {
-		as.Warning = "unsaved in the editor (the commit takes the file on disk): " + strings.Join(unsaved, ", ")
+		warnings = append(warnings, "unsaved in the editor (the commit takes the file on disk): "+strings.Join(unsaved, ", "))
 	}
+	if len(p.leftOut) > 0 {
+		warnings = append(warnings, "not staged, matching paths.sensitive: "+strings.Join(p.leftOut, ", "))
+	}
+	if w := p.repo.programsWarning("the commit"); w != "" {
+		warnings = append(warnings, w)
+	}
+	as.Warning = strings.Join(warnings, "; ")
 	if len(sensitive) > 0 {
 		// Secrets in history are hard to take back: always ask.
 		as.Dangerous = true
@@ -222,15 +321,17 @@ func gitCommit(c *Call, a gitCommitArgs) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The plan is made as the assessment made it (automatic git, no
+	// program of the repository), to compare it with what was approved;
+	// the commit itself runs as the call was decided.
 	if pv := c.Assessed.Preview; pv != nil && pv.UnifiedDiff != p.diff {
 		return nil, Errorf(StaleFile, "the changes to commit are no longer the ones that were approved (files or the index "+
 			"changed meanwhile); nothing was committed; call git_commit again")
 	}
 	repo := p.repo
-	if len(p.paths) > 0 {
-		if _, err := repo.run(gitRun{}, append([]string{"add", "--"}, p.paths...)...); err != nil {
-			return nil, err
-		}
+	repo.setSafe(unapproved(c))
+	if err := p.add(); err != nil {
+		return nil, err
 	}
 	if _, err := repo.run(gitRun{stdin: strings.NewReader(a.Message)}, "commit", "--quiet", "--file=-"); err != nil {
 		return nil, err
@@ -250,11 +351,17 @@ func gitCommit(c *Call, a gitCommitArgs) (*Result, error) {
 		dels += f.Deletions
 	}
 	s := map[string]any{"hash": hash, "branch": branch, "subject": subject, "files": p.files, "additions": adds, "deletions": dels}
+	if len(p.leftOut) > 0 {
+		s["left_out"] = p.leftOut
+	}
 	where := branch
 	if where == "" {
 		where = "detached HEAD"
 	}
 	content := fmt.Sprintf("Committed %s on %s: %s\n%d file(s) changed, +%d -%d\n", shortHash(hash), where, subject, len(p.files), adds, dels)
+	if len(p.leftOut) > 0 {
+		content += "Not staged, matching paths.sensitive: " + strings.Join(p.leftOut, ", ") + "\n"
+	}
 	if unsaved := p.unsaved(c); len(unsaved) > 0 {
 		s["unsaved"] = unsaved
 		content += "Unsaved in the editor, committed as on disk: " + strings.Join(unsaved, ", ") + "\n"

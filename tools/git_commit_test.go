@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,22 +162,69 @@ func countObjects(t *testing.T, root string) int {
 	return n
 }
 
-// TestGitCommitSensitive: a commit that would record a sensitive file asks
-// as dangerous, with a warning, even where a rule makes git_commit
-// automatic.
+// TestGitCommitSensitive: a folder (or ".") named in files never stages
+// the sensitive files inside it: they are left out, said in the question
+// and the result, and stay unstaged. A sensitive file the person staged
+// makes the commit ask as dangerous, with a warning, even where a rule
+// makes git_commit automatic.
 func TestGitCommitSensitive(t *testing.T) {
 	g := newGitRig(t, true)
 	g.commit("first", map[string]string{"a.txt": "a\n", "config/.env": "X=1\n"})
 	g.write("a.txt", "a2\n")
 	g.write("config/.env", "X=2\n")
+	g.write("config/app.txt", "app\n")
+	g.write(".env.local", "TOKEN=abc\n")
+	g.write("keys/server.pem", "-----BEGIN-----\n")
 	g.config(func(c *workspace.Config) { c.Approval.Tools = map[string]string{"git_commit": "auto"} })
 	res := g.call("git_commit", map[string]any{"message": "m", "files": []string{"a.txt"}})
 	wantSuccess(t, res)
 	if q := g.questions(); len(q) != 0 {
 		t.Errorf("plain commit under an auto rule asked: %+v", q)
 	}
+
+	for i, files := range [][]string{{"."}, {"config", "keys"}, {"config/", "keys", "a.txt"}} {
+		g.config(func(c *workspace.Config) {})
+		if i < 2 {
+			g.write(fmt.Sprintf("config/new%d.txt", i), "new\n")
+		}
+		res = g.call("git_commit", map[string]any{"message": "all of " + strings.Join(files, " "), "files": files})
+		if len(files) == 3 {
+			// Only sensitive files and an unchanged one: nothing to commit.
+			wantError(t, res, ExecutionError)
+			if !strings.Contains(res.Error.Message, "left out, matching paths.sensitive: config/.env") {
+				t.Errorf("%v: %s", files, res.Error.Message)
+			}
+			continue
+		}
+		wantSuccess(t, res)
+		q := g.questions()
+		if len(q) != 1 || q[0].Risk == approval.RiskDangerous || !strings.Contains(q[0].Warning, "not staged, matching paths.sensitive") ||
+			!strings.Contains(q[0].Warning, "config/.env") || strings.Contains(q[0].Preview.UnifiedDiff, "X=2") {
+			t.Errorf("%v: questions %+v", files, q)
+		}
+		var out struct {
+			LeftOut []string `json:"left_out"`
+		}
+		decode(t, res, &out)
+		if len(out.LeftOut) == 0 || !strings.Contains(res.Content, "Not staged, matching paths.sensitive") {
+			t.Errorf("%v: result %s %+v", files, res.Content, out)
+		}
+		committed := g.git("show", "--name-only", "--format=", "HEAD")
+		for _, secret := range []string{".env", "pem"} {
+			if strings.Contains(committed, secret) {
+				t.Errorf("%v: committed %q", files, committed)
+			}
+		}
+		if st := g.git("status", "--porcelain"); !strings.Contains(st, " M config/.env") {
+			t.Errorf("%v: config/.env was staged: %q", files, st)
+		}
+	}
+
+	// Staged by the person: the commit asks as dangerous.
+	g.git("add", "config/.env")
+	g.config(func(c *workspace.Config) { c.Approval.Tools = map[string]string{"git_commit": "auto"} })
 	g.answer = func(approval.Request) approval.Response { return approval.Response{Decision: approval.Reject} }
-	res = g.call("git_commit", map[string]any{"message": "m", "files": []string{"config"}})
+	res = g.call("git_commit", map[string]any{"message": "m"})
 	if res.Status != StatusRejected {
 		t.Fatalf("%s %s", res.Status, res.Content)
 	}

@@ -113,15 +113,16 @@ func assessGitPush(c *Call, raw json.RawMessage) (Assessment, error) {
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return Assessment{}, Errorf(InvalidParams, "arguments: %v", err)
 	}
-	_, remote, branch, err := gitPushTarget(c, a)
+	repo, remote, branch, err := gitPushTarget(c, a)
 	if err != nil {
 		return Assessment{}, err
 	}
 	as := Assessment{Assessment: approval.Assessment{AlwaysKey: "git_push:" + remote + " " + branch}}
+	as.Warning = repo.programsWarning("the push")
 	if a.Force {
 		as.Dangerous = true
-		as.Warning = fmt.Sprintf("force push: %s/%s is replaced by the local %s; commits there that %s lacks are lost "+
-			"(--force-with-lease refuses only if the remote moved since the last fetch)", remote, branch, branch, branch)
+		as.Warning = strings.TrimSuffix(fmt.Sprintf("force push: %s/%s is replaced by the local %s; commits there that %s lacks are lost "+
+			"(--force-with-lease refuses only if the remote moved since the last fetch); ", remote, branch, branch, branch)+as.Warning, "; ")
 	}
 	return as, nil
 }
@@ -150,6 +151,7 @@ func gitPush(c *Call, a gitPushArgs) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	out.stdout, out.stderr = []byte(redactURLs(string(out.stdout))), redactURLs(out.stderr)
 	status, summary := "other", ""
 	for _, line := range strings.Split(string(out.stdout), "\n") {
 		f := strings.SplitN(line, "\t", 3)

@@ -144,12 +144,14 @@ func TestGitStatusStates(t *testing.T) {
 	}
 }
 
-// TestGitNestedRepositories: in a workspace that holds several
-// repositories, a path picks the repository it is in; paths stay relative
-// to the workspace root.
-func TestGitNestedRepositories(t *testing.T) {
+// TestGitRootRepositories: each workspace root uses its own repository,
+// found from the root; a path picks the root that holds it, and paths are
+// named the multi-root way (the root's folder first). A repository in a subfolder of a root is never
+// used: git_status there reports the root's repository (here: none).
+func TestGitRootRepositories(t *testing.T) {
 	g := newGitRig(t, false)
 	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(g.root))
+	var roots []string
 	for _, name := range []string{"one", "two"} {
 		dir := filepath.Join(g.root, name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -162,18 +164,42 @@ func TestGitNestedRepositories(t *testing.T) {
 		g.gitIn(dir, nil, "add", "f.txt")
 		g.gitIn(dir, nil, "commit", "-q", "-m", "in "+name)
 		g.write(name+"/f.txt", "changed\n")
+		roots = append(roots, dir)
 	}
+	// One root holding both repositories in subfolders: neither is used.
 	res := g.call("git_status", map[string]any{"path": "two"})
+	wantError(t, res, ExecutionError)
+	if !strings.Contains(res.Error.Message, "subfolder is not used") {
+		t.Errorf("nested repository: %s", res.Error.Message)
+	}
+	wantError(t, g.call("git_log", map[string]any{"path": "one/f.txt"}), ExecutionError)
+
+	// Two roots, each its own repository.
+	if err := g.ws.SetRoots(roots); err != nil {
+		t.Fatal(err)
+	}
+	res = g.call("git_status", map[string]any{"path": filepath.Join(roots[1], "f.txt")})
 	wantSuccess(t, res)
 	var s gitStatusResult
 	decode(t, res, &s)
 	if s.Branch != "two" || !reflect.DeepEqual(s.Modified, []string{"two/f.txt"}) {
 		t.Errorf("status of two: %+v", s)
 	}
-	res = g.call("git_log", map[string]any{"path": "one/f.txt"})
+	// A path named the multi-root way (root folder first) picks the root.
+	res = g.call("git_log", map[string]any{"path": "two/f.txt"})
+	wantSuccess(t, res)
+	if !strings.Contains(res.Content, "in two") {
+		t.Errorf("log of two/f.txt: %s", res.Content)
+	}
+	res = g.call("git_log", map[string]any{"path": filepath.Join(roots[0], "f.txt")})
 	wantSuccess(t, res)
 	if !strings.Contains(res.Content, "in one") {
 		t.Errorf("log of one: %s", res.Content)
 	}
-	wantError(t, g.call("git_status", map[string]any{}), ExecutionError)
+	res = g.call("git_status", map[string]any{})
+	wantSuccess(t, res)
+	decode(t, res, &s)
+	if s.Branch != "one" {
+		t.Errorf("status without a path is the first root's: %+v", s)
+	}
 }

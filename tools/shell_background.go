@@ -48,7 +48,7 @@ func shellBackground(c *Call, a shellBackgroundArgs) (*Result, error) {
 		return nil, err
 	}
 	sp := startSpec{
-		argv: []string{"bash", "-c", a.Command}, dir: dir, env: CommandEnv(c.Workspace.Config(), a.Env),
+		argv: []string{"bash", "-c", a.Command}, dir: dir, env: shellEnv(c, dir, a.Env),
 		command: a.Command, background: true,
 	}
 	box, err := autoSandbox(c, &sp)

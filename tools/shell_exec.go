@@ -163,7 +163,7 @@ func shellExec(c *Call, a shellExecArgs) (*Result, error) {
 	sp := startSpec{
 		argv:    []string{"bash", "-c", a.Command},
 		dir:     dir,
-		env:     CommandEnv(cfg, a.Env),
+		env:     shellEnv(c, dir, a.Env),
 		command: a.Command,
 	}
 	box, err := autoSandbox(c, &sp)
@@ -177,9 +177,23 @@ func shellExec(c *Call, a shellExecArgs) (*Result, error) {
 	return foreground(c, sp, shellTimeout(cfg, a.TimeoutMs), extra)
 }
 
+// shellEnv is the environment of a command (shell, custom tool): CommandEnv,
+// and for a command nobody approved (an allow list, a rule, an earlier
+// "always", an automatic custom tool) the automatic-git settings of
+// GitSafetyEnv, so that any git it runs uses only the workspace's
+// repository and runs no program its configuration names. (In yolo mode every command runs
+// unasked, as the person chose; git is not restricted there.)
+func shellEnv(c *Call, dir string, extra map[string]string) []string {
+	env := CommandEnv(c.Workspace.Config(), extra)
+	if unapproved(c) && !(c.Decision.By == "auto" && c.Workspace.Config().Approval.Mode == "yolo") {
+		env = GitSafetyEnv(c.Workspace, dir, env)
+	}
+	return env
+}
+
 // RunArgv runs argv (no shell) in dir the way shell_exec runs a command:
 // in its own process group (and cgroup where the machine allows), with the
-// environment of CommandEnv plus env, output streamed as progress reports,
+// environment of shellEnv plus env, output streamed as progress reports,
 // ended as a whole at timeout or cancellation, and a result with the
 // structured fields of shell_exec (a non-zero exit is EXECUTION_ERROR). For
 // tools that run programs: custom tools, git.
@@ -187,7 +201,7 @@ func RunArgv(c *Call, argv []string, dir string, env map[string]string, timeout 
 	if len(argv) == 0 {
 		return nil, Errorf(InvalidParams, "no program to run")
 	}
-	sp := startSpec{argv: argv, dir: dir, env: CommandEnv(c.Workspace.Config(), env), command: strings.Join(argv, " ")}
+	sp := startSpec{argv: argv, dir: dir, env: shellEnv(c, dir, env), command: strings.Join(argv, " ")}
 	return foreground(c, sp, min(timeout, maxShellTimeout), nil)
 }
 

@@ -180,8 +180,10 @@ type HistoryConfig struct {
 }
 
 // DefaultSensitive are the globs no tool may touch unless the config says
-// otherwise.
-var DefaultSensitive = []string{".env", ".env.*", "**/.ssh/**", "**/.aws/**", "**/credentials.json", "**/*.pem", "**/id_rsa*"}
+// otherwise. Git's configuration files can hold credentials (tokens in
+// remote URLs, http.extraHeader), and so can a credential store.
+var DefaultSensitive = []string{".env", ".env.*", "**/.ssh/**", "**/.aws/**", "**/credentials.json", "**/*.pem", "**/id_rsa*",
+	"**/.git/**/config", "**/.git/**/config.worktree", "**/.git-credentials"}
 
 // DefaultConfig returns the configuration in force when nothing is set.
 func DefaultConfig() *Config {
