@@ -26,6 +26,10 @@ type Options struct {
 	DefaultRoot string
 	// ConfigFile replaces the user config file (the --config flag).
 	ConfigFile string
+	// Token, when set, gates every connection: its first message must be
+	// initialize with initializationOptions.token equal to Token; anything
+	// else closes the connection unanswered. Listeners set it; stdio does not.
+	Token string
 }
 
 // Serve speaks LSP on rwc until the client sends exit or the connection
@@ -51,7 +55,8 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
 	return s.exitCode()
 }
 
-// ListenAndServe serves one session per TCP connection on l until ctx ends.
+// ListenAndServe serves one session per connection on l until ctx ends. A
+// listener other than stdio must set opts.Token (see the listen package).
 func ListenAndServe(ctx context.Context, l net.Listener, opts Options) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -119,7 +124,11 @@ func newSession(ctx context.Context, rwc io.ReadWriteCloser, opts Options) *sess
 		inflight: map[string]context.CancelCauseFunc{},
 	}
 	s.configs.UserFile = opts.ConfigFile
-	s.conn = jsonrpc2.NewConn(newStream(rwc, opts.Log))
+	st := newStream(rwc, opts.Log)
+	if opts.Token != "" {
+		st.requireToken(opts.Token)
+	}
+	s.conn = jsonrpc2.NewConn(st)
 	s.conn.Go(ctx, s.handle)
 	go func() {
 		<-s.conn.Done()
