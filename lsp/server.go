@@ -75,7 +75,11 @@ func ListenAndServe(ctx context.Context, l net.Listener, opts Options) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			log := opts.Log.With("remote", c.RemoteAddr().String())
+			remote := "?"
+			if a := c.RemoteAddr(); a != nil {
+				remote = a.Network() + ":" + a.String()
+			}
+			log := opts.Log.With("remote", remote)
 			o := opts
 			o.Log = log
 			log.Info("session start")

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +15,8 @@ import (
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
+
+	"github.com/agentls/agentls/internal/listen"
 )
 
 // MaxMessage bounds one message's body (64 MiB). A frame that declares more
@@ -74,7 +74,7 @@ func newStream(rwc io.ReadWriteCloser, log *slog.Logger) *stream {
 
 // requireToken makes the first message decide the connection: it must be an
 // initialize request whose initializationOptions.token equals token
-// (compared in constant time). Anything else closes the connection without
+// (listen.TokenMatches compares). Anything else closes the connection without
 // an answer. On a connection with read deadlines, the first message must
 // arrive within firstMessageTimeout.
 func (s *stream) requireToken(token string) {
@@ -149,12 +149,7 @@ func tokenOK(msg jsonrpc2.Message, token string) bool {
 			Token string `json:"token"`
 		} `json:"initializationOptions"`
 	}
-	if json.Unmarshal(call.Params(), &p) != nil || p.InitializationOptions.Token == "" {
-		return false
-	}
-	// Hashing first makes the comparison independent of the lengths too.
-	got, want := sha256.Sum256([]byte(p.InitializationOptions.Token)), sha256.Sum256([]byte(token))
-	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+	return json.Unmarshal(call.Params(), &p) == nil && listen.TokenMatches(p.InitializationOptions.Token, token)
 }
 
 // readFrame reads one frame whose body may be at most limit bytes. A frame
