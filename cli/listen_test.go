@@ -99,7 +99,9 @@ func (c *client) write(raw string) {
 	}
 }
 
-func (c *client) send(body string) { c.write(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)) }
+func (c *client) send(body string) {
+	c.write(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body))
+}
 
 // read returns the next message, or nil when the server closed the
 // connection.
