@@ -228,3 +228,45 @@ func TestFramingTolerated(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkOversizeToolCall sends a tool/call whose path is 50 MB through
+// the whole server (framing, JSON-RPC decoding, the runner) over a pipe and
+// waits for its INVALID_PARAMS result.
+func BenchmarkOversizeToolCall(b *testing.B) {
+	t := &testing.T{}
+	_ = t
+	srv, cli := net.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go lsp.Serve(ctx, srv, lsp.Options{Runner: tools.NewRunner(tools.NewBuiltinRegistry(), nil), DefaultRoot: b.TempDir()})
+	in := bufio.NewReader(cli)
+	tp := textproto.NewReader(in)
+	read := func() map[string]any {
+		for {
+			h, err := tp.ReadMIMEHeader()
+			if err != nil {
+				b.Fatal(err)
+			}
+			n, _ := strconv.Atoi(h.Get("Content-Length"))
+			body := make([]byte, n)
+			io.ReadFull(in, body)
+			var m map[string]any
+			json.Unmarshal(body, &m)
+			if m["method"] == nil {
+				return m
+			}
+		}
+	}
+	go io.WriteString(cli, frame(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`))
+	read()
+	call := frame(`{"jsonrpc":"2.0","id":2,"method":"tool/call","params":{"name":"read_file","arguments":{"path":"` + strings.Repeat("x", 50<<20) + `"}}}`)
+	b.ResetTimer()
+	for b.Loop() {
+		go io.WriteString(cli, call)
+		m := read()
+		r, _ := m["result"].(map[string]any)
+		if e, _ := r["error"].(map[string]any); e == nil || e["code"] != "INVALID_PARAMS" {
+			b.Fatalf("answer %v", m)
+		}
+	}
+}

@@ -108,6 +108,9 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 			return msg, n, nil
 		}
 		s.log.Warn("bad message", "err", why, "body", truncate(body, 200))
+		if code == jsonrpc2.ParseError {
+			s.skipBadBody(body)
+		}
 		if code == jsonrpc2.InvalidRequest && isResponse(body) {
 			continue // a response to nothing we sent: nobody to tell
 		}
@@ -251,16 +254,17 @@ func (s *stream) readFrame(limit int64) (body []byte, n int64, ferr string, err 
 	if err != nil {
 		return nil, n, "", unexpected(err)
 	}
-	if !json.Valid(body) {
-		// Maybe the declared length swallowed the start of the next frame:
-		// look for it after this body's first byte.
-		if len(body) > 1 {
-			s.unread(body[1:])
-		}
-		s.resync = true
-		return nil, n, "parse error: the message is not valid JSON", nil
-	}
 	return body, n, "", nil
+}
+
+// skipBadBody sets the reader to look for a frame inside a body that is not
+// valid JSON, after its first byte: maybe the declared length swallowed the
+// start of the next frame.
+func (s *stream) skipBadBody(body []byte) {
+	if len(body) > 1 {
+		s.unread(body[1:])
+	}
+	s.resync = true
 }
 
 func unexpected(err error) error {
@@ -398,10 +402,14 @@ func (s *stream) unread(b []byte) {
 }
 
 // decode turns a body into a message, or says which JSON-RPC error it is.
-// The body is valid JSON (readFrame checked).
+// A body that is not JSON is -32700 (ParseError). It reads a large body as
+// few times as it can: one pass checks and probes, one decodes.
 func decode(body []byte) (jsonrpc2.Message, jsonrpc2.Code, string) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
+		if !json.Valid(trimmed) {
+			return nil, jsonrpc2.ParseError, notJSON
+		}
 		return nil, jsonrpc2.InvalidRequest, "invalid request: a message must be a JSON object (batches are not supported)"
 	}
 	var probe struct {
@@ -410,6 +418,10 @@ func decode(body []byte) (jsonrpc2.Message, jsonrpc2.Code, string) {
 		ID      json.RawMessage `json:"id"`
 	}
 	if err := json.Unmarshal(trimmed, &probe); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, jsonrpc2.ParseError, notJSON
+		}
 		return nil, jsonrpc2.InvalidRequest, "invalid request: " + err.Error()
 	}
 	if probe.JSONRPC != "2.0" {
@@ -427,6 +439,8 @@ func decode(body []byte) (jsonrpc2.Message, jsonrpc2.Code, string) {
 	}
 	return msg, 0, ""
 }
+
+const notJSON = "parse error: the message is not valid JSON"
 
 func validID(raw json.RawMessage) bool {
 	var s string
