@@ -233,8 +233,6 @@ func TestFramingTolerated(t *testing.T) {
 // the whole server (framing, JSON-RPC decoding, the runner) over a pipe and
 // waits for its INVALID_PARAMS result.
 func BenchmarkOversizeToolCall(b *testing.B) {
-	t := &testing.T{}
-	_ = t
 	srv, cli := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
