@@ -29,9 +29,11 @@ const (
 	// maxFirstMessage bounds the first message of a connection that must
 	// present a token: nothing bigger is read from a stranger.
 	maxFirstMessage = 1 << 20
-	// firstMessageTimeout is how long such a connection may take to send it.
-	firstMessageTimeout = 10 * time.Second
 )
+
+// firstMessageTimeout is how long such a connection may take to send it (a
+// variable for tests).
+var firstMessageTimeout = 10 * time.Second
 
 // stream is the LSP base protocol (Content-Length framing) as a
 // jsonrpc2.Stream that survives bad input. (jsonrpc2's own stream fails the
