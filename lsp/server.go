@@ -55,9 +55,13 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
 	return s.exitCode()
 }
 
-// ListenAndServe serves one session per connection on l until ctx ends. A
-// listener other than stdio must set opts.Token (see the listen package).
+// ListenAndServe serves one session per connection on l until ctx ends.
+// opts.Token is required: every connection must present it (see the
+// internal/listen package for the listener and its token).
 func ListenAndServe(ctx context.Context, l net.Listener, opts Options) error {
+	if opts.Token == "" {
+		return errors.New("listen: a listening server needs a token")
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	go func() {
