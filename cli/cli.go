@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/listen"
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/redact"
 	"github.com/agentls/agentls/tools"
@@ -214,17 +215,26 @@ func serve(ctx context.Context, g globals, lo listenFlags, stdio IO) int {
 		return usageError(stdio, err, nil)
 	}
 	defer closeLog()
-	ctx, stop := stopOnSignal(ctx, stdio.Stderr, closeLog)
-	defer stop()
-	cwd, _ := os.Getwd()
-	opts := lsp.Options{Runner: NewRunner(log), Log: log, Version: Version, DefaultRoot: cwd, ConfigFile: g.config}
+	var l *listen.Listener
 	if lo.addr != "" {
-		l, err := lo.open(log, stdio.Stderr)
-		if err != nil {
+		if l, err = lo.open(log, stdio.Stderr); err != nil {
 			fmt.Fprintf(stdio.Stderr, "agentls: %v\n", err)
 			return 1
 		}
 		defer l.Close()
+	}
+	// A signal exits the process from its handler: the socket and the
+	// generated token file go first.
+	ctx, stop := stopOnSignal(ctx, stdio.Stderr, func() {
+		if l != nil {
+			l.Close()
+		}
+		closeLog()
+	})
+	defer stop()
+	cwd, _ := os.Getwd()
+	opts := lsp.Options{Runner: NewRunner(log), Log: log, Version: Version, DefaultRoot: cwd, ConfigFile: g.config}
+	if l != nil {
 		opts.Token = l.Token
 		if err := lsp.ListenAndServe(ctx, l, opts); err != nil {
 			fmt.Fprintf(stdio.Stderr, "agentls: %v\n", err)

@@ -9,11 +9,15 @@ import (
 	"net"
 	"net/textproto"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/lsp/lsptest"
 )
 
 // server runs `agentls serve ARGS` in this process and returns the address
@@ -231,5 +235,43 @@ func TestListenRefusals(t *testing.T) {
 		if code != tc.code || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("%q: exit %d %q, want %d and %q", tc.args, code, stderr.String(), tc.code, tc.want)
 		}
+	}
+}
+
+// TestListenerCleanupOnSignal: SIGTERM to the real binary removes the Unix
+// socket and the generated token file before it exits.
+func TestListenerCleanupOnSignal(t *testing.T) {
+	bin := lsptest.BuildBinary(t)
+	run := t.TempDir()
+	sock := filepath.Join(t.TempDir(), "s", "agentls.sock")
+	var stderr strings.Builder
+	cmd := exec.Command(bin, "serve", "--listen", "unix:"+sock)
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+run)
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var tokens []string
+	for i := 0; i < 200 && len(tokens) == 0; i++ {
+		time.Sleep(25 * time.Millisecond)
+		tokens, _ = filepath.Glob(filepath.Join(run, "agentls", "token-*"))
+	}
+	if len(tokens) != 1 {
+		cmd.Process.Kill()
+		t.Fatalf("token files %v", tokens)
+	}
+	for i := 0; i < 200; i++ {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	if _, err := os.Stat(tokens[0]); !os.IsNotExist(err) {
+		t.Errorf("token file left after SIGTERM: %v", err)
+	}
+	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+		t.Errorf("socket left after SIGTERM: %v", err)
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -59,6 +60,8 @@ type Listener struct {
 	generated bool
 	unix      bool
 	log       *slog.Logger
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Listen opens addr ("unix:PATH", "HOST:PORT" or "tcp:HOST:PORT") and
@@ -113,11 +116,14 @@ func (l *Listener) Accept() (net.Conn, error) {
 	}
 }
 
-// Close closes the listener and removes a generated token file.
+// Close closes the listener (removing a Unix socket) and a generated token
+// file. It may be called more than once, concurrently.
 func (l *Listener) Close() error {
-	err := l.Listener.Close()
-	l.removeToken()
-	return err
+	l.closeOnce.Do(func() {
+		l.closeErr = l.Listener.Close()
+		l.removeToken()
+	})
+	return l.closeErr
 }
 
 func (l *Listener) removeToken() {
