@@ -51,11 +51,13 @@ type IO struct {
 const usage = `agentls: a language server that gives an agent's tools a home in the editor
 
 usage:
-  agentls [serve] [--listen ADDR]          LSP on stdio, or on ADDR (unix:PATH or a loopback
-                                           HOST:PORT), one session per connection, each
-                                           opened by initialize with initializationOptions.token
-          [--token-file FILE] [--allow-remote]  the token (default: generated, its file printed);
-                                           TCP on an address that is not loopback
+  agentls [serve]                          LSP on stdio
+  agentls serve --listen ADDR [--token-file FILE] [--allow-remote]
+                                           LSP on ADDR (unix:PATH, or HOST:PORT on loopback
+                                           unless --allow-remote), one session per connection;
+                                           each must open with initialize carrying
+                                           initializationOptions.token (from FILE, or generated
+                                           into a 0600 file named on stderr)
   agentls tools [--format F]               tool definitions as JSON (F: agentls, openai, anthropic, mcp)
   agentls call TOOL [JSON] [--root DIR] [--approve ask|yes|no]
                                            run one tool and print its ToolResult
