@@ -6,7 +6,7 @@ BIN := bin/agentls
 COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null)
 LDFLAGS := -X github.com/agentls/agentls/cli.Commit=$(COMMIT)
 
-.PHONY: build run test test-go test-editors bench lint race clean
+.PHONY: build run test test-go test-fuzz test-editors fuzz bench lint race clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/agentls
@@ -21,8 +21,17 @@ test:
 test-go:
 	./scripts/test.sh go
 
+test-fuzz:
+	./scripts/test.sh fuzz
+
 test-editors:
 	./scripts/test.sh editors
+
+# Every fuzz target for FUZZTIME seconds (default 60) each; `make test` gives
+# them 3 seconds each.
+FUZZTIME ?= 60
+fuzz:
+	./scripts/fuzz.sh $(FUZZTIME)
 
 race:
 	$(GO) test -race ./lsp/... ./tools/... ./workspace/... ./approval/...

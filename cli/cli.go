@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"runtime"
@@ -19,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/listen"
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/redact"
 	"github.com/agentls/agentls/tools"
@@ -51,7 +51,13 @@ type IO struct {
 const usage = `agentls: a language server that gives an agent's tools a home in the editor
 
 usage:
-  agentls [serve] [--listen ADDR]          LSP on stdio (or TCP, one session per connection)
+  agentls [serve]                          LSP on stdio
+  agentls serve --listen ADDR [--token-file FILE] [--allow-remote]
+                                           LSP on ADDR (unix:PATH, or HOST:PORT on loopback
+                                           unless --allow-remote), one session per connection;
+                                           each must open with initialize carrying
+                                           initializationOptions.token (from FILE, or generated
+                                           into a 0600 file named on stderr)
   agentls tools [--format F]               tool definitions as JSON (F: agentls, openai, anthropic, mcp)
   agentls call TOOL [JSON] [--root DIR] [--approve ask|yes|no]
                                            run one tool and print its ToolResult
@@ -60,6 +66,9 @@ usage:
 global flags: --config FILE (user config), --log FILE, --log-level debug|info|warn|error
 call exit codes: 0 success, 1 tool error, 2 usage error, 3 rejected
 `
+
+// boolFlag names the flags that take no value.
+var boolFlag = map[string]bool{"h": true, "help": true, "stdio": true, "allow-remote": true}
 
 // globals are the flags every command takes.
 type globals struct {
@@ -119,7 +128,7 @@ func Main(ctx context.Context, args []string, stdio IO) int {
 			args = append(append([]string(nil), args[:i]...), args[i+1:]...)
 			break
 		}
-		if !strings.Contains(a, "=") && a != "-h" && a != "--help" && a != "--stdio" && a != "-stdio" {
+		if !strings.Contains(a, "=") && !boolFlag[strings.TrimLeft(a, "-")] {
 			i++ // skip the flag's value: every flag here takes one
 		}
 	}
@@ -130,12 +139,18 @@ func Main(ctx context.Context, args []string, stdio IO) int {
 	g.register(fs)
 	switch cmd {
 	case "serve":
-		listen := fs.String("listen", "", "serve TCP on this address instead of stdio")
+		var lo listenFlags
+		fs.StringVar(&lo.addr, "listen", "", "serve on unix:PATH or a loopback HOST:PORT instead of stdio")
+		fs.BoolVar(&lo.allowRemote, "allow-remote", false, "with --listen: allow a TCP address that is not loopback")
+		fs.StringVar(&lo.tokenFile, "token-file", "", "with --listen: read the token from this file (default: generate one)")
 		fs.Bool("stdio", true, "serve on stdio (the default; accepted because clients pass it)")
 		if pos, err := parse(fs, args); err != nil || len(pos) > 0 {
 			return usageError(stdio, err, pos)
 		}
-		return serve(ctx, g, *listen, stdio)
+		if lo.addr == "" && (lo.allowRemote || lo.tokenFile != "") {
+			return usageError(stdio, errors.New("--allow-remote and --token-file need --listen"), nil)
+		}
+		return serve(ctx, g, lo, stdio)
 	case "tools":
 		format := fs.String("format", "agentls", "agentls, openai, anthropic or mcp")
 		if pos, err := parse(fs, args); err != nil || len(pos) > 0 {
@@ -196,23 +211,33 @@ func NewRunner(log *slog.Logger) *tools.Runner {
 	return tools.NewRunner(tools.NewBuiltinRegistry(), log)
 }
 
-func serve(ctx context.Context, g globals, listen string, stdio IO) int {
+func serve(ctx context.Context, g globals, lo listenFlags, stdio IO) int {
 	log, closeLog, err := g.logger(stdio.Stderr)
 	if err != nil {
 		return usageError(stdio, err, nil)
 	}
 	defer closeLog()
-	ctx, stop := stopOnSignal(ctx, stdio.Stderr, closeLog)
-	defer stop()
-	cwd, _ := os.Getwd()
-	opts := lsp.Options{Runner: NewRunner(log), Log: log, Version: Version, DefaultRoot: cwd, ConfigFile: g.config}
-	if listen != "" {
-		l, err := net.Listen("tcp", listen)
-		if err != nil {
+	var l *listen.Listener
+	if lo.addr != "" {
+		if l, err = lo.open(log, stdio.Stderr); err != nil {
 			fmt.Fprintf(stdio.Stderr, "agentls: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdio.Stderr, "agentls: listening on %s\n", l.Addr())
+		defer l.Close()
+	}
+	// A signal exits the process from its handler: the socket and the
+	// generated token file go first.
+	ctx, stop := stopOnSignal(ctx, stdio.Stderr, func() {
+		if l != nil {
+			l.Close()
+		}
+		closeLog()
+	})
+	defer stop()
+	cwd, _ := os.Getwd()
+	opts := lsp.Options{Runner: NewRunner(log), Log: log, Version: Version, DefaultRoot: cwd, ConfigFile: g.config}
+	if l != nil {
+		opts.Token = l.Token
 		if err := lsp.ListenAndServe(ctx, l, opts); err != nil {
 			fmt.Fprintf(stdio.Stderr, "agentls: %v\n", err)
 			return 1

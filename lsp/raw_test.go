@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/textproto"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,4 +99,172 @@ func errCode(m map[string]any) int {
 		return 0
 	}
 	return int(e["code"].(float64))
+}
+
+// frame wraps body in a well-formed frame.
+func frame(body string) string {
+	return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)
+}
+
+// TestFramingResync attacks the frame reader with broken byte streams, each
+// followed by a good request: every one is answered -32700 (or -32600 for a
+// well-framed non-request found on the way; never silently
+// dropped, never a hang), the reader finds the good request after it, and
+// the session goes on serving.
+func TestFramingResync(t *testing.T) {
+	good := `{"jsonrpc":"2.0","id":2,"method":"tool/list","params":{}}`
+	cases := []struct {
+		name   string
+		bad    string
+		errors int    // -32700 (or -32600) answers before the good request's
+		reason string // in the first error's message
+	}{
+		{"garbage without newline", "garbage \x00\xff\xfe{{{ no newline", 1, "invalid header line"},
+		{"garbage lines", "hello world\r\n\r\nmore junk\r\n", 1, "invalid header line"},
+		{"binary then blank lines", "\x00\x01\x02\r\n\r\n\r\n", 1, "invalid header line"},
+		{"header without body", "Content-Length: 40\r\n\r\n", 1, "not JSON"},
+		{"header without body, length beyond the next frame", "Content-Length: 100000\r\n\r\n", 1, "not JSON"},
+		{"10 GB length", "Content-Length: 10737418240\r\n\r\n", 1, "exceeds the limit of 67108864 bytes"},
+		{"10 GB length with some body", "Content-Length: 10737418240\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":9,\"params\":\"xxxxxxxx", 1, "exceeds the limit"},
+		{"one byte over the cap", fmt.Sprintf("Content-Length: %d\r\n\r\n", lsp.MaxMessage+1), 1, "exceeds the limit"},
+		{"length beyond int64", "Content-Length: 99999999999999999999999999\r\n\r\n", 1, "exceeds the limit"},
+		{"negative length", "Content-Length: -5\r\n\r\n{}", 1, "invalid Content-Length"},
+		{"non-numeric length", "Content-Length: abc\r\n\r\n{}", 1, "invalid Content-Length"},
+		{"plus sign", "Content-Length: +2\r\n\r\n{}", 1, "invalid Content-Length"},
+		{"empty length", "Content-Length:\r\n\r\n", 1, "invalid Content-Length"},
+		{"duplicate lengths", "Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}", 2, "duplicate Content-Length"},
+		{"no Content-Length", "Content-Type: application/vscode-jsonrpc\r\n\r\n{}", 1, "missing Content-Length"},
+		{"missing blank line", "Content-Length: 20\r\n{\"jsonrpc\":\"2.0\"}", 1, "invalid header line"},
+		{"header line of 20000 bytes", "X-Junk: " + strings.Repeat("a", 20000), 1, "longer than 8192 bytes"},
+		{"headers of 40 KiB", strings.Repeat("X-Junk: "+strings.Repeat("a", 1000)+"\r\n", 40), 1, "headers are longer"},
+		{"short length cuts the body", "Content-Length: 5\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tool/list\"}", 1, "not valid JSON"},
+		{"long length swallows the next frame", "Content-Length: 30\r\n\r\n{", 1, "not valid JSON"},
+		{"body that is not JSON", "Content-Length: 4\r\n\r\nabcd", 1, "not JSON"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newRaw(t, testRunner(t))
+			c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
+			if m := c.response("1"); m["error"] != nil {
+				t.Fatalf("initialize: %v", m)
+			}
+			c.writeRaw(tc.bad + frame(good))
+			var errs []map[string]any
+			for {
+				var m map[string]any
+				select {
+				case m = <-c.msgs:
+				case <-time.After(10 * time.Second):
+					t.Fatalf("no answer to the good request after %d errors", len(errs))
+				}
+				if m == nil {
+					t.Fatalf("connection closed after %d errors", len(errs))
+				}
+				if _, isReq := m["method"]; isReq {
+					continue
+				}
+				if id, _ := json.Marshal(m["id"]); string(id) == "2" {
+					if m["error"] != nil {
+						t.Fatalf("good request failed: %v", m)
+					}
+					break
+				}
+				if code := errCode(m); code != -32700 && code != -32600 || m["id"] != nil {
+					t.Fatalf("unexpected answer %v", m)
+				}
+				errs = append(errs, m)
+			}
+			if len(errs) != tc.errors {
+				t.Errorf("%d error answers, want %d: %v", len(errs), tc.errors, errs)
+			}
+			if len(errs) > 0 {
+				msg := errs[0]["error"].(map[string]any)["message"].(string)
+				if !strings.Contains(msg, tc.reason) {
+					t.Errorf("first error %q, want it to say %q", msg, tc.reason)
+				}
+			}
+			// Still serving.
+			c.send(`{"jsonrpc":"2.0","id":3,"method":"tool/call","params":{"name":"get_current_datetime","arguments":{}}}`)
+			if r, _ := c.response("3")["result"].(map[string]any); r == nil || r["status"] != "success" {
+				t.Fatalf("no longer serving after %s", tc.name)
+			}
+		})
+	}
+}
+
+// TestFramingTolerated: frames that bend the base protocol but are
+// unambiguous are served without an error.
+func TestFramingTolerated(t *testing.T) {
+	body := `{"jsonrpc":"2.0","id":2,"method":"tool/list","params":{}}`
+	for name, raw := range map[string]string{
+		"bare LF":                fmt.Sprintf("Content-Length: %d\n\n%s", len(body), body),
+		"content type":           fmt.Sprintf("Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nContent-Length: %d\r\n\r\n%s", len(body), body),
+		"lower-case name":        fmt.Sprintf("content-length:%d\r\n\r\n%s", len(body), body),
+		"blank lines before":     "\r\n\r\n" + frame(body),
+		"leading blanks in body": fmt.Sprintf("Content-Length: %d\r\n\r\n  \n%s", len(body)+3, body),
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := newRaw(t, testRunner(t))
+			c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
+			c.response("1")
+			c.writeRaw(raw)
+			for {
+				select {
+				case m, ok := <-c.msgs:
+					if !ok {
+						t.Fatal("connection closed")
+					}
+					if _, isReq := m["method"]; isReq {
+						continue
+					}
+					if m["error"] != nil {
+						t.Fatalf("answered %v", m)
+					}
+					return
+				case <-time.After(10 * time.Second):
+					t.Fatal("no answer")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkOversizeToolCall sends a tool/call whose path is 50 MB through
+// the whole server (framing, JSON-RPC decoding, the runner) over a pipe and
+// waits for its INVALID_PARAMS result.
+func BenchmarkOversizeToolCall(b *testing.B) {
+	srv, cli := net.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go lsp.Serve(ctx, srv, lsp.Options{Runner: tools.NewRunner(tools.NewBuiltinRegistry(), nil), DefaultRoot: b.TempDir()})
+	in := bufio.NewReader(cli)
+	tp := textproto.NewReader(in)
+	read := func() map[string]any {
+		for {
+			h, err := tp.ReadMIMEHeader()
+			if err != nil {
+				b.Fatal(err)
+			}
+			n, _ := strconv.Atoi(h.Get("Content-Length"))
+			body := make([]byte, n)
+			io.ReadFull(in, body)
+			var m map[string]any
+			json.Unmarshal(body, &m)
+			if m["method"] == nil {
+				return m
+			}
+		}
+	}
+	go io.WriteString(cli, frame(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`))
+	read()
+	call := frame(`{"jsonrpc":"2.0","id":2,"method":"tool/call","params":{"name":"read_file","arguments":{"path":"` + strings.Repeat("x", 50<<20) + `"}}}`)
+	b.ResetTimer()
+	for b.Loop() {
+		go io.WriteString(cli, call)
+		m := read()
+		r, _ := m["result"].(map[string]any)
+		if e, _ := r["error"].(map[string]any); e == nil || e["code"] != "INVALID_PARAMS" {
+			b.Fatalf("answer %v", m)
+		}
+	}
 }

@@ -26,6 +26,10 @@ type Options struct {
 	DefaultRoot string
 	// ConfigFile replaces the user config file (the --config flag).
 	ConfigFile string
+	// Token, when set, gates every connection: its first message must be
+	// initialize with initializationOptions.token equal to Token; anything
+	// else closes the connection unanswered. Listeners set it; stdio does not.
+	Token string
 }
 
 // Serve speaks LSP on rwc until the client sends exit or the connection
@@ -51,8 +55,13 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
 	return s.exitCode()
 }
 
-// ListenAndServe serves one session per TCP connection on l until ctx ends.
+// ListenAndServe serves one session per connection on l until ctx ends.
+// opts.Token is required: every connection must present it (see the
+// internal/listen package for the listener and its token).
 func ListenAndServe(ctx context.Context, l net.Listener, opts Options) error {
+	if opts.Token == "" {
+		return errors.New("listen: a listening server needs a token")
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	go func() {
@@ -70,7 +79,11 @@ func ListenAndServe(ctx context.Context, l net.Listener, opts Options) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			log := opts.Log.With("remote", c.RemoteAddr().String())
+			remote := "?"
+			if a := c.RemoteAddr(); a != nil {
+				remote = a.Network() + ":" + a.String()
+			}
+			log := opts.Log.With("remote", remote)
 			o := opts
 			o.Log = log
 			log.Info("session start")
@@ -119,7 +132,11 @@ func newSession(ctx context.Context, rwc io.ReadWriteCloser, opts Options) *sess
 		inflight: map[string]context.CancelCauseFunc{},
 	}
 	s.configs.UserFile = opts.ConfigFile
-	s.conn = jsonrpc2.NewConn(newStream(rwc, opts.Log))
+	st := newStream(rwc, opts.Log)
+	if opts.Token != "" {
+		st.requireToken(opts.Token)
+	}
+	s.conn = jsonrpc2.NewConn(st)
 	s.conn.Go(ctx, s.handle)
 	go func() {
 		<-s.conn.Done()

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Runs every suite of agentls: `./scripts/test.sh [go|editors]` (default: all).
+# Runs every suite of agentls: `./scripts/test.sh [go|fuzz|editors]` (default:
+# all). The fuzz suite gives each fuzz target FUZZTIME seconds (default 3;
+# `make fuzz` runs them longer through scripts/fuzz.sh).
 #
 # A suite whose external needs (ripgrep, Neovim 0.10, Emacs 30, code-server
 # and Chromium, node packages) are missing installs them through
@@ -46,6 +48,10 @@ if [ "$what" = all ] || [ "$what" = go ]; then
 	# The grep and glob tests compare with ripgrep where it is installed.
 	needs ripgrep || skip "ripgrep comparisons" "ripgrep is not installed; run scripts/install-deps.sh ripgrep"
 	suite "go test" go test -count=1 ./...
+fi
+
+if [ "$what" = all ] || [ "$what" = fuzz ]; then
+	suite "fuzz" ./scripts/fuzz.sh "${FUZZTIME:-3}"
 fi
 
 if [ "$what" = all ] || [ "$what" = editors ]; then

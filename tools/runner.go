@@ -165,9 +165,9 @@ func (r *Runner) run(ctx context.Context, env *Env, req Request, agent string, p
 	if why := allowed(cfg, agent, tool.Name); why != "" {
 		return failure(Errorf(UnknownTool, "%s", why)), nil, tool
 	}
-	args, verr := prepare(tool, req.Arguments)
+	args, verr := prepare(tool, req.Arguments, cfg)
 	if verr != nil {
-		return failure(verr), nil, tool
+		return failure(verr), refusedArgs(req.Arguments), tool
 	}
 	c := &Call{
 		Ctx: ctx, ID: req.CallID, Tool: tool, Reason: req.Reason, Agent: agent,
@@ -226,7 +226,7 @@ func (r *Runner) ask(c *Call, env *Env, args json.RawMessage, a Assessment, d ap
 			return args, a, d, res
 		}
 		if len(resp.ModifiedArguments) > 0 && string(resp.ModifiedArguments) != "null" {
-			margs, verr := prepare(c.Tool, resp.ModifiedArguments)
+			margs, verr := prepare(c.Tool, resp.ModifiedArguments, env.Workspace.Config())
 			if verr != nil {
 				verr.Message = "modified arguments: " + verr.Message
 				return args, a, d, failure(verr)
@@ -428,10 +428,15 @@ func assess(c *Call, args json.RawMessage) (Assessment, error) {
 
 // prepare validates raw arguments against the tool's schema, applies the
 // schema's defaults and runs the tool's own check. It returns the arguments
-// as the tool will see them.
-func prepare(t *Tool, raw json.RawMessage) (json.RawMessage, *Error) {
+// as the tool will see them. Sizes are checked first, on the raw bytes,
+// before anything decodes them (bounds.go).
+func prepare(t *Tool, raw json.RawMessage, cfg *workspace.Config) (json.RawMessage, *Error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = json.RawMessage("{}")
+	}
+	if v, limit := checkBounds(raw, t.bounds, cfg.Limits.MaxFileBytes); v != nil {
+		return nil, Errorf(InvalidParams, "invalid arguments for %s: %s", t.Name, v).
+			WithDetails(map[string]any{"violations": []schema.Violation{*v}, "limit": limit})
 	}
 	v, err := schema.Decode(raw)
 	if err != nil {
@@ -464,6 +469,20 @@ func prepare(t *Tool, raw json.RawMessage) (json.RawMessage, *Error) {
 		}
 	}
 	return args, nil
+}
+
+// maxLoggedArgs is the size of refused arguments kept in the history.
+const maxLoggedArgs = 64 << 10
+
+// refusedArgs is what the history keeps of arguments that were refused:
+// themselves when small, else a marker, so that an oversize value never
+// reaches the log.
+func refusedArgs(raw json.RawMessage) json.RawMessage {
+	if len(raw) <= maxLoggedArgs {
+		return nil // the request's own arguments are logged
+	}
+	b, _ := json.Marshal(map[string]string{"_refused": fmt.Sprintf("%d bytes of arguments, not logged", len(raw))})
+	return b
 }
 
 // unknown builds UNKNOWN_TOOL with the closest names as a hint.

@@ -49,6 +49,8 @@ type Tool struct {
 	// input compiles InputSchema once, on first use: a one-shot `agentls
 	// call` pays only for the tool it runs.
 	input func() (*schema.Schema, error)
+	// bounds are the size caps of the arguments (bounds.go).
+	bounds *bounds
 }
 
 // Assessment is a tool's description of one call before it runs.
@@ -78,6 +80,12 @@ func (t *Tool) compile() error {
 	if !json.Valid(t.InputSchema) || len(t.OutputSchema) > 0 && !json.Valid(t.OutputSchema) {
 		return fmt.Errorf("tool %s: a schema is not valid JSON", t.Name)
 	}
+	// Every string gets a cap the schema states (bounds.go).
+	bounded, b, err := boundSchema(t.InputSchema)
+	if err != nil {
+		return fmt.Errorf("tool %s: input schema: %w", t.Name, err)
+	}
+	t.InputSchema, t.bounds = bounded, b
 	raw, name := t.InputSchema, t.Name
 	t.input = sync.OnceValues(func() (*schema.Schema, error) {
 		s, err := schema.Compile(raw)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -175,8 +176,11 @@ func TestServeTCP(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
+	var stderr syncBuf
 	cmd := exec.Command(lsptest.BuildBinary(t), "serve", "--listen", addr)
 	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+t.TempDir())
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -191,12 +195,43 @@ func TestServeTCP(t *testing.T) {
 	if conn == nil {
 		t.Fatalf("dial: %v", err)
 	}
+	// The token file the server named on stderr.
+	var token string
+	for i := 0; i < 100 && token == ""; i++ {
+		for _, line := range strings.Split(stderr.String(), "\n") {
+			if f, ok := strings.CutPrefix(line, "agentls: token file "); ok {
+				f, _, _ = strings.Cut(f, " ")
+				b, _ := os.ReadFile(f)
+				token = strings.TrimSpace(string(b))
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if token == "" {
+		t.Fatalf("no token file named on stderr: %s", stderr.String())
+	}
+	// Without the token the connection is closed unanswered.
+	c := jsonrpc2.NewConn(jsonrpc2.NewStream(conn))
+	c.Go(context.Background(), jsonrpc2.MethodNotFoundHandler)
+	refused, stop := context.WithTimeout(context.Background(), 3*time.Second)
+	defer stop()
+	go c.Call(refused, "initialize", map[string]any{"capabilities": map[string]any{}}, nil)
+	select {
+	case <-c.Done():
+	case <-refused.Done():
+		t.Fatal("a connection without the token stayed open")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c := jsonrpc2.NewConn(jsonrpc2.NewStream(conn))
+	conn, err = net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = jsonrpc2.NewConn(jsonrpc2.NewStream(conn))
 	c.Go(ctx, jsonrpc2.MethodNotFoundHandler)
 	defer c.Close()
-	if _, err := c.Call(ctx, "initialize", map[string]any{"capabilities": map[string]any{}}, nil); err != nil {
+	if _, err := c.Call(ctx, "initialize", map[string]any{"capabilities": map[string]any{},
+		"initializationOptions": map[string]any{"token": token}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	var res tools.Result
@@ -204,6 +239,15 @@ func TestServeTCP(t *testing.T) {
 		t.Fatalf("call over TCP: %v %+v", err, res)
 	}
 }
+
+// syncBuf is a buffer a process writes to while the test reads it.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // BenchmarkToolCallRoundTrip measures tool/call of a trivial tool through
 // the real binary over stdio pipes, and reports p50 and p99.

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of the module: `./scripts/fuzz.sh [SECONDS]`
+# (default 10 seconds each). Targets are found by grep (every `func FuzzX(`
+# in a _test.go file git knows or would add), and run one after the other
+# with `go test -run '^$' -fuzz '^FuzzX$' -fuzztime Ns ./pkg`. Their seed
+# corpora live in the repository (PKG/testdata/fuzz/FuzzX/), and a failing
+# input found here is written there too, so that `go test` replays it until
+# it is fixed. Exits non-zero when any target fails.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+secs="${1:-10}"
+case $secs in '' | *[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2 ;; esac
+
+mapfile -t found < <(git ls-files --cached --others --exclude-standard -- '*_test.go' |
+	xargs grep -H -o -E '^func Fuzz[A-Za-z0-9_]+\(' | sed -E 's/\($//' | sort -u)
+if [ "${#found[@]}" = 0 ]; then
+	echo "fuzz: no fuzz targets found" >&2
+	exit 1
+fi
+failed=() passed=0
+for f in "${found[@]}"; do
+	file=${f%%:*}
+	name=${f##*func }
+	pkg=./$(dirname "$file")
+	echo "=== fuzz $name in $pkg (${secs}s)"
+	if go test -run '^$' -fuzz "^${name}\$" -fuzztime "${secs}s" "$pkg"; then
+		passed=$((passed + 1))
+	else
+		failed+=("$name ($pkg)")
+	fi
+done
+echo "fuzz: ${#found[@]} targets, $passed passed, ${#failed[@]} failed"
+for f in "${failed[@]}"; do echo "FAIL  $f"; done
+[ "${#failed[@]}" = 0 ]
