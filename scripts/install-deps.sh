@@ -4,6 +4,7 @@
 #   scripts/install-deps.sh DEP...         install what is missing (idempotent)
 #   scripts/install-deps.sh --check DEP    exit 0 when DEP is already there
 # DEP: ripgrep        the grep/glob comparisons with ripgrep
+#      bwrap          bubblewrap, the sandbox of run_code and of automatic commands
 #      nvim           Neovim >= 0.10 (scripts/install-nvim.sh, from Debian trixie)
 #      emacs          Emacs >= 30 (scripts/install-emacs.sh, from bookworm-backports)
 #      vscode         node and npm for the extension's build and node:test suite
@@ -17,6 +18,7 @@ if [ "${1:-}" = --check ]; then check=true; shift; fi
 present() {
 	case $1 in
 	ripgrep) command -v rg >/dev/null ;;
+	bwrap) command -v bwrap >/dev/null ;;
 	nvim) scripts/install-nvim.sh --check >/dev/null 2>&1 ;;
 	emacs) scripts/install-emacs.sh --check >/dev/null 2>&1 ;;
 	vscode) command -v node >/dev/null && command -v npm >/dev/null ;;
@@ -39,6 +41,7 @@ for dep in "$@"; do
 	echo "install-deps: installing $dep"
 	case $dep in
 	ripgrep) apt ripgrep ;;
+	bwrap) apt bubblewrap ;;
 	nvim) scripts/install-nvim.sh ;;
 	emacs) scripts/install-emacs.sh ;;
 	vscode) apt nodejs npm ;;

@@ -47,7 +47,13 @@ if [ "$what" = all ] || [ "$what" = go ]; then
 	suite "go vet" go vet ./...
 	# The grep and glob tests compare with ripgrep where it is installed.
 	needs ripgrep || skip "ripgrep comparisons" "ripgrep is not installed; run scripts/install-deps.sh ripgrep"
-	suite "go test" go test -count=1 ./...
+	# run_code and automatic commands run in bubblewrap; without it their
+	# tests fail (run_code refuses with NOT_CONFIGURED), so it is a must.
+	if needs bwrap; then
+		suite "go test" go test -count=1 ./...
+	else
+		skip "go test" "bubblewrap is not installed; run scripts/install-deps.sh bwrap"
+	fi
 fi
 
 if [ "$what" = all ] || [ "$what" = fuzz ]; then
