@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/textproto"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -257,14 +259,88 @@ func BenchmarkOversizeToolCall(b *testing.B) {
 	}
 	go io.WriteString(cli, frame(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`))
 	read()
-	call := frame(`{"jsonrpc":"2.0","id":2,"method":"tool/call","params":{"name":"read_file","arguments":{"path":"` + strings.Repeat("x", 50<<20) + `"}}}`)
+	call := []byte(frame(`{"jsonrpc":"2.0","id":2,"method":"tool/call","params":{"name":"read_file","arguments":{"path":"` + strings.Repeat("x", 50<<20) + `"}}}`))
 	b.ResetTimer()
 	for b.Loop() {
-		go io.WriteString(cli, call)
+		go cli.Write(call)
 		m := read()
 		r, _ := m["result"].(map[string]any)
 		if e, _ := r["error"].(map[string]any); e == nil || e["code"] != "INVALID_PARAMS" {
 			b.Fatalf("answer %v", m)
 		}
+	}
+}
+
+// TestHugeToolCalls: a tool/call of megabytes whose arguments break a cap is
+// refused (INVALID_PARAMS with the pointer) without decoding the message;
+// every other big message still goes the usual way and gets its usual answer.
+func TestHugeToolCalls(t *testing.T) {
+	big := strings.Repeat("x", 3<<20)
+	for _, tc := range []struct {
+		name, body string
+		initialize bool
+		code       int    // a JSON-RPC error code, or 0
+		toolCode   string // the ToolResult's error code, "" for success
+		pointer    string
+	}{
+		{name: "oversize path", initialize: true, toolCode: "INVALID_PARAMS", pointer: "/path",
+			body: `{"jsonrpc":"2.0","id":2,"method":"tool/call","params":{"name":"read_file","arguments":{"path":"` + big + `"}}}`},
+		{name: "by alias, string id", initialize: true, toolCode: "INVALID_PARAMS", pointer: "/path",
+			body: `{"id":"two","params":{"arguments":{"path":"` + big + `"},"name":"view"},"method":"tool/call","jsonrpc":"2.0"}`},
+		{name: "escaped member name, the usual way", initialize: true, toolCode: "INVALID_PARAMS", pointer: "/path",
+			body: `{"jsonrpc":"2.0","id":2,"method":"tool/call","params":{"na\u006de":"read_file","arguments":{"path":"` + big + `"}}}`},
+		{name: "big message, small arguments", initialize: true,
+			body: `{"jsonrpc":"2.0","id":2,"method":"tool/call","params":{"name":"read_file","arguments":{"path":"a.txt"},"padding":"` + big + `"}}`},
+		{name: "before initialize", code: -32002,
+			body: `{"jsonrpc":"2.0","id":2,"method":"tool/call","params":{"name":"read_file","arguments":{"path":"` + big + `"}}}`},
+		{name: "not JSON", initialize: true, code: -32700,
+			body: `{"jsonrpc":"2.0","id":2,"method":"tool/call","params":{"name":"read_file","arguments":{"path":"` + big + `"}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newRaw(t, testRunner(t))
+			if tc.initialize {
+				root := t.TempDir()
+				if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("hello\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				uri, _ := json.Marshal("file://" + root)
+				c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{},"rootUri":` + string(uri) + `}}`)
+				c.response("1")
+			}
+			c.send(tc.body)
+			id := "2"
+			if strings.Contains(tc.body, `"two"`) {
+				id = `"two"`
+			}
+			if tc.code == -32700 {
+				id = "null"
+			}
+			m := c.response(id)
+			if got := errCode(m); got != tc.code {
+				t.Fatalf("error code %d, want %d: %v", got, tc.code, m)
+			}
+			if tc.code != 0 {
+				return
+			}
+			res, _ := m["result"].(map[string]any)
+			e, _ := res["error"].(map[string]any)
+			switch {
+			case tc.toolCode == "" && (e != nil || res["status"] != "success"):
+				t.Fatalf("want success, got %v", res)
+			case tc.toolCode != "" && (e == nil || e["code"] != tc.toolCode):
+				t.Fatalf("want %s, got %v", tc.toolCode, res)
+			}
+			if tc.pointer != "" {
+				vs, _ := e["details"].(map[string]any)["violations"].([]any)
+				if len(vs) != 1 || vs[0].(map[string]any)["pointer"] != tc.pointer {
+					t.Fatalf("violations %v, want one at %s", vs, tc.pointer)
+				}
+			}
+			// The session goes on serving.
+			c.send(`{"jsonrpc":"2.0","id":3,"method":"tool/list","params":{}}`)
+			if m := c.response("3"); m["error"] != nil {
+				t.Fatalf("after: %v", m)
+			}
+		})
 	}
 }

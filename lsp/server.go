@@ -136,6 +136,7 @@ func newSession(ctx context.Context, rwc io.ReadWriteCloser, opts Options) *sess
 	if opts.Token != "" {
 		st.requireToken(opts.Token)
 	}
+	st.early = s.earlyAnswer
 	s.conn = jsonrpc2.NewConn(st)
 	s.conn.Go(ctx, s.handle)
 	go func() {

@@ -67,6 +67,11 @@ type stream struct {
 	token  string
 	passed bool
 
+	// early, when set, may answer a request from its raw body before it is
+	// decoded (session.earlyAnswer: huge tool calls over a size cap); ok
+	// false leaves the message to the usual way.
+	early func(body []byte) (id, result json.RawMessage, ok bool)
+
 	wmu sync.Mutex
 }
 
@@ -104,6 +109,12 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 			s.log.Warn("bad frame", "err", ferr)
 			s.writeError(nil, jsonrpc2.ParseError, ferr)
 			continue
+		}
+		if s.early != nil {
+			if id, result, ok := s.early(body); ok {
+				s.writeResult(id, result)
+				continue
+			}
 		}
 		msg, code, why := decode(body)
 		if msg != nil {
@@ -512,6 +523,18 @@ func (s *stream) writeError(id json.RawMessage, code jsonrpc2.Code, message stri
 	}{"2.0", id, &jsonrpc2.Error{Code: code, Message: message}})
 	if _, err := s.writeFrame(data); err != nil {
 		s.log.Warn("answer bad message", "err", err)
+	}
+}
+
+// writeResult answers the request id with result, outside jsonrpc2.
+func (s *stream) writeResult(id, result json.RawMessage) {
+	data, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  json.RawMessage `json:"result"`
+	}{"2.0", id, result})
+	if _, err := s.writeFrame(data); err != nil {
+		s.log.Warn("answer early", "err", err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentls/agentls/internal/schema"
+	"github.com/agentls/agentls/workspace"
 )
 
 // Argument size caps. Every string of a tool's arguments has a cap, stated
@@ -247,6 +248,18 @@ func (o *object) marshal() json.RawMessage {
 	}
 	buf.WriteByte('}')
 	return buf.Bytes()
+}
+
+// Oversize reports whether raw arguments for the tool called name (or an
+// alias) break a size cap: Run refuses such a call before any other work.
+// A front end asks it to refuse a huge call without decoding it in full.
+func (r *Runner) Oversize(cfg *workspace.Config, name string, raw json.RawMessage) bool {
+	t, ok := r.lookup(cfg, name)
+	if !ok {
+		return false
+	}
+	v, _ := checkBounds(raw, t.bounds, cfg.Limits.MaxFileBytes)
+	return v != nil
 }
 
 // checkBounds scans raw arguments and returns the first value over its cap,
