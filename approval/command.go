@@ -520,7 +520,12 @@ var (
 	riskyEnv = []string{"PATH", "LD_*", "DYLD_*", "BASH_ENV", "ENV", "IFS", "PS4", "PROMPT_COMMAND", "SHELLOPTS",
 		"BASHOPTS", "CDPATH", "GLOBIGNORE", "BASH_FUNC_*", "GIT_*", "GOFLAGS", "GOTOOLCHAIN", "NODE_OPTIONS",
 		"PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB", "EDITOR",
-		"VISUAL", "PAGER", "MANPAGER", "LESSOPEN", "LESSCLOSE", "SSH_ASKPASS", "SUDO_ASKPASS", "*_COMMAND", "HOME"}
+		"VISUAL", "PAGER", "MANPAGER", "LESSOPEN", "LESSCLOSE", "SSH_ASKPASS", "SUDO_ASKPASS", "*_COMMAND", "HOME",
+		// XDG_CONFIG_HOME moves the "global" configuration of git and many
+		// others; the rest name programs or options that build tools run.
+		"XDG_*", "npm_config_*", "NPM_CONFIG_*", "CARGO_*", "RUSTC_WRAPPER", "RUSTFLAGS", "GOENV", "CC", "CXX",
+		"MAKEFLAGS", "PIP_*", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "MAVEN_OPTS", "GRADLE_OPTS",
+		"SHELL"}
 )
 
 func set(names ...string) map[string]bool {

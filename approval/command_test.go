@@ -120,6 +120,10 @@ func TestCommandPolicy(t *testing.T) {
 		{"f() { rm x; }; f", "ask"},
 		{"PATH=/tmp/evil:$PATH ls", "ask"},
 		{"LD_PRELOAD=/tmp/x.so ls", "ask"},
+		{"XDG_CONFIG_HOME=cfg ls", "ask"}, // git and others read their "global" configuration there
+		{"export XDG_CONFIG_DIRS=cfg; ls", "ask"},
+		{"npm_config_script_shell=./x.sh ls", "ask"},
+		{"CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=./x ls", "ask"},
 		{"ls > out.txt", "ask"},
 		{"ls >> out.txt", "ask"},
 		{"ls > .git/config", "danger"}, // .git/config is sensitive by default

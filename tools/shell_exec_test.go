@@ -332,6 +332,7 @@ func TestShellPolicy(t *testing.T) {
 		{"echo hi && touch x", nil, StatusRejected, "none"},
 		{"echo $(curl x)", nil, StatusError, "none"},
 		{"echo hi", map[string]string{"LD_PRELOAD": "/tmp/x.so"}, StatusRejected, "none"},
+		{"ls", map[string]string{"XDG_CONFIG_HOME": "cfg"}, StatusRejected, "none"},
 		{"echo $((X))", map[string]string{"X": "a[$(touch x)]"}, StatusRejected, "none"},
 		{"cat .env", nil, StatusRejected, "none"},
 	}
