@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 
 	"github.com/agentls/agentls/tools"
@@ -54,7 +55,12 @@ func (s *session) earlyAnswer(body []byte) (id, result json.RawMessage, ok bool)
 	if !running || env == nil || !s.opts.Runner.Oversize(env.Workspace.Config(), req.Name, req.Arguments) {
 		return nil, nil, false
 	}
-	res := s.opts.Runner.Run(s.ctx, env, req, nil) // refused before any other work
+	// Refused before any other work. The context is cancelled already, so
+	// that even if the caps changed in between, nothing runs here, in the
+	// reader (it would block every message behind it).
+	ctx, cancel := context.WithCancel(s.ctx)
+	cancel()
+	res := s.opts.Runner.Run(ctx, env, req, nil)
 	result, err := json.Marshal(res)
 	if err != nil {
 		return nil, nil, false

@@ -342,8 +342,12 @@ func commandDir(c *Call, args json.RawMessage) string {
 }
 
 // execute runs the tool under its time limit. It returns as soon as the call
-// is cancelled or times out, even if Execute has not returned yet.
+// is cancelled or times out, even if Execute has not returned yet; a call
+// cancelled before it starts never starts.
 func (r *Runner) execute(c *Call, cfg *workspace.Config, args json.RawMessage, by string) *Result {
+	if c.Ctx.Err() != nil {
+		return cancelled(c.Ctx)
+	}
 	limit := c.Tool.Timeout
 	if limit == 0 {
 		limit = time.Duration(cfg.Tools.TimeoutSeconds) * time.Second
