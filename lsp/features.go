@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -137,10 +136,7 @@ func symbolKind(k string) int {
 
 // text returns a file's text as the tools see it ("" when unreadable).
 func (s *session) text(path string) string {
-	if d, ok := s.ws.Overlays.Get(path); ok {
-		return d.Text
-	}
-	b, err := os.ReadFile(path)
+	b, err := s.ws.ReadFile(path)
 	if err != nil {
 		return ""
 	}

@@ -13,7 +13,6 @@ import (
 	"go/token"
 	"go/types"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -91,7 +90,7 @@ func (g *goChecker) stampOf(p string) stamp {
 	if d, ok := g.ix.ws.Overlays.Get(p); ok {
 		return stamp{open: true, version: d.Version}
 	}
-	fi, err := os.Stat(p)
+	fi, err := g.ix.ws.StatAny(p)
 	if err != nil {
 		return stamp{size: -1}
 	}
@@ -151,7 +150,7 @@ func (g *goChecker) reset() {
 		if d, ok := g.ix.ws.Overlays.Get(p); ok {
 			return io.NopCloser(strings.NewReader(d.Text)), nil
 		}
-		return os.Open(p)
+		return g.ix.ws.OpenAny(p)
 	}
 	g.deps = map[string]*goDep{}
 	g.dirs = map[string]string{}
@@ -227,11 +226,11 @@ func (g *goChecker) readFile(p string) ([]byte, error) {
 	if d, ok := g.ix.ws.Overlays.Get(p); ok {
 		return []byte(d.Text), nil
 	}
-	return os.ReadFile(p)
+	return g.ix.ws.ReadDiskAny(p)
 }
 
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
+func (g *goChecker) isDir(p string) bool {
+	fi, err := g.ix.ws.StatAny(p)
 	return err == nil && fi.IsDir()
 }
 
@@ -256,7 +255,7 @@ func (g *goChecker) lookDir(m goModule, path, srcDir string) (string, error) {
 	goroot := filepath.Join(g.plain.GOROOT, "src")
 	first, _, _ := strings.Cut(path, "/")
 	if !strings.Contains(first, ".") {
-		if d := filepath.Join(goroot, filepath.FromSlash(path)); isDir(d) {
+		if d := filepath.Join(goroot, filepath.FromSlash(path)); g.isDir(d) {
 			return d, nil
 		}
 	} else if _, ok := within(goroot, srcDir); ok {
@@ -264,7 +263,7 @@ func (g *goChecker) lookDir(m goModule, path, srcDir string) (string, error) {
 			if _, in := within(filepath.Dir(v), srcDir); !in {
 				continue
 			}
-			if d := filepath.Join(v, filepath.FromSlash(path)); isDir(d) {
+			if d := filepath.Join(v, filepath.FromSlash(path)); g.isDir(d) {
 				return d, nil
 			}
 		}
@@ -282,7 +281,7 @@ func (g *goChecker) lookDir(m goModule, path, srcDir string) (string, error) {
 func (g *goChecker) packageFiles(dir string, variant string) []string {
 	seen := map[string]bool{}
 	var names []string
-	if ents, err := os.ReadDir(dir); err == nil {
+	if ents, err := g.ix.ws.ReadDirAny(dir); err == nil {
 		for _, e := range ents {
 			if !e.IsDir() {
 				names = append(names, e.Name())
@@ -1075,7 +1074,7 @@ func (g *goChecker) resolve(ctx context.Context, file string, line, col int) (*g
 // builtinLocation finds a predeclared identifier in GOROOT/src/builtin.
 func (g *goChecker) builtinLocation(name string) (Location, *ast.File, bool) {
 	p := filepath.Join(g.plain.GOROOT, "src", "builtin", "builtin.go")
-	src, err := os.ReadFile(p)
+	src, err := g.ix.ws.ReadDiskAny(p)
 	if err != nil {
 		return Location{}, nil, false
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -412,7 +411,7 @@ const maxDiagnosticPackages = 40
 // directory tree, and whether the answer is partial. Files of other
 // languages have none the index can find.
 func (ix *Index) Diagnostics(ctx context.Context, p string) ([]Diagnostic, bool, error) {
-	fi, err := os.Stat(p)
+	fi, err := ix.ws.StatAny(p)
 	if _, open := ix.ws.Overlays.Get(p); err != nil && !open {
 		return nil, false, err
 	}

@@ -142,10 +142,7 @@ func (w *Workspace) ReadFile(path string) ([]byte, error) {
 	if d, ok := w.Overlays.Get(path); ok {
 		return []byte(d.Text), nil
 	}
-	if _, _, inside := containing(w.allowedRoots(), filepath.Clean(path)); inside {
-		return w.ReadDisk(path)
-	}
-	return os.ReadFile(path)
+	return w.ReadDiskAny(path)
 }
 
 // Rel returns path in the form tool results use: relative to the root
