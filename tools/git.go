@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -281,16 +282,28 @@ func (r *gitRepo) hooks() []string {
 		return nil
 	}
 	dir := strings.TrimSpace(string(out.stdout))
-	ents, err := os.ReadDir(dir)
+	// Inside a root (.git/hooks) the folder is listed and its files stat'ed
+	// beneath the root, so a symlink swapped in cannot list an outside
+	// folder; a hooks folder elsewhere (core.hooksPath, a linked work
+	// tree's git directory) is not the workspace's and is read by path.
+	// What cannot be read beneath the root (a link leading outside, which
+	// git would follow) is still named: the list warns, so it may say too
+	// much but never too little.
+	ws := r.c.Workspace
+	ents, err := ws.ReadDirAny(dir)
 	if err != nil {
-		return nil
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return []string{fmt.Sprintf("in %s (not listed: %v)", ws.Rel(dir), err)}
 	}
 	var names []string
 	for _, e := range ents {
 		if strings.HasSuffix(e.Name(), ".sample") {
 			continue
 		}
-		if fi, err := os.Stat(filepath.Join(dir, e.Name())); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		fi, err := ws.StatAny(filepath.Join(dir, e.Name()))
+		if err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 || err != nil && !errors.Is(err, fs.ErrNotExist) {
 			names = append(names, e.Name())
 		}
 	}
@@ -646,11 +659,13 @@ func (r *gitRepo) withTempIndex(fn func(env []string) error) error {
 		return fmt.Errorf("temp index: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	if data, err := os.ReadFile(index); err == nil {
+	// The index inside a root is read beneath it (a symlink swapped in
+	// cannot copy an outside file); a git directory elsewhere by path.
+	if data, err := r.c.Workspace.ReadDiskAny(index); err == nil {
 		if err := os.WriteFile(filepath.Join(tmp, "index"), data, 0o600); err != nil {
 			return fmt.Errorf("temp index: %w", err)
 		}
-	} else if !os.IsNotExist(err) {
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read index: %w", err)
 	}
 	if err := os.Mkdir(filepath.Join(tmp, "objects"), 0o700); err != nil {

@@ -3,7 +3,6 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -245,7 +244,7 @@ func (p *gitCommitPlan) unsaved(c *Call) []string {
 		if !ok {
 			continue
 		}
-		if disk, err := os.ReadFile(abs); err != nil || string(disk) != doc.Text {
+		if disk, err := c.Workspace.ReadDiskAny(abs); err != nil || string(disk) != doc.Text {
 			out = append(out, f.Path)
 		}
 	}

@@ -166,6 +166,10 @@ var gitRepos sync.Map // root → gitRepoLoc
 func workspaceRepo(root string) (gitRepoLoc, bool, error) {
 	if v, ok := gitRepos.Load(root); ok {
 		loc := v.(gitRepoLoc)
+		// By path, not beneath the root: the git directory may lie outside
+		// every root (a root inside its repository, a linked work tree),
+		// and the answer only says whether to ask git again, which reads
+		// the repository by path itself; nothing of it reaches a result.
 		if fi, err := os.Stat(filepath.Join(loc.gitDir, "HEAD")); err == nil && fi.Mode().IsRegular() {
 			return loc, true, nil
 		}
@@ -227,7 +231,10 @@ type gitIncludesEntry struct {
 }
 
 // statSignature sums up the size and modification time of each file (or
-// its absence).
+// its absence). It stats by path, not beneath a root: the files are git's
+// configuration, which may lie anywhere (an include names any file), git
+// reads them by path itself, and the signature only keys a cache; it never
+// reaches a result.
 func statSignature(paths []string) string {
 	var b strings.Builder
 	for _, p := range paths {
