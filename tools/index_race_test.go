@@ -1,0 +1,172 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/workspace"
+)
+
+// indexRaceCalls is how many code-intelligence calls TestIndexSymlinkRace
+// makes while the links are swapped (0 of them may get outside bytes).
+const indexRaceCalls = 600
+
+// TestIndexSymlinkRace is TestSymlinkRace for the index and the Go type
+// checker, whose reads of package files (stat, directory listing, open,
+// read) go beneath the root too: while one goroutine keeps swapping, between
+// an inside and an outside target,
+//   - a symlinked Go file of the package asked about (p/b.go),
+//   - and a symlinked package directory it imports (q),
+//
+// diagnostics, hover and symbols are called through the Runner. The outside
+// files are valid Go whose comments, identifiers and constants carry a
+// marker, and which the checker would report on (a string constant where an
+// int is wanted), so a read of them would show in a result. Calls that meet
+// the inside targets must still succeed, so the test cannot pass by
+// refusing everything.
+func TestIndexSymlinkRace(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	marker := fmt.Sprintf("OUTSIDE%dMARKER", time.Now().UnixNano())
+	ftWrite(t, outside, map[string]string{
+		"b.go": "package p\n\n// name " + marker + " doc.\nfunc name() int { return \"" + marker + "\" }\n\nfunc " + marker + "() {}\n",
+		"q/q.go": "package q\n\n// V " + marker + " doc.\nconst V = \"" + marker + "\"\n\n// " + marker + " is outside.\nfunc " +
+			marker + "() {}\n",
+	})
+	ftWrite(t, root, map[string]string{
+		"go.mod":      "module m\n\ngo 1.21\n",
+		"p/a.go":      "package p\n\nimport \"m/q\"\n\nvar _ int = q.V\n\nfunc Greet() int { return name() }\n",
+		"real/b.go":   "package p\n\n// name is inside.\nfunc name() int { return 1 }\n",
+		"qreal/q.go":  "package q\n\n// V is inside.\nconst V = 1\n",
+		"qreal/q2.go": "package q\n\n// Inside is inside.\nfunc Inside() {}\n",
+	})
+	link := func(target, name string) error {
+		tmp := filepath.Join(root, name+".tmp")
+		os.Remove(tmp)
+		if err := os.Symlink(target, tmp); err != nil {
+			return err
+		}
+		return os.Rename(tmp, filepath.Join(root, name))
+	}
+	if err := link("../real/b.go", "p/b.go"); err != nil {
+		t.Fatal(err)
+	}
+	if err := link("qreal", "q"); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := NewRegistry(nil)
+	reg.MustRegister(Diagnostics, Symbols, Hover)
+	env := &Env{Workspace: ws, Session: NewSession(), Approver: approval.Fixed(approval.Reject, ""), Memory: approval.NewMemory("")}
+	t.Cleanup(func() { CloseIndex(env.Session) })
+	r := NewRunner(reg, nil)
+
+	calls := []struct {
+		tool string
+		args map[string]any
+		// ok is in the answer of a call that met the inside targets.
+		ok string
+	}{
+		{"diagnostics", map[string]any{"path": "p/a.go"}, "no problems found"},
+		{"diagnostics", map[string]any{"path": "."}, "no problems found"},
+		{"hover", map[string]any{"path": "p/a.go", "line": 7, "column": 27}, "name is inside."},
+		{"hover", map[string]any{"path": "p/a.go", "line": 5, "column": 15}, "V is inside."},
+		{"symbols", map[string]any{"path": "p/b.go"}, `"name":"name"`},
+		{"symbols", map[string]any{"path": "q"}, `"name":"Inside"`},
+		{"symbols", map[string]any{"query": "Inside"}, `"name":"Inside"`},
+	}
+	// Each call alone, before the race: the inside answers are what ok says.
+	for _, c := range calls {
+		b, _ := json.Marshal(c.args)
+		res := r.Run(context.Background(), env, Request{Name: c.tool, Arguments: b}, nil)
+		out, _ := json.Marshal(res)
+		if res.Status != StatusSuccess || !strings.Contains(string(out), c.ok) {
+			t.Fatalf("%s %v before the race = %s, want %s", c.tool, c.args, out, c.ok)
+		}
+	}
+
+	stop := make(chan struct{})
+	var swaps atomic.Int64
+	var swapper sync.WaitGroup
+	swapper.Add(1)
+	go func() {
+		defer swapper.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if i%2 == 0 {
+				link(filepath.Join(outside, "b.go"), "p/b.go")
+				link(filepath.Join(outside, "q"), "q")
+			} else {
+				link("../real/b.go", "p/b.go")
+				link("qreal", "q")
+			}
+			swaps.Add(1)
+		}
+	}()
+
+	var tried, leaked, succeeded atomic.Int64
+	var leakMu sync.Mutex
+	var leaks []string
+	var wg sync.WaitGroup
+	const workers = 2
+	for g := 0; g < workers; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < indexRaceCalls; i += workers {
+				c := calls[i%len(calls)]
+				b, _ := json.Marshal(c.args)
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				res := r.Run(ctx, env, Request{Name: c.tool, Arguments: b}, nil)
+				cancel()
+				tried.Add(1)
+				out, _ := json.Marshal(res)
+				text := string(out)
+				if strings.Contains(text, marker) {
+					leaked.Add(1)
+					leakMu.Lock()
+					if len(leaks) < 5 {
+						leaks = append(leaks, fmt.Sprintf("%s %v: %.400s", c.tool, c.args, text))
+					}
+					leakMu.Unlock()
+				}
+				if res.Status == StatusSuccess && strings.Contains(text, c.ok) {
+					succeeded.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	swapper.Wait()
+	t.Logf("index symlink race: %d calls tried, %d got outside bytes, %d succeeded with inside content, %d swaps",
+		tried.Load(), leaked.Load(), succeeded.Load(), swaps.Load())
+	if tried.Load() != indexRaceCalls {
+		t.Fatalf("tried %d calls, want %d", tried.Load(), indexRaceCalls)
+	}
+	if leaked.Load() != 0 {
+		t.Fatalf("%d of %d calls returned outside content, for example:\n%s", leaked.Load(), tried.Load(), strings.Join(leaks, "\n"))
+	}
+	if swaps.Load() < 10 {
+		t.Fatalf("only %d swaps happened during the calls: the race was not run", swaps.Load())
+	}
+	if succeeded.Load() < indexRaceCalls/20 {
+		t.Fatalf("only %d of %d calls succeeded with inside content: the tools refuse too much", succeeded.Load(), tried.Load())
+	}
+}
