@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/internal/schema"
+	"github.com/agentls/agentls/workspace"
 )
 
 // The git tools run the git program with an argument vector, never through
@@ -281,15 +282,20 @@ func (r *gitRepo) hooks() []string {
 	if err != nil {
 		return nil
 	}
-	dir := strings.TrimSpace(string(out.stdout))
+	return listHooks(r.c.Workspace, strings.TrimSpace(string(out.stdout)))
+}
+
+// listHooks lists the hooks in the folder dir (git's path for it, which
+// git gives with its symlinks resolved).
+func listHooks(ws *workspace.Workspace, dir string) []string {
 	// Inside a root (.git/hooks) the folder is listed and its files stat'ed
 	// beneath the root, so a symlink swapped in cannot list an outside
 	// folder; a hooks folder elsewhere (core.hooksPath, a linked work
-	// tree's git directory) is not the workspace's and is read by path.
-	// What cannot be read beneath the root (a link leading outside, which
-	// git would follow) is still named: the list warns, so it may say too
-	// much but never too little.
-	ws := r.c.Workspace
+	// tree's git directory, a link git resolved) is where git runs hooks
+	// from and is read by path: the list goes to the person. What cannot
+	// be read beneath the root (a folder swapped for a link since git
+	// named it, a hook linking outside, which git would follow) is still
+	// named: the list warns, so it may say too much but never too little.
 	ents, err := ws.ReadDirAny(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

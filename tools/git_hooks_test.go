@@ -1,0 +1,75 @@
+package tools
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+// TestGitHooksBeneathRoot: the hooks folder inside the root is listed
+// beneath it. Its executable files are named, and so is a hook that is a
+// link to a program outside the workspace (git follows it; the warning may
+// say too much, never too little); when the folder itself is swapped for a
+// link to an outside folder after git named it, the warning says the hooks
+// were not listed and names nothing from that folder.
+func TestGitHooksBeneathRoot(t *testing.T) {
+	isolateGit(t)
+	root := t.TempDir()
+	outside := t.TempDir()
+	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(root))
+	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	hooks := filepath.Join(root, ".git", "hooks")
+	write := func(p string, mode os.FileMode) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("#!/bin/sh\nexit 0\n"), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(hooks, "pre-commit"), 0o755)
+	write(filepath.Join(hooks, "post-merge"), 0o644) // not executable: git skips it
+	write(filepath.Join(outside, "prog"), 0o755)
+	if err := os.Symlink(filepath.Join(outside, "prog"), filepath.Join(hooks, "pre-push")); err != nil {
+		t.Fatal(err)
+	}
+	write(filepath.Join(outside, "hooks", "outsidehookname"), 0o755)
+
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := openRepo(&Call{Ctx: context.Background(), Workspace: ws}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.hooks(), " "); got != "pre-commit pre-push" {
+		t.Errorf("hooks = %q, want %q", got, "pre-commit pre-push")
+	}
+
+	// A folder swapped for a link to an outside one after git named it:
+	// nothing of the outside folder is listed, and the warning says so.
+	if err := os.Rename(hooks, hooks+".real"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "hooks"), hooks); err != nil {
+		t.Fatal(err)
+	}
+	got := listHooks(ws, hooks)
+	if len(got) != 1 || !strings.HasPrefix(got[0], "in .git/hooks (not listed") || strings.Contains(got[0], "outsidehookname") {
+		t.Errorf("hooks through a link to an outside folder = %q, want one entry saying they were not listed", got)
+	}
+	// Asked now, git names the folder it runs hooks from (the link
+	// resolved, outside the workspace), which is listed by path.
+	if got := strings.Join(r.hooks(), " "); got != "outsidehookname" {
+		t.Errorf("hooks from git's resolved path = %q, want outsidehookname", got)
+	}
+}
