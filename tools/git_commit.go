@@ -2,7 +2,9 @@ package tools
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -244,7 +246,15 @@ func (p *gitCommitPlan) unsaved(c *Call) []string {
 		if !ok {
 			continue
 		}
-		if disk, err := c.Workspace.ReadDiskAny(abs); err != nil || string(disk) != doc.Text {
+		// Beneath the root when inside it; a sensitive file (refused to the
+		// agent, not to this comparison, whose answer is one line to the
+		// person) is read by path.
+		disk, err := c.Workspace.ReadDiskAny(abs)
+		var pe *workspace.PathError
+		if errors.As(err, &pe) && pe.Code == "SENSITIVE_PATH" {
+			disk, err = os.ReadFile(abs)
+		}
+		if err != nil || string(disk) != doc.Text {
 			out = append(out, f.Path)
 		}
 	}
