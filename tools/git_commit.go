@@ -2,9 +2,7 @@ package tools
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -246,15 +244,7 @@ func (p *gitCommitPlan) unsaved(c *Call) []string {
 		if !ok {
 			continue
 		}
-		// Beneath the root when inside it; a sensitive file (refused to the
-		// agent, not to this comparison, whose answer is one line to the
-		// person) is read by path.
-		disk, err := c.Workspace.ReadDiskAny(abs)
-		var pe *workspace.PathError
-		if errors.As(err, &pe) && pe.Code == "SENSITIVE_PATH" {
-			disk, err = os.ReadFile(abs)
-		}
-		if err != nil || string(disk) != doc.Text {
+		if diskDiffers(c.Workspace, abs, doc.Text) {
 			out = append(out, f.Path)
 		}
 	}

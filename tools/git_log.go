@@ -3,7 +3,6 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -85,7 +84,7 @@ func gitLog(c *Call, a gitLogArgs) (*Result, error) {
 	}
 	args := []string{"log", "--no-color", "--format=%H%x1f%an%x1f%ae%x1f%aI%x1f%s", "-z", "-n", strconv.Itoa(a.Limit + 1)}
 	if len(paths) == 1 {
-		if fi, err := os.Stat(paths[0]); err == nil && fi.Mode().IsRegular() {
+		if fi, err := c.Workspace.StatAny(paths[0]); err == nil && fi.Mode().IsRegular() {
 			args = append(args, "--follow") // one file's history goes on across renames
 		}
 	}

@@ -2,12 +2,15 @@ package tools
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/agentls/agentls/workspace"
 )
 
 // GitStatus is git_status: the branch and the changed files, from
@@ -123,12 +126,25 @@ func gitUnsaved(c *Call, top, only string) []string {
 		if !ok {
 			continue
 		}
-		if disk, err := os.ReadFile(p); err != nil || string(disk) != doc.Text {
+		if diskDiffers(c.Workspace, p, doc.Text) {
 			out = append(out, c.Workspace.Rel(p))
 		}
 	}
 	sort.Strings(out)
 	return out
+}
+
+// diskDiffers reports whether the file p on disk differs from an editor
+// buffer's text (or cannot be read). A file inside a root is read beneath
+// it; a sensitive one (refused to the agent, not to this comparison, whose
+// answer is one line to the person) and one outside the roots by path.
+func diskDiffers(ws *workspace.Workspace, p, text string) bool {
+	disk, err := ws.ReadDiskAny(p)
+	var pe *workspace.PathError
+	if errors.As(err, &pe) && pe.Code == "SENSITIVE_PATH" {
+		disk, err = os.ReadFile(p)
+	}
+	return err != nil || string(disk) != text
 }
 
 // gitWithin reports whether p is dir or below it.
