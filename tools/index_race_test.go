@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,12 +71,7 @@ func TestIndexSymlinkRace(t *testing.T) {
 	t.Cleanup(func() { CloseIndex(env.Session) })
 	r := NewRunner(reg, nil)
 
-	calls := []struct {
-		tool string
-		args map[string]any
-		// ok is in the answer of a call that met the inside targets.
-		ok string
-	}{
+	calls := []raceCall{
 		{"diagnostics", map[string]any{"path": "p/a.go"}, "no problems found"},
 		{"diagnostics", map[string]any{"path": "."}, "no problems found"},
 		{"hover", map[string]any{"path": "p/a.go", "line": 7, "column": 27}, "name is inside."},
@@ -97,76 +90,20 @@ func TestIndexSymlinkRace(t *testing.T) {
 		}
 	}
 
-	stop := make(chan struct{})
-	var swaps atomic.Int64
-	var swapper sync.WaitGroup
-	swapper.Add(1)
-	go func() {
-		defer swapper.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if i%2 == 0 {
-				link(filepath.Join(outside, "b.go"), "p/b.go")
-				link(filepath.Join(outside, "q"), "q")
-			} else {
-				link("../real/b.go", "p/b.go")
-				link("qreal", "q")
-			}
-			swaps.Add(1)
+	swap := func(i int) {
+		if i%2 == 0 {
+			link(filepath.Join(outside, "b.go"), "p/b.go")
+			link(filepath.Join(outside, "q"), "q")
+		} else {
+			link("../real/b.go", "p/b.go")
+			link("qreal", "q")
 		}
-	}()
-
-	var tried, leaked, succeeded atomic.Int64
-	var leakMu sync.Mutex
-	var leaks []string
-	var wg sync.WaitGroup
-	const workers = 2
-	for g := 0; g < workers; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := g; i < indexRaceCalls; i += workers {
-				c := calls[i%len(calls)]
-				b, _ := json.Marshal(c.args)
-				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-				res := r.Run(ctx, env, Request{Name: c.tool, Arguments: b}, nil)
-				cancel()
-				tried.Add(1)
-				out, _ := json.Marshal(res)
-				text := string(out)
-				if strings.Contains(text, marker) {
-					leaked.Add(1)
-					leakMu.Lock()
-					if len(leaks) < 5 {
-						leaks = append(leaks, fmt.Sprintf("%s %v: %.400s", c.tool, c.args, text))
-					}
-					leakMu.Unlock()
-				}
-				if res.Status == StatusSuccess && strings.Contains(text, c.ok) {
-					succeeded.Add(1)
-				}
-			}
-		}()
 	}
-	wg.Wait()
-	close(stop)
-	swapper.Wait()
-	t.Logf("index symlink race: %d calls tried, %d got outside bytes, %d succeeded with inside content, %d swaps",
-		tried.Load(), leaked.Load(), succeeded.Load(), swaps.Load())
-	if tried.Load() != indexRaceCalls {
-		t.Fatalf("tried %d calls, want %d", tried.Load(), indexRaceCalls)
-	}
-	if leaked.Load() != 0 {
-		t.Fatalf("%d of %d calls returned outside content, for example:\n%s", leaked.Load(), tried.Load(), strings.Join(leaks, "\n"))
-	}
-	if swaps.Load() < 10 {
-		t.Fatalf("only %d swaps happened during the calls: the race was not run", swaps.Load())
-	}
-	if succeeded.Load() < indexRaceCalls/20 {
-		t.Fatalf("only %d of %d calls succeeded with inside content: the tools refuse too much", succeeded.Load(), tried.Load())
-	}
+	race{name: "index symlink race", calls: calls, n: indexRaceCalls, minShare: 20, marker: marker, swap: swap,
+		call: func(c raceCall) *Result {
+			b, _ := json.Marshal(c.args)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			return r.Run(ctx, env, Request{Name: c.tool, Arguments: b}, nil)
+		}}.run(t)
 }

@@ -65,45 +65,27 @@ func TestSymlinkRace(t *testing.T) {
 		return os.Rename(tmp, filepath.Join(root, name))
 	}
 
-	stop := make(chan struct{})
-	var swaps atomic.Int64
-	var swapper sync.WaitGroup
-	swapper.Add(1)
-	go func() {
-		defer swapper.Done()
-		w, wReal, wLink := filepath.Join(root, "w"), filepath.Join(root, "w.real"), filepath.Join(root, "w.link")
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				// Leave w a real directory.
-				if _, err := os.Stat(wReal); err == nil {
-					os.Rename(w, wLink)
-					os.Rename(wReal, w)
-				}
-				return
-			default:
-			}
-			if i%2 == 0 {
-				tmpLink(filepath.Join(outside, "target.txt"), "f.txt")
-				tmpLink(outside, "d")
-				os.Rename(w, wReal)
-				os.Rename(wLink, w)
-			} else {
-				tmpLink("real/target.txt", "f.txt")
-				tmpLink("real", "d")
-				os.Rename(w, wLink)
-				os.Rename(wReal, w)
-			}
-			swaps.Add(1)
+	w, wReal, wLink := filepath.Join(root, "w"), filepath.Join(root, "w.real"), filepath.Join(root, "w.link")
+	swap := func(i int) {
+		if i%2 == 0 {
+			tmpLink(filepath.Join(outside, "target.txt"), "f.txt")
+			tmpLink(outside, "d")
+			os.Rename(w, wReal)
+			os.Rename(wLink, w)
+		} else {
+			tmpLink("real/target.txt", "f.txt")
+			tmpLink("real", "d")
+			os.Rename(w, wLink)
+			os.Rename(wReal, w)
 		}
-	}()
-
-	calls := []struct {
-		tool string
-		args map[string]any
-		// ok is the inside answer a successful call gives.
-		ok string
-	}{
+	}
+	settle := func() { // leave w a real directory
+		if _, err := os.Stat(wReal); err == nil {
+			os.Rename(w, wLink)
+			os.Rename(wReal, w)
+		}
+	}
+	calls := []raceCall{
 		{"read_file", map[string]any{"path": "f.txt"}, "inside bytes"},
 		{"read_file", map[string]any{"path": "d/target.txt"}, "inside bytes"},
 		{"read_file", map[string]any{"path": "w/target.txt"}, "inside w"},
@@ -118,6 +100,56 @@ func TestSymlinkRace(t *testing.T) {
 		{"glob", map[string]any{"pattern": "d/*"}, "inside.txt"},
 		{"glob", map[string]any{"pattern": "w/**/*"}, "inside.c"},
 	}
+	race{name: "symlink race", calls: calls, n: raceCalls, minShare: 10, marker: marker, swap: swap, settle: settle,
+		call: func(c raceCall) *Result { return ftCall(t, env, c.tool, c.args) }}.run(t)
+}
+
+// raceCall is a call of a race test and what is in its answer when it met
+// the inside targets.
+type raceCall struct {
+	tool string
+	args map[string]any
+	ok   string
+}
+
+// race makes n calls (round robin over calls, from two workers) while swap
+// runs again and again, with a growing i, in a goroutine of its own; settle
+// runs once after the last swap. The test fails when any result holds
+// marker, when fewer than 10 swaps happened during the calls (the race was
+// not run), or when fewer than n/minShare calls succeeded with their inside
+// answer (so it cannot pass by refusing everything).
+type race struct {
+	name     string
+	calls    []raceCall
+	n        int
+	minShare int
+	marker   string
+	call     func(raceCall) *Result
+	swap     func(i int)
+	settle   func()
+}
+
+func (r race) run(t *testing.T) {
+	t.Helper()
+	stop := make(chan struct{})
+	var swaps atomic.Int64
+	var swapper sync.WaitGroup
+	swapper.Add(1)
+	go func() {
+		defer swapper.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				if r.settle != nil {
+					r.settle()
+				}
+				return
+			default:
+			}
+			r.swap(i)
+			swaps.Add(1)
+		}
+	}()
 	var tried, leaked, succeeded atomic.Int64
 	var leakMu sync.Mutex
 	var leaks []string
@@ -127,17 +159,17 @@ func TestSymlinkRace(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := g; i < raceCalls; i += workers {
-				c := calls[i%len(calls)]
-				res := ftCall(t, env, c.tool, c.args)
+			for i := g; i < r.n; i += workers {
+				c := r.calls[i%len(r.calls)]
+				res := r.call(c)
 				tried.Add(1)
 				b, _ := json.Marshal(res)
 				text := string(b)
-				if strings.Contains(text, marker) {
+				if strings.Contains(text, r.marker) {
 					leaked.Add(1)
 					leakMu.Lock()
 					if len(leaks) < 5 {
-						leaks = append(leaks, fmt.Sprintf("%s %v: %.300s", c.tool, c.args, res.Content))
+						leaks = append(leaks, fmt.Sprintf("%s %v: %.400s", c.tool, c.args, text))
 					}
 					leakMu.Unlock()
 				}
@@ -150,10 +182,10 @@ func TestSymlinkRace(t *testing.T) {
 	wg.Wait()
 	close(stop)
 	swapper.Wait()
-	t.Logf("symlink race: %d calls tried, %d got outside bytes or names, %d succeeded with inside content, %d swaps",
-		tried.Load(), leaked.Load(), succeeded.Load(), swaps.Load())
-	if tried.Load() != raceCalls {
-		t.Fatalf("tried %d calls, want %d", tried.Load(), raceCalls)
+	t.Logf("%s: %d calls tried, %d got outside bytes or names, %d succeeded with inside content, %d swaps",
+		r.name, tried.Load(), leaked.Load(), succeeded.Load(), swaps.Load())
+	if tried.Load() != int64(r.n) {
+		t.Fatalf("tried %d calls, want %d", tried.Load(), r.n)
 	}
 	if leaked.Load() != 0 {
 		t.Fatalf("%d of %d calls returned outside content, for example:\n%s", leaked.Load(), tried.Load(), strings.Join(leaks, "\n"))
@@ -161,7 +193,7 @@ func TestSymlinkRace(t *testing.T) {
 	if swaps.Load() < 10 {
 		t.Fatalf("only %d swaps happened during the calls: the race was not run", swaps.Load())
 	}
-	if succeeded.Load() < raceCalls/10 {
+	if succeeded.Load() < int64(r.n/r.minShare) {
 		t.Fatalf("only %d of %d calls succeeded with inside content: the tools refuse too much", succeeded.Load(), tried.Load())
 	}
 }
