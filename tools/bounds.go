@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentls/agentls/internal/schema"
 	"github.com/agentls/agentls/workspace"
@@ -442,7 +443,8 @@ func (s *scanner) object(b *bounds, depth int) {
 		if s.stop() {
 			return
 		}
-		if strings.IndexByte(key, '\\') >= 0 {
+		if strings.IndexByte(key, '\\') >= 0 || !utf8.ValidString(key) {
+			// Decoded as the decoder will: escapes, and invalid UTF-8 as U+FFFD.
 			var k string
 			if json.Unmarshal([]byte(`"`+key+`"`), &k) != nil {
 				s.bad = true
@@ -472,22 +474,28 @@ func (s *scanner) object(b *bounds, depth int) {
 			return
 		}
 		s.path = s.path[:len(s.path)-1]
-		s.skipSpace()
-		if s.i >= len(s.data) {
-			s.bad = true
-			return
-		}
-		switch s.data[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return
-		default:
-			s.bad = true
+		if s.next('}') {
 			return
 		}
 	}
+}
+
+// next steps over what follows a member or an item: a comma (false) or
+// closer (true); anything else is malformed (bad, and true).
+func (s *scanner) next(closer byte) bool {
+	s.skipSpace()
+	if s.i < len(s.data) {
+		switch s.data[s.i] {
+		case ',':
+			s.i++
+			return false
+		case closer:
+			s.i++
+			return true
+		}
+	}
+	s.bad = true
+	return true
 }
 
 func (s *scanner) array(b *bounds, depth int) {
@@ -514,19 +522,7 @@ func (s *scanner) array(b *bounds, depth int) {
 			return
 		}
 		s.path = s.path[:len(s.path)-1]
-		s.skipSpace()
-		if s.i >= len(s.data) {
-			s.bad = true
-			return
-		}
-		switch s.data[s.i] {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			return
-		default:
-			s.bad = true
+		if s.next(']') {
 			return
 		}
 	}
