@@ -11,6 +11,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/workspace"
 )
 
 // approver asks the person through the best channel the client has
@@ -141,15 +142,6 @@ func diffStat(diff string) string {
 	if diff == "" {
 		return ""
 	}
-	var add, del int
-	for _, l := range strings.Split(diff, "\n") {
-		switch {
-		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
-		case strings.HasPrefix(l, "+"):
-			add++
-		case strings.HasPrefix(l, "-"):
-			del++
-		}
-	}
+	add, del := workspace.DiffLineCounts(diff)
 	return fmt.Sprintf("+%d -%d lines", add, del)
 }

@@ -299,27 +299,13 @@ func staleReport(c *Call, path string, known bool, before, now, what, next strin
 		if len(d) > 4000 {
 			d = d[:4000] + "\n… (diff cut)\n"
 		}
-		add, del := lineCounts(d)
+		add, del := workspace.DiffLineCounts(d)
 		fmt.Fprintf(&b, " %d line(s) added and %d removed. %s\nWhat changed:\n%s", add, del, next, d)
 		details["diff"] = d
 	} else {
 		fmt.Fprintf(&b, " %s", next)
 	}
 	return b.String(), details
-}
-
-// lineCounts counts the added and removed lines of a unified diff.
-func lineCounts(diff string) (add, del int) {
-	for _, l := range strings.Split(diff, "\n") {
-		switch {
-		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
-		case strings.HasPrefix(l, "+"):
-			add++
-		case strings.HasPrefix(l, "-"):
-			del++
-		}
-	}
-	return add, del
 }
 
 // eol is a file's line-ending convention.

@@ -1062,21 +1062,30 @@ func capMemory(pidsDir, name string, memMax int64) string {
 	return dir
 }
 
+// selfCgroups returns the server's cgroups, a line of /proc/self/cgroup
+// each: hierarchy id, controllers (comma-separated; "" on the unified v2
+// hierarchy) and path.
+func selfCgroups() [][3]string {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return nil
+	}
+	var out [][3]string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if parts := strings.SplitN(line, ":", 3); len(parts) == 3 {
+			out = append(out, [3]string{parts[0], parts[1], parts[2]})
+		}
+	}
+	return out
+}
+
 // v1CgroupParent finds the server's cgroup folder of a cgroup v1
 // controller, or "".
 func v1CgroupParent(controller string) string {
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		for _, c := range strings.Split(parts[1], ",") {
+	for _, cg := range selfCgroups() {
+		for _, c := range strings.Split(cg[1], ",") {
 			if c == controller {
-				dir := filepath.Join("/sys/fs/cgroup", controller, parts[2])
+				dir := filepath.Join("/sys/fs/cgroup", controller, cg[2])
 				if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err == nil {
 					return dir
 				}
@@ -1204,25 +1213,12 @@ func (g *cgroup) remove() {
 // hierarchy of cgroup v1, or the unified hierarchy of v2 when the pids
 // controller is enabled for children.
 func pidsCgroupParent() string {
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return ""
+	if dir := v1CgroupParent("pids"); dir != "" {
+		return dir
 	}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		for _, c := range strings.Split(parts[1], ",") {
-			if c == "pids" {
-				dir := filepath.Join("/sys/fs/cgroup/pids", parts[2])
-				if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err == nil {
-					return dir
-				}
-			}
-		}
-		if parts[0] == "0" && parts[1] == "" {
-			dir := filepath.Join("/sys/fs/cgroup", parts[2])
+	for _, cg := range selfCgroups() {
+		if cg[0] == "0" && cg[1] == "" {
+			dir := filepath.Join("/sys/fs/cgroup", cg[2])
 			if sc, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control")); err == nil &&
 				strings.Contains(" "+strings.TrimSpace(string(sc))+" ", " pids ") {
 				return dir

@@ -248,6 +248,21 @@ func UnifiedDiff(oldPath, newPath, old, new string) string {
 	return string(out)
 }
 
+// DiffLineCounts counts the added and removed lines of a unified diff (its
+// "+++" and "---" file headers are not lines).
+func DiffLineCounts(diff string) (add, del int) {
+	for _, l := range strings.Split(diff, "\n") {
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+		case strings.HasPrefix(l, "+"):
+			add++
+		case strings.HasPrefix(l, "-"):
+			del++
+		}
+	}
+	return add, del
+}
+
 func writeLine(b *bytes.Buffer, prefix byte, line string) {
 	b.WriteByte(prefix)
 	b.WriteString(line)
