@@ -22,11 +22,11 @@ func TestMain(m *testing.M) { lsptest.Main(m) }
 // testRunner has the built-in tools plus a slow tool and one that asks.
 func testRunner(t testing.TB) *tools.Runner {
 	reg := tools.NewBuiltinRegistry()
-	reg.MustRegister(&tools.Tool{
+	reg.MustRegister(tools.Define(tools.Def[struct{ Ms int }]{
 		Name: "slow", Description: "sleeps for ms or until cancelled",
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"ms":{"type":"integer","minimum":0}}}`),
 		Annotations: tools.Annotations{ReadOnly: true, Approval: "auto"},
-		Execute: tools.Typed(func(c *tools.Call, a struct{ Ms int }) (*tools.Result, error) {
+		Execute: func(c *tools.Call, a struct{ Ms int }) (*tools.Result, error) {
 			c.Progress.Report("sleeping", 10)
 			select {
 			case <-time.After(time.Duration(a.Ms) * time.Millisecond):
@@ -34,15 +34,15 @@ func testRunner(t testing.TB) *tools.Runner {
 			case <-c.Ctx.Done():
 				return nil, c.Ctx.Err()
 			}
-		}),
-	}, &tools.Tool{
+		},
+	}), tools.Define(tools.Def[json.RawMessage]{
 		Name: "touch", Description: "needs approval",
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"x":{"type":"integer"}}}`),
 		Annotations: tools.Annotations{Approval: "ask"}, Risk: approval.RiskWrite,
 		Execute: func(c *tools.Call, args json.RawMessage) (*tools.Result, error) {
 			return tools.Success("touched "+string(args), nil), nil
 		},
-	})
+	}))
 	return tools.NewRunner(reg, nil)
 }
 

@@ -18,7 +18,7 @@ import (
 )
 
 // ApplyPatch is apply_patch.
-var ApplyPatch = withPatchNotes(editTool(&Tool{
+var ApplyPatch = builtin(withPatchNotes(editTool(Def[applyPatchArgs]{
 	Name:  "apply_patch",
 	Title: "Apply patch",
 	Description: "Applies a unified diff (as made by `diff -u` or `git diff`) to one or several files: modifies them, creates " +
@@ -29,7 +29,7 @@ var ApplyPatch = withPatchNotes(editTool(&Tool{
 	Annotations: Annotations{Destructive: true, Approval: "ask"},
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["patch"],"properties":{
 		"patch":{"type":"string","minLength":1,"description":"the unified diff: for each file a ---/+++ header and @@ hunks"}}}`),
-}, planPatch))
+}, planPatch)))
 
 // patchNotes passes the notes of planPatch (hunks found away from their
 // stated line, or only when whitespace is ignored) from the plan to the
@@ -38,16 +38,16 @@ var patchNotes sync.Map // *Call → []string
 
 // withPatchNotes shows the person the notes of a patch with the question
 // (as its warning) and tells the model in the result.
-func withPatchNotes(t *Tool) *Tool {
-	assess, execute := t.Assess, t.Execute
-	t.Assess = func(c *Call, args json.RawMessage) (Assessment, error) {
+func withPatchNotes(d Def[applyPatchArgs]) Def[applyPatchArgs] {
+	assess, execute := d.Assess, d.Execute
+	d.Assess = func(c *Call, args applyPatchArgs) (Assessment, error) {
 		a, err := assess(c, args)
 		if notes, ok := patchNotes.LoadAndDelete(c); ok && err == nil {
 			a.Warning = strings.TrimSuffix(strings.Join(notes.([]string), "; ")+"; "+a.Warning, "; ")
 		}
 		return a, err
 	}
-	t.Execute = func(c *Call, args json.RawMessage) (*Result, error) {
+	d.Execute = func(c *Call, args applyPatchArgs) (*Result, error) {
 		res, err := execute(c, args)
 		patchNotes.Delete(c) // when Execute planned again itself
 		if res != nil && res.Status == StatusSuccess && c.Assessed.Warning != "" {
@@ -55,7 +55,7 @@ func withPatchNotes(t *Tool) *Tool {
 		}
 		return res, err
 	}
-	return t
+	return d
 }
 
 // bareHunkHeader matches a hunk header without line numbers ("@@" or
@@ -68,13 +68,11 @@ var bareHunkHeader = regexp.MustCompile(`(?m)^@@[ \t]*(?:@@([^\r\n]*))?(\r?)$`)
 // searched for.
 const patchFuzz = 50
 
-func planPatch(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
-	var a struct {
-		Patch string `json:"patch"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, Errorf(InvalidParams, "arguments: %v", err)
-	}
+type applyPatchArgs struct {
+	Patch string `json:"patch"`
+}
+
+func planPatch(c *Call, a applyPatchArgs) (*workspace.Plan, error) {
 	text := a.Patch
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"

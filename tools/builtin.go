@@ -1,12 +1,26 @@
 package tools
 
-// Builtins returns the built-in tools, ready to register.
+import (
+	"slices"
+	"strings"
+)
+
+// builtins are the built-in tools: each tool's file defines its tool with
+// builtin, which adds it here.
+var builtins []*Tool
+
+// builtin defines a built-in tool (Define) and adds it to Builtins.
+func builtin[A any](d Def[A]) *Tool {
+	t := Define(d)
+	builtins = append(builtins, t)
+	return t
+}
+
+// Builtins returns the built-in tools, ready to register, sorted by name.
 func Builtins() []*Tool {
-	return []*Tool{CurrentDirectory, CurrentDatetime, ReadFile, WriteFile, EditFile,
-		MultiEdit, ApplyPatch, ListDirectory, CreateDirectory, DeleteFile, MoveFile, CopyFile,
-		ShellExec, ShellBackground, ShellOutput, ShellKill, RunCode, Grep, Glob,
-		Diagnostics, Symbols, FindDefinition, References, Hover,
-		GitStatus, GitDiff, GitLog, GitCommit, GitBranch, GitPush, WebFetch, WebSearch}
+	ts := slices.Clone(builtins)
+	slices.SortFunc(ts, func(a, b *Tool) int { return strings.Compare(a.Name, b.Name) })
+	return ts
 }
 
 // NewBuiltinRegistry returns a registry of the built-in tools.

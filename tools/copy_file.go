@@ -11,7 +11,7 @@ import (
 )
 
 // CopyFile is copy_file.
-var CopyFile = editTool(&Tool{
+var CopyFile = builtin(editTool(Def[copyFileArgs]{
 	Name:  "copy_file",
 	Title: "Copy file",
 	Description: "Copies a file (the editor's buffer when it is open) to a new path; missing parent directories are created. " +
@@ -22,17 +22,15 @@ var CopyFile = editTool(&Tool{
 		"source":{"type":"string","description":"the file to copy, relative to the workspace root or absolute inside it"},
 		"dest":{"type":"string","description":"the path of the copy"},
 		"overwrite":{"type":"boolean","default":false,"description":"replace an existing file at dest"}}}`),
-}, planCopy)
+}, planCopy))
 
-func planCopy(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
-	var a struct {
-		Source    string `json:"source"`
-		Dest      string `json:"dest"`
-		Overwrite bool   `json:"overwrite"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, Errorf(InvalidParams, "arguments: %v", err)
-	}
+type copyFileArgs struct {
+	Source    string `json:"source"`
+	Dest      string `json:"dest"`
+	Overwrite bool   `json:"overwrite"`
+}
+
+func planCopy(c *Call, a copyFileArgs) (*workspace.Plan, error) {
 	src, err := c.Workspace.Resolve(a.Source)
 	if err != nil {
 		return nil, err

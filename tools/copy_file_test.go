@@ -45,7 +45,7 @@ func TestCopyFileBinaryPlan(t *testing.T) {
 	env, root := ftEnv(t)
 	ftWrite(t, root, map[string]string{"b.bin": "a\x00b"})
 	c := &Call{Workspace: env.Workspace, Session: env.Session, Tool: CopyFile}
-	p, err := planCopy(c, []byte(`{"source":"b.bin","dest":"c.bin"}`))
+	p, err := planCopy(c, copyFileArgs{Source: "b.bin", Dest: "c.bin"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // CreateDirectory is create_directory.
-var CreateDirectory = editTool(&Tool{
+var CreateDirectory = builtin(editTool(Def[createDirectoryArgs]{
 	Name:  "create_directory",
 	Title: "Create directory",
 	Description: "Creates a directory, and its missing parents, in the workspace. Fails with ALREADY_EXISTS when the path exists. " +
@@ -17,15 +17,13 @@ var CreateDirectory = editTool(&Tool{
 	Annotations: Annotations{Approval: "ask"},
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{
 		"path":{"type":"string","description":"directory path, relative to the workspace root or absolute inside it"}}}`),
-}, planCreateDirectory)
+}, planCreateDirectory))
 
-func planCreateDirectory(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
-	var a struct {
-		Path string `json:"path"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, Errorf(InvalidParams, "arguments: %v", err)
-	}
+type createDirectoryArgs struct {
+	Path string `json:"path"`
+}
+
+func planCreateDirectory(c *Call, a createDirectoryArgs) (*workspace.Plan, error) {
 	path, err := c.Workspace.Resolve(a.Path)
 	if err != nil {
 		return nil, err

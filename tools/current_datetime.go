@@ -10,7 +10,7 @@ import (
 var now = time.Now
 
 // CurrentDatetime is get_current_datetime.
-var CurrentDatetime = &Tool{
+var CurrentDatetime = builtin(Def[datetimeArgs]{
 	Name:        "get_current_datetime",
 	Title:       "Current date and time",
 	Description: "Returns the current date and time: ISO 8601, Unix time, the IANA time zone, and formatted date, time and full text. Pass timezone (an IANA name such as Europe/Paris) for another zone than the machine's.",
@@ -21,9 +21,7 @@ var CurrentDatetime = &Tool{
 	OutputSchema: json.RawMessage(`{"type":"object","required":["iso8601","unix","timezone","date","time","full"],"properties":{
 		"iso8601":{"type":"string"},"unix":{"type":"integer"},"unix_ms":{"type":"integer"},"timezone":{"type":"string"},
 		"utc_offset":{"type":"string"},"date":{"type":"string"},"time":{"type":"string"},"weekday":{"type":"string"},"full":{"type":"string"}}}`),
-	Execute: Typed(func(c *Call, a struct {
-		Timezone string `json:"timezone"`
-	}) (*Result, error) {
+	Execute: func(c *Call, a datetimeArgs) (*Result, error) {
 		t := now()
 		zone := localZoneName()
 		if a.Timezone != "" {
@@ -46,7 +44,11 @@ var CurrentDatetime = &Tool{
 		}
 		content := fmt.Sprintf("%s (%s, %s)\nISO 8601: %s\nUnix: %d", s["full"], zone, s["utc_offset"], s["iso8601"], s["unix"])
 		return Success(content, s), nil
-	}),
+	},
+})
+
+type datetimeArgs struct {
+	Timezone string `json:"timezone"`
 }
 
 // localZoneName returns the IANA name of the local zone when it can be

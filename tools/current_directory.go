@@ -6,7 +6,7 @@ import (
 )
 
 // CurrentDirectory is get_current_directory: the workspace roots.
-var CurrentDirectory = &Tool{
+var CurrentDirectory = builtin(Def[struct{}]{
 	Name:        "get_current_directory",
 	Title:       "Current directory",
 	Description: "Returns the workspace root that relative paths are resolved against, and every other root.",
@@ -15,7 +15,7 @@ var CurrentDirectory = &Tool{
 	OutputSchema: json.RawMessage(`{"type":"object","required":["directory","roots"],"properties":{
 		"directory":{"type":"string"},"roots":{"type":"array","items":{"type":"string"}},
 		"names":{"type":"array","items":{"type":"string"},"description":"with several roots, each root's name: the first segment of its paths"}}}`),
-	Execute: func(c *Call, _ json.RawMessage) (*Result, error) {
+	Execute: func(c *Call, _ struct{}) (*Result, error) {
 		roots := c.Workspace.Roots()
 		if len(roots) == 0 {
 			return nil, Errorf(NotConfigured, "the session has no workspace root")
@@ -36,4 +36,4 @@ var CurrentDirectory = &Tool{
 		}
 		return Success(content, st), nil
 	},
-}
+})

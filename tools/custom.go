@@ -30,18 +30,14 @@ func customTool(ct workspace.CustomTool) (*Tool, error) {
 		approvalKind = "auto"
 	}
 	argv := append([]string(nil), ct.Argv...)
-	t := &Tool{
+	t := Define(Def[map[string]any]{
 		Name: ct.Name, Title: ct.Name,
 		Description: ct.Description + fmt.Sprintf(" (runs: %s)", strings.Join(argv, " ")),
 		InputSchema: schema,
 		Annotations: Annotations{Approval: approvalKind},
 		Risk:        approval.RiskExecute,
 		Timeout:     maxShellTimeout + time.Minute,
-		Execute: func(c *Call, raw json.RawMessage) (*Result, error) {
-			var args map[string]any
-			if err := json.Unmarshal(raw, &args); err != nil {
-				return nil, Errorf(InvalidParams, "arguments: %v", err)
-			}
+		Execute: func(c *Call, args map[string]any) (*Result, error) {
 			cmd, err := expandArgv(argv, args)
 			if err != nil {
 				return nil, err
@@ -50,7 +46,7 @@ func customTool(ct workspace.CustomTool) (*Tool, error) {
 			return foreground(c, startSpec{argv: cmd, dir: c.Workspace.Root(), env: shellEnv(c, c.Workspace.Root(), nil), command: strings.Join(cmd, " ")},
 				shellTimeout(cfg, 0), nil)
 		},
-	}
+	})
 	if err := t.compile(); err != nil {
 		return nil, err
 	}

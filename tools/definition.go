@@ -6,7 +6,7 @@ import (
 
 // FindDefinition is definition: where the identifier at a position, or a named
 // symbol, is declared.
-var FindDefinition = &Tool{
+var FindDefinition = builtin(Def[positionArgs]{
 	Name:  "definition",
 	Title: "Go to definition",
 	Description: "Finds where an identifier is declared. Give path, line and column (1-based; the column of any character of the identifier, " +
@@ -17,9 +17,9 @@ var FindDefinition = &Tool{
 	Annotations:  Annotations{ReadOnly: true, Approval: "auto"},
 	InputSchema:  json.RawMessage(positionSchema("")),
 	OutputSchema: json.RawMessage(locationsOutputSchema),
-	Validate:     validateTyped(validatePosition),
-	Execute:      Typed(definition),
-}
+	Validate:     validatePosition,
+	Execute:      definition,
+})
 
 func definition(c *Call, a positionArgs) (*Result, error) {
 	path, err := c.resolvePosition(&a)

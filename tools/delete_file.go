@@ -15,7 +15,7 @@ import (
 )
 
 // DeleteFile is delete_file.
-var DeleteFile = warnRecursive(editTool(&Tool{
+var DeleteFile = builtin(warnRecursive(editTool(Def[deleteFileArgs]{
 	Name:  "delete_file",
 	Title: "Delete file",
 	Description: "Deletes a file, or a directory with everything in it when recursive is true (a directory is never deleted " +
@@ -26,29 +26,27 @@ var DeleteFile = warnRecursive(editTool(&Tool{
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{
 		"path":{"type":"string","description":"file or directory path, relative to the workspace root or absolute inside it"},
 		"recursive":{"type":"boolean","default":false,"description":"required to delete a directory and its contents"}}}`),
-}, planDelete))
+}, planDelete)))
 
 // warnRecursive makes the question about a recursive delete say so.
-func warnRecursive(t *Tool) *Tool {
-	assess := t.Assess
-	t.Assess = func(c *Call, args json.RawMessage) (Assessment, error) {
+func warnRecursive(d Def[deleteFileArgs]) Def[deleteFileArgs] {
+	assess := d.Assess
+	d.Assess = func(c *Call, args deleteFileArgs) (Assessment, error) {
 		a, err := assess(c, args)
 		if err == nil && a.Edit != nil && len(a.Edit.Changes) == 1 && a.Edit.Changes[0].Dir {
 			a.Warning = fmt.Sprintf("deletes the directory %s and everything in it", c.Workspace.Rel(a.Edit.Changes[0].Path))
 		}
 		return a, err
 	}
-	return t
+	return d
 }
 
-func planDelete(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
-	var a struct {
-		Path      string `json:"path"`
-		Recursive bool   `json:"recursive"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, Errorf(InvalidParams, "arguments: %v", err)
-	}
+type deleteFileArgs struct {
+	Path      string `json:"path"`
+	Recursive bool   `json:"recursive"`
+}
+
+func planDelete(c *Call, a deleteFileArgs) (*workspace.Plan, error) {
 	path, err := c.Workspace.Resolve(a.Path)
 	if err != nil {
 		return nil, err

@@ -8,7 +8,7 @@ import (
 
 // Diagnostics is diagnostics: parse and type errors of Go code, and some
 // vet warnings.
-var Diagnostics = &Tool{
+var Diagnostics = builtin(Def[diagnosticsArgs]{
 	Name:  "diagnostics",
 	Title: "Diagnostics",
 	Description: "Reports the syntax and type errors of Go code, as the compiler would, and a few go vet warnings (printf arguments, " +
@@ -26,8 +26,8 @@ var Diagnostics = &Tool{
 			"end_line":{"type":"integer"},"end_column":{"type":"integer"},
 			"severity":{"enum":["error","warning","information","hint"]},"message":{"type":"string"},"source":{"type":"string"}}}},
 		"partial":{"type":"boolean"},"count":{"type":"integer"},"note":{"type":"string"}}}`),
-	Execute: Typed(diagnostics),
-}
+	Execute: diagnostics,
+})
 
 type diagnosticsArgs struct {
 	Path string `json:"path"`

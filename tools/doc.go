@@ -2,6 +2,14 @@
 // the execution pipeline every entry point shares (LSP, the call command),
 // the execution log and metrics, and the tools themselves, one file each.
 //
+// A tool is one file: a Def of its argument type, given to builtin, which
+// defines it and adds it to Builtins; its scenario tests are txtar files
+// under testdata. Arguments are checked against the input schema, the
+// schema's defaults applied, and then decoded into the argument type once
+// per call: Validate, Assess and Execute all receive that value. Engines
+// (search, process supervision, the code index, git, HTML) live in packages
+// of their own; a tool's file turns their results into a Result.
+//
 // Two error paths: a failure the model should see (a missing file, a bad
 // argument) is a Result with status "error", made by returning a *Error (or
 // any error with an ErrorCode() method) from Execute; any other error from

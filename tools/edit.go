@@ -70,27 +70,22 @@ const editOutputSchema = `{"type":"object","required":["files","applied_by","lan
 	"diff":{"type":"string"},
 	"replacements":{"type":"integer"}}}`
 
-// planFunc computes what a call would change, without changing anything.
-type planFunc func(c *Call, args json.RawMessage) (*workspace.Plan, error)
-
-// editTool fills the Assess and Execute of a tool whose effect is an edit
-// plan: the plan is computed before approval, previewed, applied by the
-// editor or the server, and what landed is checked.
-func editTool(t *Tool, plan planFunc) *Tool {
-	t.Assess = func(c *Call, args json.RawMessage) (Assessment, error) {
+// editTool completes the definition of a tool whose effect is an edit
+// plan: plan computes what a call would change, without changing anything;
+// the plan is computed before approval, previewed, applied by the editor or
+// the server, and what landed is checked.
+func editTool[A any](d Def[A], plan func(c *Call, a A) (*workspace.Plan, error)) Def[A] {
+	d.Assess = func(c *Call, args A) (Assessment, error) {
 		p, err := plan(c, args)
 		if err != nil {
 			return Assessment{}, err
 		}
 		a := Assessment{Edit: p, Preview: preview(c, p)}
 		a.NeedsApproval = overwrites(p)
-		if t.Risk == "" {
-			a.Risk = approval.RiskWrite
-		}
 		gitMetadata(c, p, &a)
 		return a, nil
 	}
-	t.Execute = func(c *Call, args json.RawMessage) (*Result, error) {
+	d.Execute = func(c *Call, args A) (*Result, error) {
 		p := c.Assessed.Edit
 		if p == nil {
 			var err error
@@ -100,13 +95,13 @@ func editTool(t *Tool, plan planFunc) *Tool {
 		}
 		return applyPlan(c, p)
 	}
-	if t.OutputSchema == nil {
-		t.OutputSchema = json.RawMessage(editOutputSchema)
+	if d.OutputSchema == nil {
+		d.OutputSchema = json.RawMessage(editOutputSchema)
 	}
-	if t.Risk == "" {
-		t.Risk = approval.RiskWrite
+	if d.Risk == "" {
+		d.Risk = approval.RiskWrite
 	}
-	return t
+	return d
 }
 
 // overwrites reports whether a plan changes or removes anything that exists

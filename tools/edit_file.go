@@ -10,7 +10,7 @@ import (
 )
 
 // EditFile is edit_file.
-var EditFile = editTool(&Tool{
+var EditFile = builtin(editTool(Def[editFileArgs]{
 	Name:  "edit_file",
 	Title: "Edit file",
 	Description: "Replaces an exact string in a file with another. old_string must match the file's text exactly, " +
@@ -23,7 +23,7 @@ var EditFile = editTool(&Tool{
 		"old_string":{"type":"string","minLength":1,"description":"the exact text to replace"},
 		"new_string":{"type":"string","description":"the text to put in its place"},
 		"replace_all":{"type":"boolean","default":false,"description":"replace every occurrence"}}}`),
-}, planEdit)
+}, planEdit))
 
 // Edit is one replacement of edit_file and multi_edit.
 type Edit struct {
@@ -32,14 +32,12 @@ type Edit struct {
 	ReplaceAll bool   `json:"replace_all"`
 }
 
-func planEdit(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
-	var a struct {
-		Path string `json:"path"`
-		Edit
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, Errorf(InvalidParams, "arguments: %v", err)
-	}
+type editFileArgs struct {
+	Path string `json:"path"`
+	Edit
+}
+
+func planEdit(c *Call, a editFileArgs) (*workspace.Plan, error) {
 	return planEdits(c, a.Path, []Edit{a.Edit})
 }
 

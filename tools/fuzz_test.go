@@ -50,9 +50,8 @@ func FuzzApplyPatch(f *testing.F) {
 		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
 	}
 	f.Fuzz(func(t *testing.T, patch string) {
-		args, _ := json.Marshal(map[string]string{"patch": patch})
 		c := &Call{Ctx: context.Background(), Tool: ApplyPatch, Workspace: ws, Session: NewSession()}
-		plan, err := planPatch(c, args)
+		plan, err := planPatch(c, applyPatchArgs{Patch: patch})
 		patchNotes.Delete(c)
 		if err != nil {
 			e, ok := AsError(err)
@@ -96,7 +95,7 @@ func FuzzApplyPatch(f *testing.F) {
 }
 
 // tiny is a schema with small caps, so that the fuzzer reaches them.
-var tiny = &Tool{
+var tiny = Define(Def[json.RawMessage]{
 	Name: "tiny", Description: "fuzz target", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
 		"path":{"type":"string","maxLength":3},
@@ -108,7 +107,7 @@ var tiny = &Tool{
 		"either":{"anyOf":[{"type":"string","maxLength":2},{"type":"integer"}]},
 		"nested":{"type":"object","properties":{"deep":{"type":"array","items":{"type":"string","maxLength":1}}}}}}`),
 	Execute: func(c *Call, args json.RawMessage) (*Result, error) { return Success("", nil), nil },
-}
+})
 
 // FuzzArguments feeds any JSON to argument validation (prepare) for every
 // built-in tool and a tool with tiny caps. Invariants: no panic; the result
@@ -134,7 +133,7 @@ func FuzzArguments(f *testing.F) {
 		if which > 0 {
 			tool = ts[int(which)%len(ts)]
 		}
-		args, perr := prepare(tool, json.RawMessage(raw), cfg)
+		args, _, perr := prepare(tool, json.RawMessage(raw), cfg)
 		if perr != nil && perr.Code != InvalidParams {
 			t.Fatalf("%s %q: error %s, want INVALID_PARAMS", tool.Name, raw, perr.Code)
 		}

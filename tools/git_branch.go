@@ -10,7 +10,7 @@ import (
 
 // GitBranch is git_branch: lists branches, or creates one. Listing needs
 // no approval; creating asks in safe mode.
-var GitBranch = &Tool{
+var GitBranch = builtin(Def[gitBranchArgs]{
 	Name:  "git_branch",
 	Title: "Git branch",
 	Description: "Without arguments, lists the local branches (all: true adds remote-tracking ones) with their commit, upstream, " +
@@ -31,7 +31,7 @@ var GitBranch = &Tool{
 			"upstream":{"type":"string"},"ahead":{"type":"integer"},"behind":{"type":"integer"},"gone":{"type":"boolean"},
 			"subject":{"type":"string"}}}},
 		"created":{"type":"string"},"commit":{"type":"string"},"checked_out":{"type":"boolean"}}}`),
-	Validate: validateTyped(func(a gitBranchArgs) error {
+	Validate: func(a gitBranchArgs) error {
 		switch {
 		case a.Create && a.Name == "":
 			return Errorf(InvalidParams, "create needs name: the branch to create")
@@ -44,12 +44,8 @@ var GitBranch = &Tool{
 			return err
 		}
 		return optionLike("start_point", a.StartPoint)
-	}),
-	Assess: func(c *Call, raw json.RawMessage) (Assessment, error) {
-		var a gitBranchArgs
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return Assessment{}, Errorf(InvalidParams, "arguments: %v", err)
-		}
+	},
+	Assess: func(c *Call, a gitBranchArgs) (Assessment, error) {
 		// Listing changes nothing; creating a branch (and switching) does.
 		as := Assessment{Assessment: approval.Assessment{NeedsApproval: a.Create}}
 		if a.Create && a.Checkout {
@@ -59,8 +55,8 @@ var GitBranch = &Tool{
 		}
 		return as, nil
 	},
-	Execute: Typed(gitBranch),
-}
+	Execute: gitBranch,
+})
 
 type gitBranchArgs struct {
 	Name       string `json:"name"`

@@ -14,7 +14,7 @@ import (
 
 // GitCommit is git_commit: commits the staged changes and the named files.
 // Its approval shows exactly the diff that would be committed.
-var GitCommit = &Tool{
+var GitCommit = builtin(Def[gitCommitArgs]{
 	Name:  "git_commit",
 	Title: "Git commit",
 	Description: "Commits the staged changes plus the files named in files (staged first, like `git add`; deletions included) " +
@@ -35,7 +35,7 @@ var GitCommit = &Tool{
 		"additions":{"type":"integer"},"deletions":{"type":"integer"},
 		"unsaved":{"type":"array","items":{"type":"string"},"description":"committed files open in the editor with unsaved changes"},
 		"left_out":{"type":"array","items":{"type":"string"},"description":"files under the named folders that match paths.sensitive: not staged"}}}`),
-	Validate: validateTyped(func(a gitCommitArgs) error {
+	Validate: func(a gitCommitArgs) error {
 		if strings.TrimSpace(a.Message) == "" {
 			return Errorf(InvalidParams, "message is empty")
 		}
@@ -45,10 +45,10 @@ var GitCommit = &Tool{
 			}
 		}
 		return nil
-	}),
+	},
 	Assess:  assessGitCommit,
-	Execute: Typed(gitCommit),
-}
+	Execute: gitCommit,
+})
 
 type gitCommitArgs struct {
 	Message string   `json:"message"`
@@ -251,11 +251,7 @@ func (p *gitCommitPlan) unsaved(c *Call) []string {
 	return out
 }
 
-func assessGitCommit(c *Call, raw json.RawMessage) (Assessment, error) {
-	var a gitCommitArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return Assessment{}, Errorf(InvalidParams, "arguments: %v", err)
-	}
+func assessGitCommit(c *Call, a gitCommitArgs) (Assessment, error) {
 	p, err := planGitCommit(c, a)
 	if err != nil {
 		return Assessment{}, err

@@ -8,7 +8,7 @@ import (
 
 // GitDiff is git_diff: the changes of the work tree, the index or a
 // revision, as a unified diff with per-file counts.
-var GitDiff = &Tool{
+var GitDiff = builtin(Def[gitDiffArgs]{
 	Name:  "git_diff",
 	Title: "Git diff",
 	Description: "Shows changes as a unified diff with a per-file summary. By default the work tree against the index (changes not yet " +
@@ -28,8 +28,8 @@ var GitDiff = &Tool{
 			"additions":{"type":"integer"},"deletions":{"type":"integer"},"binary":{"type":"boolean"},
 			"sensitive":{"type":"boolean","description":"content left out: the path matches paths.sensitive"}}}},
 		"truncated":{"type":"boolean"}}}`),
-	Execute: Typed(gitDiff),
-}
+	Execute: gitDiff,
+})
 
 type gitDiffArgs struct {
 	Path   string `json:"path"`

@@ -8,7 +8,7 @@ import (
 )
 
 // GitLog is git_log: recent commits, newest first.
-var GitLog = &Tool{
+var GitLog = builtin(Def[gitLogArgs]{
 	Name:  "git_log",
 	Title: "Git log",
 	Description: "Lists commits, newest first: hash, author, email, date (ISO 8601) and subject. limit is how many (default 20); " +
@@ -24,8 +24,8 @@ var GitLog = &Tool{
 			"hash":{"type":"string"},"author":{"type":"string"},"email":{"type":"string"},
 			"date":{"type":"string","description":"author date, ISO 8601"},"subject":{"type":"string"}}}},
 		"truncated":{"type":"boolean","description":"more commits match than limit"}}}`),
-	Execute: Typed(gitLog),
-}
+	Execute: gitLog,
+})
 
 type gitLogArgs struct {
 	Limit int    `json:"limit"`

@@ -12,7 +12,7 @@ import (
 // GitPush is git_push: pushes one local branch to a configured remote.
 // It always asks; a force push is dangerous and asks even over rules and
 // earlier "always" answers.
-var GitPush = &Tool{
+var GitPush = builtin(Def[gitPushArgs]{
 	Name:  "git_push",
 	Title: "Git push",
 	Description: "Pushes a local branch (default: the current one) to a configured remote (default: the branch's upstream " +
@@ -31,15 +31,15 @@ var GitPush = &Tool{
 		"remote":{"type":"string"},"branch":{"type":"string"},
 		"status":{"enum":["new","fast_forward","forced","up_to_date","rejected","other"]},
 		"summary":{"type":"string"},"output":{"type":"string"}}}`),
-	Validate: validateTyped(func(a gitPushArgs) error {
+	Validate: func(a gitPushArgs) error {
 		if err := optionLike("remote", a.Remote); err != nil {
 			return err
 		}
 		return optionLike("branch", a.Branch)
-	}),
+	},
 	Assess:  assessGitPush,
-	Execute: Typed(gitPush),
-}
+	Execute: gitPush,
+})
 
 type gitPushArgs struct {
 	Remote      string `json:"remote"`
@@ -108,11 +108,7 @@ func gitPushTarget(c *Call, a gitPushArgs) (*gitRepo, string, string, error) {
 	return repo, remote, branch, nil
 }
 
-func assessGitPush(c *Call, raw json.RawMessage) (Assessment, error) {
-	var a gitPushArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return Assessment{}, Errorf(InvalidParams, "arguments: %v", err)
-	}
+func assessGitPush(c *Call, a gitPushArgs) (Assessment, error) {
 	repo, remote, branch, err := gitPushTarget(c, a)
 	if err != nil {
 		return Assessment{}, err

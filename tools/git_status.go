@@ -15,7 +15,7 @@ import (
 
 // GitStatus is git_status: the branch and the changed files, from
 // `git status --porcelain=v2 --branch -z`.
-var GitStatus = &Tool{
+var GitStatus = builtin(Def[gitStatusArgs]{
 	Name:  "git_status",
 	Title: "Git status",
 	Description: "Shows the git state of the workspace repository: the current branch, its upstream and how far ahead/behind it is, " +
@@ -41,8 +41,8 @@ var GitStatus = &Tool{
 		"clean":{"type":"boolean"},
 		"repository":{"type":"string","description":"the repository's top-level folder"},
 		"unsaved":{"type":"array","items":{"type":"string"},"description":"files open in the editor with unsaved changes, which git does not see"}}}`),
-	Execute: Typed(gitStatus),
-}
+	Execute: gitStatus,
+})
 
 type gitStatusArgs struct {
 	Path string `json:"path"`

@@ -16,7 +16,7 @@ import (
 
 // Glob is glob: the workspace's files whose paths match a doublestar
 // pattern, with ripgrep's defaults (ignored and hidden files skipped).
-var Glob = &Tool{
+var Glob = builtin(Def[globArgs]{
 	Name:  "glob",
 	Title: "Find files by name",
 	Description: "Lists the workspace's files whose paths match a glob pattern: `*` and `?` within one path segment, `**` across " +
@@ -36,8 +36,8 @@ var Glob = &Tool{
 		"limit":{"type":"integer","minimum":1,"maximum":100000,"description":"maximum paths returned (default: limits.grepMaxResults)"}}}`),
 	OutputSchema: json.RawMessage(`{"type":"object","required":["files","truncated"],"properties":{
 		"files":{"type":"array","items":{"type":"string"}},"truncated":{"type":"boolean"},"total":{"type":"integer"}}}`),
-	Execute: Typed(glob),
-}
+	Execute: glob,
+})
 
 type globArgs struct {
 	Pattern        string `json:"pattern"`

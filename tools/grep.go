@@ -22,7 +22,7 @@ import (
 
 // Grep is grep: ripgrep's search, with ripgrep's defaults (ignore files,
 // hidden files and binary files skipped), run in process.
-var Grep = &Tool{
+var Grep = builtin(Def[grepArgs]{
 	Name:  "grep",
 	Title: "Search file contents",
 	Description: "Searches the contents of the workspace's files for a regular expression (RE2 syntax, as Go and ripgrep read it), " +
@@ -60,8 +60,8 @@ var Grep = &Tool{
 		"files_searched":{"type":"integer"},
 		"skipped_too_large":{"type":"integer"},
 		"skipped_binary":{"type":"integer"}}}`),
-	Execute: Typed(grep),
-}
+	Execute: grep,
+})
 
 type grepArgs struct {
 	Pattern         string `json:"pattern"`

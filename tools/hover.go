@@ -8,7 +8,7 @@ import (
 
 // Hover is hover: the declaration and documentation of the identifier at a
 // position, or of a named symbol.
-var Hover = &Tool{
+var Hover = builtin(Def[positionArgs]{
 	Name:  "hover",
 	Title: "Describe a symbol",
 	Description: "Describes an identifier: its declaration (signature, type) and its doc comment, like an editor's hover. Give path, line " +
@@ -21,9 +21,9 @@ var Hover = &Tool{
 		"name":{"type":"string"},"kind":{"type":"string"},"signature":{"type":"string"},"doc":{"type":"string"},
 		"language":{"type":"string"},"precision":{"enum":["type","name"]},"partial":{"type":"boolean"},"note":{"type":"string"},
 		"locations":{"type":"array","items":{"type":"object"}}}}`),
-	Validate: validateTyped(validatePosition),
-	Execute:  Typed(hover),
-}
+	Validate: validatePosition,
+	Execute:  hover,
+})
 
 func hover(c *Call, a positionArgs) (*Result, error) {
 	path, err := c.resolvePosition(&a)

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -295,14 +294,3 @@ type answer = workspace.Answer
 // isGo reports whether a file gets the type checker's answers (which do
 // not need the index's first build).
 func isGo(path string) bool { return workspace.Language(path) == "go" }
-
-// validateTyped adapts a check of typed arguments to Tool.Validate.
-func validateTyped[A any](check func(A) error) func(json.RawMessage) error {
-	return func(raw json.RawMessage) error {
-		var a A
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return Errorf(InvalidParams, "arguments: %v", err)
-		}
-		return check(a)
-	}
-}

@@ -14,7 +14,7 @@ import (
 )
 
 // ListDirectory is list_directory.
-var ListDirectory = &Tool{
+var ListDirectory = builtin(Def[listDirectoryArgs]{
 	Name:  "list_directory",
 	Title: "List directory",
 	Description: "Lists the entries of a directory of the workspace: directories end with /, symlinks show their target. " +
@@ -36,8 +36,8 @@ var ListDirectory = &Tool{
 			"size":{"type":"integer"},"target":{"type":"string"},"depth":{"type":"integer"}}}},
 		"truncated":{"type":"boolean"},"total":{"type":"integer"},
 		"ignored":{"type":"integer"},"hidden":{"type":"integer"}}}`),
-	Execute: Typed(listDirectory),
-}
+	Execute: listDirectory,
+})
 
 // listMaxEntries caps the entries of one listing.
 const listMaxEntries = 1000

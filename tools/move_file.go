@@ -11,7 +11,7 @@ import (
 )
 
 // MoveFile is move_file.
-var MoveFile = editTool(&Tool{
+var MoveFile = builtin(editTool(Def[moveFileArgs]{
 	Name:  "move_file",
 	Title: "Move or rename file",
 	Description: "Moves or renames a file or a directory. to is the new path itself, not a directory to move into; missing parent " +
@@ -22,17 +22,15 @@ var MoveFile = editTool(&Tool{
 		"from":{"type":"string","description":"the file or directory to move, relative to the workspace root or absolute inside it"},
 		"to":{"type":"string","description":"its new path"},
 		"overwrite":{"type":"boolean","default":false,"description":"replace an existing file at to"}}}`),
-}, planMove)
+}, planMove))
 
-func planMove(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
-	var a struct {
-		From      string `json:"from"`
-		To        string `json:"to"`
-		Overwrite bool   `json:"overwrite"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, Errorf(InvalidParams, "arguments: %v", err)
-	}
+type moveFileArgs struct {
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Overwrite bool   `json:"overwrite"`
+}
+
+func planMove(c *Call, a moveFileArgs) (*workspace.Plan, error) {
 	from, err := c.Workspace.Resolve(a.From)
 	if err != nil {
 		return nil, err

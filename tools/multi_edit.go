@@ -8,7 +8,7 @@ import (
 
 // MultiEdit is multi_edit: several replacements in one file, applied in
 // order to the result of the previous ones, all or nothing.
-var MultiEdit = editTool(&Tool{
+var MultiEdit = builtin(editTool(Def[multiEditArgs]{
 	Name:  "multi_edit",
 	Title: "Edit file (several replacements)",
 	Description: "Makes several exact-string replacements in one file, in order: each edit applies to the text the previous ones " +
@@ -23,16 +23,14 @@ var MultiEdit = editTool(&Tool{
 				"old_string":{"type":"string","minLength":1,"description":"the exact text to replace"},
 				"new_string":{"type":"string","description":"the text to put in its place"},
 				"replace_all":{"type":"boolean","default":false,"description":"replace every occurrence"}}}}}}`),
-}, planMultiEdit)
+}, planMultiEdit))
 
-func planMultiEdit(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
-	var a struct {
-		Path  string `json:"path"`
-		Edits []Edit `json:"edits"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, Errorf(InvalidParams, "arguments: %v", err)
-	}
+type multiEditArgs struct {
+	Path  string `json:"path"`
+	Edits []Edit `json:"edits"`
+}
+
+func planMultiEdit(c *Call, a multiEditArgs) (*workspace.Plan, error) {
 	if len(a.Edits) == 0 {
 		return nil, Errorf(InvalidParams, "edits is empty")
 	}

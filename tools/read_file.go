@@ -15,7 +15,7 @@ import (
 )
 
 // ReadFile is read_file.
-var ReadFile = &Tool{
+var ReadFile = builtin(Def[readFileArgs]{
 	Name:  "read_file",
 	Title: "Read file",
 	Description: "Reads a text file of the workspace and returns its lines numbered like `cat -n` (number, tab, text). " +
@@ -34,8 +34,8 @@ var ReadFile = &Tool{
 		"truncated":{"type":"boolean"},"cut_lines":{"type":"array","items":{"type":"integer"}},"binary":{"type":"boolean"},
 		"mime_type":{"type":"string"},"size":{"type":"integer"},"encoding":{"type":"string"},"data":{"type":"string"},
 		"from_buffer":{"type":"boolean"}}}`),
-	Execute: Typed(readFile),
-}
+	Execute: readFile,
+})
 
 type readFileArgs struct {
 	Path     string `json:"path"`

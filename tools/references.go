@@ -6,7 +6,7 @@ import (
 
 // References is references: the uses of the identifier at a position, or
 // of a named symbol.
-var References = &Tool{
+var References = builtin(Def[referencesArgs]{
 	Name:  "references",
 	Title: "Find references",
 	Description: "Finds the uses of an identifier across the workspace. Give path, line and column (1-based; the column of any character of " +
@@ -18,9 +18,9 @@ var References = &Tool{
 	InputSchema: json.RawMessage(positionSchema(`,
 		"include_declaration":{"type":"boolean","default":true,"description":"include the declaration itself"}`)),
 	OutputSchema: json.RawMessage(locationsOutputSchema),
-	Validate:     validateTyped(func(a referencesArgs) error { return validatePosition(a.positionArgs) }),
-	Execute:      Typed(references),
-}
+	Validate:     (func(a referencesArgs) error { return validatePosition(a.positionArgs) }),
+	Execute:      references,
+})
 
 type referencesArgs struct {
 	positionArgs

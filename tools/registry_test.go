@@ -12,9 +12,9 @@ import (
 )
 
 func simpleTool(name string, aliases ...string) *Tool {
-	return &Tool{Name: name, Description: name, Aliases: aliases,
+	return Define(Def[json.RawMessage]{Name: name, Description: name, Aliases: aliases,
 		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-		Execute:     func(c *Call, _ json.RawMessage) (*Result, error) { return Success(name, nil), nil }}
+		Execute:     func(c *Call, _ json.RawMessage) (*Result, error) { return Success(name, nil), nil }})
 }
 
 func TestRegistry(t *testing.T) {
@@ -52,12 +52,13 @@ func TestRegistry(t *testing.T) {
 	if !strings.Contains(logs.String(), "tool replaced") {
 		t.Errorf("replacement not logged: %q", logs.String())
 	}
+	ok := func(c *Call, _ json.RawMessage) (*Result, error) { return Success("x", nil), nil }
 	bad := []*Tool{
-		{Name: "", Execute: simpleTool("x").Execute, Annotations: Annotations{Approval: "auto"}},
-		{Name: "x", Annotations: Annotations{Approval: "auto"}},
-		{Name: "x", Execute: simpleTool("x").Execute, Annotations: Annotations{Approval: "maybe"}},
-		{Name: "x", Execute: simpleTool("x").Execute, Annotations: Annotations{Approval: "auto"}, InputSchema: json.RawMessage(`{"type": `)},
-		{Name: "x", Execute: simpleTool("x").Execute, Annotations: Annotations{Approval: "auto"}, Aliases: []string{"a"}},
+		Define(Def[json.RawMessage]{Name: "", Execute: ok, Annotations: Annotations{Approval: "auto"}}),
+		Define(Def[json.RawMessage]{Name: "x", Annotations: Annotations{Approval: "auto"}}),
+		Define(Def[json.RawMessage]{Name: "x", Execute: ok, Annotations: Annotations{Approval: "maybe"}}),
+		Define(Def[json.RawMessage]{Name: "x", Execute: ok, Annotations: Annotations{Approval: "auto"}, InputSchema: json.RawMessage(`{"type": `)}),
+		Define(Def[json.RawMessage]{Name: "x", Execute: ok, Annotations: Annotations{Approval: "auto"}, Aliases: []string{"a"}}),
 	}
 	for i, b := range bad {
 		if err := r.Register(b); err == nil {

@@ -19,7 +19,7 @@ import (
 // RunCode is run_code: a snippet of Python, bash or JavaScript run from a
 // temporary file with argv (no shell string), under resource limits and,
 // where the machine allows it, without network.
-var RunCode = &Tool{
+var RunCode = builtin(Def[runCodeArgs]{
 	Name:  "run_code",
 	Title: "Run code",
 	Description: "Runs a snippet of code: language python (python3), bash or node. The code is written to a temporary file and run " +
@@ -46,8 +46,8 @@ var RunCode = &Tool{
 		"timed_out":{"type":"boolean"},"duration_ms":{"type":"integer"},"id":{"type":"string"},"pid":{"type":"integer"},
 		"signal":{"type":"string"},"language":{"type":"string"},"sandbox":{"type":"object"}}}`),
 	Assess:  assessRunCode,
-	Execute: Typed(runCode),
-}
+	Execute: runCode,
+})
 
 type runCodeArgs struct {
 	Language       string            `json:"language"`
@@ -59,11 +59,9 @@ type runCodeArgs struct {
 	Cwd            string            `json:"cwd"`
 }
 
-func assessRunCode(c *Call, raw json.RawMessage) (Assessment, error) {
-	var a runCodeArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return Assessment{}, Errorf(InvalidParams, "arguments: %v", err)
-	}
+func (a runCodeArgs) commandCwd() string { return a.Cwd }
+
+func assessRunCode(c *Call, a runCodeArgs) (Assessment, error) {
 	if _, err := shellDir(c, a.Cwd); err != nil {
 		return Assessment{}, err
 	}

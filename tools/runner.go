@@ -165,7 +165,7 @@ func (r *Runner) run(ctx context.Context, env *Env, req Request, agent string, p
 	if why := allowed(cfg, agent, tool.Name); why != "" {
 		return failure(Errorf(UnknownTool, "%s", why)), nil, tool
 	}
-	args, verr := prepare(tool, req.Arguments, cfg)
+	args, typed, verr := prepare(tool, req.Arguments, cfg)
 	if verr != nil {
 		return failure(verr), refusedArgs(req.Arguments), tool
 	}
@@ -175,7 +175,7 @@ func (r *Runner) run(ctx context.Context, env *Env, req Request, agent string, p
 		Approver: env.Approver, Progress: progress, Log: r.logger().With("tool", tool.Name, "callId", req.CallID),
 		Events: events, Editor: env.Editor,
 	}
-	a, err := assess(c, args)
+	a, err := assess(c, typed)
 	if err != nil {
 		return r.errorResult(c, err), args, tool
 	}
@@ -198,7 +198,7 @@ func (r *Runner) run(ctx context.Context, env *Env, req Request, agent string, p
 			c.ConfirmInEditor = true
 		} else {
 			var res *Result
-			args, a, d, res = r.ask(c, env, args, a, d, events)
+			args, typed, a, d, res = r.ask(c, env, args, typed, a, d, events)
 			if res != nil {
 				return res, args, tool
 			}
@@ -207,7 +207,7 @@ func (r *Runner) run(ctx context.Context, env *Env, req Request, agent string, p
 	}
 	c.Decision = d
 	c.Assessed = a
-	return r.execute(c, cfg, args, d.By), args, tool
+	return r.execute(c, cfg, typed, d.By), args, tool
 }
 
 // ask asks the person. It returns the arguments to run with, their
@@ -215,34 +215,34 @@ func (r *Runner) run(ctx context.Context, env *Env, req Request, agent string, p
 // not run. Arguments the person edited are judged again (validation,
 // assessment, policy) and, when they differ from what was shown, asked about
 // again with their own preview and risk before anything runs.
-func (r *Runner) ask(c *Call, env *Env, args json.RawMessage, a Assessment, d approval.Decision, events Events) (json.RawMessage, Assessment, approval.Decision, *Result) {
+func (r *Runner) ask(c *Call, env *Env, args json.RawMessage, typed any, a Assessment, d approval.Decision, events Events) (json.RawMessage, any, Assessment, approval.Decision, *Result) {
 	if env.Approver == nil {
-		return args, a, d, &Result{Status: StatusRejected, Content: "rejected: approval needed and nobody to ask",
+		return args, typed, a, d, &Result{Status: StatusRejected, Content: "rejected: approval needed and nobody to ask",
 			Error: &Error{Code: Rejected, Message: "approval needed and nobody to ask"}}
 	}
 	for round := 1; ; round++ {
-		resp, res := r.askOnce(c, env, args, a, d, events)
+		resp, res := r.askOnce(c, env, args, typed, a, d, events)
 		if res != nil {
-			return args, a, d, res
+			return args, typed, a, d, res
 		}
 		if len(resp.ModifiedArguments) > 0 && string(resp.ModifiedArguments) != "null" {
-			margs, verr := prepare(c.Tool, resp.ModifiedArguments, env.Workspace.Config())
+			margs, mtyped, verr := prepare(c.Tool, resp.ModifiedArguments, env.Workspace.Config())
 			if verr != nil {
 				verr.Message = "modified arguments: " + verr.Message
-				return args, a, d, failure(verr)
+				return args, typed, a, d, failure(verr)
 			}
 			if string(margs) != string(args) {
-				ma, err := assess(c, margs)
+				ma, err := assess(c, mtyped)
 				if err != nil {
-					return margs, a, d, r.errorResult(c, err)
+					return margs, mtyped, a, d, r.errorResult(c, err)
 				}
 				md := approval.Decide(env.Workspace.Config(), env.Memory, c.Tool.policyTool(), ma.Assessment)
 				c.Log.Debug("approval policy, edited arguments", "action", md.Action.String(), "reason", md.Reason, "round", round)
 				if md.Action == approval.Deny {
 					if md.Blocked {
-						return margs, ma, md, failure(Errorf(CommandBlocked, "%s", strings.TrimPrefix(md.Reason, "blocked: ")))
+						return margs, mtyped, ma, md, failure(Errorf(CommandBlocked, "%s", strings.TrimPrefix(md.Reason, "blocked: ")))
 					}
-					return margs, ma, md, &Result{Status: StatusRejected, Content: "rejected: " + md.Reason, Message: md.Reason,
+					return margs, mtyped, ma, md, &Result{Status: StatusRejected, Content: "rejected: " + md.Reason, Message: md.Reason,
 						Error: &Error{Code: Rejected, Message: md.Reason}}
 				}
 				if md.Action == approval.Auto {
@@ -253,7 +253,7 @@ func (r *Runner) ask(c *Call, env *Env, args json.RawMessage, a Assessment, d ap
 						md.Risk = approval.RiskWrite
 					}
 				}
-				args, a, d = margs, ma, md
+				args, typed, a, d = margs, mtyped, ma, md
 				continue // the person sees the edited call before it runs
 			}
 		}
@@ -266,13 +266,13 @@ func (r *Runner) ask(c *Call, env *Env, args json.RawMessage, a Assessment, d ap
 				c.Log.Warn("remember always", "err", err)
 			}
 		}
-		return args, a, d, nil
+		return args, typed, a, d, nil
 	}
 }
 
 // askOnce sends one approval request and returns an approving answer, or
 // the result of a call that must not run.
-func (r *Runner) askOnce(c *Call, env *Env, args json.RawMessage, a Assessment, d approval.Decision, events Events) (approval.Response, *Result) {
+func (r *Runner) askOnce(c *Call, env *Env, args json.RawMessage, typed any, a Assessment, d approval.Decision, events Events) (approval.Response, *Result) {
 	events.Event(Event{CallID: c.ID, Tool: c.Tool.Name, Kind: "awaitingApproval", Risk: string(d.Risk)})
 	secs := env.Workspace.Config().Approval.TimeoutSeconds
 	timeout := time.Duration(secs) * time.Second
@@ -281,7 +281,7 @@ func (r *Runner) askOnce(c *Call, env *Env, args json.RawMessage, a Assessment, 
 	req := approval.Request{
 		CallID: c.ID, Tool: c.Tool.Name, Arguments: args, Reason: c.Reason,
 		Risk: d.Risk, Warning: d.Warning, Preview: a.Preview, Options: approval.OptionsFor(d.Risk),
-		Agent: c.Agent, Cwd: commandDir(c, args),
+		Agent: c.Agent, Cwd: commandDir(c, typed),
 		Deadline: time.Now().Add(timeout).UTC().Format(time.RFC3339), TimeoutSeconds: secs,
 	}
 	if req.Offers(approval.Always) {
@@ -320,21 +320,21 @@ func (r *Runner) askOnce(c *Call, env *Env, args json.RawMessage, a Assessment, 
 		Error: &Error{Code: Rejected, Message: content}}
 }
 
-// commandDir is the absolute folder a command of shell_exec,
-// shell_background or run_code runs in, or "" for other tools.
-func commandDir(c *Call, args json.RawMessage) string {
-	switch c.Tool.Name {
-	case "shell_exec", "shell_background", "run_code":
-	default:
+// commandArgs are the arguments of a tool that runs a command in a folder
+// of the workspace (shell_exec, shell_background, run_code).
+type commandArgs interface {
+	// commandCwd is the cwd argument as the model gave it.
+	commandCwd() string
+}
+
+// commandDir is the absolute folder the command of a call runs in, or "" for
+// a tool that runs none.
+func commandDir(c *Call, typed any) string {
+	a, ok := typed.(commandArgs)
+	if !ok {
 		return ""
 	}
-	var a struct {
-		Cwd string `json:"cwd"`
-	}
-	if json.Unmarshal(args, &a) != nil {
-		return ""
-	}
-	dir, err := shellDir(c, a.Cwd)
+	dir, err := shellDir(c, a.commandCwd())
 	if err != nil {
 		return ""
 	}
@@ -344,7 +344,7 @@ func commandDir(c *Call, args json.RawMessage) string {
 // execute runs the tool under its time limit. It returns as soon as the call
 // is cancelled or times out, even if Execute has not returned yet; a call
 // cancelled before it starts never starts.
-func (r *Runner) execute(c *Call, cfg *workspace.Config, args json.RawMessage, by string) *Result {
+func (r *Runner) execute(c *Call, cfg *workspace.Config, args any, by string) *Result {
 	if c.Ctx.Err() != nil {
 		return cancelled(c.Ctx)
 	}
@@ -368,7 +368,7 @@ func (r *Runner) execute(c *Call, cfg *workspace.Config, args json.RawMessage, b
 				done <- outcome{err: fmt.Errorf("tool %s panicked: %v", c.Tool.Name, p)}
 			}
 		}()
-		res, err := c.Tool.Execute(c, args)
+		res, err := c.Tool.fns.execute(c, args)
 		done <- outcome{res, err}
 	}()
 	var o outcome
@@ -423,56 +423,61 @@ func (r *Runner) errorResult(c *Call, err error) *Result {
 	return failure(&Error{Code: Internal, Message: err.Error()})
 }
 
-func assess(c *Call, args json.RawMessage) (Assessment, error) {
-	if c.Tool.Assess == nil {
+func assess(c *Call, args any) (Assessment, error) {
+	if c.Tool.fns.assess == nil {
 		return Assessment{}, nil
 	}
-	return c.Tool.Assess(c, args)
+	return c.Tool.fns.assess(c, args)
 }
 
 // prepare validates raw arguments against the tool's schema, applies the
-// schema's defaults and runs the tool's own check. It returns the arguments
-// as the tool will see them. Sizes are checked first, on the raw bytes,
-// before anything decodes them (bounds.go).
-func prepare(t *Tool, raw json.RawMessage, cfg *workspace.Config) (json.RawMessage, *Error) {
+// schema's defaults, decodes them into the tool's argument type and runs the
+// tool's own check. It returns the arguments as JSON (what the person and
+// the log see) and decoded (what the tool's functions receive). Sizes are
+// checked first, on the raw bytes, before anything decodes them (bounds.go).
+func prepare(t *Tool, raw json.RawMessage, cfg *workspace.Config) (json.RawMessage, any, *Error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = json.RawMessage("{}")
 	}
 	if v, limit := checkBounds(raw, t.bounds, cfg.Limits.MaxFileBytes); v != nil {
-		return nil, Errorf(InvalidParams, "invalid arguments for %s: %s", t.Name, v).
+		return nil, nil, Errorf(InvalidParams, "invalid arguments for %s: %s", t.Name, v).
 			WithDetails(map[string]any{"violations": []schema.Violation{*v}, "limit": limit})
 	}
 	v, err := schema.Decode(raw)
 	if err != nil {
-		return nil, Errorf(InvalidParams, "arguments are not valid JSON: %v", err).
+		return nil, nil, Errorf(InvalidParams, "arguments are not valid JSON: %v", err).
 			WithDetails(map[string]any{"violations": []schema.Violation{{Pointer: "", Reason: "not valid JSON"}}})
 	}
 	input, err := t.input()
 	if err != nil {
-		return nil, &Error{Code: Internal, Message: err.Error()}
+		return nil, nil, &Error{Code: Internal, Message: err.Error()}
 	}
 	if vs := input.Validate(v); vs != nil {
 		msgs := make([]string, len(vs))
 		for i, v := range vs {
 			msgs[i] = v.String()
 		}
-		return nil, Errorf(InvalidParams, "invalid arguments for %s: %s", t.Name, strings.Join(msgs, "; ")).
+		return nil, nil, Errorf(InvalidParams, "invalid arguments for %s: %s", t.Name, strings.Join(msgs, "; ")).
 			WithDetails(map[string]any{"violations": vs})
 	}
 	input.ApplyDefaults(v)
 	args, err := json.Marshal(v)
 	if err != nil {
-		return nil, Errorf(InvalidParams, "arguments: %v", err)
+		return nil, nil, Errorf(InvalidParams, "arguments: %v", err)
 	}
-	if t.Validate != nil {
-		if err := t.Validate(args); err != nil {
+	typed, err := t.fns.decode(args)
+	if err != nil {
+		return nil, nil, Errorf(InvalidParams, "arguments: %v", err)
+	}
+	if t.fns.validate != nil {
+		if err := t.fns.validate(typed); err != nil {
 			if e, ok := AsError(err); ok {
-				return nil, e
+				return nil, nil, e
 			}
-			return nil, Errorf(InvalidParams, "%v", err)
+			return nil, nil, Errorf(InvalidParams, "%v", err)
 		}
 	}
-	return args, nil
+	return args, typed, nil
 }
 
 // maxLoggedArgs is the size of refused arguments kept in the history.

@@ -24,7 +24,7 @@ func testEnv(t *testing.T) *Env {
 }
 
 // validated is a tool whose schema exercises every kind of violation.
-var validated = &Tool{
+var validated = Define(Def[json.RawMessage]{
 	Name: "validated", Description: "schema test", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["name"],"properties":{
 		"name":{"type":"string"},
@@ -39,7 +39,7 @@ var validated = &Tool{
 		return nil
 	},
 	Execute: func(c *Call, args json.RawMessage) (*Result, error) { return Success(string(args), nil), nil },
-}
+})
 
 func TestValidation(t *testing.T) {
 	r := NewRunner(NewRegistry(nil), nil)
@@ -97,21 +97,21 @@ func TestValidation(t *testing.T) {
 func TestPipelineOutcomes(t *testing.T) {
 	reg := NewRegistry(nil)
 	reg.MustRegister(
-		&Tool{Name: "boom", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-			Execute: func(*Call, json.RawMessage) (*Result, error) { return nil, errors.New("disk on fire") }},
-		&Tool{Name: "coded", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-			Execute: func(*Call, json.RawMessage) (*Result, error) { return nil, Errorf(FileNotFound, "gone") }},
-		&Tool{Name: "panics", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-			Execute: func(*Call, json.RawMessage) (*Result, error) { panic("oops") }},
-		&Tool{Name: "hangs", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"}, Timeout: 50 * time.Millisecond,
-			Execute: func(c *Call, _ json.RawMessage) (*Result, error) { <-c.Ctx.Done(); return nil, c.Ctx.Err() }},
-		&Tool{Name: "writes", Description: "x", Annotations: Annotations{Approval: "ask"},
-			Execute: func(*Call, json.RawMessage) (*Result, error) { return Success("wrote", nil), nil }},
-		&Tool{Name: "risky", Description: "x", Annotations: Annotations{Approval: "auto"},
+		Define(Def[json.RawMessage]{Name: "boom", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+			Execute: func(*Call, json.RawMessage) (*Result, error) { return nil, errors.New("disk on fire") }}),
+		Define(Def[json.RawMessage]{Name: "coded", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+			Execute: func(*Call, json.RawMessage) (*Result, error) { return nil, Errorf(FileNotFound, "gone") }}),
+		Define(Def[json.RawMessage]{Name: "panics", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+			Execute: func(*Call, json.RawMessage) (*Result, error) { panic("oops") }}),
+		Define(Def[json.RawMessage]{Name: "hangs", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"}, Timeout: 50 * time.Millisecond,
+			Execute: func(c *Call, _ json.RawMessage) (*Result, error) { <-c.Ctx.Done(); return nil, c.Ctx.Err() }}),
+		Define(Def[json.RawMessage]{Name: "writes", Description: "x", Annotations: Annotations{Approval: "ask"},
+			Execute: func(*Call, json.RawMessage) (*Result, error) { return Success("wrote", nil), nil }}),
+		Define(Def[json.RawMessage]{Name: "risky", Description: "x", Annotations: Annotations{Approval: "auto"},
 			Assess: func(*Call, json.RawMessage) (Assessment, error) {
 				return Assessment{Assessment: approval.Assessment{Blocked: "rm -rf /"}}, nil
 			},
-			Execute: func(*Call, json.RawMessage) (*Result, error) { return Success("ran", nil), nil }},
+			Execute: func(*Call, json.RawMessage) (*Result, error) { return Success("ran", nil), nil }}),
 	)
 	r := NewRunner(reg, nil)
 	tests := []struct {
@@ -148,8 +148,8 @@ func TestPipelineOutcomes(t *testing.T) {
 	// Cancellation returns at once with status cancelled.
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	reg.MustRegister(&Tool{Name: "forever", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-		Execute: func(c *Call, _ json.RawMessage) (*Result, error) { select {} }})
+	reg.MustRegister(Define(Def[json.RawMessage]{Name: "forever", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		Execute: func(c *Call, _ json.RawMessage) (*Result, error) { select {} }}))
 	start := time.Now()
 	res := r.Run(ctx, testEnv(t), Request{Name: "forever"}, nil)
 	if res.Status != StatusCancelled || time.Since(start) > 3*time.Second {
@@ -169,8 +169,8 @@ func TestPipelineOutcomes(t *testing.T) {
 
 func TestApprovalTimeout(t *testing.T) {
 	reg := NewRegistry(nil)
-	reg.MustRegister(&Tool{Name: "writes", Description: "x", Annotations: Annotations{Approval: "ask"},
-		Execute: func(*Call, json.RawMessage) (*Result, error) { return Success("wrote", nil), nil }})
+	reg.MustRegister(Define(Def[json.RawMessage]{Name: "writes", Description: "x", Annotations: Annotations{Approval: "ask"},
+		Execute: func(*Call, json.RawMessage) (*Result, error) { return Success("wrote", nil), nil }}))
 	env := testEnv(t)
 	cfg := workspace.DefaultConfig()
 	cfg.Approval.TimeoutSeconds = 1

@@ -12,7 +12,7 @@ import (
 
 // ShellBackground is shell_background: a long-running command (a dev
 // server, a watcher) whose output is read with shell_output.
-var ShellBackground = &Tool{
+var ShellBackground = builtin(Def[shellBackgroundArgs]{
 	Name:  "shell_background",
 	Title: "Start background command",
 	Description: "Starts a long-running command (dev server, watcher, build in watch mode) with `bash -c` in its own process " +
@@ -28,15 +28,19 @@ var ShellBackground = &Tool{
 	OutputSchema: json.RawMessage(`{"type":"object","required":["id"],"properties":{
 		"id":{"type":"string"},"pid":{"type":"integer"},"command":{"type":"string"},"cwd":{"type":"string"},
 		"sandbox":{"type":"object","description":"present when the command runs in the sandbox because it runs without approval"}}}`),
-	Assess:  assessShell,
-	Execute: Typed(shellBackground),
-}
+	Assess: func(c *Call, a shellBackgroundArgs) (Assessment, error) {
+		return assessShell(c, shellExecArgs{Command: a.Command, Cwd: a.Cwd, Env: a.Env})
+	},
+	Execute: shellBackground,
+})
 
 type shellBackgroundArgs struct {
 	Command string            `json:"command"`
 	Cwd     string            `json:"cwd"`
 	Env     map[string]string `json:"env"`
 }
+
+func (a shellBackgroundArgs) commandCwd() string { return a.Cwd }
 
 func shellBackground(c *Call, a shellBackgroundArgs) (*Result, error) {
 	dir, err := shellDir(c, a.Cwd)
@@ -71,7 +75,7 @@ func shellBackground(c *Call, a shellBackgroundArgs) (*Result, error) {
 }
 
 // ShellOutput is shell_output: the output of a shell from a byte offset.
-var ShellOutput = &Tool{
+var ShellOutput = builtin(Def[shellOutputArgs]{
 	Name:  "shell_output",
 	Title: "Read shell output",
 	Description: "Returns the output of a shell started by shell_background (or the full output of a finished shell_exec, " +
@@ -91,8 +95,8 @@ var ShellOutput = &Tool{
 		"id":{"type":"string"},"output":{"type":"string"},"since":{"type":"integer"},"next_offset":{"type":"integer"},
 		"total_bytes":{"type":"integer"},"more":{"type":"boolean"},"running":{"type":"boolean"},"exit_code":{"type":"integer"},
 		"signal":{"type":"string"},"dropped_bytes":{"type":"integer"},"command":{"type":"string"},"encoding":{"type":"string"}}}`),
-	Execute: Typed(shellOutput),
-}
+	Execute: shellOutput,
+})
 
 type shellOutputArgs struct {
 	ID       string `json:"id"`
@@ -190,7 +194,7 @@ func shellOutput(c *Call, a shellOutputArgs) (*Result, error) {
 }
 
 // ShellKill is shell_kill: ends a background shell's whole process group.
-var ShellKill = &Tool{
+var ShellKill = builtin(Def[shellKillArgs]{
 	Name:  "shell_kill",
 	Title: "End background command",
 	Description: "Ends a shell started by shell_background: SIGTERM to its whole process group, then SIGKILL after a short " +
@@ -200,8 +204,8 @@ var ShellKill = &Tool{
 		"id":{"type":"string","description":"the shell's id (sh_…)"}}}`),
 	OutputSchema: json.RawMessage(`{"type":"object","required":["id","killed"],"properties":{
 		"id":{"type":"string"},"killed":{"type":"boolean"},"exit_code":{"type":"integer"},"signal":{"type":"string"}}}`),
-	Execute: Typed(shellKill),
-}
+	Execute: shellKill,
+})
 
 type shellKillArgs struct {
 	ID string `json:"id"`

@@ -15,7 +15,7 @@ import (
 )
 
 // ShellExec is shell_exec: bash -c in its own process group.
-var ShellExec = &Tool{
+var ShellExec = builtin(Def[shellExecArgs]{
 	Name:  "shell_exec",
 	Title: "Run shell command",
 	Description: "Runs a command with `bash -c` in a workspace folder (cwd, default the workspace root) and returns its exit code, " +
@@ -43,8 +43,8 @@ var ShellExec = &Tool{
 		"cancelled":{"type":"boolean"},"stdout_bytes":{"type":"integer"},"stderr_bytes":{"type":"integer"},
 		"sandbox":{"type":"object","description":"present when the command ran in the sandbox because it ran without approval"}}}`),
 	Assess:  assessShell,
-	Execute: Typed(shellExec),
-}
+	Execute: shellExec,
+})
 
 type shellExecArgs struct {
 	Command   string            `json:"command"`
@@ -53,13 +53,11 @@ type shellExecArgs struct {
 	Env       map[string]string `json:"env"`
 }
 
+func (a shellExecArgs) commandCwd() string { return a.Cwd }
+
 // assessShell runs the command policy (approval.JudgeCommandIn) on the
 // command of shell_exec or shell_background.
-func assessShell(c *Call, raw json.RawMessage) (Assessment, error) {
-	var a shellExecArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return Assessment{}, Errorf(InvalidParams, "arguments: %v", err)
-	}
+func assessShell(c *Call, a shellExecArgs) (Assessment, error) {
 	dir, err := shellDir(c, a.Cwd)
 	if err != nil {
 		return Assessment{}, err

@@ -12,7 +12,7 @@ import (
 
 // Symbols is symbols: a file's outline, or a fuzzy search of the
 // workspace's declarations by name.
-var Symbols = &Tool{
+var Symbols = builtin(Def[symbolsArgs]{
 	Name:  "symbols",
 	Title: "List or search symbols",
 	Description: "With path: the outline of a file (functions, methods with their receiver type as container, types with their fields or " +
@@ -33,14 +33,14 @@ var Symbols = &Tool{
 			"name":{"type":"string"},"kind":{"type":"string"},"path":{"type":"string"},"line":{"type":"integer"},
 			"column":{"type":"integer"},"end_line":{"type":"integer"},"container":{"type":"string"},"detail":{"type":"string"},
 			"children":{"type":"array","items":{"$ref":"#/$defs/symbol"}}}}}}`),
-	Validate: validateTyped(func(a symbolsArgs) error {
+	Validate: func(a symbolsArgs) error {
 		if a.Path == "" && a.Query == "" {
 			return Errorf(InvalidParams, "give path (a file's outline), query (a workspace search), or both (a search below path)")
 		}
 		return nil
-	}),
-	Execute: Typed(symbols),
-}
+	},
+	Execute: symbols,
+})
 
 // maxOutline is the default limit of an outline's top-level symbols.
 const maxOutline = 1000

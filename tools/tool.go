@@ -21,8 +21,9 @@ type Annotations struct {
 	Approval    string `json:"approval"` // "auto", "ask" or "conditional"
 }
 
-// Tool is one tool. A Tool is immutable once registered; Execute may run
-// concurrently for several calls.
+// Tool is one tool, as the registry holds it. Make one with Define. A Tool
+// is immutable once registered; its functions may run concurrently for
+// several calls.
 type Tool struct {
 	Name         string
 	Title        string
@@ -36,21 +37,72 @@ type Tool struct {
 	// Timeout bounds Execute; zero means the configured tools.timeoutSeconds.
 	Timeout time.Duration
 
-	// Validate, when set, checks the arguments after the schema did and the
-	// defaults were applied. It returns a *Error (usually INVALID_PARAMS).
-	Validate func(args json.RawMessage) error
-	// Assess, when set, describes one call before approval: whether a
-	// conditional tool's call needs approval, its risk, a warning, a preview.
-	// It must not change anything. An error is reported like Execute's.
-	Assess func(c *Call, args json.RawMessage) (Assessment, error)
-	// Execute does the work with validated arguments (defaults applied).
-	Execute func(c *Call, args json.RawMessage) (*Result, error)
-
+	// fns are the definition's functions with the arguments' type erased.
+	fns funcs
 	// input compiles InputSchema once, on first use: a one-shot `agentls
 	// call` pays only for the tool it runs.
 	input func() (*schema.Schema, error)
 	// bounds are the size caps of the arguments (bounds.go).
 	bounds *bounds
+}
+
+// Def is the definition of a tool whose arguments decode into A. The
+// arguments are checked against InputSchema, the schema's defaults are
+// applied, and then they are decoded into A once per call: Validate, Assess
+// and Execute all receive that value.
+type Def[A any] struct {
+	Name         string
+	Title        string
+	Description  string
+	InputSchema  json.RawMessage
+	OutputSchema json.RawMessage
+	Annotations  Annotations
+	Aliases      []string
+	Risk         approval.Risk
+	Timeout      time.Duration
+
+	// Validate, when set, checks the arguments after the schema did. It
+	// returns a *Error (usually INVALID_PARAMS). It runs before anything is
+	// asked, and again on arguments the person edited.
+	Validate func(a A) error
+	// Assess, when set, describes one call before approval: whether a
+	// conditional tool's call needs approval, its risk, a warning, a preview.
+	// It must not change anything. An error is reported like Execute's.
+	Assess func(c *Call, a A) (Assessment, error)
+	// Execute does the work. It is required.
+	Execute func(c *Call, a A) (*Result, error)
+}
+
+// funcs are a definition's functions on decoded arguments of any type.
+type funcs struct {
+	decode   func(raw json.RawMessage) (any, error)
+	validate func(a any) error
+	assess   func(c *Call, a any) (Assessment, error)
+	execute  func(c *Call, a any) (*Result, error)
+}
+
+// Define makes a Tool of d; Registry.Register checks it.
+func Define[A any](d Def[A]) *Tool {
+	t := &Tool{
+		Name: d.Name, Title: d.Title, Description: d.Description,
+		InputSchema: d.InputSchema, OutputSchema: d.OutputSchema, Annotations: d.Annotations,
+		Aliases: d.Aliases, Risk: d.Risk, Timeout: d.Timeout,
+	}
+	t.fns.decode = func(raw json.RawMessage) (any, error) {
+		var a A
+		err := json.Unmarshal(raw, &a)
+		return a, err
+	}
+	if d.Validate != nil {
+		t.fns.validate = func(a any) error { return d.Validate(a.(A)) }
+	}
+	if d.Assess != nil {
+		t.fns.assess = func(c *Call, a any) (Assessment, error) { return d.Assess(c, a.(A)) }
+	}
+	if d.Execute != nil {
+		t.fns.execute = func(c *Call, a any) (*Result, error) { return d.Execute(c, a.(A)) }
+	}
+	return t
 }
 
 // Assessment is a tool's description of one call before it runs.
@@ -66,7 +118,7 @@ type Assessment struct {
 // compile checks the definition; its schemas are compiled on first use
 // (checkSchemas compiles them now).
 func (t *Tool) compile() error {
-	if t.Name == "" || t.Execute == nil {
+	if t.Name == "" || t.fns.execute == nil {
 		return fmt.Errorf("tool %q: name and Execute are required", t.Name)
 	}
 	switch t.Annotations.Approval {
@@ -169,16 +221,4 @@ type Call struct {
 // FileChanged reports a change a tool made.
 func (c *Call) FileChanged(path, operation string) {
 	c.Events.Event(Event{CallID: c.ID, Tool: c.Tool.Name, Kind: "fileChanged", Path: c.Workspace.Rel(path), Operation: operation})
-}
-
-// Typed adapts a function of typed arguments to Execute: the validated
-// arguments are decoded into A.
-func Typed[A any](fn func(c *Call, args A) (*Result, error)) func(*Call, json.RawMessage) (*Result, error) {
-	return func(c *Call, raw json.RawMessage) (*Result, error) {
-		var a A
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return nil, Errorf(InvalidParams, "arguments: %v", err)
-		}
-		return fn(c, a)
-	}
 }

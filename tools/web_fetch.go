@@ -26,7 +26,7 @@ import (
 
 // WebFetch is web_fetch: one HTTP(S) request, the answer as readable text,
 // Markdown or the raw body.
-var WebFetch = &Tool{
+var WebFetch = builtin(Def[webFetchArgs]{
 	Name:  "web_fetch",
 	Title: "Fetch URL",
 	Description: "Fetches an http(s) URL and returns the body: format markdown (default) or text turn HTML into readable text " +
@@ -57,7 +57,7 @@ var WebFetch = &Tool{
 		"bytes":{"type":"integer","description":"body bytes read"},
 		"redirects":{"type":"array","items":{"type":"string"}},
 		"headers":{"type":"object","additionalProperties":{"type":"string"}}}}`),
-	Validate: validateTyped(func(a webFetchArgs) error {
+	Validate: func(a webFetchArgs) error {
 		if _, err := webURL(a.URL); err != nil {
 			return err
 		}
@@ -74,10 +74,10 @@ var WebFetch = &Tool{
 			}
 		}
 		return nil
-	}),
+	},
 	Assess:  assessWebFetch,
-	Execute: Typed(webFetch),
-}
+	Execute: webFetch,
+})
 
 type webFetchArgs struct {
 	URL            string            `json:"url"`
@@ -131,11 +131,7 @@ func validHeaderName(k string) bool {
 // they only read.
 var webSafeMethods = map[string]bool{"GET": true, "HEAD": true, "OPTIONS": true, "": true}
 
-func assessWebFetch(c *Call, raw json.RawMessage) (Assessment, error) {
-	var a webFetchArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return Assessment{}, Errorf(InvalidParams, "arguments: %v", err)
-	}
+func assessWebFetch(c *Call, a webFetchArgs) (Assessment, error) {
 	u, err := webURL(a.URL)
 	if err != nil {
 		return Assessment{}, err

@@ -19,7 +19,7 @@ import (
 )
 
 // WebSearch is web_search: a query to the configured search provider.
-var WebSearch = &Tool{
+var WebSearch = builtin(Def[webSearchArgs]{
 	Name:  "web_search",
 	Title: "Web search",
 	Description: "Searches the web through the configured provider (web.search: a SearXNG instance or the Brave Search API) " +
@@ -34,8 +34,8 @@ var WebSearch = &Tool{
 		"query":{"type":"string"},"provider":{"type":"string"},
 		"results":{"type":"array","items":{"type":"object","required":["title","url","snippet"],"properties":{
 			"title":{"type":"string"},"url":{"type":"string"},"snippet":{"type":"string"}}}}}}`),
-	Execute: Typed(webSearch),
-}
+	Execute: webSearch,
+})
 
 type webSearchArgs struct {
 	Query      string `json:"query"`

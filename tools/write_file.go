@@ -11,7 +11,7 @@ import (
 )
 
 // WriteFile is write_file.
-var WriteFile = editTool(&Tool{
+var WriteFile = builtin(editTool(Def[writeFileArgs]{
 	Name:  "write_file",
 	Title: "Write file",
 	Description: "Creates a file, or replaces the whole content of one. To replace an existing file, read it first with read_file; " +
@@ -24,7 +24,7 @@ var WriteFile = editTool(&Tool{
 		"content":{"type":"string","description":"the whole new content"},
 		"encoding":{"enum":["utf-8","base64"],"default":"utf-8","description":"base64: content is the file's bytes in base64"},
 		"create_dirs":{"type":"boolean","default":true,"description":"create missing parent directories"}}}`),
-}, planWrite)
+}, planWrite))
 
 type writeFileArgs struct {
 	Path       string `json:"path"`
@@ -33,11 +33,7 @@ type writeFileArgs struct {
 	CreateDirs bool   `json:"create_dirs"`
 }
 
-func planWrite(c *Call, raw json.RawMessage) (*workspace.Plan, error) {
-	var a writeFileArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, Errorf(InvalidParams, "arguments: %v", err)
-	}
+func planWrite(c *Call, a writeFileArgs) (*workspace.Plan, error) {
 	path, err := c.Workspace.Resolve(a.Path)
 	if err != nil {
 		return nil, err
