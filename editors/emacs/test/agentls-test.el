@@ -133,7 +133,7 @@ type KEYS.  A y on a dangerous call is followed by the yes it asks for."
         (let ((caps (eglot-client-capabilities server)))
           (should (equal (plist-get (plist-get caps :experimental) :agentls)
                          '(:approvalRequest t :saveAfterApply t :nativePreview :json-false))))
-        (should (equal (plist-get (eglot--server-info server) :name) "agentls"))))))
+        (should (equal (plist-get (agentls--server-info server) :name) "agentls"))))))
 
 (ert-deftest agentls-test-missing-binary ()
   "A missing binary is a clear user-error naming the setting; ~ is expanded."
@@ -730,7 +730,7 @@ server (one without approval/rules, which came with those fields)."
   (agentls-test--with-workspace '(("victim/f" . "x\n") ("a.txt" . "a\n"))
     (skip-unless (member "shell_exec" (mapcar (lambda (d) (plist-get d :name)) (agentls-list-tools))))
     (skip-unless (condition-case nil
-                     (progn (jsonrpc-request (agentls--server) :approval/rules eglot--{}) t)
+                     (progn (jsonrpc-request (agentls--server) :approval/rules agentls--{}) t)
                    (jsonrpc-error nil)))
     (let ((seen agentls-test--approvals-seen)
           (box (list nil)))
@@ -830,7 +830,7 @@ server (one without approval/rules, which came with those fields)."
   (agentls-test--with-workspace '(("a.txt" . "a\n"))
     (let ((server (agentls--server)))
       (skip-unless (condition-case err
-                       (progn (jsonrpc-request server :approval/rules eglot--{}) nil)
+                       (progn (jsonrpc-request server :approval/rules agentls--{}) nil)
                      (jsonrpc-error (eql (agentls--jsonrpc-error-code err) -32601))))
       (let ((err (should-error (agentls-list-rules) :type 'user-error)))
         (should (string-match-p "does not know approval/rules" (cadr err))))
@@ -842,7 +842,7 @@ Needs the server of issue 17 (approval/rules); skipped with an older one."
   (agentls-test--with-workspace '(("a.txt" . "one\ntwo\n"))
     (let ((server (agentls--server)))
       (skip-unless (condition-case nil
-                       (progn (jsonrpc-request server :approval/rules eglot--{}) t)
+                       (progn (jsonrpc-request server :approval/rules agentls--{}) t)
                      (jsonrpc-error nil)))
       (let* ((seen agentls-test--approvals-seen)
              (box (agentls-test--edit-async "a.txt" "one" "ONE")))
@@ -1334,11 +1334,11 @@ review on purpose (F9 here: agentls-show-approval), y answers."
                                           :didChangeWatchedFiles)
                                :dynamicRegistration)
                     t))
-        (agentls-test--wait (lambda () (> (hash-table-count (eglot--file-watches server)) 0))
+        (agentls-test--wait (lambda () (> (hash-table-count (agentls--file-watches server)) 0))
                             "the file watches")
         (should (member (expand-file-name "sub/" ws) watches))
         (agentls-shutdown server)
-        (should (= (hash-table-count (eglot--file-watches server)) 0))
+        (should (= (hash-table-count (agentls--file-watches server)) 0))
         (should-not watches)))
     (let* ((agentls-watch-files nil)
            (server (agentls--server)))
@@ -1347,7 +1347,7 @@ review on purpose (F9 here: agentls-show-approval), y answers."
                              :dynamicRegistration)
                   :json-false))
       (accept-process-output nil 0.3)
-      (should (= (hash-table-count (eglot--file-watches server)) 0)))
+      (should (= (hash-table-count (agentls--file-watches server)) 0)))
     (let* ((agentls-watch-files 'interactive)
            (server (progn (agentls-shutdown-all) (agentls--server))))
       ;; This is batch mode: no watches.
@@ -1362,7 +1362,7 @@ review on purpose (F9 here: agentls-show-approval), y answers."
   (agentls-test--with-workspace '(("a.txt" . "a\n") (".agentls.json" . "{ not json"))
     (let ((server (agentls--server)))
       (agentls-test--wait
-       (lambda () (string-match-p "\\S-" (with-current-buffer (jsonrpc-stderr-buffer server)
+       (lambda () (string-match-p "\\S-" (with-current-buffer (agentls--stderr-buffer server)
                                            (buffer-string))))
        "the server's stderr")
       (accept-process-output nil 0.2)
@@ -1378,7 +1378,7 @@ review on purpose (F9 here: agentls-show-approval), y answers."
     (let ((s1 (agentls--server))
           (buf (find-file-noselect (expand-file-name "a.txt" ws))))
       (with-current-buffer buf (insert "unsaved "))
-      (delete-process (jsonrpc--process s1))
+      (delete-process (agentls--process s1))
       (agentls-test--wait (lambda () (not (jsonrpc-running-p s1))) "the server to die")
       (should-not (buffer-local-value 'agentls--buffer-server buf))
       (with-current-buffer agentls-log-buffer-name
@@ -1407,6 +1407,95 @@ review on purpose (F9 here: agentls-show-approval), y answers."
         (should-not (eq s1 s2))
         (should (equal (agentls--root s1) (expand-file-name "p1/" ws)))
         (should (equal (agentls--root s2) (expand-file-name "p2/" ws)))))))
+
+;;; Public names only
+
+(defconst agentls-test--private-exception
+  '("eglot--signal-textDocument/didChange" . agentls--eglot-send-changes)
+  "The one private name agentls.el uses, and the only function it may be in.
+Emacs 30's eglot has no public way to send a buffer's pending changes
+now (see `agentls--eglot-send-changes').")
+
+(defun agentls-test--private-uses (text)
+  "Problems of TEXT (Emacs Lisp) for the public-API rule of agentls.el:
+a list of strings.  It reports every `eglot--' or `jsonrpc--' name
+(in code, strings or comments) except the allowed exception inside its
+function, advice of any kind, and `cl-defmethod's on eglot's or
+jsonrpc's generic functions that have qualifiers (:around...) or are
+not specialized on agentls.el's own classes."
+  (let (problems)
+    (with-temp-buffer
+      (insert text)
+      (with-syntax-table emacs-lisp-mode-syntax-table
+        (goto-char (point-min))
+        (while (re-search-forward "\\_<\\(?:eglot\\|jsonrpc\\)--[^][ \t\n()'\"`,;]*" nil t)
+          (let* ((name (match-string 0))
+                 (top (car (nth 9 (save-excursion (syntax-ppss (match-beginning 0))))))
+                 (form (and top (save-excursion (goto-char top)
+                                                (ignore-errors (read (current-buffer)))))))
+            (unless (and (equal name (car agentls-test--private-exception))
+                         (eq (car-safe form) 'defun)
+                         (eq (nth 1 form) (cdr agentls-test--private-exception)))
+              (push (format "private name %s (line %d)" name (line-number-at-pos (match-beginning 0)))
+                    problems))))
+        (goto-char (point-min))
+        (while (re-search-forward
+                "(\\(advice-add\\|advice-remove\\|define-advice\\|defadvice\\|add-function\\|remove-function\\)\\_>"
+                nil t)
+          (unless (nth 8 (save-excursion (syntax-ppss (match-beginning 0)))) ; not in a comment or string
+            (push (format "advice: %s (line %d)" (match-string 1)
+                          (line-number-at-pos (match-beginning 0)))
+                  problems)))
+        (goto-char (point-min))
+        (let (form)
+          (while (setq form (condition-case nil (read (current-buffer)) (end-of-file nil)))
+            (when (and (eq (car-safe form) 'cl-defmethod)
+                       (string-match-p "\\`\\(?:eglot\\|jsonrpc\\)-" (symbol-name (nth 1 form))))
+              (let* ((rest (nthcdr 2 form))
+                     (qualifiers (cl-loop for x in rest until (listp x) collect x))
+                     (args (cl-find-if #'listp rest))
+                     (first (car args))
+                     (class (car-safe (cdr-safe first))))
+                (when qualifiers
+                  (push (format "qualified method %S %S" (nth 1 form) qualifiers) problems))
+                (unless (memq class '(agentls-server agentls-rpc-connection))
+                  (push (format "method %S specialized on %S" (nth 1 form) class)
+                        problems))))))))
+    (nreverse problems)))
+
+(ert-deftest agentls-test-public-names-only ()
+  "agentls*.el use only eglot's and jsonrpc's public names and advise nothing.
+The checker is run on known-bad samples first (each must be reported),
+then on every agentls*.el file of the package (none may be)."
+  (dolist (bad '("(defun f (s) (eglot--project s))"
+                 ";; see `jsonrpc--process'\n(defun g () 1)"
+                 "(defun agentls--other () (eglot--signal-textDocument/didChange))"
+                 "(cl-defmethod jsonrpc-connection-send :around ((s agentls-server) &rest _) (cl-call-next-method))"
+                 "(cl-defmethod jsonrpc-connection-send ((s jsonrpc-process-connection) &rest _) nil)"
+                 "(cl-defmethod eglot-handle-request (s (_m (eql foo))) nil)"
+                 "(advice-add 'jsonrpc-connection-send :around #'ignore)"
+                 "(define-advice jsonrpc-notify (:before (&rest _) x) nil)"))
+    (should (agentls-test--private-uses bad)))
+  (should-not (agentls-test--private-uses
+               "(defun agentls--eglot-send-changes ()\n  \"Uses `eglot--signal-textDocument/didChange'.\"\n  (eglot--signal-textDocument/didChange))\n;; no advice here\n(cl-defmethod jsonrpc-running-p ((c agentls-rpc-connection)) t)"))
+  (let* ((dir (file-name-directory (locate-library "agentls.el")))
+         (files (directory-files dir t "\\`agentls.*\\.el\\'")))
+    (should (member (expand-file-name "agentls-rpc.el" dir) files))
+    (should (>= (length files) 7))
+    (dolist (file files)
+      (let ((problems (agentls-test--private-uses
+                       (with-temp-buffer (insert-file-contents file) (buffer-string)))))
+        (should (equal (list (file-name-nondirectory file) problems)
+                       (list (file-name-nondirectory file) nil)))))))
+
+(ert-deftest agentls-test-files-are-small ()
+  "No file of the package is over 800 lines."
+  (let ((dir (file-name-directory (locate-library "agentls.el"))))
+    (dolist (file (directory-files dir t "\\`agentls.*\\.el\\'"))
+      (with-temp-buffer
+        (insert-file-contents file)
+        (should (equal (list (file-name-nondirectory file) (<= (count-lines (point-min) (point-max)) 800))
+                       (list (file-name-nondirectory file) t)))))))
 
 (provide 'agentls-test)
 ;;; agentls-test.el ends here

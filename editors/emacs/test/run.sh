@@ -4,7 +4,7 @@
 #   AGENTLS_BIN=/path/to/agentls editors/emacs/test/run.sh   (use that binary)
 # Builds agentls into a temporary directory, installs Emacs 30 (through
 # scripts/install-emacs.sh) when no Emacs >= 30 is on PATH, byte-compiles
-# agentls.el with warnings as errors, runs the ERT tests in `emacs --batch`,
+# agentls*.el (the package's files) with warnings as errors, runs the ERT tests in `emacs --batch`,
 # then plain-eglot-test.el (Emacs's own eglot, no agentls.el), then (when
 # tmux is installed) test/tty.sh in a terminal `emacs -nw`.
 # Exits non-zero when anything fails.
@@ -39,11 +39,14 @@ export HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/config" XDG_STATE_HOME="$tmp/state
 mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_STATE_HOME" "$XDG_CACHE_HOME" "$XDG_DATA_HOME"
 export AGENTLS_BIN="$tmp/agentls"
 
-echo "emacs tests: byte-compiling agentls.el (warnings are errors)"
-cp "$lisp/agentls.el" "$tmp/agentls.el"
-emacs --batch -Q --eval "(progn
+echo "emacs tests: byte-compiling agentls*.el (warnings are errors)"
+mkdir -p "$tmp/lisp"
+cp "$lisp"/agentls*.el "$tmp/lisp/"
+for f in "$tmp"/lisp/agentls*.el; do
+	emacs --batch -Q -L "$tmp/lisp" --eval "(progn
   (setq byte-compile-error-on-warn t)
-  (unless (byte-compile-file \"$tmp/agentls.el\") (kill-emacs 1)))"
+  (unless (byte-compile-file \"$f\") (kill-emacs 1)))"
+done
 
 echo "emacs tests: running ERT"
 status=0
