@@ -60,7 +60,7 @@ saved and killed again (the change can then only be undone on disk)."
   :type 'boolean)
 
 (defcustom agentls-watch-files 'interactive
-  "Let the server watch the project's files through eglot's file watches.
+  "Let the server watch the project's files through file-notify watches.
 When on, the client allows dynamic registration of
 workspace/didChangeWatchedFiles; the server then learns of changes made
 outside Emacs (a git checkout, a formatter, an edited .agentls.json).

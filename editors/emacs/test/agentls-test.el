@@ -1408,6 +1408,37 @@ review on purpose (F9 here: agentls-show-approval), y answers."
         (should (equal (agentls--root s1) (expand-file-name "p1/" ws)))
         (should (equal (agentls--root s2) (expand-file-name "p2/" ws)))))))
 
+(ert-deftest agentls-test-server-dies-mid-call ()
+  "A call in flight when the server dies ends at once: status error, code JSONRPC
+\(Server died, -1), and its review goes away; a sync request fails at once too."
+  (agentls-test--with-workspace '(("a.txt" . "a\n"))
+    (let* ((server (agentls--server))
+           (seen agentls-test--approvals-seen)
+           (box (agentls-test--edit-async "a.txt" "a" "b")))
+      (agentls-test--wait (lambda () (> agentls-test--approvals-seen seen)) "the approval request")
+      (should (= (agentls-pending-approvals) 1))
+      (delete-process (agentls--process server))
+      (agentls-test--wait (lambda () (car box)) "the callback" 5)
+      (should (equal (plist-get (car box) :status) "error"))
+      (should (equal (plist-get (plist-get (car box) :error) :code) "JSONRPC"))
+      (should (string-match-p "Server died (-1)" (plist-get (plist-get (car box) :error) :message)))
+      (should (= (agentls-pending-approvals) 0))
+      (should-not (jsonrpc-running-p server))
+      (should (equal (agentls-test--file ws "a.txt") "a\n")))))
+
+(ert-deftest agentls-test-glob-patterns ()
+  "LSP glob patterns of a file-watch registration, as regexps over relative names."
+  (pcase-dolist (`(,glob ,yes ,no)
+                 '(("**/*" ("a.txt" "sub/b.txt" ".agentls.json") ())
+                   ("*.go" ("x.go") ("d/x.go" "x.gox"))
+                   ("**/*.{go,mod}" ("a/b.mod" "c.go") ("a/b.sum"))
+                   ("src/?.txt" ("src/a.txt") ("src/ab.txt" "a.txt"))
+                   ("[!.]*" ("a") (".git"))
+                   ("a.b" ("a.b") ("axb"))))
+    (let ((re (agentls--glob-regexp glob)))
+      (dolist (f yes) (should (equal (list glob f (and (string-match-p re f) t)) (list glob f t))))
+      (dolist (f no) (should (equal (list glob f (string-match-p re f)) (list glob f nil)))))))
+
 ;;; Public names only
 
 (defconst agentls-test--private-exception

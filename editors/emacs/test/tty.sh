@@ -9,7 +9,7 @@
 # 2. a synchronous agentls-call from M-: waits in a recursive edit; the person
 #    goes to the review, types n and a message; the file is unchanged, the
 #    result is "rejected".
-# 3. .agentls.json written outside Emacs reaches the server through eglot's
+# 3. .agentls.json written outside Emacs reaches the server through agentls.el's
 #    file watches (didChangeWatchedFiles): read_file now asks.
 # 4. C-] in the recursive edit of a synchronous call cancels it.
 # 5. typing prose ("maybe yes always") in a buffer while `rm -r somedir`
@@ -109,7 +109,7 @@ grep -q 'hello, tty' "$ws/main.go" || fail "main.go changed after a reject"
 screen | grep -q '\[(' && fail "still in a recursive edit"
 echo "tty test: synchronous call rejected with n: ok"
 
-# 3. a config file written outside Emacs: eglot's file watches tell the server
+# 3. a config file written outside Emacs: agentls.el's file watches tell the server
 rm -f "$tmp/result"
 printf '{"approval": {"tools": {"read_file": "ask"}}}\n' >"$ws/.agentls.json"
 asked=false
