@@ -903,7 +903,15 @@ agentls.el on that eglot server first flushes eglot's lazy didChange."
             (eglot--track-changes-fetch eglot--track-changes)
             (should eglot--recent-changes) ; eglot has not sent them yet
             (let ((r (agentls-call "read_file" '(:path "y.lang") :server user-server)))
-              (should (string-match-p "typed by me" (plist-get r :content)))))
+              (should (string-match-p "typed by me" (plist-get r :content))))
+            ;; The handle of a call on an eglot server has its request's id
+            ;; (read from jsonrpc's event), for `agentls-cancel'.
+            (let* ((box (list nil))
+                   (h (agentls-call-async "read_file" '(:path "y.lang")
+                                          (lambda (r) (setcar box r)) :server user-server)))
+              (should (integerp (plist-get h :id)))
+              (agentls-test--wait (lambda () (car box)) "the second result")
+              (should (equal (plist-get (car box) :status) "success"))))
         (when (and user-server (jsonrpc-running-p user-server))
           (with-current-buffer buf (eglot-shutdown user-server)))))))
 
