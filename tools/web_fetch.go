@@ -21,6 +21,7 @@ import (
 	"golang.org/x/net/html/charset"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/htmltext"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -451,7 +452,7 @@ func webResult(cfg *workspace.Config, a webFetchArgs, resp *http.Response, data 
 	default:
 		text := webDecode(data, ctype)
 		if a.Format != "raw" && (mediaType == "text/html" || mediaType == "application/xhtml+xml") {
-			conv, t, err := htmlToText(text, resp.Request.URL, a.Format == "markdown")
+			conv, t, err := htmltext.Convert(text, resp.Request.URL, a.Format == "markdown")
 			if err != nil {
 				return nil, Errorf(ExecutionError, "%v", err)
 			}

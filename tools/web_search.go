@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/htmltext"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -291,5 +292,5 @@ var snippetTag = regexp.MustCompile(`<[^>]*>`)
 // plainSnippet removes the markup providers put in snippets (<strong>,
 // entities) and collapses whitespace.
 func plainSnippet(s string) string {
-	return strings.TrimSpace(htmlCollapse(html.UnescapeString(snippetTag.ReplaceAllString(s, ""))))
+	return strings.TrimSpace(htmltext.Collapse(html.UnescapeString(snippetTag.ReplaceAllString(s, ""))))
 }

@@ -1,11 +1,11 @@
-package tools
+package htmltext
 
 import (
 	"net/url"
 	"testing"
 )
 
-func TestHTMLToText(t *testing.T) {
+func TestConvert(t *testing.T) {
 	base, _ := url.Parse("https://example.com/dir/page.html")
 	tests := []struct {
 		name, html string
@@ -31,14 +31,14 @@ func TestHTMLToText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			md, _, err := htmlToText(tt.html, base, true)
+			md, _, err := Convert(tt.html, base, true)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if md != tt.markdown {
 				t.Errorf("markdown %q, want %q", md, tt.markdown)
 			}
-			text, _, _ := htmlToText(tt.html, base, false)
+			text, _, _ := Convert(tt.html, base, false)
 			if text != tt.text {
 				t.Errorf("text %q, want %q", text, tt.text)
 			}

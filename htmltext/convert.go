@@ -1,4 +1,4 @@
-package tools
+package htmltext
 
 import (
 	"fmt"
@@ -10,18 +10,18 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// htmlToText turns an HTML document into readable text, or Markdown when
+// Convert turns an HTML document into readable text, or Markdown when
 // markdown is set: scripts, styles and hidden elements are dropped;
 // headings, paragraphs, lists, quotes, code blocks and tables keep their
 // shape; in Markdown, links and images keep their (absolute) targets. It
 // also returns the document's title.
-func htmlToText(doc string, base *url.URL, markdown bool) (text, title string, err error) {
+func Convert(doc string, base *url.URL, markdown bool) (text, title string, err error) {
 	root, err := html.Parse(strings.NewReader(doc))
 	if err != nil {
 		return "", "", fmt.Errorf("parse html: %w", err)
 	}
 	h := &htmlConv{md: markdown, base: base}
-	title = strings.TrimSpace(htmlCollapse(h.findTitle(root)))
+	title = strings.TrimSpace(Collapse(h.findTitle(root)))
 	body := root
 	if b := htmlFind(root, atom.Body); b != nil {
 		body = b
@@ -133,7 +133,9 @@ func htmlRawText(n *html.Node) string {
 	return b.String()
 }
 
-func htmlCollapse(s string) string { return htmlSpaceRun.ReplaceAllString(s, " ") }
+// Collapse replaces each run of HTML white space (space, tab, CR, LF, form
+// feed) in s with one space.
+func Collapse(s string) string { return htmlSpaceRun.ReplaceAllString(s, " ") }
 
 // blocks renders the children of n as a list of blocks.
 func (h *htmlConv) blocks(n *html.Node) []string {
@@ -148,7 +150,7 @@ func (h *htmlConv) blocks(n *html.Node) []string {
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		switch c.Type {
 		case html.TextNode:
-			para.WriteString(htmlCollapse(c.Data))
+			para.WriteString(Collapse(c.Data))
 		case html.ElementNode:
 			if htmlSkipped[c.DataAtom] || htmlHidden(c) {
 				continue
@@ -171,7 +173,7 @@ func (h *htmlConv) blocks(n *html.Node) []string {
 func htmlCleanInline(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
-		lines[i] = strings.TrimSpace(htmlCollapse(l))
+		lines[i] = strings.TrimSpace(Collapse(l))
 	}
 	return strings.TrimSpace(strings.Join(lines, "\n"))
 }
@@ -348,7 +350,7 @@ func (h *htmlConv) inlineChildren(n *html.Node) string {
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		switch c.Type {
 		case html.TextNode:
-			b.WriteString(htmlCollapse(c.Data))
+			b.WriteString(Collapse(c.Data))
 		case html.ElementNode:
 			if htmlSkipped[c.DataAtom] || htmlHidden(c) {
 				continue
@@ -369,7 +371,7 @@ func (h *htmlConv) inline(n *html.Node) string {
 	case atom.Br:
 		return "\n"
 	case atom.Img:
-		alt := strings.TrimSpace(htmlCollapse(htmlAttr(n, "alt")))
+		alt := strings.TrimSpace(Collapse(htmlAttr(n, "alt")))
 		if !h.md {
 			return alt
 		}
@@ -379,7 +381,7 @@ func (h *htmlConv) inline(n *html.Node) string {
 		}
 		return "![" + alt + "](" + src + ")"
 	case atom.Code, atom.Kbd, atom.Samp, atom.Tt:
-		t := htmlCollapse(htmlRawText(n))
+		t := Collapse(htmlRawText(n))
 		if !h.md || strings.TrimSpace(t) == "" {
 			return t
 		}
