@@ -12,6 +12,7 @@
 //
 // Two error paths: a failure the model should see (a missing file, a bad
 // argument) is a Result with status "error", made by returning a *Error (or
-// any error with an ErrorCode() method) from Execute; any other error from
+// any error with an ErrorCode() method, and optionally ErrorDetails(), as
+// the engines' errors have) from Execute; any other error from
 // Execute means the infrastructure broke and becomes INTERNAL.
 package tools

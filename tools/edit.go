@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/git"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -127,7 +128,7 @@ func overwrites(p *workspace.Plan) bool {
 // every mode and over every rule, saying why: git run later would run what
 // that metadata names.
 func gitMetadata(c *Call, p *workspace.Plan, a *Assessment) {
-	why := workspace.GitMetadata(p, func(path string) string { return rootOf(c.Workspace, path) })
+	why := workspace.GitMetadata(p, func(path string) string { return git.RootOf(c.Workspace, path) })
 	why = append(why, gitConfigWrites(c, p)...)
 	if len(why) == 0 {
 		return
@@ -153,10 +154,10 @@ func gitConfigWrites(c *Call, p *workspace.Plan) []string {
 			if path == "" {
 				continue
 			}
-			root := rootOf(c.Workspace, path)
+			root := git.RootOf(c.Workspace, path)
 			if included[root] == nil {
 				included[root] = map[string]bool{}
-				for _, f := range gitConfigFiles(root) {
+				for _, f := range git.ConfigFiles(root) {
 					included[root][f] = true
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/git"
 )
 
 // GitBranch is git_branch: lists branches, or creates one. Listing needs
@@ -40,17 +41,17 @@ var GitBranch = builtin(Def[gitBranchArgs]{
 		case !a.Create && (a.StartPoint != "" || a.Checkout):
 			return Errorf(InvalidParams, "start_point and checkout are only used with create: true")
 		}
-		if err := optionLike("name", a.Name); err != nil {
+		if err := git.OptionLike("name", a.Name); err != nil {
 			return err
 		}
-		return optionLike("start_point", a.StartPoint)
+		return git.OptionLike("start_point", a.StartPoint)
 	},
 	Assess: func(c *Call, a gitBranchArgs) (Assessment, error) {
 		// Listing changes nothing; creating a branch (and switching) does.
 		as := Assessment{Assessment: approval.Assessment{NeedsApproval: a.Create}}
 		if a.Create && a.Checkout {
 			if repo, err := openRepo(c, ""); err == nil {
-				as.Warning = repo.programsWarning("switching branches")
+				as.Warning = repo.ProgramsWarning("switching branches")
 			}
 		}
 		return as, nil
@@ -87,7 +88,7 @@ func gitBranch(c *Call, a gitBranchArgs) (*Result, error) {
 	if a.Create {
 		return gitCreateBranch(repo, a)
 	}
-	current, err := repo.currentBranch()
+	current, err := repo.CurrentBranch()
 	if err != nil {
 		return nil, err
 	}
@@ -98,12 +99,12 @@ func gitBranch(c *Call, a gitBranchArgs) (*Result, error) {
 	args := append([]string{"for-each-ref",
 		"--format=%(refname)%1f%(objectname)%1f%(upstream:short)%1f%(HEAD)%1f%(upstream:track,nobracket)%1f%(contents:subject)",
 		"--end-of-options"}, refs...)
-	out, err := repo.run(gitRun{}, args...)
+	out, err := repo.Run(git.Cmd{}, args...)
 	if err != nil {
 		return nil, err
 	}
 	branches := []gitBranchInfo{}
-	for _, line := range strings.Split(string(out.stdout), "\n") {
+	for _, line := range strings.Split(string(out.Stdout), "\n") {
 		f := strings.SplitN(line, "\x1f", 6)
 		if len(f) != 6 {
 			continue
@@ -160,19 +161,19 @@ func gitBranch(c *Call, a gitBranchArgs) (*Result, error) {
 }
 
 // gitCreateBranch creates a.Name and, with a.Checkout, switches to it.
-func gitCreateBranch(repo *gitRepo, a gitBranchArgs) (*Result, error) {
-	if err := repo.checkBranchName("name", a.Name); err != nil {
+func gitCreateBranch(repo *git.Repo, a gitBranchArgs) (*Result, error) {
+	if err := repo.CheckBranchName("name", a.Name); err != nil {
 		return nil, err
 	}
-	exists, err := repo.run(gitRun{okExit: []int{1}}, "show-ref", "--verify", "--quiet", "refs/heads/"+a.Name)
+	exists, err := repo.Run(git.Cmd{OkExit: []int{1}}, "show-ref", "--verify", "--quiet", "refs/heads/"+a.Name)
 	if err != nil {
 		return nil, err
 	}
-	if exists.exit == 0 {
+	if exists.Exit == 0 {
 		return nil, Errorf(AlreadyExists, "a branch named %s already exists", a.Name)
 	}
 	if a.StartPoint != "" {
-		if err := repo.checkRev("start_point", a.StartPoint); err != nil {
+		if err := repo.CheckRev("start_point", a.StartPoint); err != nil {
 			return nil, err
 		}
 	}
@@ -185,15 +186,15 @@ func gitCreateBranch(repo *gitRepo, a gitBranchArgs) (*Result, error) {
 	if a.StartPoint != "" {
 		args = append(args, a.StartPoint)
 	}
-	if _, err := repo.run(gitRun{}, args...); err != nil {
+	if _, err := repo.Run(git.Cmd{}, args...); err != nil {
 		return nil, err
 	}
-	out, err := repo.run(gitRun{}, "rev-parse", "--verify", "--end-of-options", "refs/heads/"+a.Name)
+	out, err := repo.Run(git.Cmd{}, "rev-parse", "--verify", "--end-of-options", "refs/heads/"+a.Name)
 	if err != nil {
 		return nil, err
 	}
-	commit := strings.TrimSpace(string(out.stdout))
-	current, err := repo.currentBranch()
+	commit := strings.TrimSpace(string(out.Stdout))
+	current, err := repo.CurrentBranch()
 	if err != nil {
 		return nil, err
 	}

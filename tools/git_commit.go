@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/git"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -40,7 +41,7 @@ var GitCommit = builtin(Def[gitCommitArgs]{
 			return Errorf(InvalidParams, "message is empty")
 		}
 		for i, f := range a.Files {
-			if err := optionLike(fmt.Sprintf("files/%d", i), f); err != nil {
+			if err := git.OptionLike(fmt.Sprintf("files/%d", i), f); err != nil {
 				return err
 			}
 		}
@@ -60,7 +61,7 @@ const gitPreviewMax = 4 << 20
 
 // gitCommitPlan is what a commit would contain.
 type gitCommitPlan struct {
-	repo  *gitRepo
+	repo  *git.Repo
 	paths []string // the named files, absolute
 	// stage, when set, replaces paths as what `git add` is given: the
 	// files the named ones expand to, without the sensitive ones.
@@ -68,7 +69,7 @@ type gitCommitPlan struct {
 	// leftOut are the sensitive files the named ones expand to, which are
 	// not staged (relative to their root).
 	leftOut []string
-	files   []gitDiffFile
+	files   []git.DiffFile
 	diff    string
 	// texts holds the text of each file before ("HEAD:path") and after
 	// (":0:path") the commit, for editors that show the two side by side;
@@ -80,19 +81,19 @@ type gitCommitPlan struct {
 const gitPreviewTexts = 8 << 20
 
 // commitTexts reads the texts a commit changes, before and after.
-func commitTexts(repo *gitRepo, o gitRun, files []gitDiffFile) map[string][]byte {
+func commitTexts(repo *git.Repo, o git.Cmd, files []git.DiffFile) map[string][]byte {
 	var names []string
 	for _, f := range files {
 		if f.Binary {
 			continue
 		}
-		old := f.gitPath
-		if f.gitOldPath != "" {
-			old = f.gitOldPath
+		old := f.GitPath
+		if f.GitOldPath != "" {
+			old = f.GitOldPath
 		}
-		names = append(names, "HEAD:"+old, ":0:"+f.gitPath)
+		names = append(names, "HEAD:"+old, ":0:"+f.GitPath)
 	}
-	texts, err := repo.blobs(o, names, gitPreviewTexts)
+	texts, err := repo.Blobs(o, names, gitPreviewTexts)
 	if err != nil {
 		return nil
 	}
@@ -115,21 +116,21 @@ func planGitCommit(c *Call, a gitCommitArgs) (*gitCommitPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	repo.setSafe(true)
+	repo.SetSafe(true)
 	p := &gitCommitPlan{repo: repo, paths: paths}
-	d := gitDiffSpec{opts: []string{"--cached"}}
-	err = repo.withTempIndex(func(env []string) error {
-		o := gitRun{env: env}
+	d := git.DiffSpec{Opts: []string{"--cached"}}
+	err = repo.WithTempIndex(func(env []string) error {
+		o := git.Cmd{Env: env}
 		if len(paths) > 0 {
 			if err := p.stageNamed(c, o); err != nil {
 				return err
 			}
 		}
-		files, err := repo.diffFiles(o, d)
+		files, err := repo.DiffFiles(o, d)
 		if err != nil {
 			return err
 		}
-		text, cut, err := repo.diffText(o, d, files, gitPreviewMax, true)
+		text, cut, err := repo.DiffText(o, d, files, gitPreviewMax, true)
 		if err != nil {
 			return err
 		}
@@ -163,16 +164,16 @@ func planGitCommit(c *Call, a gitCommitArgs) (*gitCommitPlan, error) {
 // name no sensitive file (Resolve refuses it), so a sensitive file reaches
 // a commit only when the person staged it; then the commit asks as
 // dangerous.
-func (p *gitCommitPlan) stageNamed(c *Call, o gitRun) error {
+func (p *gitCommitPlan) stageNamed(c *Call, o git.Cmd) error {
 	repo := p.repo
-	before, err := repo.indexEntries(o)
+	before, err := repo.IndexEntries(o)
 	if err != nil {
 		return err
 	}
-	if _, err := repo.run(o, append([]string{"add", "--"}, p.paths...)...); err != nil {
+	if _, err := repo.Run(o, append([]string{"add", "--"}, p.paths...)...); err != nil {
 		return err
 	}
-	after, err := repo.indexEntries(o)
+	after, err := repo.IndexEntries(o)
 	if err != nil {
 		return err
 	}
@@ -190,11 +191,11 @@ func (p *gitCommitPlan) stageNamed(c *Call, o gitRun) error {
 	sort.Strings(changed)
 	var keep, drop []string
 	for _, path := range changed {
-		if c.Workspace.IsSensitive(repo.rel(path)) {
+		if c.Workspace.IsSensitive(repo.Rel(path)) {
 			drop = append(drop, path)
-			p.leftOut = append(p.leftOut, repo.rel(path))
+			p.leftOut = append(p.leftOut, repo.Rel(path))
 		} else {
-			keep = append(keep, filepath.Join(repo.top, filepath.FromSlash(path)))
+			keep = append(keep, filepath.Join(repo.Top(), filepath.FromSlash(path)))
 		}
 	}
 	if len(drop) == 0 {
@@ -210,7 +211,7 @@ func (p *gitCommitPlan) stageNamed(c *Call, o gitRun) error {
 			}
 		}
 	}
-	if _, err := repo.run(gitRun{env: o.env, stdin: strings.NewReader(in.String())}, "update-index", "-z", "--index-info"); err != nil {
+	if _, err := repo.Run(git.Cmd{Env: o.Env, Stdin: strings.NewReader(in.String())}, "update-index", "-z", "--index-info"); err != nil {
 		return err
 	}
 	p.stage = keep
@@ -224,11 +225,11 @@ func (p *gitCommitPlan) stageNamed(c *Call, o gitRun) error {
 func (p *gitCommitPlan) add() error {
 	switch {
 	case p.stage == nil && len(p.paths) > 0:
-		_, err := p.repo.run(gitRun{}, append([]string{"add", "--"}, p.paths...)...)
+		_, err := p.repo.Run(git.Cmd{}, append([]string{"add", "--"}, p.paths...)...)
 		return err
 	case len(p.stage) > 0:
 		list := strings.Join(p.stage, "\x00") + "\x00"
-		_, err := p.repo.run(gitRun{stdin: strings.NewReader(list)}, "add", "--pathspec-from-file=-", "--pathspec-file-nul")
+		_, err := p.repo.Run(git.Cmd{Stdin: strings.NewReader(list)}, "add", "--pathspec-from-file=-", "--pathspec-file-nul")
 		return err
 	}
 	return nil
@@ -239,7 +240,7 @@ func (p *gitCommitPlan) add() error {
 func (p *gitCommitPlan) unsaved(c *Call) []string {
 	var out []string
 	for _, f := range p.files {
-		abs := filepath.Join(p.repo.top, filepath.FromSlash(f.gitPath))
+		abs := filepath.Join(p.repo.Top(), filepath.FromSlash(f.GitPath))
 		doc, ok := c.Workspace.Overlays.Get(abs)
 		if !ok {
 			continue
@@ -259,7 +260,7 @@ func assessGitCommit(c *Call, a gitCommitArgs) (Assessment, error) {
 	pv := &approval.Preview{UnifiedDiff: p.diff}
 	var sensitive []string
 	for _, f := range p.files {
-		abs := filepath.Join(p.repo.top, filepath.FromSlash(f.Path))
+		abs := filepath.Join(p.repo.Top(), filepath.FromSlash(f.Path))
 		fp := approval.FilePreview{Path: f.Path, URI: workspace.PathToURI(abs), Operation: workspace.OpModify}
 		switch f.Status {
 		case "added", "copied":
@@ -269,18 +270,18 @@ func assessGitCommit(c *Call, a gitCommitArgs) (Assessment, error) {
 		case "renamed":
 			fp.Operation = workspace.OpRename
 			fp.Path, fp.NewPath = f.OldPath, f.Path
-			fp.URI = workspace.PathToURI(filepath.Join(p.repo.top, filepath.FromSlash(f.OldPath)))
+			fp.URI = workspace.PathToURI(filepath.Join(p.repo.Top(), filepath.FromSlash(f.OldPath)))
 		}
 		if !f.Binary {
-			old := f.gitPath
-			if f.gitOldPath != "" {
-				old = f.gitOldPath
+			old := f.GitPath
+			if f.GitOldPath != "" {
+				old = f.GitOldPath
 			}
 			if t, ok := p.texts["HEAD:"+old]; ok && fp.Operation != workspace.OpCreate && utf8.Valid(t) {
 				s := string(t)
 				fp.OldText = &s
 			}
-			if t, ok := p.texts[":0:"+f.gitPath]; ok && fp.Operation != workspace.OpDelete && utf8.Valid(t) {
+			if t, ok := p.texts[":0:"+f.GitPath]; ok && fp.Operation != workspace.OpDelete && utf8.Valid(t) {
 				s := string(t)
 				fp.NewText = &s
 			}
@@ -298,7 +299,7 @@ func assessGitCommit(c *Call, a gitCommitArgs) (Assessment, error) {
 	if len(p.leftOut) > 0 {
 		warnings = append(warnings, "not staged, matching paths.sensitive: "+strings.Join(p.leftOut, ", "))
 	}
-	if w := p.repo.programsWarning("the commit"); w != "" {
+	if w := p.repo.ProgramsWarning("the commit"); w != "" {
 		warnings = append(warnings, w)
 	}
 	as.Warning = strings.Join(warnings, "; ")
@@ -324,19 +325,19 @@ func gitCommit(c *Call, a gitCommitArgs) (*Result, error) {
 			"changed meanwhile); nothing was committed; call git_commit again")
 	}
 	repo := p.repo
-	repo.setSafe(unapproved(c))
+	repo.SetSafe(unapproved(c))
 	if err := p.add(); err != nil {
 		return nil, err
 	}
-	if _, err := repo.run(gitRun{stdin: strings.NewReader(a.Message)}, "commit", "--quiet", "--file=-"); err != nil {
+	if _, err := repo.Run(git.Cmd{Stdin: strings.NewReader(a.Message)}, "commit", "--quiet", "--file=-"); err != nil {
 		return nil, err
 	}
-	out, err := repo.run(gitRun{}, "log", "-1", "--format=%H%x1f%s", "--end-of-options", "HEAD")
+	out, err := repo.Run(git.Cmd{}, "log", "-1", "--format=%H%x1f%s", "--end-of-options", "HEAD")
 	if err != nil {
 		return nil, err
 	}
-	hash, subject, _ := strings.Cut(strings.TrimSpace(string(out.stdout)), "\x1f")
-	branch, err := repo.currentBranch()
+	hash, subject, _ := strings.Cut(strings.TrimSpace(string(out.Stdout)), "\x1f")
+	branch, err := repo.CurrentBranch()
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/git"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -79,7 +80,7 @@ func TestGitCommit(t *testing.T) {
 	wantSuccess(t, res)
 	var s struct {
 		Hash, Branch, Subject string
-		Files                 []gitDiffFile
+		Files                 []git.DiffFile
 	}
 	decode(t, res, &s)
 	if s.Branch != "main" || s.Subject != "second" || len(s.Files) != 3 {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/agentls/agentls/git"
 )
 
 // GitDiff is git_diff: the changes of the work tree, the index or a
@@ -38,7 +40,7 @@ type gitDiffArgs struct {
 }
 
 func gitDiff(c *Call, a gitDiffArgs) (*Result, error) {
-	var d gitDiffSpec
+	var d git.DiffSpec
 	var abs string
 	if a.Path != "" {
 		p, err := resolvePaths(c, "path", []string{a.Path})
@@ -46,32 +48,32 @@ func gitDiff(c *Call, a gitDiffArgs) (*Result, error) {
 			return nil, err
 		}
 		abs = p[0]
-		d.paths = p
+		d.Paths = p
 	}
 	if a.Ref != "" {
-		if err := optionLike("ref", a.Ref); err != nil {
+		if err := git.OptionLike("ref", a.Ref); err != nil {
 			return nil, err
 		}
-		d.revs = []string{a.Ref}
+		d.Revs = []string{a.Ref}
 	}
 	if a.Staged {
-		d.opts = []string{"--cached"}
+		d.Opts = []string{"--cached"}
 	}
 	repo, err := openRepo(c, abs)
 	if err != nil {
 		return nil, err
 	}
 	if a.Ref != "" {
-		if err := repo.checkRev("ref", a.Ref); err != nil {
+		if err := repo.CheckRev("ref", a.Ref); err != nil {
 			return nil, err
 		}
 	}
-	files, err := repo.diffFiles(gitRun{}, d)
+	files, err := repo.DiffFiles(git.Cmd{}, d)
 	if err != nil {
 		return nil, err
 	}
 	limit := c.Workspace.Config().Limits.MaxOutputBytes
-	text, truncated, err := repo.diffText(gitRun{}, d, files, limit, false)
+	text, truncated, err := repo.DiffText(git.Cmd{}, d, files, limit, false)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +89,7 @@ func gitDiff(c *Call, a gitDiffArgs) (*Result, error) {
 
 // gitDiffContent is git_diff's content: a summary line per file, then the
 // diff.
-func gitDiffContent(a gitDiffArgs, files []gitDiffFile, text string, truncated bool) string {
+func gitDiffContent(a gitDiffArgs, files []git.DiffFile, text string, truncated bool) string {
 	if len(files) == 0 {
 		switch {
 		case a.Ref != "":

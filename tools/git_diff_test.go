@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/git"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -103,7 +104,7 @@ func TestGitDiffRename(t *testing.T) {
 	g.git("mv", "old.txt", "new.txt")
 	res := g.call("git_diff", map[string]any{"staged": true})
 	wantSuccess(t, res)
-	var s struct{ Files []gitDiffFile }
+	var s struct{ Files []git.DiffFile }
 	decode(t, res, &s)
 	if len(s.Files) != 1 || s.Files[0].Status != "renamed" || s.Files[0].OldPath != "old.txt" || s.Files[0].Path != "new.txt" {
 		t.Errorf("files %+v", s.Files)

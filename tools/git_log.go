@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/agentls/agentls/git"
 )
 
 // GitLog is git_log: recent commits, newest first.
@@ -55,7 +57,7 @@ func gitLog(c *Call, a gitLogArgs) (*Result, error) {
 		paths = p
 	}
 	if a.Ref != "" {
-		if err := optionLike("ref", a.Ref); err != nil {
+		if err := git.OptionLike("ref", a.Ref); err != nil {
 			return nil, err
 		}
 	}
@@ -68,13 +70,13 @@ func gitLog(c *Call, a gitLogArgs) (*Result, error) {
 		return nil, err
 	}
 	if a.Ref != "" {
-		if err := repo.checkRev("ref", a.Ref); err != nil {
+		if err := repo.CheckRev("ref", a.Ref); err != nil {
 			return nil, err
 		}
 	}
 	commits := []gitCommitInfo{}
 	if a.Ref == "" {
-		ok, err := repo.hasCommits()
+		ok, err := repo.HasCommits()
 		if err != nil {
 			return nil, err
 		}
@@ -94,11 +96,11 @@ func gitLog(c *Call, a gitLogArgs) (*Result, error) {
 	}
 	args = append(args, "--")
 	args = append(args, paths...)
-	out, err := repo.run(gitRun{}, args...)
+	out, err := repo.Run(git.Cmd{}, args...)
 	if err != nil {
 		return nil, err
 	}
-	for _, rec := range strings.Split(string(out.stdout), "\x00") {
+	for _, rec := range strings.Split(string(out.Stdout), "\x00") {
 		f := strings.SplitN(strings.TrimPrefix(rec, "\n"), "\x1f", 5)
 		if len(f) != 5 {
 			continue

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/git"
 )
 
 // GitPush is git_push: pushes one local branch to a configured remote.
@@ -32,10 +33,10 @@ var GitPush = builtin(Def[gitPushArgs]{
 		"status":{"enum":["new","fast_forward","forced","up_to_date","rejected","other"]},
 		"summary":{"type":"string"},"output":{"type":"string"}}}`),
 	Validate: func(a gitPushArgs) error {
-		if err := optionLike("remote", a.Remote); err != nil {
+		if err := git.OptionLike("remote", a.Remote); err != nil {
 			return err
 		}
-		return optionLike("branch", a.Branch)
+		return git.OptionLike("branch", a.Branch)
 	},
 	Assess:  assessGitPush,
 	Execute: gitPush,
@@ -49,42 +50,42 @@ type gitPushArgs struct {
 }
 
 // gitPushTarget resolves the branch and remote of a push and checks them.
-func gitPushTarget(c *Call, a gitPushArgs) (*gitRepo, string, string, error) {
+func gitPushTarget(c *Call, a gitPushArgs) (*git.Repo, string, string, error) {
 	repo, err := openRepo(c, "")
 	if err != nil {
 		return nil, "", "", err
 	}
 	branch := a.Branch
 	if branch == "" {
-		if branch, err = repo.currentBranch(); err != nil {
+		if branch, err = repo.CurrentBranch(); err != nil {
 			return nil, "", "", err
 		}
 		if branch == "" {
 			return nil, "", "", Errorf(InvalidParams, "HEAD is detached: name the branch to push")
 		}
 	}
-	if err := repo.checkBranchName("branch", branch); err != nil {
+	if err := repo.CheckBranchName("branch", branch); err != nil {
 		return nil, "", "", err
 	}
-	exists, err := repo.run(gitRun{okExit: []int{1}}, "show-ref", "--verify", "--quiet", "refs/heads/"+branch)
+	exists, err := repo.Run(git.Cmd{OkExit: []int{1}}, "show-ref", "--verify", "--quiet", "refs/heads/"+branch)
 	if err != nil {
 		return nil, "", "", err
 	}
-	if exists.exit != 0 {
+	if exists.Exit != 0 {
 		return nil, "", "", Errorf(InvalidParams, "there is no local branch %s (git_branch lists them)", branch)
 	}
-	out, err := repo.run(gitRun{}, "remote")
+	out, err := repo.Run(git.Cmd{}, "remote")
 	if err != nil {
 		return nil, "", "", err
 	}
-	remotes := strings.Fields(string(out.stdout))
+	remotes := strings.Fields(string(out.Stdout))
 	remote := a.Remote
 	if remote == "" {
-		up, err := repo.run(gitRun{okExit: []int{1}}, "config", "--get", "branch."+branch+".remote")
+		up, err := repo.Run(git.Cmd{OkExit: []int{1}}, "config", "--get", "branch."+branch+".remote")
 		if err != nil {
 			return nil, "", "", err
 		}
-		remote = strings.TrimSpace(string(up.stdout))
+		remote = strings.TrimSpace(string(up.Stdout))
 		switch {
 		case remote != "" && remote != ".":
 		case slices.Contains(remotes, "origin"):
@@ -114,7 +115,7 @@ func assessGitPush(c *Call, a gitPushArgs) (Assessment, error) {
 		return Assessment{}, err
 	}
 	as := Assessment{Assessment: approval.Assessment{AlwaysKey: "git_push:" + remote + " " + branch}}
-	as.Warning = repo.programsWarning("the push")
+	as.Warning = repo.ProgramsWarning("the push")
 	if a.Force {
 		as.Dangerous = true
 		as.Warning = strings.TrimSuffix(fmt.Sprintf("force push: %s/%s is replaced by the local %s; commits there that %s lacks are lost "+
@@ -143,13 +144,13 @@ func gitPush(c *Call, a gitPushArgs) (*Result, error) {
 	if c.Progress != nil {
 		c.Progress.Report(fmt.Sprintf("pushing %s to %s", branch, remote), -1)
 	}
-	out, err := repo.run(gitRun{okExit: []int{1, 128}}, args...)
+	out, err := repo.Run(git.Cmd{OkExit: []int{1, 128}}, args...)
 	if err != nil {
 		return nil, err
 	}
-	out.stdout, out.stderr = []byte(redactURLs(string(out.stdout))), redactURLs(out.stderr)
+	out.Stdout, out.Stderr = []byte(git.RedactURLs(string(out.Stdout))), git.RedactURLs(out.Stderr)
 	status, summary := "other", ""
-	for _, line := range strings.Split(string(out.stdout), "\n") {
+	for _, line := range strings.Split(string(out.Stdout), "\n") {
 		f := strings.SplitN(line, "\t", 3)
 		if len(f) == 3 && len(f[0]) == 1 && strings.HasPrefix(f[1], ref+":") {
 			if s, ok := gitPushStatus[f[0][0]]; ok {
@@ -159,16 +160,16 @@ func gitPush(c *Call, a gitPushArgs) (*Result, error) {
 		}
 	}
 	s := map[string]any{"remote": remote, "branch": branch, "status": status, "summary": summary,
-		"output": strings.TrimSpace(string(out.stdout) + "\n" + out.stderr)}
-	if out.exit != 0 {
-		msg := strings.TrimSpace(out.stderr)
+		"output": strings.TrimSpace(string(out.Stdout) + "\n" + out.Stderr)}
+	if out.Exit != 0 {
+		msg := strings.TrimSpace(out.Stderr)
 		hint := ""
 		if status == "rejected" {
 			hint = "; the remote has commits the local branch lacks: fetch and merge or rebase, then push again"
 		}
 		return nil, &Error{Code: ExecutionError, Recoverable: true, Structured: s,
 			Message: fmt.Sprintf("push of %s to %s failed: %s%s", branch, remote, firstLine(summary, msg), hint),
-			Details: map[string]any{"exit_code": out.exit, "stderr": out.stderr}}
+			Details: map[string]any{"exit_code": out.Exit, "stderr": out.Stderr}}
 	}
 	content := fmt.Sprintf("Pushed %s to %s (%s)", branch, remote, strings.ReplaceAll(status, "_", "-"))
 	if summary != "" {

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/agentls/agentls/git"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -83,7 +83,7 @@ type gitStatusResult struct {
 func gitStatus(c *Call, a gitStatusArgs) (*Result, error) {
 	var abs string
 	if a.Path != "" {
-		if err := optionLike("path", a.Path); err != nil {
+		if err := git.OptionLike("path", a.Path); err != nil {
 			return nil, err
 		}
 		p, err := c.Workspace.Resolve(a.Path)
@@ -100,13 +100,13 @@ func gitStatus(c *Call, a gitStatusArgs) (*Result, error) {
 	if abs != "" {
 		args = append(args, "--", abs)
 	}
-	out, err := repo.run(gitRun{}, args...)
+	out, err := repo.Run(git.Cmd{}, args...)
 	if err != nil {
 		return nil, err
 	}
-	s := parseGitStatus(string(out.stdout), repo.rel)
-	s.Repository = repo.top
-	s.Unsaved = gitUnsaved(c, repo.top, abs)
+	s := parseGitStatus(string(out.Stdout), repo.Rel)
+	s.Repository = repo.Top()
+	s.Unsaved = gitUnsaved(c, repo.Top(), abs)
 	text := gitStatusText(s)
 	if len(s.Unsaved) > 0 {
 		text += "Unsaved in the editor (git sees the disk):\n  " + strings.Join(s.Unsaved, "\n  ") + "\n"
@@ -119,7 +119,7 @@ func gitStatus(c *Call, a gitStatusArgs) (*Result, error) {
 func gitUnsaved(c *Call, top, only string) []string {
 	var out []string
 	for _, p := range c.Workspace.Overlays.Paths() {
-		if !gitWithin(top, p) || (only != "" && !gitWithin(only, p)) {
+		if !git.Within(top, p) || (only != "" && !git.Within(only, p)) {
 			continue
 		}
 		doc, ok := c.Workspace.Overlays.Get(p)
@@ -145,12 +145,6 @@ func diskDiffers(ws *workspace.Workspace, p, text string) bool {
 		disk, err = os.ReadFile(p)
 	}
 	return err != nil || string(disk) != text
-}
-
-// gitWithin reports whether p is dir or below it.
-func gitWithin(dir, p string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // parseGitStatus parses `git status --porcelain=v2 --branch -z`; rel maps
@@ -202,7 +196,7 @@ func parseGitStatus(out string, rel func(string) string) *gitStatusResult {
 				old = rel(recs[i])
 			}
 			if x != '.' {
-				st := gitStaged{Path: path, Status: gitStatusName(x)}
+				st := gitStaged{Path: path, Status: git.StatusName(x)}
 				if old != "" {
 					st.OldPath = old
 				}

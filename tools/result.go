@@ -93,8 +93,12 @@ func Success(content string, structured any) *Result {
 }
 
 // codedError is any error that carries a ToolResult code, such as
-// workspace.PathError.
+// workspace.PathError or git.Error. One that also has an ErrorDetails()
+// method gives the details of the *Error it becomes.
 type codedError interface{ ErrorCode() string }
+
+// detailedError is a codedError with details.
+type detailedError interface{ ErrorDetails() any }
 
 // AsError turns an error from Execute into the *Error the model sees, and
 // reports whether it is one (false: the infrastructure broke).
@@ -105,7 +109,11 @@ func AsError(err error) (*Error, bool) {
 	}
 	var c codedError
 	if errors.As(err, &c) {
-		return &Error{Code: Code(c.ErrorCode()), Message: err.Error(), Recoverable: true}, true
+		e := &Error{Code: Code(c.ErrorCode()), Message: err.Error(), Recoverable: true}
+		if d, ok := c.(detailedError); ok {
+			e.Details = d.ErrorDetails()
+		}
+		return e, true
 	}
 	return nil, false
 }

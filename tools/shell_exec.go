@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/git"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -169,13 +170,13 @@ func shellExec(c *Call, a shellExecArgs) (*Result, error) {
 // shellEnv is the environment of a command (shell, custom tool): CommandEnv,
 // and for a command nobody approved (an allow list, a rule, an earlier
 // "always", an automatic custom tool) the automatic-git settings of
-// GitSafetyEnv, so that any git it runs uses only the workspace's
+// git.SafetyEnv, so that any git it runs uses only the workspace's
 // repository and runs no program its configuration names. (In yolo mode every command runs
 // unasked, as the person chose; git is not restricted there.)
 func shellEnv(c *Call, dir string, extra map[string]string) []string {
 	env := CommandEnv(c.Workspace.Config(), extra)
 	if unapproved(c) && !(c.Decision.By == "auto" && c.Workspace.Config().Approval.Mode == "yolo") {
-		env = GitSafetyEnv(c.Workspace, dir, env)
+		env = git.SafetyEnv(c.Workspace, dir, env)
 	}
 	return env
 }

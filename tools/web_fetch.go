@@ -522,3 +522,15 @@ func webDecode(data []byte, ctype string) string {
 	}
 	return string(out)
 }
+
+// cutText keeps the first limit bytes of s, on a line boundary when it can.
+func cutText(s string, limit int) (string, bool) {
+	if len(s) <= limit {
+		return s, false
+	}
+	cut := s[:limit]
+	if i := strings.LastIndexByte(cut, '\n'); i > limit/2 {
+		cut = cut[:i+1]
+	}
+	return cut, true
+}

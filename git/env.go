@@ -1,4 +1,4 @@
-package tools
+package git
 
 import (
 	"context"
@@ -13,37 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/workspace"
 )
-
-// Automatic git: what git may do when nobody was asked.
-//
-// A git process runs "automatically" when no person approved the call that
-// started it: git_status, git_diff, git_log (approved or not: their
-// question names no program) and branch listing, the
-// assessment of every git tool (git_commit stages into a throwaway index
-// to show its diff before anyone is asked), and commands that shell_exec
-// and shell_background run because an allow list (or an earlier "always",
-// or a mode) lets them. Such a process
-//
-//   - uses only the workspace's own repository: the one git finds from the
-//     root that holds the call's folder, found once per root
-//     (workspaceRepo) and then named explicitly (--git-dir and --work-tree
-//     for the git tools, GIT_DIR and GIT_WORK_TREE for commands), so that a
-//     git directory planted in a subfolder is never read; a command under a
-//     root without a repository gets a GIT_DIR that cannot exist;
-//   - finds no other repository: safe.bareRepository=explicit (a folder
-//     shaped like a bare repository is not one unless named) and
-//     GIT_CEILING_DIRECTORIES at the parents of the roots;
-//   - runs no program that configuration names: every key of
-//     gitProgramKeys is overridden through GIT_CONFIG_COUNT/GIT_CONFIG_KEY_n/
-//     GIT_CONFIG_VALUE_n, which git passes on to the git processes it starts
-//     (submodules) and which hold for git run by an allow-listed command.
-//
-// A call the person approved (git_commit, git_push, creating a branch, an
-// approved shell command) runs git as the person would, hooks and filters
-// included, still in the workspace's own repository.
 
 // gitKey is one configuration key that names a program git runs, with the
 // value that turns the program off.
@@ -68,7 +39,7 @@ type gitKey struct {
 // program that git runs, from git-config(1), gitattributes(5),
 // git-interpret-trailers(1), githooks(5) and git-lfs-config(5). Every
 // automatic git process gets them overridden (gitSafeConfig); the test
-// TestGitProgramKeysOverridden checks each one against a real git.
+// TestProgramKeysOverridden checks each one against a real git.
 var gitProgramKeys = []gitKey{
 	// Run by commands that only read: status, diff, log.
 	{Pattern: "core.fsmonitor", Off: "false", Always: true},
@@ -200,11 +171,11 @@ func workspaceRepo(root string) (gitRepoLoc, bool, error) {
 	return loc, true, nil
 }
 
-// gitConfigFiles returns the files the configuration of root's
+// ConfigFiles returns the files the configuration of root's
 // repository is read from that lie outside its git directory: files its own
 // configuration includes (include.path, includeIf.*.path), whether they
 // exist yet or not. A write to one is a write of git configuration.
-func gitConfigFiles(root string) []string {
+func ConfigFiles(root string) []string {
 	loc, ok, err := workspaceRepo(root)
 	if err != nil || !ok {
 		return nil
@@ -221,7 +192,7 @@ func gitConfigFiles(root string) []string {
 	return files
 }
 
-// gitIncludes caches gitConfigFiles per git directory, while none of the
+// gitIncludes caches ConfigFiles per git directory, while none of the
 // files it read (or found missing) changed.
 var gitIncludes sync.Map // git dir → gitIncludesEntry
 
@@ -248,7 +219,7 @@ func statSignature(paths []string) string {
 	return b.String()
 }
 
-// readGitConfigFiles is gitConfigFiles without the cache.
+// readGitConfigFiles is ConfigFiles without the cache.
 func readGitConfigFiles(loc gitRepoLoc) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -281,7 +252,7 @@ func readGitConfigFiles(loc gitRepoLoc) []string {
 			continue
 		}
 		origin = abs(origin, loc.top)
-		if !gitWithin(loc.gitDir, origin) {
+		if !Within(loc.gitDir, origin) {
 			files = append(files, origin)
 		}
 		lk := strings.ToLower(key)
@@ -292,12 +263,12 @@ func readGitConfigFiles(loc gitRepoLoc) []string {
 	return files
 }
 
-// rootOf returns the root of ws that holds dir (the deepest one), or the
+// RootOf returns the root of ws that holds dir (the deepest one), or the
 // first root.
-func rootOf(ws *workspace.Workspace, dir string) string {
+func RootOf(ws *workspace.Workspace, dir string) string {
 	best := ""
 	for _, r := range ws.Roots() {
-		if gitWithin(r, dir) && len(r) > len(best) {
+		if Within(r, dir) && len(r) > len(best) {
 			best = r
 		}
 	}
@@ -453,19 +424,19 @@ func gitCeilings(inherited string, roots []string, tops ...string) string {
 	return strings.Join(out, string(filepath.ListSeparator))
 }
 
-// GitSafetyEnv returns env, the environment of a command that runs without
+// SafetyEnv returns env, the environment of a command that runs without
 // a person's approval (an allow-listed shell_exec or shell_background) in
 // the folder dir, changed so that any git the command runs is automatic git
-// (see above): GIT_DIR and GIT_WORK_TREE name the repository of the root
+// (see the package comment): GIT_DIR and GIT_WORK_TREE name the repository of the root
 // that holds dir; without one GIT_DIR names a path that cannot exist, so
 // that git finds no repository at all; GIT_CEILING_DIRECTORIES stops the
 // search at the roots; GIT_CONFIG_COUNT and its pairs override every
 // program key (gitProgramKeys) and set safe.bareRepository=explicit.
 // Overrides the server's own environment held (GIT_CONFIG_KEY_n) come
 // first, so that ours win.
-func GitSafetyEnv(ws *workspace.Workspace, dir string, env []string) []string {
+func SafetyEnv(ws *workspace.Workspace, dir string, env []string) []string {
 	roots := ws.Roots()
-	root := rootOf(ws, dir)
+	root := RootOf(ws, dir)
 	inherited := gitInheritedConfig(env)
 	ceiling := gitEnvValue(env, "GIT_CEILING_DIRECTORIES")
 	out := gitBaseEnv(env)
@@ -526,9 +497,8 @@ func gitInheritedConfig(env []string) [][2]string {
 	return out
 }
 
-// unapproved reports whether no person approved this call: it runs because
-// of the mode, a rule, an allow list or an earlier "always" (or outside the
-// runner, where nobody was asked). Wider than automatic (the sandbox's
-// test): an earlier "always" for `git status` is no approval of what a
-// later `cd sub && git status` runs.
-func unapproved(c *Call) bool { return c.Decision.Action != approval.Ask }
+// Within reports whether p is dir or below it (by path, lexically).
+func Within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}

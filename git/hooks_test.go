@@ -1,4 +1,4 @@
-package tools
+package git
 
 import (
 	"context"
@@ -47,11 +47,11 @@ func TestGitHooksBeneathRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := openRepo(&Call{Ctx: context.Background(), Workspace: ws}, "")
+	r, err := Open(context.Background(), ws, "", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(r.hooks(), " "); got != "pre-commit pre-push" {
+	if got := strings.Join(r.Hooks(), " "); got != "pre-commit pre-push" {
 		t.Errorf("hooks = %q, want %q", got, "pre-commit pre-push")
 	}
 
@@ -69,7 +69,7 @@ func TestGitHooksBeneathRoot(t *testing.T) {
 	}
 	// Asked now, git names the folder it runs hooks from (the link
 	// resolved, outside the workspace), which is listed by path.
-	if got := strings.Join(r.hooks(), " "); got != "outsidehookname" {
+	if got := strings.Join(r.Hooks(), " "); got != "outsidehookname" {
 		t.Errorf("hooks from git's resolved path = %q, want outsidehookname", got)
 	}
 }

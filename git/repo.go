@@ -1,4 +1,4 @@
-package tools
+package git
 
 import (
 	"bytes"
@@ -18,13 +18,6 @@ import (
 	"github.com/agentls/agentls/internal/schema"
 	"github.com/agentls/agentls/workspace"
 )
-
-// The git tools run the git program with an argument vector, never through
-// a shell. Every value the model gives is either a path (resolved through
-// the workspace's rules and passed, absolute, after "--" under
-// --literal-pathspecs) or a revision, remote or branch name, refused when it
-// starts with "-" so that it can never become an option, and placed after
-// --end-of-options where git allows it.
 
 // gitGlobal are the options every git command starts with: no pager, no
 // quoting of non-ASCII paths, pathspecs taken literally (a path with * or a
@@ -46,14 +39,17 @@ const (
 	gitMaxStderr = 64 << 10
 )
 
-// gitRepo is the repository a git tool call works in: the workspace's own
-// repository of the root that holds the call's path (git_env.go), always
+// Repo is the repository a git tool call works in: the workspace's own
+// repository of the root that holds the call's path (env.go), always
 // named explicitly. A call nobody approved runs git automatically: with
-// every program that configuration names turned off (safe).
-type gitRepo struct {
-	c      *Call
-	gitDir string // the repository's git directory
-	top    string // the repository's top-level folder
+// every program that configuration names turned off (safe). A Repo belongs
+// to one call: it is not safe for concurrent use.
+type Repo struct {
+	ctx    context.Context
+	ws     *workspace.Workspace
+	base   []string // the environment before git's own settings
+	gitDir string   // the repository's git directory
+	top    string   // the repository's top-level folder
 	roots  []string
 	// safe is set when no person approved the call (or while it is being
 	// assessed): overrides then turn off every program key.
@@ -65,24 +61,24 @@ type gitRepo struct {
 	programs []string
 }
 
-// gitRun describes one git command beyond its arguments.
-type gitRun struct {
-	// full runs git with the repository's configuration in force even in
+// Cmd describes one git command beyond its arguments.
+type Cmd struct {
+	// Full runs git with the repository's configuration in force even in
 	// a safe repo: only for commands that run no program (rev-parse).
-	full  bool
-	stdin io.Reader
-	env   []string // extra KEY=VALUE entries
-	max   int      // stdout cap; 0 means gitMaxOutput
-	// okExit lists exit codes other than 0 that are not failures.
-	okExit []int
+	Full  bool
+	Stdin io.Reader
+	Env   []string // extra KEY=VALUE entries
+	Max   int      // stdout cap; 0 means gitMaxOutput
+	// OkExit lists exit codes other than 0 that are not failures.
+	OkExit []int
 }
 
-// gitOutput is what one git command printed.
-type gitOutput struct {
-	stdout    []byte
-	stderr    string
-	exit      int
-	truncated bool // stdout was longer than the cap
+// Output is what one git command printed.
+type Output struct {
+	Stdout    []byte
+	Stderr    string
+	Exit      int
+	Truncated bool // stdout was longer than the cap
 }
 
 // capBuffer keeps the first max bytes written to it and counts the rest.
@@ -102,79 +98,94 @@ func (w *capBuffer) Write(p []byte) (int, error) {
 
 func (w *capBuffer) truncated() bool { return w.total > int64(w.buf.Len()) }
 
-// optionLike refuses a value that git could read as an option.
-func optionLike(field, v string) error {
+// OptionLike refuses a value that git could read as an option (or that
+// holds a NUL byte); field names the argument in the error.
+func OptionLike(field, v string) error {
 	if strings.HasPrefix(v, "-") {
-		return Errorf(InvalidParams, "%s %q starts with \"-\" and would be read as a git option; "+
+		return invalidf("%s %q starts with \"-\" and would be read as a git option; "+
 			"a file whose name starts with a dash is given as ./NAME", field, v).
-			WithDetails(map[string]any{"violations": []schema.Violation{{Pointer: "/" + field, Reason: "starts with - (an option)"}}})
+			withDetails(map[string]any{"violations": []schema.Violation{{Pointer: "/" + field, Reason: "starts with - (an option)"}}})
 	}
 	if strings.IndexByte(v, 0) >= 0 {
-		return Errorf(InvalidParams, "%s contains a NUL byte", field)
+		return invalidf("%s contains a NUL byte", field)
 	}
 	return nil
 }
 
-// openRepo returns the workspace repository of the root that holds near
+// Options say how Open's repository runs git.
+type Options struct {
+	// Safe makes the repository's git runs automatic: every program that
+	// configuration names is turned off (SetSafe changes it later).
+	Safe bool
+	// Env is the environment git runs with before its own settings are
+	// added (for a tool: the commands' environment, secrets removed);
+	// nil means the server's environment.
+	Env []string
+}
+
+// Open returns the workspace repository of the root of ws that holds near
 // (an absolute path inside the workspace), or with "" of the first root:
 // the repository git finds from that root, never one found from near, so
 // that a git directory planted in a subfolder is never used. Outside a
-// repository it fails with EXECUTION_ERROR saying so.
-func openRepo(c *Call, near string) (*gitRepo, error) {
-	roots := c.Workspace.Roots()
+// repository it fails with an *Error saying so. The repository's commands
+// run under ctx.
+func Open(ctx context.Context, ws *workspace.Workspace, near string, o Options) (*Repo, error) {
+	roots := ws.Roots()
 	if len(roots) == 0 {
-		return nil, Errorf(NotConfigured, "the session has no workspace root")
+		return nil, errors.New("the workspace has no root")
 	}
 	root := roots[0]
 	if near != "" {
-		root = rootOf(c.Workspace, near)
+		root = RootOf(ws, near)
 	}
 	loc, ok, err := workspaceRepo(root)
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
-			return nil, Errorf(ExecutionError, "git is not installed or not on PATH")
+			return nil, execf("git is not installed or not on PATH")
 		}
 		return nil, fmt.Errorf("find the repository of %s: %w", root, err)
 	}
 	if !ok {
-		return nil, Errorf(ExecutionError, "%s is not inside a git repository (no .git in the workspace root or any parent folder; "+
+		return nil, execf("%s is not inside a git repository (no .git in the workspace root or any parent folder; "+
 			"a repository in a subfolder is not used); `git init` creates one", root)
 	}
-	// A read-only tool is safe even when a person approved it (mode ask):
-	// the question named no program.
-	safe := unapproved(c) || c.Tool != nil && c.Tool.Annotations.ReadOnly
-	r := &gitRepo{c: c, gitDir: loc.gitDir, top: loc.top, roots: roots, safe: safe}
-	ctx := c.Ctx
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	base := o.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	r := &Repo{ctx: ctx, ws: ws, base: base, gitDir: loc.gitDir, top: loc.top, roots: roots, safe: o.Safe}
 	overrides, programs, err := gitSafeConfig(ctx, loc, r.env(nil, true))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, Errorf(ExecutionError, "git cannot read the configuration of the repository at %s: %v", loc.top, err)
+		return nil, execf("git cannot read the configuration of the repository at %s: %v", loc.top, err)
 	}
 	r.programs, r.safeOver = programs, overrides
-	r.setSafe(r.safe)
+	r.SetSafe(r.safe)
 	return r, nil
 }
 
-// setSafe makes the repo's git runs automatic (safe) or approved.
-func (r *gitRepo) setSafe(safe bool) {
+// Top is the repository's top-level folder (its work tree).
+func (r *Repo) Top() string { return r.top }
+
+// SetSafe makes the repo's git runs automatic (safe) or approved.
+func (r *Repo) SetSafe(safe bool) {
 	r.safe, r.overrides = safe, nil
 	if safe {
 		r.overrides = r.safeOver
 	}
 }
 
-// env is the environment git runs with: the one commands get (secrets
-// removed) without variables that locate another repository, plus git's
-// non-interactive settings, the overrides of a safe repo (unless full) and
-// extra.
-func (r *gitRepo) env(extra []string, full bool) []string {
+// env is the environment git runs with: the base one without variables
+// that locate another repository, plus git's non-interactive settings, the
+// overrides of a safe repo (unless full) and extra.
+func (r *Repo) env(extra []string, full bool) []string {
 	var env []string
-	for _, kv := range gitBaseEnv(CommandEnv(r.c.Workspace.Config(), nil)) {
+	for _, kv := range gitBaseEnv(r.base) {
 		name, _, _ := strings.Cut(kv, "=")
 		if name == "LC_ALL" || name == "LANGUAGE" || gitLiteralEnv[name] {
 			continue
@@ -199,21 +210,18 @@ var gitLiteralEnv = map[string]bool{
 	"GIT_LITERAL_PATHSPECS": true, "GIT_GLOB_PATHSPECS": true, "GIT_NOGLOB_PATHSPECS": true, "GIT_ICASE_PATHSPECS": true,
 }
 
-// run runs git with args in the repository. A non-zero exit (not in
-// okExit) is EXECUTION_ERROR carrying git's message; cancellation returns
-// the context's error.
-func (r *gitRepo) run(o gitRun, args ...string) (gitOutput, error) {
-	ctx := r.c.Ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
+// Run runs git with args in the repository. A non-zero exit (not in
+// OkExit) is an *Error carrying git's message; cancellation returns the
+// context's error.
+func (r *Repo) Run(o Cmd, args ...string) (Output, error) {
+	ctx := r.ctx
 	argv := append(append([]string{"--git-dir=" + r.gitDir, "--work-tree=" + r.top}, gitGlobal...), args...)
 	cmd := exec.CommandContext(ctx, "git", argv...)
-	cmd.Env = r.env(o.env, o.full)
+	cmd.Env = r.env(o.Env, o.Full)
 	cmd.Dir = r.top
-	cmd.Stdin = o.stdin
+	cmd.Stdin = o.Stdin
 	cmd.WaitDelay = 2 * time.Second
-	limit := o.max
+	limit := o.Max
 	if limit == 0 {
 		limit = gitMaxOutput
 	}
@@ -221,7 +229,7 @@ func (r *gitRepo) run(o gitRun, args ...string) (gitOutput, error) {
 	stderr := &capBuffer{max: gitMaxStderr}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	err := cmd.Run()
-	out := gitOutput{stdout: stdout.buf.Bytes(), stderr: stderr.buf.String(), truncated: stdout.truncated()}
+	out := Output{Stdout: stdout.buf.Bytes(), Stderr: stderr.buf.String(), Truncated: stdout.truncated()}
 	if ctx.Err() != nil {
 		return out, ctx.Err()
 	}
@@ -230,15 +238,15 @@ func (r *gitRepo) run(o gitRun, args ...string) (gitOutput, error) {
 	case err == nil:
 		return out, nil
 	case errors.As(err, &ee):
-		out.exit = ee.ExitCode()
-		for _, ok := range o.okExit {
-			if out.exit == ok {
+		out.Exit = ee.ExitCode()
+		for _, ok := range o.OkExit {
+			if out.Exit == ok {
 				return out, nil
 			}
 		}
 		return out, r.failed(args, out)
 	case errors.Is(err, exec.ErrNotFound):
-		return out, Errorf(ExecutionError, "git is not installed or not on PATH")
+		return out, execf("git is not installed or not on PATH")
 	}
 	return out, fmt.Errorf("run git %s: %w", args[0], err)
 }
@@ -247,42 +255,42 @@ func (r *gitRepo) run(o gitRun, args ...string) (gitOutput, error) {
 // token@).
 var urlCredentials = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@'"]+@`)
 
-// redactURLs hides the credentials of URLs in s: what git prints about a
+// RedactURLs hides the credentials of URLs in s: what git prints about a
 // remote can carry the token of its URL.
-func redactURLs(s string) string {
+func RedactURLs(s string) string {
 	return urlCredentials.ReplaceAllString(s, "${1}[redacted]@")
 }
 
 // failed turns a failed git command into the error the model sees.
-func (r *gitRepo) failed(args []string, out gitOutput) error {
-	out.stderr = redactURLs(out.stderr)
-	out.stdout = []byte(redactURLs(string(out.stdout)))
-	msg := strings.TrimSpace(out.stderr)
+func (r *Repo) failed(args []string, out Output) error {
+	out.Stderr = RedactURLs(out.Stderr)
+	out.Stdout = []byte(RedactURLs(string(out.Stdout)))
+	msg := strings.TrimSpace(out.Stderr)
 	if msg == "" {
-		msg = strings.TrimSpace(string(out.stdout))
+		msg = strings.TrimSpace(string(out.Stdout))
 	}
-	details := map[string]any{"exit_code": out.exit, "stderr": out.stderr, "command": "git " + strings.Join(args, " ")}
+	details := map[string]any{"exit_code": out.Exit, "stderr": out.Stderr, "command": "git " + strings.Join(args, " ")}
 	switch {
 	case strings.Contains(msg, "not a git repository"):
-		return Errorf(ExecutionError, "%s is not inside a git repository (no .git in it or any parent folder); "+
-			"`git init` creates one", r.top).WithDetails(details)
+		return execf("%s is not inside a git repository (no .git in it or any parent folder); "+
+			"`git init` creates one", r.top).withDetails(details)
 	case strings.Contains(msg, "dubious ownership"):
-		return Errorf(ExecutionError, "git refuses the repository at %s: it belongs to another user "+
-			"(git config --global --add safe.directory %s allows it): %s", r.top, r.top, msg).WithDetails(details)
+		return execf("git refuses the repository at %s: it belongs to another user "+
+			"(git config --global --add safe.directory %s allows it): %s", r.top, r.top, msg).withDetails(details)
 	case strings.Contains(msg, "must be run in a work tree"):
-		return Errorf(ExecutionError, "%s is inside a git folder or a bare repository, not a work tree", r.top).WithDetails(details)
+		return execf("%s is inside a git folder or a bare repository, not a work tree", r.top).withDetails(details)
 	}
-	return Errorf(ExecutionError, "git %s failed (exit %d): %s", args[0], out.exit, msg).WithDetails(details)
+	return execf("git %s failed (exit %d): %s", args[0], out.Exit, msg).withDetails(details)
 }
 
-// hooks lists the hooks the repository has (executable files in its hooks
+// Hooks lists the hooks the repository has (executable files in its hooks
 // folder, core.hooksPath included), which a person-approved call runs.
-func (r *gitRepo) hooks() []string {
-	out, err := r.run(gitRun{full: true}, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
+func (r *Repo) Hooks() []string {
+	out, err := r.Run(Cmd{Full: true}, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
 	if err != nil {
 		return nil
 	}
-	return listHooks(r.c.Workspace, strings.TrimSpace(string(out.stdout)))
+	return listHooks(r.ws, strings.TrimSpace(string(out.Stdout)))
 }
 
 // listHooks lists the hooks in the folder dir (git's path for it, which
@@ -316,12 +324,12 @@ func listHooks(ws *workspace.Workspace, dir string) []string {
 	return names
 }
 
-// programsWarning says which programs the repository names that a call the
+// ProgramsWarning says which programs the repository names that a call the
 // person approves will run (its hooks, and program keys of its own
 // configuration), or "".
-func (r *gitRepo) programsWarning(what string) string {
+func (r *Repo) ProgramsWarning(what string) string {
 	var parts []string
-	if h := r.hooks(); len(h) > 0 {
+	if h := r.Hooks(); len(h) > 0 {
 		parts = append(parts, "hooks "+strings.Join(h, ", "))
 	}
 	if len(r.programs) > 0 {
@@ -334,15 +342,15 @@ func (r *gitRepo) programsWarning(what string) string {
 		what, strings.Join(parts, "; "))
 }
 
-// indexEntries returns the index's entries by path (relative to the top),
+// IndexEntries returns the index's entries by path (relative to the top),
 // each the `ls-files --stage` lines of the path.
-func (r *gitRepo) indexEntries(o gitRun) (map[string]string, error) {
-	out, err := r.run(o, "ls-files", "--stage", "-z")
+func (r *Repo) IndexEntries(o Cmd) (map[string]string, error) {
+	out, err := r.Run(o, "ls-files", "--stage", "-z")
 	if err != nil {
 		return nil, err
 	}
 	m := map[string]string{}
-	for _, rec := range strings.Split(string(out.stdout), "\x00") {
+	for _, rec := range strings.Split(string(out.Stdout), "\x00") {
 		if _, path, ok := strings.Cut(rec, "\t"); ok {
 			m[path] += rec + "\x00"
 		}
@@ -350,53 +358,37 @@ func (r *gitRepo) indexEntries(o gitRun) (map[string]string, error) {
 	return m, nil
 }
 
-// rel turns a path git printed (relative to the top level) into one
+// Rel turns a path git printed (relative to the top level) into one
 // relative to the workspace root that holds it.
-func (r *gitRepo) rel(p string) string {
-	return r.c.Workspace.Rel(filepath.Join(r.top, filepath.FromSlash(p)))
+func (r *Repo) Rel(p string) string {
+	return r.ws.Rel(filepath.Join(r.top, filepath.FromSlash(p)))
 }
 
-// resolvePaths checks each path argument; field names the argument.
-func resolvePaths(c *Call, field string, args []string) ([]string, error) {
-	var out []string
-	for i, a := range args {
-		if err := optionLike(fmt.Sprintf("%s/%d", field, i), a); err != nil {
-			return nil, err
-		}
-		p, err := c.Workspace.Resolve(a)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-// currentBranch returns the checked-out branch, or "" when HEAD is detached.
-func (r *gitRepo) currentBranch() (string, error) {
-	out, err := r.run(gitRun{okExit: []int{1}}, "symbolic-ref", "--quiet", "--short", "HEAD")
+// CurrentBranch returns the checked-out branch, or "" when HEAD is detached.
+func (r *Repo) CurrentBranch() (string, error) {
+	out, err := r.Run(Cmd{OkExit: []int{1}}, "symbolic-ref", "--quiet", "--short", "HEAD")
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSpace(string(out.stdout)), nil
+	return strings.TrimSpace(string(out.Stdout)), nil
 }
 
-// hasCommits reports whether HEAD points at a commit (false on an unborn
+// HasCommits reports whether HEAD points at a commit (false on an unborn
 // branch).
-func (r *gitRepo) hasCommits() (bool, error) {
-	out, err := r.run(gitRun{okExit: []int{1, 128}}, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+func (r *Repo) HasCommits() (bool, error) {
+	out, err := r.Run(Cmd{OkExit: []int{1, 128}}, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
 		return false, err
 	}
-	return out.exit == 0, nil
+	return out.Exit == 0, nil
 }
 
-// checkRev refuses a revision argument unless it names commits: a commit,
+// CheckRev refuses a revision argument unless it names commits: a commit,
 // branch or tag, or a range A..B or A...B of them (a side may be empty,
 // meaning HEAD). Object paths such as HEAD:.env and blob ids are refused,
 // so that a diff of two blobs cannot show a sensitive file.
-func (r *gitRepo) checkRev(field, ref string) error {
-	if err := optionLike(field, ref); err != nil {
+func (r *Repo) CheckRev(field, ref string) error {
+	if err := OptionLike(field, ref); err != nil {
 		return err
 	}
 	sides := []string{ref}
@@ -409,41 +401,41 @@ func (r *gitRepo) checkRev(field, ref string) error {
 		if side == "" {
 			continue
 		}
-		if err := optionLike(field, side); err != nil {
+		if err := OptionLike(field, side); err != nil {
 			return err
 		}
-		out, err := r.run(gitRun{okExit: []int{1, 128}}, "rev-parse", "--verify", "--quiet", "--end-of-options", side+"^{commit}")
+		out, err := r.Run(Cmd{OkExit: []int{1, 128}}, "rev-parse", "--verify", "--quiet", "--end-of-options", side+"^{commit}")
 		if err != nil {
 			return err
 		}
-		if out.exit != 0 || strings.Contains(side, ":") {
-			return Errorf(InvalidParams, "%s: %q is not a commit, branch or tag of this repository "+
+		if out.Exit != 0 || strings.Contains(side, ":") {
+			return invalidf("%s: %q is not a commit, branch or tag of this repository "+
 				"(a revision or a range A..B or A...B of them)", field, side)
 		}
 	}
 	return nil
 }
 
-// checkBranchName refuses a name git would not accept as a branch.
-func (r *gitRepo) checkBranchName(field, name string) error {
-	if err := optionLike(field, name); err != nil {
+// CheckBranchName refuses a name git would not accept as a branch.
+func (r *Repo) CheckBranchName(field, name string) error {
+	if err := OptionLike(field, name); err != nil {
 		return err
 	}
 	if strings.HasPrefix(name, "+") || strings.ContainsAny(name, ": ") {
-		return Errorf(InvalidParams, "%s %q is not a branch name", field, name)
+		return invalidf("%s %q is not a branch name", field, name)
 	}
-	out, err := r.run(gitRun{okExit: []int{1, 128}}, "check-ref-format", "--branch", name)
+	out, err := r.Run(Cmd{OkExit: []int{1, 128}}, "check-ref-format", "--branch", name)
 	if err != nil {
 		return err
 	}
-	if out.exit != 0 {
-		return Errorf(InvalidParams, "%s %q is not a valid branch name (git check-ref-format)", field, name)
+	if out.Exit != 0 {
+		return invalidf("%s %q is not a valid branch name (git check-ref-format)", field, name)
 	}
 	return nil
 }
 
-// gitDiffFile is one file of a diff, from --numstat and --name-status.
-type gitDiffFile struct {
+// DiffFile is one file of a diff, from --numstat and --name-status.
+type DiffFile struct {
 	Path      string `json:"path"`
 	OldPath   string `json:"old_path,omitempty"`
 	Status    string `json:"status"` // added, modified, deleted, renamed, copied, type_changed, unmerged
@@ -452,13 +444,14 @@ type gitDiffFile struct {
 	Binary    bool   `json:"binary"`
 	Sensitive bool   `json:"sensitive,omitempty"`
 
-	// gitPath and gitOldPath are the paths as git printed them, relative
+	// GitPath and GitOldPath are the paths as git printed them, relative
 	// to the repository's top level.
-	gitPath, gitOldPath string
+	GitPath    string `json:"-"`
+	GitOldPath string `json:"-"`
 }
 
-// gitStatusName names a status letter of --name-status or porcelain v2.
-func gitStatusName(b byte) string {
+// StatusName names a status letter of --name-status or porcelain v2.
+func StatusName(b byte) string {
 	switch b {
 	case 'A':
 		return "added"
@@ -478,37 +471,37 @@ func gitStatusName(b byte) string {
 	return "changed"
 }
 
-// gitDiffSpec names a diff: options such as --cached, revisions (placed
+// DiffSpec names a diff: options such as --cached, revisions (placed
 // after --end-of-options) and absolute pathspecs (placed after --).
-type gitDiffSpec struct {
-	opts  []string
-	revs  []string
-	paths []string
+type DiffSpec struct {
+	Opts  []string
+	Revs  []string
+	Paths []string
 }
 
 // args returns the git arguments of the diff with extra options.
-func (d gitDiffSpec) args(extra ...string) []string {
-	args := append([]string{"diff"}, d.opts...)
+func (d DiffSpec) args(extra ...string) []string {
+	args := append([]string{"diff"}, d.Opts...)
 	args = append(args, "--no-ext-diff", "--no-textconv", "-M")
 	args = append(args, extra...)
 	args = append(args, "--end-of-options")
-	args = append(args, d.revs...)
-	if len(d.paths) > 0 {
+	args = append(args, d.Revs...)
+	if len(d.Paths) > 0 {
 		args = append(args, "--")
-		args = append(args, d.paths...)
+		args = append(args, d.Paths...)
 	}
 	return args
 }
 
-// diffFiles lists the files of a diff, with their line counts and status.
-func (r *gitRepo) diffFiles(o gitRun, d gitDiffSpec) ([]gitDiffFile, error) {
-	out, err := r.run(o, d.args("--numstat", "-z")...)
+// DiffFiles lists the files of a diff, with their line counts and status.
+func (r *Repo) DiffFiles(o Cmd, d DiffSpec) ([]DiffFile, error) {
+	out, err := r.Run(o, d.args("--numstat", "-z")...)
 	if err != nil {
 		return nil, err
 	}
-	files := []gitDiffFile{}
+	files := []DiffFile{}
 	// Each record: "add\tdel\tpath\0", or for renames "add\tdel\t\0old\0new\0".
-	rest := string(out.stdout)
+	rest := string(out.Stdout)
 	for rest != "" {
 		rec, after, _ := strings.Cut(rest, "\x00")
 		rest = after
@@ -516,7 +509,7 @@ func (r *gitRepo) diffFiles(o gitRun, d gitDiffSpec) ([]gitDiffFile, error) {
 		if len(parts) != 3 {
 			continue
 		}
-		f := gitDiffFile{Status: "modified"}
+		f := DiffFile{Status: "modified"}
 		if parts[0] == "-" {
 			f.Binary = true
 		} else {
@@ -527,20 +520,20 @@ func (r *gitRepo) diffFiles(o gitRun, d gitDiffSpec) ([]gitDiffFile, error) {
 			var old, nw string
 			old, rest, _ = strings.Cut(rest, "\x00")
 			nw, rest, _ = strings.Cut(rest, "\x00")
-			f.OldPath, f.Path, f.Status = r.rel(old), r.rel(nw), "renamed"
-			f.gitOldPath, f.gitPath = old, nw
+			f.OldPath, f.Path, f.Status = r.Rel(old), r.Rel(nw), "renamed"
+			f.GitOldPath, f.GitPath = old, nw
 		} else {
-			f.Path, f.gitPath = r.rel(parts[2]), parts[2]
+			f.Path, f.GitPath = r.Rel(parts[2]), parts[2]
 		}
 		files = append(files, f)
 	}
 	// --name-status tells added, deleted, copied and type changes apart.
-	out, err = r.run(o, d.args("--name-status", "-z")...)
+	out, err = r.Run(o, d.args("--name-status", "-z")...)
 	if err != nil {
 		return nil, err
 	}
 	status := map[string]string{}
-	recs := strings.Split(strings.TrimSuffix(string(out.stdout), "\x00"), "\x00")
+	recs := strings.Split(strings.TrimSuffix(string(out.Stdout), "\x00"), "\x00")
 	for i := 0; i+1 < len(recs); {
 		code := recs[i]
 		if code == "" {
@@ -549,29 +542,29 @@ func (r *gitRepo) diffFiles(o gitRun, d gitDiffSpec) ([]gitDiffFile, error) {
 		}
 		if code[0] == 'R' || code[0] == 'C' {
 			if i+2 < len(recs) {
-				status[r.rel(recs[i+2])] = gitStatusName(code[0])
+				status[r.Rel(recs[i+2])] = StatusName(code[0])
 			}
 			i += 3
 			continue
 		}
-		status[r.rel(recs[i+1])] = gitStatusName(code[0])
+		status[r.Rel(recs[i+1])] = StatusName(code[0])
 		i += 2
 	}
 	for i := range files {
 		if s, ok := status[files[i].Path]; ok {
 			files[i].Status = s
 		}
-		files[i].Sensitive = r.c.Workspace.IsSensitive(files[i].Path) ||
-			(files[i].OldPath != "" && r.c.Workspace.IsSensitive(files[i].OldPath))
+		files[i].Sensitive = r.ws.IsSensitive(files[i].Path) ||
+			(files[i].OldPath != "" && r.ws.IsSensitive(files[i].OldPath))
 	}
 	return files, nil
 }
 
-// diffText runs a diff and returns its text, at most limit bytes of it, and
+// DiffText runs a diff and returns its text, at most limit bytes of it, and
 // whether it was cut. Files that match the sensitive patterns are left out
 // of the text (their names stay in files, marked sensitive) unless
 // keepSensitive.
-func (r *gitRepo) diffText(o gitRun, d gitDiffSpec, files []gitDiffFile, limit int, keepSensitive bool) (string, bool, error) {
+func (r *Repo) DiffText(o Cmd, d DiffSpec, files []DiffFile, limit int, keepSensitive bool) (string, bool, error) {
 	if len(files) == 0 {
 		return "", false, nil
 	}
@@ -592,22 +585,22 @@ func (r *gitRepo) diffText(o gitRun, d gitDiffSpec, files []gitDiffFile, limit i
 			if len(kept) == 0 {
 				return "", false, nil
 			}
-			d.paths = kept
+			d.Paths = kept
 		}
 	}
-	o.max = limit
-	out, err := r.run(o, d.args("--no-color")...)
+	o.Max = limit
+	out, err := r.Run(o, d.args("--no-color")...)
 	if err != nil {
 		return "", false, err
 	}
-	return string(out.stdout), out.truncated, nil
+	return string(out.Stdout), out.Truncated, nil
 }
 
-// blobs reads objects named like "HEAD:path" or ":0:path" with one
+// Blobs reads objects named like "HEAD:path" or ":0:path" with one
 // `git cat-file --batch`. Names that do not exist are left out of the map;
 // names with a newline cannot be asked for and are left out too. It fails
 // when the objects together exceed limit bytes.
-func (r *gitRepo) blobs(o gitRun, names []string, limit int) (map[string][]byte, error) {
+func (r *Repo) Blobs(o Cmd, names []string, limit int) (map[string][]byte, error) {
 	var in strings.Builder
 	var asked []string
 	for _, n := range names {
@@ -616,17 +609,17 @@ func (r *gitRepo) blobs(o gitRun, names []string, limit int) (map[string][]byte,
 			asked = append(asked, n)
 		}
 	}
-	o.stdin = strings.NewReader(in.String())
-	o.max = limit
-	out, err := r.run(o, "cat-file", "--batch")
+	o.Stdin = strings.NewReader(in.String())
+	o.Max = limit
+	out, err := r.Run(o, "cat-file", "--batch")
 	if err != nil {
 		return nil, err
 	}
-	if out.truncated {
+	if out.Truncated {
 		return nil, fmt.Errorf("cat-file: more than %d bytes", limit)
 	}
 	got := map[string][]byte{}
-	rest := out.stdout
+	rest := out.Stdout
 	for _, n := range asked {
 		i := bytes.IndexByte(rest, '\n')
 		if i < 0 {
@@ -647,17 +640,17 @@ func (r *gitRepo) blobs(o gitRun, names []string, limit int) (map[string][]byte,
 	return got, nil
 }
 
-// withTempIndex runs fn with the environment of a throwaway copy of the
+// WithTempIndex runs fn with the environment of a throwaway copy of the
 // repository's index whose new objects go to a throwaway folder, so that
 // staging into it changes nothing in the repository.
-func (r *gitRepo) withTempIndex(fn func(env []string) error) error {
-	out, err := r.run(gitRun{}, "rev-parse", "--path-format=absolute", "--git-path", "index", "--git-path", "objects")
+func (r *Repo) WithTempIndex(fn func(env []string) error) error {
+	out, err := r.Run(Cmd{}, "rev-parse", "--path-format=absolute", "--git-path", "index", "--git-path", "objects")
 	if err != nil {
 		return err
 	}
-	lines := strings.Split(strings.TrimSpace(string(out.stdout)), "\n")
+	lines := strings.Split(strings.TrimSpace(string(out.Stdout)), "\n")
 	if len(lines) != 2 {
-		return fmt.Errorf("git rev-parse --git-path printed %q", out.stdout)
+		return fmt.Errorf("git rev-parse --git-path printed %q", out.Stdout)
 	}
 	index, objects := lines[0], lines[1]
 	tmp, err := os.MkdirTemp("", "agentls-git-")
@@ -667,7 +660,7 @@ func (r *gitRepo) withTempIndex(fn func(env []string) error) error {
 	defer os.RemoveAll(tmp)
 	// The index inside a root is read beneath it (a symlink swapped in
 	// cannot copy an outside file); a git directory elsewhere by path.
-	if data, err := r.c.Workspace.ReadDiskAny(index); err == nil {
+	if data, err := r.ws.ReadDiskAny(index); err == nil {
 		if err := os.WriteFile(filepath.Join(tmp, "index"), data, 0o600); err != nil {
 			return fmt.Errorf("temp index: %w", err)
 		}
@@ -682,16 +675,4 @@ func (r *gitRepo) withTempIndex(fn func(env []string) error) error {
 		"GIT_OBJECT_DIRECTORY=" + filepath.Join(tmp, "objects"),
 		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + objects,
 	})
-}
-
-// cutText keeps the first limit bytes of s, on a line boundary when it can.
-func cutText(s string, limit int) (string, bool) {
-	if len(s) <= limit {
-		return s, false
-	}
-	cut := s[:limit]
-	if i := strings.LastIndexByte(cut, '\n'); i > limit/2 {
-		cut = cut[:i+1]
-	}
-	return cut, true
 }
