@@ -142,7 +142,7 @@ func gitMetadata(c *Call, p *workspace.Plan, a *Assessment) {
 }
 
 // gitConfigWrites says which changes of p write a file that the workspace
-// repository's configuration includes (gitConfigFiles).
+// repository's configuration includes (git.ConfigFiles).
 func gitConfigWrites(c *Call, p *workspace.Plan) []string {
 	included := map[string]map[string]bool{} // root → files
 	var why []string
