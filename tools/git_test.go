@@ -210,6 +210,11 @@ func TestGitOptionLikeValues(t *testing.T) {
 			if !strings.Contains(res.Error.Message, "would be read as a git option") {
 				t.Errorf("message %q", res.Error.Message)
 			}
+			// The engine's details (the refused argument's pointer) reach
+			// the result.
+			if d, _ := json.Marshal(res.Error.Details); !strings.Contains(string(d), `"violations":[{"pointer":"/`) {
+				t.Errorf("details %s", d)
+			}
 			if _, err := os.Stat(target); !os.IsNotExist(err) {
 				t.Fatalf("%s created %s", tt.tool, target)
 			}
