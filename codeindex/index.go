@@ -1,4 +1,4 @@
-package workspace
+package codeindex
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentls/agentls/workspace"
 )
 
 // The workspace index: the symbols of every source file of the roots, kept
@@ -35,10 +37,10 @@ import (
 //   - Positions are 1-based lines and 1-based byte columns, as go/token and
 //     grep report them.
 
-// DefaultIndexMaxFiles caps how many files a build indexes (about 10 MB of
+// DefaultMaxFiles caps how many files a build indexes (about 10 MB of
 // symbols per 1,000 Go files at most; GOROOT/src has 5,700). Past it the
 // index says it is partial.
-const DefaultIndexMaxFiles = 50_000
+const DefaultMaxFiles = 50_000
 
 // indexMaxFileBytes is the largest file the index reads.
 const indexMaxFileBytes = 2 << 20
@@ -114,8 +116,8 @@ type Answer struct {
 	Note string
 }
 
-// IndexStatus is the state of the index.
-type IndexStatus struct {
+// Status is the state of the index.
+type Status struct {
 	Building  bool // a build is running
 	Complete  bool // a build finished and nothing is queued
 	Files     int  // files indexed
@@ -131,8 +133,8 @@ type indexFile struct {
 
 // Index is a workspace index. It is safe for concurrent use.
 type Index struct {
-	ws *Workspace
-	// MaxFiles caps a build (0: DefaultIndexMaxFiles). Set it before Start.
+	ws *workspace.Workspace
+	// MaxFiles caps a build (0: DefaultMaxFiles). Set it before Start.
 	MaxFiles int
 
 	mu        sync.RWMutex
@@ -159,14 +161,14 @@ type Index struct {
 
 // NewIndex returns an empty index of ws's roots that follows ws's overlays.
 // Start builds it; Close stops its goroutines.
-func NewIndex(ws *Workspace) *Index {
+func New(ws *workspace.Workspace) *Index {
 	ctx, cancel := context.WithCancel(context.Background())
 	ix := &Index{
 		ws: ws, files: map[string]*indexFile{}, pending: map[string]bool{},
 		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, buildDone: make(chan struct{}),
 	}
 	ix.goc = newGoChecker(ix)
-	ix.stopWatch = ws.Overlays.Watch(func(d Document) { ix.Changed(d.Path) })
+	ix.stopWatch = ws.Overlays.Watch(func(d workspace.Document) { ix.Changed(d.Path) })
 	return ix
 }
 
@@ -222,7 +224,7 @@ func (ix *Index) syncRoots() {
 
 func underAny(roots []string, p string) bool {
 	for _, r := range roots {
-		if _, ok := within(r, p); ok {
+		if _, ok := workspace.Within(r, p); ok {
 			return true
 		}
 	}
@@ -244,13 +246,13 @@ func (ix *Index) Wait(ctx context.Context) bool {
 }
 
 // Status returns the state of the index.
-func (ix *Index) Status() IndexStatus {
+func (ix *Index) Status() Status {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	ix.pendMu.Lock()
 	queued := len(ix.pending)
 	ix.pendMu.Unlock()
-	return IndexStatus{Building: ix.building, Complete: ix.built && !ix.building && queued == 0,
+	return Status{Building: ix.building, Complete: ix.built && !ix.building && queued == 0,
 		Files: len(ix.files), Total: ix.total, Truncated: ix.truncated}
 }
 
@@ -281,14 +283,14 @@ func (ix *Index) build(ctx context.Context, roots []string, report func(done, to
 	}()
 	max := ix.MaxFiles
 	if max <= 0 {
-		max = DefaultIndexMaxFiles
+		max = DefaultMaxFiles
 	}
 	// Walk first (fast), then extract in parallel with known totals.
 	var paths []string
 	var mu sync.Mutex
 	for _, root := range roots {
-		_, err := Walk(ctx, root, WalkOptions{MaxFileBytes: indexMaxFileBytes, Prune: pruneIndexDir},
-			func(f *File) error {
+		_, err := workspace.Walk(ctx, root, workspace.WalkOptions{MaxFileBytes: indexMaxFileBytes, Prune: pruneIndexDir},
+			func(f *workspace.File) error {
 				if !f.IsRegular() || languageOf(f.Name) == "" {
 					return nil
 				}
@@ -340,8 +342,8 @@ func (ix *Index) indexPaths(ctx context.Context, paths []string, report func(don
 				if d, ok := ix.ws.Overlays.Get(p); ok {
 					src = []byte(d.Text)
 				} else {
-					data, err := ix.ws.readLimited(p, buf, indexMaxFileBytes)
-					if err != nil || IsBinary(data) {
+					data, err := ix.ws.ReadLimited(p, buf, indexMaxFileBytes)
+					if err != nil || workspace.IsBinary(data) {
 						continue
 					}
 					buf, src = data[:0], data
@@ -481,8 +483,8 @@ func (ix *Index) Update(p string) {
 		ix.store(p, extract(p, []byte(d.Text)))
 		return
 	}
-	data, err := ix.ws.readLimited(p, nil, indexMaxFileBytes)
-	if err != nil || IsBinary(data) {
+	data, err := ix.ws.ReadLimited(p, nil, indexMaxFileBytes)
+	if err != nil || workspace.IsBinary(data) {
 		ix.store(p, nil)
 		return
 	}
