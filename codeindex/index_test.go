@@ -26,7 +26,12 @@ var update = flag.Bool("update", false, "rewrite the want sections of testdata/i
 // newTestIndex writes files into a temporary root and builds an index of it.
 func newTestIndex(t testing.TB, files map[string]string) (*Index, *workspace.Workspace, string) {
 	t.Helper()
-	root := t.TempDir()
+	return newTestIndexIn(t, t.TempDir(), files)
+}
+
+// newTestIndexIn is newTestIndex with the root given.
+func newTestIndexIn(t testing.TB, root string, files map[string]string) (*Index, *workspace.Workspace, string) {
+	t.Helper()
 	for name, text := range files {
 		p := filepath.Join(root, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
