@@ -13,6 +13,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
+	"github.com/agentls/agentls/codeindex"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -214,7 +215,7 @@ func (t *texts) get(path string) string {
 	return text
 }
 
-func (t *texts) location(l workspace.Location) lspLocation {
+func (t *texts) location(l codeindex.Location) lspLocation {
 	text := t.get(l.Path)
 	return lspLocation{URI: workspace.PathToURI(l.Path), Range: lspRange{lspPos(text, l.Line, l.Column), lspPos(text, l.EndLine, l.EndColumn)}}
 }
@@ -229,7 +230,7 @@ func (s *session) documentSymbol(ctx context.Context, raw json.RawMessage) (any,
 		return nil, invalidParams("textDocument/documentSymbol", err)
 	}
 	ix := s.index()
-	if workspace.Language(path) == "" {
+	if codeindex.Language(path) == "" {
 		return []documentSymbol{}, nil
 	}
 	syms, err := ix.Outline(path)
@@ -237,9 +238,9 @@ func (s *session) documentSymbol(ctx context.Context, raw json.RawMessage) (any,
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "documentSymbol: %v", err)
 	}
 	text := s.text(path)
-	goFile := workspace.Language(path) == "go"
-	var conv func([]workspace.Symbol) []documentSymbol
-	conv = func(syms []workspace.Symbol) []documentSymbol {
+	goFile := codeindex.Language(path) == "go"
+	var conv func([]codeindex.Symbol) []documentSymbol
+	conv = func(syms []codeindex.Symbol) []documentSymbol {
 		out := make([]documentSymbol, 0, len(syms))
 		for _, sym := range syms {
 			sel := lspRange{lspPos(text, sym.Line, sym.Column), lspPos(text, sym.Line, sym.Column+len(sym.Name))}
@@ -270,7 +271,7 @@ func (s *session) workspaceSymbol(ctx context.Context, raw json.RawMessage) (any
 	t := &texts{s: s}
 	out := make([]symbolInformation, 0, len(syms))
 	for _, sym := range syms {
-		loc := t.location(workspace.Location{Path: sym.Path, Line: sym.Line, Column: sym.Column, EndLine: sym.Line, EndColumn: sym.Column + len(sym.Name)})
+		loc := t.location(codeindex.Location{Path: sym.Path, Line: sym.Line, Column: sym.Column, EndLine: sym.Line, EndColumn: sym.Column + len(sym.Name)})
 		out = append(out, symbolInformation{Name: sym.Name, Kind: symbolKind(sym.Kind), Location: loc, ContainerName: sym.Container})
 	}
 	return out, nil
@@ -302,7 +303,7 @@ func queryCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 func emptyOnPosition(err error) bool {
-	var pe *workspace.PositionError
+	var pe *codeindex.PositionError
 	return errors.As(err, &pe)
 }
 
@@ -340,7 +341,7 @@ func (s *session) references(ctx context.Context, raw json.RawMessage) (any, err
 	return s.lspLocations(a.Locations), nil
 }
 
-func (s *session) lspLocations(ls []workspace.Location) []lspLocation {
+func (s *session) lspLocations(ls []codeindex.Location) []lspLocation {
 	t := &texts{s: s}
 	out := make([]lspLocation, 0, len(ls))
 	for _, l := range ls {
@@ -371,7 +372,7 @@ func (s *session) hover(ctx context.Context, raw json.RawMessage) (any, error) {
 	if a.Doc != "" {
 		fmt.Fprintf(&b, "\n\n%s", a.Doc)
 	}
-	if a.Precision == workspace.PrecisionName {
+	if a.Precision == codeindex.PrecisionName {
 		b.WriteString("\n\n*(found by name)*")
 	}
 	return map[string]any{"contents": map[string]string{"kind": "markdown", "value": b.String()}}, nil

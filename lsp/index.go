@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentls/agentls/codeindex"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -48,7 +49,7 @@ func (s *session) idx() *indexState {
 }
 
 // index returns the session's workspace index (nil before initialize).
-func (s *session) index() *workspace.Index {
+func (s *session) index() *codeindex.Index {
 	s.mu.Lock()
 	env := s.env
 	s.mu.Unlock()
@@ -79,7 +80,7 @@ func (s *session) startIndex() {
 }
 
 // buildIndex starts the build with progress reports.
-func (s *session) buildIndex(ix *workspace.Index) {
+func (s *session) buildIndex(ix *codeindex.Index) {
 	var token string
 	if s.clientCaps().WorkDoneProgress {
 		token = fmt.Sprintf("agentls/index/%d", s.idx().tokenSeq.Add(1))
@@ -168,7 +169,7 @@ func (s *session) indexClosed(path string) {
 // the last change. It never blocks (it runs in the overlay watcher).
 func (s *session) diagnosticsDue(path string) {
 	st := s.idx()
-	if !s.feature("diagnostics") || workspace.Language(path) != "go" {
+	if !s.feature("diagnostics") || codeindex.Language(path) != "go" {
 		return
 	}
 	st.mu.Lock()
@@ -211,7 +212,7 @@ func (s *session) flushDiagnostics() {
 	ix.Flush()
 	for _, p := range s.ws.Overlays.Paths() {
 		for d := range due {
-			if workspace.Language(p) == "go" && sameDir(p, d) {
+			if codeindex.Language(p) == "go" && sameDir(p, d) {
 				due[p] = true
 			}
 		}
@@ -238,7 +239,7 @@ func (s *session) flushDiagnostics() {
 }
 
 // publishDiagnostics sends textDocument/publishDiagnostics for one file.
-func (s *session) publishDiagnostics(path string, ds []workspace.Diagnostic) {
+func (s *session) publishDiagnostics(path string, ds []codeindex.Diagnostic) {
 	text := s.text(path)
 	out := make([]lspDiagnostic, 0, len(ds))
 	for _, d := range ds {

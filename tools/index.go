@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentls/agentls/codeindex"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -17,19 +18,19 @@ import (
 // and builds it with progress; a session without a server (the call
 // command) gets it on first use, built on demand.
 
-var indexKey = NewKey[*workspace.Index]("workspace index")
+var indexKey = NewKey[*codeindex.Index]("workspace index")
 
 // IndexOf returns the session's workspace index of ws, creating it on first
 // use. It does not start the build.
-func IndexOf(s *Session, ws *workspace.Workspace) *workspace.Index {
+func IndexOf(s *Session, ws *workspace.Workspace) *codeindex.Index {
 	if s == nil {
-		return workspace.NewIndex(ws)
+		return codeindex.New(ws)
 	}
-	return Update(s, indexKey, func(old *workspace.Index, ok bool) *workspace.Index {
+	return Update(s, indexKey, func(old *codeindex.Index, ok bool) *codeindex.Index {
 		if ok && old != nil {
 			return old
 		}
-		return workspace.NewIndex(ws)
+		return codeindex.New(ws)
 	})
 }
 
@@ -45,7 +46,7 @@ func CloseIndex(s *Session) {
 
 // Index returns the call's workspace index, building it in the background
 // if nobody has started it yet.
-func (c *Call) Index() *workspace.Index {
+func (c *Call) Index() *codeindex.Index {
 	ix := IndexOf(c.Session, c.Workspace)
 	ix.Start(nil)
 	return ix
@@ -57,7 +58,7 @@ const indexWait = 20 * time.Second
 
 // builtIndex returns the call's index after waiting (up to indexWait) for
 // its first build, reporting progress meanwhile.
-func (c *Call) builtIndex() *workspace.Index {
+func (c *Call) builtIndex() *codeindex.Index {
 	ix := c.Index()
 	if st := ix.Status(); st.Complete || !st.Building {
 		return ix
@@ -162,7 +163,7 @@ func wordColumn(line, w string) int {
 }
 
 // findDeclared finds a symbol ("Name", "Type.Name") in an outline.
-func findDeclared(syms []workspace.Symbol, symbol string) (workspace.Symbol, bool) {
+func findDeclared(syms []codeindex.Symbol, symbol string) (codeindex.Symbol, bool) {
 	qual, name := "", symbol
 	if i := strings.LastIndexByte(symbol, '.'); i >= 0 {
 		qual, name = symbol[:i], symbol[i+1:]
@@ -175,12 +176,12 @@ func findDeclared(syms []workspace.Symbol, symbol string) (workspace.Symbol, boo
 			return d, true
 		}
 	}
-	return workspace.Symbol{}, false
+	return codeindex.Symbol{}, false
 }
 
 // indexError turns an index failure into the model's error.
 func indexError(c *Call, path string, err error) error {
-	var pe *workspace.PositionError
+	var pe *codeindex.PositionError
 	switch {
 	case errors.As(err, &pe):
 		return Errorf(InvalidParams, "%s", pe.Msg)
@@ -203,7 +204,7 @@ type location struct {
 	EndColumn int    `json:"end_column"`
 }
 
-func (c *Call) locations(ls []workspace.Location) []location {
+func (c *Call) locations(ls []codeindex.Location) []location {
 	out := make([]location, len(ls))
 	for i, l := range ls {
 		out[i] = location{Path: c.Workspace.Rel(l.Path), Line: l.Line, Column: l.Column, EndLine: l.EndLine, EndColumn: l.EndColumn}
@@ -253,7 +254,7 @@ func (r *lineReader) line(path string, n int) string {
 const maxContentLocations = 300
 
 // answerResult builds definition's and references' result.
-func answerResult(c *Call, a *workspace.Answer, what string) *Result {
+func answerResult(c *Call, a *codeindex.Answer, what string) *Result {
 	locs := c.locations(a.Locations)
 	var b strings.Builder
 	switch len(locs) {
@@ -264,7 +265,7 @@ func answerResult(c *Call, a *workspace.Answer, what string) *Result {
 	default:
 		fmt.Fprintf(&b, "%d %ss of %s %s", len(locs), what, a.Kind, a.Name)
 	}
-	if a.Precision == workspace.PrecisionName {
+	if a.Precision == codeindex.PrecisionName {
 		b.WriteString(" (by name: may include unrelated symbols of the same name)")
 	}
 	if a.Partial {
@@ -289,8 +290,8 @@ func answerResult(c *Call, a *workspace.Answer, what string) *Result {
 	return Success(b.String(), s)
 }
 
-type answer = workspace.Answer
+type answer = codeindex.Answer
 
 // isGo reports whether a file gets the type checker's answers (which do
 // not need the index's first build).
-func isGo(path string) bool { return workspace.Language(path) == "go" }
+func isGo(path string) bool { return codeindex.Language(path) == "go" }

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/codeindex"
 )
 
 // Symbols is symbols: a file's outline, or a fuzzy search of the
@@ -63,7 +63,7 @@ func symbols(c *Call, a symbolsArgs) (*Result, error) {
 	if fi, err := c.Workspace.Stat(path); err == nil && fi.IsDir() {
 		return directorySymbols(c, path, a.Limit)
 	}
-	if workspace.Language(path) == "" {
+	if codeindex.Language(path) == "" {
 		return nil, Errorf(InvalidParams, "%s: no outline for this kind of file (Go, Python, JavaScript/TypeScript, Rust, Java, C/C++, shell and Markdown have one)", rel)
 	}
 	syms, err := c.Index().Outline(path)
@@ -86,9 +86,9 @@ func symbols(c *Call, a symbolsArgs) (*Result, error) {
 	if truncated {
 		fmt.Fprintf(&b, "(first %d top-level symbols; raise limit for more)\n", a.Limit)
 	}
-	precision := workspace.PrecisionType
-	if workspace.Language(path) != "go" {
-		precision = workspace.PrecisionName
+	precision := codeindex.PrecisionType
+	if codeindex.Language(path) != "go" {
+		precision = codeindex.PrecisionName
 	}
 	return Success(b.String(), map[string]any{"symbols": syms, "partial": false, "truncated": truncated, "precision": precision}), nil
 }
@@ -98,7 +98,7 @@ func searchSymbols(c *Call, a symbolsArgs) (*Result, error) {
 	if limit == 0 {
 		limit = 100
 	}
-	var syms []workspace.Symbol
+	var syms []codeindex.Symbol
 	var partial bool
 	if a.Path != "" {
 		// a search below a directory (or in a file)
@@ -149,7 +149,7 @@ func searchSymbols(c *Call, a symbolsArgs) (*Result, error) {
 	if partial && len(syms) > 0 {
 		b.WriteString("(partial: the index is still being built)\n")
 	}
-	return Success(b.String(), map[string]any{"symbols": syms, "partial": partial, "truncated": truncated, "precision": workspace.PrecisionName}), nil
+	return Success(b.String(), map[string]any{"symbols": syms, "partial": partial, "truncated": truncated, "precision": codeindex.PrecisionName}), nil
 }
 
 // directorySymbols lists the top-level symbols of the files directly in a
@@ -159,7 +159,7 @@ func directorySymbols(c *Call, dir string, limit int) (*Result, error) {
 		limit = 500
 	}
 	ix := c.builtIndex()
-	var syms []workspace.Symbol
+	var syms []codeindex.Symbol
 	d, err := c.Workspace.Open(dir)
 	if err != nil {
 		return nil, fileError(c.Workspace.Rel(dir), err)
@@ -172,7 +172,7 @@ func directorySymbols(c *Call, dir string, limit int) (*Result, error) {
 	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
-		if e.IsDir() || workspace.Language(p) == "" {
+		if e.IsDir() || codeindex.Language(p) == "" {
 			continue
 		}
 		out, err := ix.Outline(p)
@@ -207,8 +207,8 @@ func directorySymbols(c *Call, dir string, limit int) (*Result, error) {
 }
 
 // relSymbols copies symbols with paths relative to the root.
-func (c *Call) relSymbols(syms []workspace.Symbol) []workspace.Symbol {
-	out := make([]workspace.Symbol, len(syms))
+func (c *Call) relSymbols(syms []codeindex.Symbol) []codeindex.Symbol {
+	out := make([]codeindex.Symbol, len(syms))
 	for i, s := range syms {
 		s.Path = c.Workspace.Rel(s.Path)
 		s.Children = c.relSymbols(s.Children)
@@ -221,7 +221,7 @@ func (c *Call) relSymbols(syms []workspace.Symbol) []workspace.Symbol {
 }
 
 // writeOutline writes an outline, one symbol a line, children indented.
-func writeOutline(b *strings.Builder, syms []workspace.Symbol, indent string) {
+func writeOutline(b *strings.Builder, syms []codeindex.Symbol, indent string) {
 	for _, s := range syms {
 		fmt.Fprintf(b, "%s%d:%d %s %s", indent, s.Line, s.Column, s.Kind, s.Name)
 		if s.Detail != "" && s.Detail != s.Name {

@@ -4,13 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/codeindex"
 )
 
 func TestSymbols(t *testing.T) {
 	g := newIndexRig(t)
 	var out struct {
-		Symbols []workspace.Symbol
+		Symbols []codeindex.Symbol
 		Partial bool
 	}
 	res := g.call("symbols", map[string]any{"path": "a/a.go"}, &out)

@@ -64,7 +64,7 @@ func (w *Workspace) real(p string, follow bool) (target, error) {
 		if err != nil {
 			rr = r
 		}
-		if rel, ok := within(rr, real); ok {
+		if rel, ok := Within(rr, real); ok {
 			if err := w.checkSensitive(p, rel); err != nil {
 				return target{}, err
 			}
@@ -268,9 +268,12 @@ func (w *Workspace) ReadDirAny(p string) ([]fs.DirEntry, error) {
 	return os.ReadDir(p)
 }
 
-// readLimited reads p into buf (grown as needed) with raw system calls,
-// beneath the allowed roots; max > 0 refuses larger files with ErrTooLarge.
-func (w *Workspace) readLimited(p string, buf []byte, max int64) ([]byte, error) {
+// ReadLimited reads the file p from the disk (never the editor's buffer)
+// into buf, grown as needed, with raw system calls, beneath the allowed
+// roots like ReadDisk; max > 0 refuses larger files with ErrTooLarge. It
+// lets a caller that reads many files (the walker, the code index) reuse
+// one buffer; the result may share buf's memory.
+func (w *Workspace) ReadLimited(p string, buf []byte, max int64) ([]byte, error) {
 	var data []byte
 	err := w.beneath(p, true, func(t target) error {
 		var err error

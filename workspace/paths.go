@@ -102,7 +102,7 @@ func (w *Workspace) Resolve(arg string) (string, error) {
 	if err != nil {
 		realRoot = root
 	}
-	realRel, ok := within(realRoot, real)
+	realRel, ok := Within(realRoot, real)
 	if !ok {
 		// A symlink may lead into another allowed root.
 		if _, realRel, ok = containingReal(roots, real); !ok {
@@ -118,7 +118,7 @@ func (w *Workspace) Resolve(arg string) (string, error) {
 // containing returns the first root that holds p and p relative to it.
 func containing(roots []string, p string) (string, string, bool) {
 	for _, r := range roots {
-		if rel, ok := within(r, p); ok {
+		if rel, ok := Within(r, p); ok {
 			return r, rel, true
 		}
 	}
@@ -131,7 +131,7 @@ func containingReal(roots []string, real string) (string, string, bool) {
 		if err != nil {
 			continue
 		}
-		if rel, ok := within(rr, real); ok {
+		if rel, ok := Within(rr, real); ok {
 			return rr, rel, true
 		}
 	}

@@ -216,7 +216,7 @@ func (f *File) Read(buf []byte) ([]byte, error) {
 	case f.link != nil:
 		data, err = readBeneath(*f.link, f.Path, buf, max)
 	case f.w != nil && f.w.ws != nil:
-		data, err = f.w.ws.readLimited(f.Path, buf, max)
+		data, err = f.w.ws.ReadLimited(f.Path, buf, max)
 	default:
 		data, err = readFileRaw(f.Path, buf, max)
 	}
@@ -708,7 +708,7 @@ func (w *walk) follow(abs string) (fs.FileMode, *target) {
 	}
 	var t *target
 	for _, r := range w.realRoots {
-		if rel, ok := within(r, real); ok {
+		if rel, ok := Within(r, real); ok {
 			t = &target{root: r, rel: filepath.ToSlash(rel)}
 			break
 		}

@@ -154,7 +154,7 @@ func (w *Workspace) Rel(path string) string {
 	roots, names := w.roots, w.names
 	w.mu.RUnlock()
 	for i, r := range roots {
-		if rel, ok := within(r, path); ok {
+		if rel, ok := Within(r, path); ok {
 			rel = filepath.ToSlash(rel)
 			if len(roots) == 1 {
 				return rel
@@ -174,7 +174,7 @@ func (w *Workspace) Rel(path string) string {
 // (paths.sensitive) are matched against this form.
 func (w *Workspace) RootRel(path string) string {
 	for _, r := range w.Roots() {
-		if rel, ok := within(r, path); ok {
+		if rel, ok := Within(r, path); ok {
 			return filepath.ToSlash(rel)
 		}
 	}
@@ -212,8 +212,11 @@ func (w *Workspace) rootOf(rel string) (root, rest string, ok bool) {
 	return "", "", false
 }
 
-// within reports whether path is root or below it, and the relative path.
-func within(root, path string) (string, bool) {
+// Within reports whether path is root or below it, and the relative path.
+// It is lexical: both paths are taken as written (clean and absolute, as
+// Resolve returns them); no symlink is followed and nothing is read, so it
+// decides where a path belongs, never whether it may be opened.
+func Within(root, path string) (string, bool) {
 	rel, err := filepath.Rel(root, path)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
 		return "", false

@@ -1,4 +1,4 @@
-package workspace
+package codeindex
 
 import (
 	"bytes"
@@ -17,14 +17,21 @@ import (
 	"time"
 
 	"golang.org/x/tools/txtar"
+
+	"github.com/agentls/agentls/workspace"
 )
 
 var update = flag.Bool("update", false, "rewrite the want sections of testdata/index/*.txtar")
 
 // newTestIndex writes files into a temporary root and builds an index of it.
-func newTestIndex(t testing.TB, files map[string]string) (*Index, *Workspace, string) {
+func newTestIndex(t testing.TB, files map[string]string) (*Index, *workspace.Workspace, string) {
 	t.Helper()
-	root := t.TempDir()
+	return newTestIndexIn(t, t.TempDir(), files)
+}
+
+// newTestIndexIn is newTestIndex with the root given.
+func newTestIndexIn(t testing.TB, root string, files map[string]string) (*Index, *workspace.Workspace, string) {
+	t.Helper()
 	for name, text := range files {
 		p := filepath.Join(root, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -34,11 +41,11 @@ func newTestIndex(t testing.TB, files map[string]string) (*Index, *Workspace, st
 			t.Fatal(err)
 		}
 	}
-	ws, err := New(root)
+	ws, err := workspace.New(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix := NewIndex(ws)
+	ix := New(ws)
 	t.Cleanup(ix.Close)
 	ix.Start(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -147,12 +154,12 @@ func position(t *testing.T, root, spec string) (string, int, int) {
 	return p, line, i + 1
 }
 
-func runQuery(t *testing.T, ix *Index, ws *Workspace, root, q string) string {
+func runQuery(t *testing.T, ix *Index, ws *workspace.Workspace, root, q string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	verb, arg, _ := strings.Cut(q, " ")
 	rel := func(p string) string {
-		if r, ok := within(filepath.Join(runtime.GOROOT(), "src"), p); ok {
+		if r, ok := workspace.Within(filepath.Join(runtime.GOROOT(), "src"), p); ok {
 			return "$GOROOT/src/" + filepath.ToSlash(r)
 		}
 		return ws.Rel(p)
@@ -234,7 +241,7 @@ func TestIndexIncremental(t *testing.T) {
 		t.Fatalf("diagnostics before the change = %v, %v; want none", ds, err)
 	}
 	// The editor renames Old to New in an unsaved buffer.
-	ws.Overlays.Open(Document{Path: p, Version: 1, Text: "package p\n\nfunc New() int { return 1 }\n"})
+	ws.Overlays.Open(workspace.Document{Path: p, Version: 1, Text: "package p\n\nfunc New() int { return 1 }\n"})
 	ix.Flush()
 	if syms, _ := ix.Search("New", 5); len(syms) != 1 || syms[0].Path != p {
 		t.Errorf("search New after the change = %+v", syms)
@@ -277,8 +284,8 @@ func TestIndexPartial(t *testing.T) {
 	for i := range 50 {
 		os.WriteFile(filepath.Join(root, fmt.Sprintf("f%d.py", i)), []byte(fmt.Sprintf("def f%d():\n    pass\n", i)), 0o644)
 	}
-	ws, _ := New(root)
-	ix := NewIndex(ws)
+	ws, _ := workspace.New(root)
+	ix := New(ws)
 	defer ix.Close()
 	if _, partial := ix.Search("f1", 5); !partial {
 		t.Error("search before any build is not partial")
@@ -366,11 +373,11 @@ func TestIndexGOROOT(t *testing.T) {
 		t.Skip("indexes the whole Go source tree")
 	}
 	src := goroot(t)
-	ws, err := New(src)
+	ws, err := workspace.New(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix := NewIndex(ws)
+	ix := New(ws)
 	defer ix.Close()
 	start := time.Now()
 	ix.Start(nil)
@@ -432,7 +439,7 @@ func TestIndexGOROOT(t *testing.T) {
 //	go test -bench Index -run '^$' -benchtime 3x ./workspace
 func BenchmarkIndexGOROOT(b *testing.B) {
 	src := goroot(b)
-	ws, err := New(src)
+	ws, err := workspace.New(src)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -442,7 +449,7 @@ func BenchmarkIndexGOROOT(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		cpu0 := cpuTime()
-		ix := NewIndex(ws)
+		ix := New(ws)
 		start := time.Now()
 		ix.Start(nil)
 		ix.Wait(context.Background())
@@ -476,7 +483,7 @@ func TestIndexStripBodies(t *testing.T) {
 	}
 	src := goroot(t)
 	var n atomic.Int64
-	Walk(context.Background(), src, WalkOptions{Prune: pruneIndexDir}, func(f *File) error {
+	workspace.Walk(context.Background(), src, workspace.WalkOptions{Prune: pruneIndexDir}, func(f *workspace.File) error {
 		if !strings.HasSuffix(f.Name, ".go") {
 			return nil
 		}
@@ -609,8 +616,8 @@ func TestIndexDepStripping(t *testing.T) {
 	}
 	src := goroot(t)
 	api := func(strip bool, path string) map[string]string {
-		ws, _ := New(t.TempDir())
-		ix := NewIndex(ws)
+		ws, _ := workspace.New(t.TempDir())
+		ix := New(ws)
 		defer ix.Close()
 		g := ix.goc
 		if !strip {

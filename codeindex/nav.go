@@ -1,7 +1,7 @@
 // Definitions and references from the Go index: the identifier at a
 // position, its object, and where it is declared and used.
 
-package workspace
+package codeindex
 
 import (
 	"bytes"

@@ -1,7 +1,7 @@
 // Type-checking Go packages for the index: the importer, cached
 // dependencies, test variants and the full check of a queried package.
 
-package workspace
+package codeindex
 
 import (
 	"context"

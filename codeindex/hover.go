@@ -1,7 +1,7 @@
 // Hover text from the Go index: the declaration, its doc comment and
 // a type's methods.
 
-package workspace
+package codeindex
 
 import (
 	"context"

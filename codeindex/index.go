@@ -1,30 +1,30 @@
-package workspace
+package codeindex
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentls/agentls/workspace"
 )
 
 // The workspace index: the symbols of every source file of the roots, kept
 // current from the editor's overlays and from saves, and the precise Go
-// answers of index_check.go on top of it.
+// answers of check.go on top of it.
 //
 //   - Start walks the roots with the shared walker (ignore rules, hidden
 //     files, size cap), then extracts each file's outline on a few
 //     goroutines. Go files are parsed with go/parser after their function
 //     bodies and literals are cut out (stripBodies), and only the symbols
 //     are kept, not the syntax trees; other languages go through the
-//     line-based extractors of index_lang.go.
+//     line-based extractors of lang.go.
 //   - The index answers while it builds; every answer says whether it is
 //     partial. When the workspace's roots change, the next query starts a
 //     rebuild.
@@ -35,10 +35,10 @@ import (
 //   - Positions are 1-based lines and 1-based byte columns, as go/token and
 //     grep report them.
 
-// DefaultIndexMaxFiles caps how many files a build indexes (about 10 MB of
+// DefaultMaxFiles caps how many files a build indexes (about 10 MB of
 // symbols per 1,000 Go files at most; GOROOT/src has 5,700). Past it the
 // index says it is partial.
-const DefaultIndexMaxFiles = 50_000
+const DefaultMaxFiles = 50_000
 
 // indexMaxFileBytes is the largest file the index reads.
 const indexMaxFileBytes = 2 << 20
@@ -114,8 +114,8 @@ type Answer struct {
 	Note string
 }
 
-// IndexStatus is the state of the index.
-type IndexStatus struct {
+// Status is the state of the index.
+type Status struct {
 	Building  bool // a build is running
 	Complete  bool // a build finished and nothing is queued
 	Files     int  // files indexed
@@ -131,8 +131,8 @@ type indexFile struct {
 
 // Index is a workspace index. It is safe for concurrent use.
 type Index struct {
-	ws *Workspace
-	// MaxFiles caps a build (0: DefaultIndexMaxFiles). Set it before Start.
+	ws *workspace.Workspace
+	// MaxFiles caps a build (0: DefaultMaxFiles). Set it before Start.
 	MaxFiles int
 
 	mu        sync.RWMutex
@@ -157,16 +157,16 @@ type Index struct {
 	goc *goChecker
 }
 
-// NewIndex returns an empty index of ws's roots that follows ws's overlays.
+// New returns an empty index of ws's roots that follows ws's overlays.
 // Start builds it; Close stops its goroutines.
-func NewIndex(ws *Workspace) *Index {
+func New(ws *workspace.Workspace) *Index {
 	ctx, cancel := context.WithCancel(context.Background())
 	ix := &Index{
 		ws: ws, files: map[string]*indexFile{}, pending: map[string]bool{},
 		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, buildDone: make(chan struct{}),
 	}
 	ix.goc = newGoChecker(ix)
-	ix.stopWatch = ws.Overlays.Watch(func(d Document) { ix.Changed(d.Path) })
+	ix.stopWatch = ws.Overlays.Watch(func(d workspace.Document) { ix.Changed(d.Path) })
 	return ix
 }
 
@@ -222,7 +222,7 @@ func (ix *Index) syncRoots() {
 
 func underAny(roots []string, p string) bool {
 	for _, r := range roots {
-		if _, ok := within(r, p); ok {
+		if _, ok := workspace.Within(r, p); ok {
 			return true
 		}
 	}
@@ -244,13 +244,13 @@ func (ix *Index) Wait(ctx context.Context) bool {
 }
 
 // Status returns the state of the index.
-func (ix *Index) Status() IndexStatus {
+func (ix *Index) Status() Status {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	ix.pendMu.Lock()
 	queued := len(ix.pending)
 	ix.pendMu.Unlock()
-	return IndexStatus{Building: ix.building, Complete: ix.built && !ix.building && queued == 0,
+	return Status{Building: ix.building, Complete: ix.built && !ix.building && queued == 0,
 		Files: len(ix.files), Total: ix.total, Truncated: ix.truncated}
 }
 
@@ -281,14 +281,14 @@ func (ix *Index) build(ctx context.Context, roots []string, report func(done, to
 	}()
 	max := ix.MaxFiles
 	if max <= 0 {
-		max = DefaultIndexMaxFiles
+		max = DefaultMaxFiles
 	}
 	// Walk first (fast), then extract in parallel with known totals.
 	var paths []string
 	var mu sync.Mutex
 	for _, root := range roots {
-		_, err := Walk(ctx, root, WalkOptions{MaxFileBytes: indexMaxFileBytes, Prune: pruneIndexDir},
-			func(f *File) error {
+		_, err := workspace.Walk(ctx, root, workspace.WalkOptions{MaxFileBytes: indexMaxFileBytes, Prune: pruneIndexDir},
+			func(f *workspace.File) error {
 				if !f.IsRegular() || languageOf(f.Name) == "" {
 					return nil
 				}
@@ -340,8 +340,8 @@ func (ix *Index) indexPaths(ctx context.Context, paths []string, report func(don
 				if d, ok := ix.ws.Overlays.Get(p); ok {
 					src = []byte(d.Text)
 				} else {
-					data, err := ix.ws.readLimited(p, buf, indexMaxFileBytes)
-					if err != nil || IsBinary(data) {
+					data, err := ix.ws.ReadLimited(p, buf, indexMaxFileBytes)
+					if err != nil || workspace.IsBinary(data) {
 						continue
 					}
 					buf, src = data[:0], data
@@ -481,8 +481,8 @@ func (ix *Index) Update(p string) {
 		ix.store(p, extract(p, []byte(d.Text)))
 		return
 	}
-	data, err := ix.ws.readLimited(p, nil, indexMaxFileBytes)
-	if err != nil || IsBinary(data) {
+	data, err := ix.ws.ReadLimited(p, nil, indexMaxFileBytes)
+	if err != nil || workspace.IsBinary(data) {
 		ix.store(p, nil)
 		return
 	}
@@ -511,299 +511,6 @@ func (ix *Index) Outline(p string) ([]Symbol, error) {
 
 // Language returns the index's language name for a path ("" when unknown).
 func Language(p string) string { return languageOf(filepath.Base(p)) }
-
-// scored is a search hit: a symbol of the table (never modified in place,
-// so it may be read after the lock is released) and its score.
-type scored struct {
-	sym   *Symbol
-	score int
-}
-
-// better orders hits: higher scores, then shorter paths, then by place.
-func better(a, b scored) bool {
-	if a.score != b.score {
-		return a.score > b.score
-	}
-	if len(a.sym.Path) != len(b.sym.Path) {
-		return len(a.sym.Path) < len(b.sym.Path)
-	}
-	if a.sym.Path != b.sym.Path {
-		return a.sym.Path < b.sym.Path
-	}
-	return a.sym.Line < b.sym.Line
-}
-
-// topK keeps the k best hits in a heap whose root is the worst of them.
-type topK struct {
-	k    int
-	hits []scored
-}
-
-func (t *topK) add(h scored) {
-	if len(t.hits) < t.k {
-		t.hits = append(t.hits, h)
-		for i := len(t.hits) - 1; i > 0; {
-			parent := (i - 1) / 2
-			if !better(t.hits[parent], t.hits[i]) {
-				break
-			}
-			t.hits[parent], t.hits[i] = t.hits[i], t.hits[parent]
-			i = parent
-		}
-		return
-	}
-	if !better(h, t.hits[0]) {
-		return
-	}
-	t.hits[0] = h
-	for i := 0; ; {
-		worst, l, r := i, 2*i+1, 2*i+2
-		if l < len(t.hits) && better(t.hits[worst], t.hits[l]) {
-			worst = l
-		}
-		if r < len(t.hits) && better(t.hits[worst], t.hits[r]) {
-			worst = r
-		}
-		if worst == i {
-			return
-		}
-		t.hits[i], t.hits[worst] = t.hits[worst], t.hits[i]
-		i = worst
-	}
-}
-
-// Search finds symbols whose name matches query fuzzily, best first: exact
-// matches, then case-insensitive ones, prefixes, substrings and
-// subsequences; exported and shallower declarations first among equals. A
-// query "pkg.Name" or "Type.Method" also matches the container. It returns
-// at most limit symbols (without children) and whether the answer is
-// partial.
-func (ix *Index) Search(query string, limit int) ([]Symbol, bool) {
-	query = strings.TrimSpace(query)
-	if query == "" {
-		return nil, ix.partial()
-	}
-	if limit <= 0 {
-		limit = 100
-	}
-	container, name := "", query
-	if i := strings.LastIndexByte(query, '.'); i > 0 && i < len(query)-1 {
-		container, name = query[:i], query[i+1:]
-	}
-	m := newMatcher(name)
-	top := &topK{k: limit}
-	ix.syncRoots()
-	ix.mu.RLock()
-	for p, f := range ix.files {
-		penalty := 0
-		if strings.Contains(p, "/internal/") || strings.HasSuffix(p, "_test.go") {
-			penalty = 4
-		}
-		var walk func(syms []Symbol, depth int)
-		walk = func(syms []Symbol, depth int) {
-			for i := range syms {
-				s := &syms[i]
-				if sc := m.score(s.Name); sc > 0 {
-					if container != "" {
-						c := containerScore(container, s.Container, p)
-						if c == 0 {
-							goto children
-						}
-						sc += c
-					}
-					sc -= depth*3 + penalty
-					if s.Kind == "field" || s.Kind == "variable" || s.Kind == "constant" {
-						sc -= 2
-					}
-					top.add(scored{s, sc})
-				}
-			children:
-				walk(s.Children, depth+1)
-			}
-		}
-		walk(f.symbols, 0)
-	}
-	ix.mu.RUnlock()
-	hits := top.hits
-	sort.Slice(hits, func(i, j int) bool { return better(hits[i], hits[j]) })
-	out := make([]Symbol, len(hits))
-	for i, h := range hits {
-		out[i] = *h.sym
-		out[i].Children = nil
-	}
-	return out, ix.partial()
-}
-
-// containerScore matches the qualifier of a query: the symbol's container
-// or the name of its file's directory (a Go package's path element).
-func containerScore(q, container, p string) int {
-	if i := strings.LastIndexByte(q, '.'); i > 0 {
-		// pkg.Type.Method: the type is the container, pkg the directory
-		c := containerScore(q[i+1:], container, p)
-		if c == 0 || containerScore(q[:i], "", p) == 0 {
-			return 0
-		}
-		return c + 5
-	}
-	switch {
-	case q == container, q == "*"+container:
-		return 20
-	case strings.EqualFold(q, container):
-		return 15
-	case q == filepath.Base(filepath.Dir(p)) || strings.HasSuffix(filepath.ToSlash(filepath.Dir(p)), "/"+q):
-		return 12
-	}
-	return 0
-}
-
-// matcher scores names against a fuzzy query.
-type matcher struct {
-	q, lower string
-	lb       []byte // lower as bytes
-}
-
-func newMatcher(q string) matcher {
-	l := strings.ToLower(q)
-	return matcher{q: q, lower: l, lb: []byte(l)}
-}
-
-// lowerASCII lowers the ASCII letters of s into buf.
-func lowerASCII(buf []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		buf = append(buf, c)
-	}
-	return buf
-}
-
-// initials returns the lowered first letters of a name's words (camel
-// humps and _-separated parts): "nr" for NewReader, "rf" for read_file.
-func initials(name string, buf []byte) string {
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		start := i == 0 && c != '_' ||
-			c >= 'A' && c <= 'Z' && (i == 0 || name[i-1] < 'A' || name[i-1] > 'Z') ||
-			i > 0 && name[i-1] == '_' && c != '_'
-		if start {
-			if c >= 'A' && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			buf = append(buf, c)
-		}
-	}
-	return string(buf)
-}
-
-// score is 0 for no match, higher for better ones.
-func (m matcher) score(name string) int {
-	if len(name) < len(m.q) {
-		return 0
-	}
-	if name == m.q {
-		return 100
-	}
-	var buf [128]byte
-	lname := lowerASCII(buf[:0], name)
-	lq := m.lower
-	extra := min(len(name)-len(m.q), 20)
-	switch {
-	case string(lname) == lq:
-		return 90
-	case strings.HasPrefix(name, m.q):
-		return 80 - extra
-	case bytes.HasPrefix(lname, m.lb):
-		return 70 - extra
-	case len(lq) >= 2 && initials(name, lname[len(lname):]) == lq:
-		return 75 - extra/4 // NR for NewReader
-	case strings.Contains(name, m.q):
-		return 60 - extra
-	case bytes.Contains(lname, m.lb):
-		return 50 - extra
-	}
-	// subsequence, favouring matches at word starts (camel humps, _)
-	j, bonus := 0, 0
-	for i := 0; i < len(lname) && j < len(lq); i++ {
-		if lname[i] == lq[j] {
-			if i == 0 || name[i] >= 'A' && name[i] <= 'Z' || name[i-1] == '_' {
-				bonus++
-			}
-			j++
-		}
-	}
-	if j < len(lq) {
-		return 0
-	}
-	return max(1, 20+bonus*2-min(len(name)-len(m.q), 18))
-}
-
-// family groups languages whose files refer to each other's names: C and
-// C++ (headers), JavaScript and TypeScript.
-func family(lang string) string {
-	switch lang {
-	case "cpp":
-		return "c"
-	case "typescript":
-		return "javascript"
-	}
-	return lang
-}
-
-// filesOf lists the indexed files of a language (or of its family), sorted.
-func (ix *Index) filesOf(lang string) []string {
-	ix.syncRoots()
-	ix.mu.RLock()
-	out := make([]string, 0, len(ix.files))
-	for p, f := range ix.files {
-		if lang == "" || family(f.lang) == family(lang) {
-			out = append(out, p)
-		}
-	}
-	ix.mu.RUnlock()
-	sort.Strings(out)
-	return out
-}
-
-// SymbolsNamed returns the symbols (children included) named exactly name,
-// those of path's file first, then of its language.
-func (ix *Index) SymbolsNamed(name, near string) []Symbol {
-	lang := Language(near)
-	var same, langs, others []Symbol
-	ix.syncRoots()
-	ix.mu.RLock()
-	for p, f := range ix.files {
-		var walk func([]Symbol)
-		walk = func(syms []Symbol) {
-			for _, s := range syms {
-				if s.Name == name {
-					s.Children = nil
-					switch {
-					case p == near:
-						same = append(same, s)
-					case family(f.lang) == family(lang):
-						langs = append(langs, s)
-					default:
-						others = append(others, s)
-					}
-				}
-				walk(s.Children)
-			}
-		}
-		walk(f.symbols)
-	}
-	ix.mu.RUnlock()
-	for _, l := range [][]Symbol{same, langs, others} {
-		sort.Slice(l, func(i, j int) bool {
-			if l[i].Path != l[j].Path {
-				return l[i].Path < l[j].Path
-			}
-			return l[i].Line < l[j].Line
-		})
-	}
-	return append(append(same, langs...), others...)
-}
 
 // readSource reads a file as the tools see it: the overlay or the disk.
 func (ix *Index) readSource(p string) ([]byte, error) {

@@ -1,7 +1,7 @@
 // Diagnostics of the Go index: the entry points, and the ranges
 // of the problems go/types and the parser report.
 
-package workspace
+package codeindex
 
 import (
 	"bytes"

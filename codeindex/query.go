@@ -1,4 +1,4 @@
-package workspace
+package codeindex
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/agentls/agentls/workspace"
 )
 
 // The queries of the index. Go files get the type checker's answers; other
@@ -431,7 +433,7 @@ func (ix *Index) treeDiagnostics(ctx context.Context, dir string) ([]Diagnostic,
 	var dirs []string
 	for _, f := range ix.filesOf("go") {
 		d := filepath.Dir(f)
-		rel, ok := within(dir, d)
+		rel, ok := workspace.Within(dir, d)
 		if ok && strings.Contains(string(filepath.Separator)+rel, string(filepath.Separator)+"_") {
 			continue // the go command ignores directories named _*
 		}

@@ -2,7 +2,7 @@
 // import paths to directories, a package's files, parsing them (with
 // function bodies stripped where they are not needed).
 
-package workspace
+package codeindex
 
 import (
 	"bufio"
@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/agentls/agentls/workspace"
 )
 
 // moduleOf returns the module holding dir (the nearest go.mod above it).
@@ -85,9 +87,9 @@ func (g *goChecker) lookDir(m goModule, path, srcDir string) (string, error) {
 		if d := filepath.Join(goroot, filepath.FromSlash(path)); g.isDir(d) {
 			return d, nil
 		}
-	} else if _, ok := within(goroot, srcDir); ok {
+	} else if _, ok := workspace.Within(goroot, srcDir); ok {
 		for _, v := range []string{filepath.Join(goroot, "cmd", "vendor"), filepath.Join(goroot, "vendor")} {
-			if _, in := within(filepath.Dir(v), srcDir); !in {
+			if _, in := workspace.Within(filepath.Dir(v), srcDir); !in {
 				continue
 			}
 			if d := filepath.Join(v, filepath.FromSlash(path)); g.isDir(d) {
@@ -236,7 +238,7 @@ func (g *goChecker) packageClause(p string) string {
 func (g *goChecker) importPath(dir string) string {
 	m := g.moduleOf(dir)
 	if m.path != "" {
-		if rel, ok := within(m.dir, dir); ok {
+		if rel, ok := workspace.Within(m.dir, dir); ok {
 			if m.path == "std" {
 				return filepath.ToSlash(rel)
 			}
@@ -246,7 +248,7 @@ func (g *goChecker) importPath(dir string) string {
 			return m.path + "/" + filepath.ToSlash(rel)
 		}
 	}
-	if rel, ok := within(filepath.Join(g.plain.GOROOT, "src"), dir); ok {
+	if rel, ok := workspace.Within(filepath.Join(g.plain.GOROOT, "src"), dir); ok {
 		return filepath.ToSlash(rel)
 	}
 	return filepath.Base(dir)
