@@ -116,13 +116,9 @@ func (s *session) text(path string) string {
 // lspPos converts a 1-based line and byte column of text to an LSP
 // position (UTF-16).
 func lspPos(text string, line, col int) workspace.Position {
-	start, ok := lineOffset(text, line)
+	start, end, ok := lineSpan(text, line)
 	if !ok {
 		return workspace.Position{Line: uint32(max(line-1, 0))}
-	}
-	end := start
-	for end < len(text) && text[end] != '\n' {
-		end++
 	}
 	off := min(start+max(col-1, 0), end)
 	return workspace.Position{Line: uint32(line - 1), Character: workspace.UTF16Len(text[start:off])}
@@ -130,15 +126,24 @@ func lspPos(text string, line, col int) workspace.Position {
 
 // lineEnd is the LSP position of the end of a 1-based line.
 func lineEnd(text string, line int) workspace.Position {
-	start, ok := lineOffset(text, line)
+	start, end, ok := lineSpan(text, line)
 	if !ok {
 		return workspace.Position{Line: uint32(max(line-1, 0))}
 	}
-	end := start
+	return workspace.Position{Line: uint32(line - 1), Character: workspace.UTF16Len(strings.TrimSuffix(text[start:end], "\r"))}
+}
+
+// lineSpan is the byte range of a 1-based line, without its '\n'.
+func lineSpan(text string, line int) (start, end int, ok bool) {
+	start, ok = lineOffset(text, line)
+	if !ok {
+		return 0, 0, false
+	}
+	end = start
 	for end < len(text) && text[end] != '\n' {
 		end++
 	}
-	return workspace.Position{Line: uint32(line - 1), Character: workspace.UTF16Len(strings.TrimSuffix(text[start:end], "\r"))}
+	return start, end, true
 }
 
 // lineOffset is the byte offset where a 1-based line starts.
