@@ -26,9 +26,9 @@ func (s *session) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrp
 	m, found := lookup(name, isCall)
 	var refuse *jsonrpc2.Error
 	switch st := s.getState(); {
-	case st == stateNew && !(found && m.early):
+	case st == stateNew && !(found && m.preInit):
 		refuse = jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "the server is not initialized: send initialize first")
-	case st >= stateShutdown && !(found && m.late):
+	case st >= stateShutdown && !(found && m.postShutdown):
 		refuse = jsonrpc2.NewError(jsonrpc2.InvalidRequest, "the server is shutting down: only exit is accepted")
 	case !found:
 		refuse = jsonrpc2.NewError(jsonrpc2.MethodNotFound, "method not found: "+name)

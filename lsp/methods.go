@@ -35,7 +35,7 @@ var methods = map[string]method{
 	// agentls methods (tool.go, approver.go): each on its own goroutine, so
 	// that a call waiting for approval blocks nothing.
 	"tool/list":      request((*session).toolList).async(),
-	"tool/call":      request((*session).toolCall).async(),
+	"tool/call":      request((*session).toolCall).async().undecoded((*session).refuseOversizeCall),
 	"tool/metrics":   request((*session).toolMetrics).async(),
 	"tool/history":   request((*session).toolHistory).async(),
 	"approval/rules": request((*session).approvalRules).async(),
@@ -133,16 +133,29 @@ type method struct {
 	// concurrent: the request runs on its own goroutine under a context
 	// that $/cancelRequest (of its id), shutdown and the end of the
 	// connection cancel.
-	concurrent bool
-	early      bool   // accepted before initialize
-	late       bool   // accepted after shutdown
-	needs      string // the lsp.features name without which it is not found
+	concurrent   bool
+	preInit      bool   // accepted before initialize
+	postShutdown bool   // accepted after shutdown
+	needs        string // the lsp.features name without which it is not found
+	// raw, when set, may answer the request from its raw params before the
+	// message is decoded (session.earlyAnswer, early.go); ok false leaves
+	// it to the handler.
+	raw rawAnswer
 }
 
+// rawAnswer answers a request from its params' members as written (see
+// members), or says it cannot (ok false). It runs on the reading
+// goroutine, before the message is decoded, so it must answer at once.
+type rawAnswer func(s *session, params map[string]json.RawMessage) (result json.RawMessage, ok bool)
+
 func (m method) async() method            { m.concurrent = true; return m }
-func (m method) beforeInitialize() method { m.early = true; return m }
-func (m method) afterShutdown() method    { m.late = true; return m }
-func (m method) asRequestToo() method     { m.call = true; return m }
+func (m method) beforeInitialize() method { m.preInit = true; return m }
+func (m method) afterShutdown() method    { m.postShutdown = true; return m }
+func (m method) undecoded(f rawAnswer) method {
+	m.raw = f
+	return m
+}
+func (m method) asRequestToo() method { m.call = true; return m }
 func (m method) feature(name string) method {
 	m.needs = name
 	return m

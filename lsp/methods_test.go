@@ -29,7 +29,7 @@ func TestMethodTable(t *testing.T) {
 		if m.concurrent && m.notify {
 			t.Errorf("%s: a notification must run in order", name)
 		}
-		if (m.early || m.late) && !lifecycle[name] {
+		if (m.preInit || m.postShutdown) && !lifecycle[name] {
 			t.Errorf("%s: only the lifecycle's methods are accepted before initialize or after shutdown", name)
 		}
 	}
