@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 
 	"go.lsp.dev/jsonrpc2"
 )
@@ -158,8 +159,9 @@ type cancelParams struct {
 
 // cancelRequest cancels a running request. Numeric ids arrive as JSON
 // numbers of any form (protocol.CancelHandler misses them: they decode as
-// float64); they are matched by value. An id that names no running request
-// is ignored.
+// float64); they are matched by value (7.0 is 7). An id that names no
+// running request, or a number that is no 32-bit integer (7.5, 2^32+7: a
+// request's id cannot be one), is ignored.
 func (s *session) cancelRequest(_ context.Context, p cancelParams) error {
 	var id jsonrpc2.ID
 	var n float64
@@ -169,7 +171,7 @@ func (s *session) cancelRequest(_ context.Context, p cancelParams) error {
 		return nil
 	case json.Unmarshal(p.ID, &str) == nil:
 		id = jsonrpc2.NewStringID(str)
-	case json.Unmarshal(p.ID, &n) == nil:
+	case json.Unmarshal(p.ID, &n) == nil && n == math.Trunc(n) && n >= math.MinInt32 && n <= math.MaxInt32:
 		id = jsonrpc2.NewNumberID(int32(n))
 	default:
 		return nil

@@ -130,14 +130,14 @@ func TestDispatchParamsAndKinds(t *testing.T) {
 
 // TestCancelMatchesIDExactly: $/cancelRequest cancels the request of that
 // id and no other: a string id "7" is not the number 7; a number matches by
-// value whatever its JSON form (7.0); ids of nothing running, null and
-// objects are ignored. A cancelled request is answered once, -32800.
+// value whatever its JSON form (7.0); ids of nothing running, null,
+// objects, fractions (7.5) and numbers that wrap to 7 in 32 bits are ignored. A cancelled request is answered once, -32800.
 func TestCancelMatchesIDExactly(t *testing.T) {
 	c, _ := startedRaw(t)
 	c.send(`{"jsonrpc":"2.0","id":7,"method":"tool/call","params":{"name":"slow","arguments":{"ms":60000}}}`)
 	c.send(`{"jsonrpc":"2.0","id":"7","method":"tool/call","params":{"name":"slow","arguments":{"ms":60000}}}`)
 	time.Sleep(100 * time.Millisecond) // both running
-	for _, id := range []string{`99`, `"99"`, `null`, `{}`, `[7]`, `true`} {
+	for _, id := range []string{`99`, `"99"`, `null`, `{}`, `[7]`, `true`, `7.5`, `4294967303`, `-4294967289`, `"7 "`} {
 		c.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":` + id + `}}`)
 	}
 	c.send(`{"jsonrpc":"2.0","id":8,"method":"tool/metrics"}`)
