@@ -28,32 +28,6 @@ func startedRaw(t *testing.T) (*rawClient, string) {
 	return c, root
 }
 
-// only waits for the response to id and fails if any other response (or a
-// second one to an earlier id) arrives before it: what was sent before got
-// no answer, or exactly the one already read.
-func (c *rawClient) only(id string) map[string]any {
-	c.t.Helper()
-	timeout := time.After(10 * time.Second)
-	for {
-		select {
-		case m, ok := <-c.msgs:
-			if !ok {
-				c.t.Fatalf("connection closed while waiting for response %s", id)
-			}
-			if _, isReq := m["method"]; isReq {
-				continue
-			}
-			got, _ := json.Marshal(m["id"])
-			if string(got) != id {
-				c.t.Fatalf("unexpected response %s before %s: %v", got, id, m)
-			}
-			return m
-		case <-timeout:
-			c.t.Fatalf("no response %s", id)
-		}
-	}
-}
-
 // TestDispatchParamsAndKinds attacks the method table's adapters: params
 // that do not fit a method's are InvalidParams (never a dropped request or
 // a closed connection), a notification's name sent as a request is not
