@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -97,15 +96,11 @@ func (a *approver) showMessageRequest(ctx context.Context, req approval.Request)
 
 // approvalRules answers approval/rules: the remembered "always" answers of
 // the session (persisted ones too), after removing the one named by remove.
-func (s *session) approvalRules(ctx context.Context, raw json.RawMessage) (any, error) {
-	var p struct {
-		Remove *string `json:"remove"`
-	}
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, invalidParams("approval/rules", err)
-		}
-	}
+type approvalRulesParams struct {
+	Remove *string `json:"remove"`
+}
+
+func (s *session) approvalRules(ctx context.Context, p approvalRulesParams) (any, error) {
 	mem := s.env.Memory
 	res := struct {
 		Rules   []approval.Rule `json:"rules"`

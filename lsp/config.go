@@ -12,15 +12,13 @@ import (
 
 // didChangeConfiguration takes settings.agentls as the highest layer. An
 // invalid one is reported and the last valid configuration stays.
-func (s *session) didChangeConfiguration(raw json.RawMessage) error {
-	var p struct {
-		Settings struct {
-			Agentls json.RawMessage `json:"agentls"`
-		} `json:"settings"`
-	}
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return fmt.Errorf("didChangeConfiguration params: %w", err)
-	}
+type didChangeConfigurationParams struct {
+	Settings struct {
+		Agentls json.RawMessage `json:"agentls"`
+	} `json:"settings"`
+}
+
+func (s *session) didChangeConfiguration(_ context.Context, p didChangeConfigurationParams) error {
 	cfg, err := s.configs.Set(workspace.LayerSettings, "workspace/didChangeConfiguration", p.Settings.Agentls)
 	if err != nil {
 		s.reportConfigError(err)

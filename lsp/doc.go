@@ -1,11 +1,20 @@
 // Package lsp is the protocol adapter: it speaks LSP and the tool/* methods
-// of PROTOCOL.md over a jsonrpc2 connection, keeps the session's state
+// of docs/protocol.md over a jsonrpc2 connection, keeps the session's state
 // (lifecycle, client capabilities, workspace, overlays), and delegates every
 // tool call to the tools.Runner.
 //
-// Rules the handlers follow: every request is answered exactly once and the
-// handler returns nil (an error would close the connection); notifications
-// are handled in order on the reading goroutine, so a tool call always sees
-// the buffer changes sent before it; requests run on their own goroutines,
-// so a call waiting for approval never delays another request.
+// methods.go is the one table of the methods it answers: each entry is a
+// handler built by a typed adapter (request or notification, which decode
+// the params once) and says how it runs. dispatch.go is the one place that
+// gates a message by the lifecycle, runs its handler, replies and cancels.
+// The handlers, one file per area (tool.go, textsync.go, config.go,
+// features.go, approver.go, initialize.go), look up state and delegate.
+//
+// Rules the dispatcher keeps: every request is answered exactly once and
+// nothing is returned to jsonrpc2 (an error would close the connection);
+// notifications are handled in order on the reading goroutine, so a tool
+// call always sees the buffer changes sent before it; requests other than
+// initialize and shutdown run on their own goroutines, so a call waiting
+// for approval never delays another request, and $/cancelRequest cancels
+// them by id.
 package lsp

@@ -12,32 +12,50 @@ import (
 // decoded: below it, decoding costs less than a millisecond anyway.
 const earlyMin = 1 << 20
 
-// earlyAnswer answers a large tool/call whose arguments break a size cap
-// without decoding the message: decoding 50 MB of JSON takes seconds, the
-// refusal takes microseconds. It finds the call's members with a scanner
-// that skips strings at memory speed and lets the Runner refuse the
-// arguments (Runner.Oversize says it will, before any other work), so the
-// result, the history and the events are those of any refused call.
+// earlyAnswer answers a large request from its raw body, without decoding
+// the message, when the method table gives its method a raw answer
+// (tool/call: refuseOversizeCall). It finds the members with a scanner that
+// skips strings at memory speed.
 //
-// It answers only what it is sure of: a well-formed "tool/call" request
-// with plain (unescaped) member names, from an initialized session. Anything
-// else, and every call within its caps, goes the usual way (ok false).
+// It answers only what it is sure of: a well-formed request with plain
+// (unescaped) member names, from an initialized session. Anything else
+// goes the usual way (ok false).
 func (s *session) earlyAnswer(body []byte) (id, result json.RawMessage, ok bool) {
 	if len(body) < earlyMin {
 		return nil, nil, false
 	}
 	top, ok := members(body)
-	if !ok || string(top["jsonrpc"]) != `"2.0"` || string(top["method"]) != `"tool/call"` {
+	if !ok || string(top["jsonrpc"]) != `"2.0"` {
+		return nil, nil, false
+	}
+	var name string
+	if raw := top["method"]; len(raw) > 256 || json.Unmarshal(raw, &name) != nil {
 		return nil, nil, false
 	}
 	id = top["id"]
 	if len(id) == 0 || len(id) > 64 || !validID(id) {
 		return nil, nil, false
 	}
+	m, found := lookup(name, true)
+	if !found || m.raw == nil || s.getState() != stateRunning {
+		return nil, nil, false
+	}
 	params, ok := members(top["params"])
 	if !ok {
 		return nil, nil, false
 	}
+	if result, ok = m.raw(s, params); !ok {
+		return nil, nil, false
+	}
+	return id, result, true
+}
+
+// refuseOversizeCall answers a tool/call whose arguments break a size cap:
+// decoding 50 MB of JSON takes seconds, the refusal takes microseconds. The
+// Runner refuses the arguments (Runner.Oversize says it will, before any
+// other work), so the result, the history and the events are those of any
+// refused call. A call within its caps goes the usual way.
+func (s *session) refuseOversizeCall(params map[string]json.RawMessage) (json.RawMessage, bool) {
 	var req tools.Request
 	for _, f := range []struct {
 		key string
@@ -45,15 +63,15 @@ func (s *session) earlyAnswer(body []byte) (id, result json.RawMessage, ok bool)
 	}{{"name", &req.Name}, {"callId", &req.CallID}, {"agent", &req.Agent}} {
 		raw := params[f.key]
 		if len(raw) > 4096 || len(raw) > 0 && json.Unmarshal(raw, f.to) != nil {
-			return nil, nil, false
+			return nil, false
 		}
 	}
 	req.Arguments = params["arguments"]
 	s.mu.Lock()
-	env, running := s.env, s.state == stateRunning
+	env := s.env
 	s.mu.Unlock()
-	if !running || env == nil || !s.opts.Runner.Oversize(env.Workspace.Config(), req.Name, req.Arguments) {
-		return nil, nil, false
+	if env == nil || !s.opts.Runner.Oversize(env.Workspace.Config(), req.Name, req.Arguments) {
+		return nil, false
 	}
 	// Refused before any other work. The context is cancelled already, so
 	// that even if the caps changed in between, nothing runs here, in the
@@ -63,9 +81,9 @@ func (s *session) earlyAnswer(body []byte) (id, result json.RawMessage, ok bool)
 	res := s.opts.Runner.Run(ctx, env, req, nil)
 	result, err := json.Marshal(res)
 	if err != nil {
-		return nil, nil, false
+		return nil, false
 	}
-	return id, result, true
+	return result, true
 }
 
 // members returns the raw values of a JSON object's members by name (as

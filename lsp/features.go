@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -22,16 +21,8 @@ import (
 // textDocument/references, textDocument/hover and published diagnostics.
 // They are off by default, so as not to duplicate the language servers
 // people already run: only those named in the config's lsp.features are
-// advertised at initialize and served.
-
-// featureMethods maps each request to the lsp.features name that enables it.
-var featureMethods = map[string]string{
-	"textDocument/documentSymbol": "documentSymbol",
-	"workspace/symbol":            "workspaceSymbol",
-	"textDocument/definition":     "definition",
-	"textDocument/references":     "references",
-	"textDocument/hover":          "hover",
-}
+// advertised at initialize and served (the method table names each
+// request's feature).
 
 // feature reports whether the configuration enables a feature.
 func (s *session) feature(name string) bool {
@@ -55,34 +46,6 @@ func (s *session) indexCapabilities(c *protocol.ServerCapabilities) {
 	if s.feature("hover") {
 		c.HoverProvider = true
 	}
-}
-
-// featureHandler returns the handler of an index request; a request whose
-// feature the configuration does not enable is not found.
-func (s *session) featureHandler(method string) (handlerFunc, bool) {
-	name, ok := featureMethods[method]
-	if !ok {
-		return nil, false
-	}
-	var h handlerFunc
-	switch method {
-	case "textDocument/documentSymbol":
-		h = s.documentSymbol
-	case "workspace/symbol":
-		h = s.workspaceSymbol
-	case "textDocument/definition":
-		h = s.definition
-	case "textDocument/references":
-		h = s.references
-	case "textDocument/hover":
-		h = s.hover
-	}
-	return func(ctx context.Context, params json.RawMessage) (any, error) {
-		if !s.feature(name) {
-			return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, fmt.Sprintf("%s is off (enable %q in lsp.features)", method, name))
-		}
-		return h(ctx, params)
-	}, true
 }
 
 // Wire types of the index features (the pinned protocol package's lack
@@ -110,14 +73,21 @@ type (
 		Location      lspLocation `json:"location"`
 		ContainerName string      `json:"containerName,omitempty"`
 	}
-	positionParams struct {
+	textDocumentParams struct {
 		TextDocument struct {
 			URI string `json:"uri"`
 		} `json:"textDocument"`
+	}
+	positionParams struct {
+		textDocumentParams
 		Position workspace.Position `json:"position"`
 		Context  struct {
-			IncludeDeclaration bool `json:"includeDeclaration"`
+			// IncludeDeclaration is true when absent.
+			IncludeDeclaration *bool `json:"includeDeclaration"`
 		} `json:"context"`
+	}
+	workspaceSymbolParams struct {
+		Query string `json:"query"`
 	}
 )
 
@@ -147,13 +117,9 @@ func (s *session) text(path string) string {
 // lspPos converts a 1-based line and byte column of text to an LSP
 // position (UTF-16).
 func lspPos(text string, line, col int) workspace.Position {
-	start, ok := lineOffset(text, line)
+	start, end, ok := lineSpan(text, line)
 	if !ok {
 		return workspace.Position{Line: uint32(max(line-1, 0))}
-	}
-	end := start
-	for end < len(text) && text[end] != '\n' {
-		end++
 	}
 	off := min(start+max(col-1, 0), end)
 	return workspace.Position{Line: uint32(line - 1), Character: workspace.UTF16Len(text[start:off])}
@@ -161,15 +127,24 @@ func lspPos(text string, line, col int) workspace.Position {
 
 // lineEnd is the LSP position of the end of a 1-based line.
 func lineEnd(text string, line int) workspace.Position {
-	start, ok := lineOffset(text, line)
+	start, end, ok := lineSpan(text, line)
 	if !ok {
 		return workspace.Position{Line: uint32(max(line-1, 0))}
 	}
-	end := start
+	return workspace.Position{Line: uint32(line - 1), Character: workspace.UTF16Len(strings.TrimSuffix(text[start:end], "\r"))}
+}
+
+// lineSpan is the byte range of a 1-based line, without its '\n'.
+func lineSpan(text string, line int) (start, end int, ok bool) {
+	start, ok = lineOffset(text, line)
+	if !ok {
+		return 0, 0, false
+	}
+	end = start
 	for end < len(text) && text[end] != '\n' {
 		end++
 	}
-	return workspace.Position{Line: uint32(line - 1), Character: workspace.UTF16Len(strings.TrimSuffix(text[start:end], "\r"))}
+	return start, end, true
 }
 
 // lineOffset is the byte offset where a 1-based line starts.
@@ -220,11 +195,7 @@ func (t *texts) location(l codeindex.Location) lspLocation {
 	return lspLocation{URI: workspace.PathToURI(l.Path), Range: lspRange{lspPos(text, l.Line, l.Column), lspPos(text, l.EndLine, l.EndColumn)}}
 }
 
-func (s *session) documentSymbol(ctx context.Context, raw json.RawMessage) (any, error) {
-	var p positionParams
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, invalidParams("textDocument/documentSymbol", err)
-	}
+func (s *session) documentSymbol(ctx context.Context, p textDocumentParams) ([]documentSymbol, error) {
 	path, err := workspace.URIToPath(p.TextDocument.URI)
 	if err != nil {
 		return nil, invalidParams("textDocument/documentSymbol", err)
@@ -259,13 +230,7 @@ func (s *session) documentSymbol(ctx context.Context, raw json.RawMessage) (any,
 	return conv(syms), nil
 }
 
-func (s *session) workspaceSymbol(ctx context.Context, raw json.RawMessage) (any, error) {
-	var p struct {
-		Query string `json:"query"`
-	}
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, invalidParams("workspace/symbol", err)
-	}
+func (s *session) workspaceSymbol(ctx context.Context, p workspaceSymbolParams) ([]symbolInformation, error) {
 	ix := s.index()
 	syms, _ := ix.Search(p.Query, 200)
 	t := &texts{s: s}
@@ -277,95 +242,72 @@ func (s *session) workspaceSymbol(ctx context.Context, raw json.RawMessage) (any
 	return out, nil
 }
 
-// position reads a TextDocumentPositionParams as a path, line and byte
-// column.
-func (s *session) position(method string, raw json.RawMessage) (positionParams, string, int, int, error) {
-	var p positionParams
-	p.Context.IncludeDeclaration = true
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return p, "", 0, 0, invalidParams(method, err)
-	}
+// indexQuery is one of the index's queries at a position.
+type indexQuery func(ctx context.Context, path string, line, col int) (*codeindex.Answer, error)
+
+// ask runs an index query at p's position, bounded in time. A position
+// without an identifier is an empty answer (nil, nil), as editors expect;
+// a position that cannot be read is InvalidParams.
+func (s *session) ask(ctx context.Context, method string, p positionParams, q indexQuery) (*codeindex.Answer, error) {
 	path, err := workspace.URIToPath(p.TextDocument.URI)
 	if err != nil {
-		return p, "", 0, 0, invalidParams(method, err)
+		return nil, invalidParams(method, err)
 	}
 	line, col, err := s.bytePos(path, p.Position)
 	if err != nil {
-		return p, "", 0, 0, invalidParams(method, err)
+		return nil, invalidParams(method, err)
 	}
-	return p, path, line, col, nil
-}
-
-// queryCtx bounds a query; a position without an identifier gives an
-// empty answer, as editors expect.
-func queryCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, 60*time.Second)
-}
-
-func emptyOnPosition(err error) bool {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	a, err := q(ctx, path, line, col)
 	var pe *codeindex.PositionError
-	return errors.As(err, &pe)
+	switch {
+	case errors.As(err, &pe):
+		return nil, nil
+	case err != nil:
+		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "%s: %v", strings.TrimPrefix(method, "textDocument/"), err)
+	}
+	return a, nil
 }
 
-func (s *session) definition(ctx context.Context, raw json.RawMessage) (any, error) {
-	_, path, line, col, err := s.position("textDocument/definition", raw)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := queryCtx(ctx)
-	defer cancel()
-	a, err := s.index().Definition(ctx, path, line, col)
-	if err != nil {
-		if emptyOnPosition(err) {
-			return []lspLocation{}, nil
-		}
-		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "definition: %v", err)
-	}
-	return s.lspLocations(a.Locations), nil
+func (s *session) definition(ctx context.Context, p positionParams) ([]lspLocation, error) {
+	a, err := s.ask(ctx, "textDocument/definition", p, s.index().Definition)
+	return s.lspLocations(a), err
 }
 
-func (s *session) references(ctx context.Context, raw json.RawMessage) (any, error) {
-	p, path, line, col, err := s.position("textDocument/references", raw)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := queryCtx(ctx)
-	defer cancel()
-	a, err := s.index().References(ctx, path, line, col, p.Context.IncludeDeclaration)
-	if err != nil {
-		if emptyOnPosition(err) {
-			return []lspLocation{}, nil
-		}
-		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "references: %v", err)
-	}
-	return s.lspLocations(a.Locations), nil
+func (s *session) references(ctx context.Context, p positionParams) ([]lspLocation, error) {
+	decl := p.Context.IncludeDeclaration == nil || *p.Context.IncludeDeclaration
+	a, err := s.ask(ctx, "textDocument/references", p, func(ctx context.Context, path string, line, col int) (*codeindex.Answer, error) {
+		return s.index().References(ctx, path, line, col, decl)
+	})
+	return s.lspLocations(a), err
 }
 
-func (s *session) lspLocations(ls []codeindex.Location) []lspLocation {
+// lspLocations are an answer's locations (none for no answer).
+func (s *session) lspLocations(a *codeindex.Answer) []lspLocation {
+	if a == nil {
+		return []lspLocation{}
+	}
 	t := &texts{s: s}
-	out := make([]lspLocation, 0, len(ls))
-	for _, l := range ls {
+	out := make([]lspLocation, 0, len(a.Locations))
+	for _, l := range a.Locations {
 		out = append(out, t.location(l))
 	}
 	return out
 }
 
-func (s *session) hover(ctx context.Context, raw json.RawMessage) (any, error) {
-	_, path, line, col, err := s.position("textDocument/hover", raw)
-	if err != nil {
+// hoverResult is a Hover with markdown contents.
+type hoverResult struct {
+	Contents struct {
+		Kind  string `json:"kind"`
+		Value string `json:"value"`
+	} `json:"contents"`
+}
+
+func (s *session) hover(ctx context.Context, p positionParams) (*hoverResult, error) {
+	a, err := s.ask(ctx, "textDocument/hover", p, s.index().Hover)
+	if err != nil || a == nil || a.Signature == "" && len(a.Locations) == 0 {
 		return nil, err
-	}
-	ctx, cancel := queryCtx(ctx)
-	defer cancel()
-	a, err := s.index().Hover(ctx, path, line, col)
-	if err != nil {
-		if emptyOnPosition(err) {
-			return nil, nil
-		}
-		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "hover: %v", err)
-	}
-	if a.Signature == "" && len(a.Locations) == 0 {
-		return nil, nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "```%s\n%s\n```", a.Language, a.Signature)
@@ -375,7 +317,9 @@ func (s *session) hover(ctx context.Context, raw json.RawMessage) (any, error) {
 	if a.Precision == codeindex.PrecisionName {
 		b.WriteString("\n\n*(found by name)*")
 	}
-	return map[string]any{"contents": map[string]string{"kind": "markdown", "value": b.String()}}, nil
+	h := &hoverResult{}
+	h.Contents.Kind, h.Contents.Value = "markdown", b.String()
+	return h, nil
 }
 
 // sameDir reports whether two files are in one directory (one Go package).

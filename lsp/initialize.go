@@ -82,28 +82,25 @@ type clientCaps struct {
 // ProtocolVersion is experimental.agentls.protocolVersion.
 const ProtocolVersion = 1
 
-func (s *session) initialize(ctx context.Context, reply jsonrpc2.Replier, raw json.RawMessage) error {
+// initialize starts the session: roots, client capabilities, the
+// configuration and the tools' environment. Configuration errors are
+// reported (showMessage) after the result is sent.
+func (s *session) initialize(ctx context.Context, p initializeParams) (*protocol.InitializeResult, error) {
 	s.mu.Lock()
 	if s.state != stateNew {
 		s.mu.Unlock()
-		return reply(ctx, nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize was already sent"))
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize was already sent")
 	}
 	s.mu.Unlock()
-	var p initializeParams
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize params: %v", err))
-		}
-	}
 	roots, err := rootsOf(p)
 	if err != nil {
-		return reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize: %v", err))
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize: %v", err)
 	}
 	if len(roots) == 0 && s.opts.DefaultRoot != "" {
 		roots = []workspace.Folder{{Path: s.opts.DefaultRoot}}
 	}
 	if err := s.ws.SetFolders(roots); err != nil {
-		return reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize: %v", err))
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize: %v", err)
 	}
 
 	c := p.Capabilities
@@ -178,17 +175,19 @@ func (s *session) initialize(ctx context.Context, reply jsonrpc2.Replier, raw js
 	}
 	s.indexCapabilities(&result.Capabilities)
 	s.log.Info("initialized", "roots", s.ws.Roots(), "caps", fmt.Sprintf("%+v", caps), "tools", n)
-	err = reply(ctx, result, nil)
-	for _, e := range errs {
-		s.reportConfigError(e)
-	}
-	return err
+	afterReply(ctx, func() {
+		for _, e := range errs {
+			s.reportConfigError(e)
+		}
+	})
+	return &result, nil
 }
 
-func (s *session) initialized() {
+func (s *session) initialized(context.Context, ignored) error {
 	s.registerWatchers()
 	s.startIndex()
 	s.warmSearchCache()
+	return nil
 }
 
 // rootsOf reads the roots: workspaceFolders (with their names), else

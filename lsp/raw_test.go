@@ -75,6 +75,21 @@ func (c *rawClient) send(body string) {
 // response waits for the response with the given id (as JSON, e.g. `7`).
 func (c *rawClient) response(id string) map[string]any {
 	c.t.Helper()
+	return c.await(id, false)
+}
+
+// only waits for the response to id and fails if any other response (or a
+// second one to an earlier id) arrives before it: what was sent before got
+// no answer, or exactly the one already read.
+func (c *rawClient) only(id string) map[string]any {
+	c.t.Helper()
+	return c.await(id, true)
+}
+
+// await waits for the response to id, skipping the server's requests and
+// notifications; strict fails on any other response first.
+func (c *rawClient) await(id string, strict bool) map[string]any {
+	c.t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {
 		select {
@@ -88,6 +103,9 @@ func (c *rawClient) response(id string) map[string]any {
 			got, _ := json.Marshal(m["id"])
 			if string(got) == id {
 				return m
+			}
+			if strict {
+				c.t.Fatalf("unexpected response %s before %s: %v", got, id, m)
 			}
 		case <-timeout:
 			c.t.Fatalf("no response %s", id)

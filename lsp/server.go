@@ -2,9 +2,7 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -180,170 +178,23 @@ func (s *session) getState() state {
 	return s.state
 }
 
-// handle dispatches one message. It always replies to a call and returns nil.
-func (s *session) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
-	method := req.Method()
-	_, isCall := req.(*jsonrpc2.Call)
-	if method == "exit" {
-		s.exit()
-		return nil
-	}
-	switch st := s.getState(); {
-	case st == stateNew && method != "initialize":
-		if isCall {
-			return reply(ctx, nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "the server is not initialized: send initialize first"))
-		}
-		return nil // notifications before initialize are dropped
-	case st >= stateShutdown:
-		if isCall {
-			return reply(ctx, nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "the server is shutting down: only exit is accepted"))
-		}
-		return nil
-	}
-	if !isCall {
-		s.notification(ctx, req)
-		return nil
-	}
-	switch method {
-	case "initialize":
-		return s.initialize(ctx, reply, req.Params())
-	case "shutdown":
-		return s.shutdown(ctx, reply)
-	}
-	h, ok := s.requestHandler(method)
-	if !ok {
-		return reply(ctx, nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, "method not found: "+method))
-	}
-	// Requests run on their own goroutine so that none waits for another.
-	id := idKey(req.(*jsonrpc2.Call).ID())
-	rctx, cancel := context.WithCancelCause(s.ctx)
-	s.mu.Lock()
-	s.inflight[id] = cancel
-	s.mu.Unlock()
-	s.calls.Add(1)
-	go func() {
-		defer s.calls.Done()
-		defer func() {
-			s.mu.Lock()
-			delete(s.inflight, id)
-			s.mu.Unlock()
-			cancel(nil)
-		}()
-		defer func() {
-			if p := recover(); p != nil {
-				s.log.Error("handler panicked", "method", method, "panic", p)
-				_ = reply(context.Background(), nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "internal error in %s: %v", method, p))
-			}
-		}()
-		result, err := h(rctx, req.Params())
-		if rctx.Err() != nil && errors.Is(context.Cause(rctx), errCancelled) {
-			result, err = nil, jsonrpc2.NewError(requestCancelled, "request cancelled")
-		}
-		if rerr := reply(context.Background(), result, err); rerr != nil {
-			s.log.Warn("reply", "method", method, "err", rerr)
-		}
-	}()
-	return nil
-}
-
-// requestCancelled is LSP's RequestCancelled error code.
-const requestCancelled jsonrpc2.Code = -32800
-
-var errCancelled = errors.New("cancelled by the client ($/cancelRequest)")
-
-type handlerFunc func(ctx context.Context, params json.RawMessage) (any, error)
-
-func (s *session) requestHandler(method string) (handlerFunc, bool) {
-	switch method {
-	case "tool/list":
-		return s.toolList, true
-	case "tool/call":
-		return s.toolCall, true
-	case "tool/metrics":
-		return s.toolMetrics, true
-	case "tool/history":
-		return s.toolHistory, true
-	case "approval/rules":
-		return s.approvalRules, true
-	}
-	return s.featureHandler(method)
-}
-
-// notification handles a notification in order, on the reading goroutine.
-func (s *session) notification(ctx context.Context, req jsonrpc2.Request) {
-	p := req.Params()
-	var err error
-	switch req.Method() {
-	case "initialized":
-		s.initialized()
-	case "$/cancelRequest":
-		s.cancelRequest(p)
-	case "textDocument/didOpen":
-		err = s.didOpen(p)
-	case "textDocument/didChange":
-		err = s.didChange(p)
-	case "textDocument/didClose":
-		err = s.didClose(p)
-	case "textDocument/didSave":
-		err = s.didSave(p)
-	case "workspace/didChangeWorkspaceFolders":
-		err = s.didChangeWorkspaceFolders(p)
-	case "workspace/didChangeConfiguration":
-		err = s.didChangeConfiguration(p)
-	case "workspace/didChangeWatchedFiles":
-		err = s.didChangeWatchedFiles(p)
-	default:
-		s.log.Debug("notification ignored", "method", req.Method())
-	}
-	if err != nil {
-		s.log.Warn("notification failed", "method", req.Method(), "err", err)
-	}
-}
-
-// idKey is the id's unambiguous form: #5 for a number, "x" for a string.
-func idKey(id jsonrpc2.ID) string { return fmt.Sprintf("%q", id) }
-
-// cancelRequest cancels a running request. Numeric ids arrive as JSON
-// numbers of any form; they are matched by value.
-func (s *session) cancelRequest(params json.RawMessage) {
-	var p struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(params, &p) != nil || len(p.ID) == 0 {
-		return
-	}
-	var id jsonrpc2.ID
-	var n float64
-	var str string
-	switch {
-	case json.Unmarshal(p.ID, &str) == nil:
-		id = jsonrpc2.NewStringID(str)
-	case json.Unmarshal(p.ID, &n) == nil:
-		id = jsonrpc2.NewNumberID(int32(n))
-	default:
-		return
-	}
-	s.mu.Lock()
-	cancel := s.inflight[idKey(id)]
-	s.mu.Unlock()
-	if cancel != nil {
-		cancel(errCancelled)
-	}
-}
-
-func (s *session) shutdown(ctx context.Context, reply jsonrpc2.Replier) error {
+// shutdown ends every running call (their replies go out before its own)
+// and lets in nothing but exit.
+func (s *session) shutdown(context.Context, ignored) (any, error) {
 	s.mu.Lock()
 	s.state = stateShutdown
 	s.shutSeen = true
 	s.mu.Unlock()
 	s.cancel() // running calls end now; their replies go out before ours
 	s.calls.Wait()
-	return reply(ctx, nil, nil)
+	return nil, nil
 }
 
-func (s *session) exit() {
+// exit ends the connection; Serve then returns the exit code.
+func (s *session) exit(context.Context, ignored) error {
 	s.mu.Lock()
 	s.state = stateExited
 	s.mu.Unlock()
 	s.conn.Close()
+	return nil
 }

@@ -1,8 +1,7 @@
 package lsp
 
 import (
-	"encoding/json"
-	"fmt"
+	"context"
 	"path/filepath"
 
 	"go.lsp.dev/protocol"
@@ -10,11 +9,7 @@ import (
 	"github.com/agentls/agentls/workspace"
 )
 
-func (s *session) didOpen(raw json.RawMessage) error {
-	var p protocol.DidOpenTextDocumentParams
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return fmt.Errorf("didOpen params: %w", err)
-	}
+func (s *session) didOpen(_ context.Context, p protocol.DidOpenTextDocumentParams) error {
 	path, err := workspace.URIToPath(string(p.TextDocument.URI))
 	if err != nil {
 		return err
@@ -37,11 +32,7 @@ type didChangeParams struct {
 	ContentChanges []workspace.Change `json:"contentChanges"`
 }
 
-func (s *session) didChange(raw json.RawMessage) error {
-	var p didChangeParams
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return fmt.Errorf("didChange params: %w", err)
-	}
+func (s *session) didChange(_ context.Context, p didChangeParams) error {
 	path, err := workspace.URIToPath(p.TextDocument.URI)
 	if err != nil {
 		return err
@@ -49,11 +40,7 @@ func (s *session) didChange(raw json.RawMessage) error {
 	return s.ws.Overlays.Change(path, p.TextDocument.Version, p.ContentChanges)
 }
 
-func (s *session) didClose(raw json.RawMessage) error {
-	var p protocol.DidCloseTextDocumentParams
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return fmt.Errorf("didClose params: %w", err)
-	}
+func (s *session) didClose(_ context.Context, p protocol.DidCloseTextDocumentParams) error {
 	path, err := workspace.URIToPath(string(p.TextDocument.URI))
 	if err != nil {
 		return err
@@ -63,11 +50,7 @@ func (s *session) didClose(raw json.RawMessage) error {
 	return nil
 }
 
-func (s *session) didSave(raw json.RawMessage) error {
-	var p protocol.DidSaveTextDocumentParams
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return fmt.Errorf("didSave params: %w", err)
-	}
+func (s *session) didSave(_ context.Context, p protocol.DidSaveTextDocumentParams) error {
 	path, err := workspace.URIToPath(string(p.TextDocument.URI))
 	if err != nil {
 		return err
@@ -76,15 +59,13 @@ func (s *session) didSave(raw json.RawMessage) error {
 	return nil
 }
 
-func (s *session) didChangeWatchedFiles(raw json.RawMessage) error {
-	var p struct {
-		Changes []struct {
-			URI string `json:"uri"`
-		} `json:"changes"`
-	}
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return fmt.Errorf("didChangeWatchedFiles params: %w", err)
-	}
+type didChangeWatchedFilesParams struct {
+	Changes []struct {
+		URI string `json:"uri"`
+	} `json:"changes"`
+}
+
+func (s *session) didChangeWatchedFiles(_ context.Context, p didChangeWatchedFilesParams) error {
 	for _, c := range p.Changes {
 		if path, err := workspace.URIToPath(c.URI); err == nil {
 			s.fileChangedOnDisk(path)
@@ -102,16 +83,14 @@ func (s *session) fileChangedOnDisk(path string) {
 	}
 }
 
-func (s *session) didChangeWorkspaceFolders(raw json.RawMessage) error {
-	var p struct {
-		Event struct {
-			Added   []workspaceFolder `json:"added"`
-			Removed []workspaceFolder `json:"removed"`
-		} `json:"event"`
-	}
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return fmt.Errorf("didChangeWorkspaceFolders params: %w", err)
-	}
+type didChangeWorkspaceFoldersParams struct {
+	Event struct {
+		Added   []workspaceFolder `json:"added"`
+		Removed []workspaceFolder `json:"removed"`
+	} `json:"event"`
+}
+
+func (s *session) didChangeWorkspaceFolders(_ context.Context, p didChangeWorkspaceFoldersParams) error {
 	removed := map[string]bool{}
 	for _, f := range p.Event.Removed {
 		if path, err := workspace.URIToPath(f.URI); err == nil {

@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -10,20 +11,12 @@ import (
 	"github.com/agentls/agentls/tools"
 )
 
-func invalidParams(method string, err error) error {
-	return jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s params: %v", method, err)
+type toolListParams struct {
+	Format string `json:"format"`
+	Agent  string `json:"agent"`
 }
 
-func (s *session) toolList(ctx context.Context, raw json.RawMessage) (any, error) {
-	var p struct {
-		Format string `json:"format"`
-		Agent  string `json:"agent"`
-	}
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, invalidParams("tool/list", err)
-		}
-	}
+func (s *session) toolList(ctx context.Context, p toolListParams) (any, error) {
 	if p.Agent == "" {
 		p.Agent = s.env.Agent
 	}
@@ -40,14 +33,14 @@ type toolCallParams struct {
 	PartialResultToken json.RawMessage `json:"partialResultToken,omitempty"`
 }
 
-func (s *session) toolCall(ctx context.Context, raw json.RawMessage) (any, error) {
-	var p toolCallParams
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, invalidParams("tool/call", err)
-	}
+func (p *toolCallParams) validate() error {
 	if p.Name == "" {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "tool/call params: name is required")
+		return errors.New("name is required")
 	}
+	return nil
+}
+
+func (s *session) toolCall(ctx context.Context, p toolCallParams) (*tools.Result, error) {
 	if p.CallID == "" {
 		p.CallID = tools.NewCallID()
 	}
@@ -66,20 +59,16 @@ func token(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-func (s *session) toolMetrics(ctx context.Context, raw json.RawMessage) (any, error) {
+func (s *session) toolMetrics(context.Context, ignored) (any, error) {
 	return map[string]any{"tools": s.opts.Runner.Metrics.Snapshot()}, nil
 }
 
-func (s *session) toolHistory(ctx context.Context, raw json.RawMessage) (any, error) {
-	var p struct {
-		Limit int    `json:"limit"`
-		Tool  string `json:"tool"`
-	}
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, invalidParams("tool/history", err)
-		}
-	}
+type toolHistoryParams struct {
+	Limit int    `json:"limit"`
+	Tool  string `json:"tool"`
+}
+
+func (s *session) toolHistory(ctx context.Context, p toolHistoryParams) (any, error) {
 	if p.Limit == 0 {
 		p.Limit = 100
 	}

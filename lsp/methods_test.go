@@ -1,0 +1,89 @@
+package lsp
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/agentls/agentls/tools"
+)
+
+// TestMethodTable checks the table's rules that the dispatcher relies on:
+// every request but the lifecycle's runs on its own goroutine (so a call
+// waiting for approval blocks no other), only requests run so (a
+// notification reordered would break text synchronisation), and every
+// entry answers some kind of message.
+func TestMethodTable(t *testing.T) {
+	lifecycle := map[string]bool{"initialize": true, "shutdown": true, "exit": true}
+	for name, m := range methods {
+		if m.handler == nil || !m.call && !m.notify {
+			t.Errorf("%s: no handler or answers nothing", name)
+		}
+		if m.call && !lifecycle[name] && !m.concurrent {
+			t.Errorf("%s: a request that runs on the reading goroutine would block every other", name)
+		}
+		if m.concurrent && m.notify {
+			t.Errorf("%s: a notification must run in order", name)
+		}
+		if (m.preInit || m.postShutdown) && !lifecycle[name] {
+			t.Errorf("%s: only the lifecycle's methods are accepted before initialize or after shutdown", name)
+		}
+	}
+}
+
+// testMethods are entries the table does not have, to attack the
+// dispatcher: a panic, a result that cannot be encoded, a plain Go error.
+var testMethods = map[string]method{
+	"test/panic": request(func(*session, context.Context, ignored) (any, error) { panic("boom") }).async(),
+	"test/unencodable": request(func(*session, context.Context, ignored) (chan int, error) {
+		return make(chan int), nil
+	}).async(),
+	"test/plainError": request(func(*session, context.Context, ignored) (any, error) {
+		return nil, errors.New("plain")
+	}).async(),
+	"test/panicSync": request(func(*session, context.Context, ignored) (any, error) { panic("boom") }),
+}
+
+// TestDispatcherAlwaysAnswers: whatever a handler does (panic, an
+// unencodable result, a plain error), its request is answered with an
+// error and the connection keeps serving (TestDispatchParamsAndKinds checks
+// that nothing is answered twice).
+func TestDispatcherAlwaysAnswers(t *testing.T) {
+	for name, m := range testMethods {
+		methods[name] = m // before any session reads the table
+	}
+	t.Cleanup(func() {
+		for name := range testMethods {
+			delete(methods, name)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	srv, cli := net.Pipe()
+	done := make(chan struct{})
+	go func() {
+		Serve(ctx, srv, Options{Runner: tools.NewRunner(tools.NewBuiltinRegistry(), nil), DefaultRoot: t.TempDir()})
+		close(done)
+	}()
+	conn := jsonrpc2.NewConn(jsonrpc2.NewStream(cli))
+	conn.Go(ctx, jsonrpc2.MethodNotFoundHandler)
+	t.Cleanup(func() { conn.Close(); cancel(); <-done })
+	if _, err := conn.Call(ctx, "initialize", map[string]any{"capabilities": map[string]any{}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"test/panic", "test/unencodable", "test/plainError", "test/panicSync"} {
+		_, err := conn.Call(ctx, name, nil, nil)
+		var werr *jsonrpc2.Error
+		if !errors.As(err, &werr) || werr.Code != jsonrpc2.InternalError || werr.Message == "" {
+			t.Errorf("%s: %v, want InternalError with a message", name, err)
+		}
+		var metrics map[string]any
+		if _, err := conn.Call(ctx, "tool/metrics", nil, &metrics); err != nil {
+			t.Fatalf("after %s: %v", name, err)
+		}
+	}
+}
