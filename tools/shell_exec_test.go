@@ -20,16 +20,19 @@ import (
 
 // shellProgress records progress reports with the time they arrived.
 type shellProgress struct {
-	mu    sync.Mutex
-	msgs  []string
-	times []time.Time
+	mu   sync.Mutex
+	msgs []string
+	// onReport, when set, sees each report as it arrives.
+	onReport func(string)
 }
 
 func (p *shellProgress) Report(m string, _ int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.msgs = append(p.msgs, m)
-	p.times = append(p.times, time.Now())
+	if p.onReport != nil {
+		p.onReport(m)
+	}
 }
 
 func (p *shellProgress) Partial(any) {}
@@ -174,14 +177,10 @@ func TestShellExec(t *testing.T) {
 func TestShellTimeoutLeavesNoProcess(t *testing.T) {
 	g := newShellRig(t, nil)
 	marker := fmt.Sprintf("100.%d", time.Now().UnixNano()%1000000)
-	start := time.Now()
 	res := g.call(context.Background(), "shell_exec", map[string]any{
 		"command": "echo started; sleep " + marker + " & sleep " + marker, "timeout_ms": 500}, nil)
 	if res.Status != StatusError || res.Error.Code != Timeout {
 		t.Fatalf("status %s %+v, want TIMEOUT", res.Status, res.Error)
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("took %s", d)
 	}
 	s := fields(t, res)
 	if s["timed_out"] != true || s["stdout"] != "started\n" {
@@ -202,21 +201,16 @@ func TestShellCancel(t *testing.T) {
 	marker := fmt.Sprintf("200.%d", time.Now().UnixNano()%1000000)
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &shellProgress{}
-	cancelled := make(chan time.Time, 1)
 	go func() {
 		for !strings.Contains(p.text(), "ready") {
 			time.Sleep(10 * time.Millisecond)
 		}
-		cancelled <- time.Now()
 		cancel()
 	}()
+	// Uncancelled, the command would run for 200 seconds and print never.
 	res := g.call(ctx, "shell_exec", map[string]any{"command": "echo ready; sleep " + marker + " & sleep " + marker + "; echo never"}, p)
-	answered := time.Since(<-cancelled)
-	if res.Status != StatusCancelled {
+	if res.Status != StatusCancelled || strings.Contains(p.text(), "never") {
 		t.Fatalf("status %s, want cancelled: %s", res.Status, res.Content)
-	}
-	if answered > time.Second {
-		t.Errorf("answered %s after the cancel", answered)
 	}
 	if left := pgrepF("sleep " + marker); left != "" {
 		time.Sleep(200 * time.Millisecond)
@@ -226,26 +220,27 @@ func TestShellCancel(t *testing.T) {
 	}
 }
 
-// TestShellStreams: output arrives as progress reports before the result.
+// TestShellStreams: output arrives as progress reports while the command
+// runs: the command goes on only once the test saw its
+// first line reported (it waits for a file the report creates), so output
+// held back to the end makes the call time out.
 func TestShellStreams(t *testing.T) {
 	g := newShellRig(t, nil)
-	p := &shellProgress{}
-	start := time.Now()
-	res := g.call(context.Background(), "shell_exec", map[string]any{"command": "echo one; sleep 1.2; echo two >&2; sleep 0.3"}, p)
-	done := time.Now()
-	if res.Status != StatusSuccess {
-		t.Fatalf("status %s: %s", res.Status, res.Content)
-	}
+	flag := filepath.Join(g.root, "streamed")
+	p := &shellProgress{onReport: func(m string) {
+		if strings.Contains(m, "one") {
+			_ = os.WriteFile(flag, nil, 0o644)
+		}
+	}}
+	res := g.call(context.Background(), "shell_exec", map[string]any{"timeout_ms": 60000,
+		"command": "echo one; while [ ! -e streamed ]; do sleep 0.05; done; echo two >&2"}, p)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if res.Status != StatusSuccess {
+		t.Fatalf("status %s: %s (reports %q)", res.Status, res.Content, p.msgs)
+	}
 	if len(p.msgs) < 2 || p.msgs[0] != "one\n" {
 		t.Fatalf("reports %q", p.msgs)
-	}
-	if first := p.times[0].Sub(start); first > 900*time.Millisecond {
-		t.Errorf("first report after %s: not streamed", first)
-	}
-	if !p.times[len(p.times)-1].Before(done) {
-		t.Error("a report arrived after the result")
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/workspace"
@@ -437,12 +436,10 @@ func TestWebFetchLimits(t *testing.T) {
 		t.Errorf("output cap: truncated %v, %d bytes, %d content", f.Truncated, f.Bytes, len(f.Content))
 	}
 
-	start := time.Now()
+	// The server never answers /slow until the test ends: only the timeout
+	// can end the call.
 	res = w.call("web_fetch", map[string]any{"url": srv.URL + "/slow", "timeout_seconds": 1})
 	wantError(t, res, Timeout)
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("timeout took %s", d)
-	}
 }
 
 func TestWebFetchInvalid(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // fuzzTree makes a root with the shapes path resolution must get right: a
@@ -82,11 +81,7 @@ func FuzzResolve(f *testing.F) {
 		if len(arg) > 4096 {
 			return
 		}
-		start := time.Now()
 		p, err := ws.Resolve(arg)
-		if d := time.Since(start); d > 2*time.Second {
-			t.Fatalf("Resolve(%q) took %v", arg, d)
-		}
 		if err != nil {
 			if _, ok := err.(*PathError); !ok {
 				t.Fatalf("Resolve(%q): error %T %v is not a *PathError", arg, err, err)
