@@ -1,0 +1,173 @@
+package tools
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// toolDefinition is a package-level variable of a non-test file of tools/
+// whose value defines a tool.
+type toolDefinition struct {
+	Var, Name, Pos string
+}
+
+// toolDefinitions parses the non-test Go files of dir and returns every
+// package-level variable whose value defines a tool: a Tool literal
+// (&Tool{...}), a Def literal (Def[A]{...}) or a call of Define or builtin,
+// however wrapped (editTool(...), withPatchNotes(...)). The tool's name is
+// the Name field of that literal, which must be a string literal.
+func toolDefinitions(t *testing.T, dir string) []toolDefinition {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	var defs []toolDefinition
+	for _, e := range ents {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, s := range g.Specs {
+				vs := s.(*ast.ValueSpec)
+				for i, v := range vs.Values {
+					lit, found := findToolLiteral(v)
+					if !found {
+						continue
+					}
+					def := toolDefinition{Var: vs.Names[i].Name, Pos: fset.Position(v.Pos()).String()}
+					if lit != nil {
+						def.Name = literalName(lit)
+					}
+					defs = append(defs, def)
+				}
+			}
+		}
+	}
+	return defs
+}
+
+// findToolLiteral reports whether e defines a tool, and the composite
+// literal that holds its fields when there is one. Function literals are
+// not entered: a tool made inside a function is not a package-level
+// definition.
+func findToolLiteral(e ast.Expr) (lit *ast.CompositeLit, found bool) {
+	ast.Inspect(e, func(n ast.Node) bool {
+		if found && lit != nil {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			if name := funcName(n.Fun); name == "Define" || name == "builtin" {
+				found = true
+			}
+		case *ast.CompositeLit:
+			if isToolType(n.Type) {
+				found, lit = true, n
+				return false
+			}
+		}
+		return true
+	})
+	return lit, found
+}
+
+// funcName is the name of a called function, its type arguments dropped.
+func funcName(e ast.Expr) string {
+	switch f := e.(type) {
+	case *ast.Ident:
+		return f.Name
+	case *ast.IndexExpr:
+		return funcName(f.X)
+	case *ast.IndexListExpr:
+		return funcName(f.X)
+	}
+	return ""
+}
+
+// isToolType reports whether a composite literal's type is Tool or Def[A].
+func isToolType(e ast.Expr) bool {
+	switch t := e.(type) {
+	case *ast.Ident:
+		return t.Name == "Tool"
+	case *ast.IndexExpr:
+		id, ok := t.X.(*ast.Ident)
+		return ok && id.Name == "Def"
+	}
+	return false
+}
+
+// literalName is the string literal of the literal's Name field, or "".
+func literalName(lit *ast.CompositeLit) string {
+	for _, el := range lit.Elts {
+		kv, ok := el.(*ast.KeyValueExpr)
+		if !ok {
+			continue
+		}
+		if k, ok := kv.Key.(*ast.Ident); !ok || k.Name != "Name" {
+			continue
+		}
+		if b, ok := kv.Value.(*ast.BasicLit); ok && b.Kind == token.STRING {
+			s, err := strconv.Unquote(b.Value)
+			if err == nil {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+// TestEveryToolIsRegistered: a tool defined in a file of tools/ and left out
+// of the built-in registry would be dead code that looks alive; every
+// definition must be registered, under the name it defines.
+func TestEveryToolIsRegistered(t *testing.T) {
+	t.Parallel()
+	defs := toolDefinitions(t, ".")
+	if len(defs) < 30 {
+		t.Fatalf("found only %d tool definitions in tools/: the parser misses a form of definition", len(defs))
+	}
+	reg := NewBuiltinRegistry()
+	builtins := map[string]bool{}
+	for _, tool := range Builtins() {
+		builtins[tool.Name] = true
+	}
+	var missing []string
+	for _, d := range defs {
+		switch {
+		case d.Name == "":
+			t.Errorf("%s: tool %s: its Name is not a string literal, so this test cannot check it", d.Pos, d.Var)
+		case !builtins[d.Name]:
+			missing = append(missing, d.Name+" ("+d.Var+", "+d.Pos+")")
+		default:
+			if got, ok := reg.Lookup(d.Name); !ok || got.Name != d.Name {
+				t.Errorf("%s: tool %s is in Builtins but the registry finds %v", d.Pos, d.Name, got)
+			}
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("tools defined but not registered (add them to the built-in tools):\n  %s", strings.Join(missing, "\n  "))
+	}
+	if len(defs) != len(builtins) {
+		t.Errorf("%d tool definitions in tools/, %d built-in tools", len(defs), len(builtins))
+	}
+}
