@@ -1,0 +1,440 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/workspace"
+)
+
+// Scenario tests: each testdata/scenarios/NAME.txtar is a specification of
+// what one or more tool calls do, run against the real runner and the
+// built-in registry in a fresh workspace. Its sections, in order:
+//
+//	(comment)            what the scenario shows, in words
+//	-- files/PATH --     a file of the workspace before the calls; PATH/
+//	                     (a name ending in a slash) is an empty folder
+//	-- link/PATH --      a symbolic link of the workspace; its text is
+//	                     the link's target
+//	-- call --           one call: the tool's name, a space, its JSON
+//	                     arguments (on one or more lines)
+//	-- approve --        the person's answers, one a line, in the order
+//	                     asked: yes, always, no, no: MESSAGE, edit JSON
+//	                     (approve with these arguments), or none (the call
+//	                     must not ask). No section means none.
+//	-- approval --       expected: what the person was asked, one block a
+//	                     question (tool, risk, options, warning, diff)
+//	-- result --         expected: the ToolResult, as indented JSON
+//	-- after/PATH --     expected: a file (or empty folder) created or
+//	                     changed by the calls
+//	-- deleted/PATH --   expected: a file (or empty folder) the calls removed
+//
+// call, approve, approval and result repeat once per call, in order. Every
+// file and empty folder not named by after/ or deleted/ must be as before.
+// The unstable parts of a result are normalised: the call id is "CALL_ID",
+// durationMs 0, and the workspace's absolute path reads $ROOT.
+//
+// go test ./tools -run TestScenarios -update rewrites the expected sections
+// (approval, result, after, deleted) from what the calls did; read the diff
+// before you commit it: a golden file that records a bug is a bug.
+
+// scenarioRunner is the runner every scenario uses: the real pipeline over
+// the built-in registry.
+var scenarioRunner = sync.OnceValue(func() *Runner { return NewRunner(NewBuiltinRegistry(), nil) })
+
+// scenarioStep is one call of a scenario and what it expects.
+type scenarioStep struct {
+	tool     string
+	args     json.RawMessage
+	answers  []string // the approve lines; nil: must not ask
+	approval string   // expected
+	result   string   // expected
+	hasApp   bool     // the file had an approval section
+}
+
+// scenario is a parsed scenario file.
+type scenario struct {
+	comment []byte
+	files   []txtar.File // files/ sections, names without the prefix
+	links   []txtar.File // link/ sections, names without the prefix
+	steps   []*scenarioStep
+	after   map[string]string // after/ sections
+	deleted map[string]bool   // deleted/ sections
+}
+
+func parseScenario(ar *txtar.Archive) (*scenario, error) {
+	sc := &scenario{comment: ar.Comment, after: map[string]string{}, deleted: map[string]bool{}}
+	var cur *scenarioStep
+	for _, f := range ar.Files {
+		switch {
+		case strings.HasPrefix(f.Name, "files/"):
+			sc.files = append(sc.files, txtar.File{Name: strings.TrimPrefix(f.Name, "files/"), Data: f.Data})
+		case strings.HasPrefix(f.Name, "link/"):
+			sc.links = append(sc.links, txtar.File{Name: strings.TrimPrefix(f.Name, "link/"), Data: f.Data})
+		case strings.HasPrefix(f.Name, "after/"):
+			sc.after[strings.TrimPrefix(f.Name, "after/")] = string(f.Data)
+		case strings.HasPrefix(f.Name, "deleted/"):
+			sc.deleted[strings.TrimPrefix(f.Name, "deleted/")] = true
+		case f.Name == "call":
+			line := strings.TrimSpace(string(f.Data))
+			name, args, _ := strings.Cut(line, " ")
+			args = strings.TrimSpace(args)
+			if args == "" {
+				args = "{}"
+			}
+			if !json.Valid([]byte(args)) {
+				return nil, fmt.Errorf("call %s: arguments are not JSON: %s", name, args)
+			}
+			cur = &scenarioStep{tool: name, args: json.RawMessage(args)}
+			sc.steps = append(sc.steps, cur)
+		case f.Name == "approve" || f.Name == "approval" || f.Name == "result":
+			if cur == nil {
+				return nil, fmt.Errorf("section %s before any call", f.Name)
+			}
+			switch f.Name {
+			case "approve":
+				for _, l := range strings.Split(strings.TrimSpace(string(f.Data)), "\n") {
+					if l = strings.TrimSpace(l); l != "" && l != "none" {
+						cur.answers = append(cur.answers, l)
+					}
+				}
+			case "approval":
+				cur.approval, cur.hasApp = string(f.Data), true
+			case "result":
+				cur.result = string(f.Data)
+			}
+		default:
+			return nil, fmt.Errorf("unknown section %q", f.Name)
+		}
+	}
+	if len(sc.steps) == 0 {
+		return nil, fmt.Errorf("no call")
+	}
+	return sc, nil
+}
+
+// scenarioAnswer turns one approve line into the person's response.
+func scenarioAnswer(line string) (approval.Response, error) {
+	word, rest, _ := strings.Cut(line, " ")
+	switch {
+	case line == "yes":
+		return approval.Response{Decision: approval.Approve}, nil
+	case line == "always":
+		return approval.Response{Decision: approval.Always}, nil
+	case line == "no":
+		return approval.Response{Decision: approval.Reject}, nil
+	case strings.HasPrefix(line, "no:"):
+		return approval.Response{Decision: approval.Reject, Message: strings.TrimSpace(strings.TrimPrefix(line, "no:"))}, nil
+	case word == "edit" && json.Valid([]byte(rest)):
+		return approval.Response{Decision: approval.Approve, ModifiedArguments: json.RawMessage(rest)}, nil
+	}
+	return approval.Response{}, fmt.Errorf("approve line %q: want yes, always, no, no: MESSAGE, edit JSON or none", line)
+}
+
+// scenarioApprover answers one call's questions from its approve lines and
+// renders what it was asked.
+type scenarioApprover struct {
+	t       testing.TB
+	root    []string // the root as given and resolved, normalised to $ROOT
+	mu      sync.Mutex
+	answers []string
+	asked   []string
+}
+
+func (a *scenarioApprover) Ask(_ context.Context, req approval.Request) (approval.Response, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.asked = append(a.asked, a.render(req))
+	n := len(a.asked)
+	if n > len(a.answers) {
+		a.t.Errorf("question %d asked, but the scenario answers %d (approve: none means the call must not ask)", n, len(a.answers))
+		return approval.Response{Decision: approval.Reject, Message: "the scenario gives no answer"}, nil
+	}
+	resp, err := scenarioAnswer(a.answers[n-1])
+	if err != nil {
+		a.t.Error(err)
+		return approval.Response{Decision: approval.Reject, Message: "bad answer"}, nil
+	}
+	return resp, nil
+}
+
+// render writes a question the way a person would read it.
+func (a *scenarioApprover) render(req approval.Request) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tool: %s\nrisk: %s\noptions: %s\n", req.Tool, req.Risk, strings.Join(req.Options, " "))
+	if req.AlwaysLabel != "" {
+		fmt.Fprintf(&b, "always: %s\n", req.AlwaysLabel)
+	}
+	if req.Warning != "" {
+		fmt.Fprintf(&b, "warning: %s\n", req.Warning)
+	}
+	if req.Cwd != "" {
+		fmt.Fprintf(&b, "cwd: %s\n", req.Cwd)
+	}
+	fmt.Fprintf(&b, "arguments: %s\n", req.Arguments)
+	if p := req.Preview; p != nil {
+		for _, f := range p.Files {
+			fmt.Fprintf(&b, "file: %s %s", f.Operation, f.Path)
+			if f.NewPath != "" {
+				fmt.Fprintf(&b, " → %s", f.NewPath)
+			}
+			b.WriteString("\n")
+		}
+		if p.UnifiedDiff != "" {
+			b.WriteString("diff:\n" + p.UnifiedDiff)
+			if !strings.HasSuffix(p.UnifiedDiff, "\n") {
+				b.WriteString("\n")
+			}
+		}
+	}
+	return normaliseRoot(b.String(), a.root)
+}
+
+// normaliseRoot writes $ROOT for the workspace's absolute path.
+func normaliseRoot(s string, roots []string) string {
+	for _, r := range roots {
+		s = strings.ReplaceAll(s, r, "$ROOT")
+	}
+	return s
+}
+
+// renderResult is the result as the scenario states it.
+func renderResult(res *Result, roots []string) string {
+	r := *res
+	r.CallID, r.DurationMs = "CALL_ID", 0
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Sprintf("cannot encode: %v\n", err)
+	}
+	return normaliseRoot(buf.String(), roots)
+}
+
+// scenarioTree returns the files (path → content) and empty folders (path/ →
+// "") below root.
+func scenarioTree(t testing.TB, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case p == root:
+		case d.IsDir():
+			ents, err := os.ReadDir(p)
+			if err != nil {
+				return err
+			}
+			if len(ents) == 0 {
+				out[rel+"/"] = ""
+			}
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = "symlink → " + target
+		default:
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = string(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestScenarios runs every testdata/scenarios/*.txtar (see the top of this
+// file for the format).
+func TestScenarios(t *testing.T) {
+	paths, err := filepath.Glob("testdata/scenarios/*.txtar")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no scenarios: %v", err)
+	}
+	for _, path := range paths {
+		name := strings.TrimSuffix(filepath.Base(path), ".txtar")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runScenario(t, path)
+		})
+	}
+}
+
+func runScenario(t *testing.T, path string) {
+	ar, err := txtar.ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := parseScenario(ar)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	root := t.TempDir()
+	for _, f := range sc.files {
+		full := filepath.Join(root, filepath.FromSlash(f.Name))
+		if strings.HasSuffix(f.Name, "/") {
+			if err := os.MkdirAll(full, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, l := range sc.links {
+		full := filepath.Join(root, filepath.FromSlash(l.Name))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(strings.TrimSpace(string(l.Data)), full); err != nil {
+			t.Fatal(err)
+		}
+	}
+	roots := []string{root}
+	if real, err := filepath.EvalSymlinks(root); err == nil && real != root {
+		roots = append([]string{real}, roots...)
+	}
+	before := scenarioTree(t, root)
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{Workspace: ws, Session: NewSession(), Memory: approval.NewMemory("")}
+	t.Cleanup(func() { CloseSession(env.Session) })
+
+	for i, st := range sc.steps {
+		ap := &scenarioApprover{t: t, root: roots, answers: st.answers}
+		env.Approver = ap
+		res := scenarioRunner().Run(context.Background(), env, Request{Name: st.tool, Arguments: st.args}, nil)
+		if n := len(ap.asked); n < len(st.answers) {
+			t.Errorf("call %d (%s): asked %d question(s), the scenario answers %d", i+1, st.tool, n, len(st.answers))
+		}
+		gotApproval := strings.Join(ap.asked, "\n")
+		gotResult := renderResult(res, roots)
+		if *update {
+			st.approval, st.hasApp, st.result = gotApproval, gotApproval != "", gotResult
+			continue
+		}
+		if gotApproval != st.approval {
+			t.Errorf("call %d (%s): the approval asked differs\n--- got\n%s--- want\n%s", i+1, st.tool, gotApproval, st.approval)
+		}
+		if gotResult != st.result {
+			t.Errorf("call %d (%s): the result differs\n--- got\n%s--- want\n%s", i+1, st.tool, gotResult, st.result)
+		}
+	}
+
+	after := scenarioTree(t, root)
+	changed, deleted := map[string]string{}, map[string]bool{}
+	for p, c := range after {
+		if old, ok := before[p]; !ok || old != c {
+			changed[p] = c
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			deleted[p] = true
+		}
+	}
+	if *update {
+		sc.after, sc.deleted = changed, deleted
+		if err := os.WriteFile(path, formatScenario(sc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	for _, p := range scenarioKeys(changed) {
+		want, ok := sc.after[p]
+		switch {
+		case !ok:
+			t.Errorf("%s changed but the scenario has no after/%s:\n%s", p, p, changed[p])
+		case want != changed[p]:
+			t.Errorf("%s after the calls:\n--- got\n%s--- want\n%s", p, changed[p], want)
+		}
+	}
+	for _, p := range scenarioKeys(sc.after) {
+		if _, ok := changed[p]; !ok {
+			t.Errorf("after/%s: the calls did not create or change it (now: %q)", p, after[p])
+		}
+	}
+	for p := range deleted {
+		if !sc.deleted[p] {
+			t.Errorf("%s was removed but the scenario has no deleted/%s", p, p)
+		}
+	}
+	for p := range sc.deleted {
+		if !deleted[p] {
+			t.Errorf("deleted/%s: it is still there", p)
+		}
+	}
+}
+
+func scenarioKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// formatScenario writes sc back in the order of the format.
+func formatScenario(sc *scenario) []byte {
+	ar := &txtar.Archive{Comment: sc.comment}
+	add := func(name, data string) {
+		if data != "" && !strings.HasSuffix(data, "\n") {
+			data += "\n"
+		}
+		ar.Files = append(ar.Files, txtar.File{Name: name, Data: []byte(data)})
+	}
+	for _, f := range sc.files {
+		add("files/"+f.Name, string(f.Data))
+	}
+	for _, l := range sc.links {
+		add("link/"+l.Name, string(l.Data))
+	}
+	for _, st := range sc.steps {
+		add("call", st.tool+" "+string(st.args))
+		if len(st.answers) > 0 {
+			add("approve", strings.Join(st.answers, "\n"))
+		} else {
+			add("approve", "none")
+		}
+		if st.hasApp {
+			add("approval", st.approval)
+		}
+		add("result", st.result)
+	}
+	for _, p := range scenarioKeys(sc.after) {
+		add("after/"+p, sc.after[p])
+	}
+	for _, p := range scenarioKeys(sc.deleted) {
+		add("deleted/"+p, "")
+	}
+	return txtar.Format(ar)
+}
