@@ -28,6 +28,10 @@ import (
 //	                     (a name ending in a slash) is an empty folder
 //	-- link/PATH --      a symbolic link of the workspace; its text is
 //	                     the link's target
+//	-- editor --         an editor is attached, which applies the edits
+//	                     (and saves them); its words: confirms (its own
+//	                     preview asks the person: no approval request),
+//	                     declines (it answers applied: false)
 //	-- call --           one call: the tool's name, a space, its JSON
 //	                     arguments (on one or more lines)
 //	-- approve --        the person's answers, one a line, in the order
@@ -36,12 +40,13 @@ import (
 //	                     must not ask). No section means none.
 //	-- approval --       expected: what the person was asked, one block a
 //	                     question (tool, risk, options, warning, diff)
+//	-- edits --          expected: the workspace edits sent to the editor
 //	-- result --         expected: the ToolResult, as indented JSON
 //	-- after/PATH --     expected: a file (or empty folder) created or
 //	                     changed by the calls
 //	-- deleted/PATH --   expected: a file (or empty folder) the calls removed
 //
-// call, approve, approval and result repeat once per call, in order. Every
+// call, approve, approval, edits and result repeat once per call, in order. Every
 // file and empty folder not named by after/ or deleted/ must be as before.
 // The unstable parts of a result are normalised: the call id is "CALL_ID",
 // durationMs 0, and the workspace's absolute path reads $ROOT.
@@ -60,6 +65,7 @@ type scenarioStep struct {
 	args     json.RawMessage
 	answers  []string // the approve lines; nil: must not ask
 	approval string   // expected
+	edits    string   // expected
 	result   string   // expected
 	hasApp   bool     // the file had an approval section
 }
@@ -69,6 +75,8 @@ type scenario struct {
 	comment []byte
 	files   []txtar.File // files/ sections, names without the prefix
 	links   []txtar.File // link/ sections, names without the prefix
+	editor  []string     // the editor section's words; nil: no editor
+	hasEd   bool
 	steps   []*scenarioStep
 	after   map[string]string // after/ sections
 	deleted map[string]bool   // deleted/ sections
@@ -99,7 +107,9 @@ func parseScenario(ar *txtar.Archive) (*scenario, error) {
 			}
 			cur = &scenarioStep{tool: name, args: json.RawMessage(args)}
 			sc.steps = append(sc.steps, cur)
-		case f.Name == "approve" || f.Name == "approval" || f.Name == "result":
+		case f.Name == "editor":
+			sc.hasEd, sc.editor = true, strings.Fields(string(f.Data))
+		case f.Name == "approve" || f.Name == "approval" || f.Name == "edits" || f.Name == "result":
 			if cur == nil {
 				return nil, fmt.Errorf("section %s before any call", f.Name)
 			}
@@ -112,6 +122,8 @@ func parseScenario(ar *txtar.Archive) (*scenario, error) {
 				}
 			case "approval":
 				cur.approval, cur.hasApp = string(f.Data), true
+			case "edits":
+				cur.edits = string(f.Data)
 			case "result":
 				cur.result = string(f.Data)
 			}
@@ -327,6 +339,21 @@ func runScenario(t *testing.T, path string) {
 	}
 	env := &Env{Workspace: ws, Session: NewSession(), Memory: approval.NewMemory("")}
 	t.Cleanup(func() { CloseSession(env.Session) })
+	var ed *scenarioEditor
+	if sc.hasEd {
+		ed = &scenarioEditor{ws: ws, roots: roots}
+		for _, w := range sc.editor {
+			switch w {
+			case "confirms":
+				ed.confirms = true
+			case "declines":
+				ed.declines = true
+			default:
+				t.Fatalf("editor: unknown word %q (confirms, declines)", w)
+			}
+		}
+		env.Editor = ed
+	}
 
 	for i, st := range sc.steps {
 		ap := &scenarioApprover{t: t, root: roots, answers: st.answers}
@@ -336,13 +363,17 @@ func runScenario(t *testing.T, path string) {
 			t.Errorf("call %d (%s): asked %d question(s), the scenario answers %d", i+1, st.tool, n, len(st.answers))
 		}
 		gotApproval := strings.Join(ap.asked, "\n")
+		gotEdits := ed.take()
 		gotResult := renderResult(res, roots)
 		if *update {
-			st.approval, st.hasApp, st.result = gotApproval, gotApproval != "", gotResult
+			st.approval, st.hasApp, st.edits, st.result = gotApproval, gotApproval != "", gotEdits, gotResult
 			continue
 		}
 		if gotApproval != st.approval {
 			t.Errorf("call %d (%s): the approval asked differs\n--- got\n%s--- want\n%s", i+1, st.tool, gotApproval, st.approval)
+		}
+		if gotEdits != st.edits {
+			t.Errorf("call %d (%s): the edits sent to the editor differ\n--- got\n%s--- want\n%s", i+1, st.tool, gotEdits, st.edits)
 		}
 		if gotResult != st.result {
 			t.Errorf("call %d (%s): the result differs\n--- got\n%s--- want\n%s", i+1, st.tool, gotResult, st.result)
@@ -418,6 +449,9 @@ func formatScenario(sc *scenario) []byte {
 	for _, l := range sc.links {
 		add("link/"+l.Name, string(l.Data))
 	}
+	if sc.hasEd {
+		add("editor", strings.Join(sc.editor, "\n"))
+	}
 	for _, st := range sc.steps {
 		add("call", st.tool+" "+string(st.args))
 		if len(st.answers) > 0 {
@@ -428,6 +462,9 @@ func formatScenario(sc *scenario) []byte {
 		if st.hasApp {
 			add("approval", st.approval)
 		}
+		if st.edits != "" {
+			add("edits", st.edits)
+		}
 		add("result", st.result)
 	}
 	for _, p := range scenarioKeys(sc.after) {
@@ -437,4 +474,82 @@ func formatScenario(sc *scenario) []byte {
 		add("deleted/"+p, "")
 	}
 	return txtar.Format(ar)
+}
+
+// scenarioEditor stands for the person's editor: the real one is an LSP
+// client (workspace/applyEdit), exercised by the lsp and editor suites; here
+// it records each edit sent to it and applies it the way an editor that
+// saves would, by writing the files (with the server's writer), unless it
+// declines.
+type scenarioEditor struct {
+	ws       *workspace.Workspace
+	roots    []string
+	confirms bool // its own preview asks the person
+	declines bool // it answers applied: false
+
+	mu   sync.Mutex
+	sent []string
+}
+
+func (e *scenarioEditor) CanApply(p *workspace.Plan) bool {
+	for _, ch := range p.Changes {
+		if ch.Binary {
+			return false
+		}
+	}
+	return true
+}
+
+func (e *scenarioEditor) Split(p *workspace.Plan) (editor, server *workspace.Plan) {
+	editor, server = &workspace.Plan{}, &workspace.Plan{}
+	for _, ch := range p.Changes {
+		if ch.Binary {
+			server.Changes = append(server.Changes, ch)
+		} else {
+			editor.Changes = append(editor.Changes, ch)
+		}
+	}
+	return editor, server
+}
+
+func (e *scenarioEditor) ConfirmsEdits() bool   { return e.confirms }
+func (e *scenarioEditor) SavesAfterApply() bool { return true }
+
+func (e *scenarioEditor) Apply(_ context.Context, p *workspace.Plan, label string, confirm bool) (bool, string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "label: %s\nconfirm: %v\n", label, confirm)
+	for _, ch := range p.Changes {
+		fmt.Fprintf(&b, "%s %s", ch.Op, e.ws.Rel(ch.Path))
+		if ch.NewPath != "" {
+			fmt.Fprintf(&b, " → %s", e.ws.Rel(ch.NewPath))
+		}
+		if ch.Overwrite {
+			b.WriteString(" (overwrite)")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString(p.UnifiedDiff(e.ws.Rel))
+	e.mu.Lock()
+	e.sent = append(e.sent, normaliseRoot(b.String(), e.roots))
+	e.mu.Unlock()
+	if e.declines {
+		return false, "declined in the scenario's editor", nil
+	}
+	if err := writePlan(e.ws, p); err != nil {
+		return false, "", err
+	}
+	return true, "", nil
+}
+
+// take returns the edits sent since the last take, one block each; "" for
+// none or no editor.
+func (e *scenarioEditor) take() string {
+	if e == nil {
+		return ""
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := strings.Join(e.sent, "\n")
+	e.sent = nil
+	return s
 }
