@@ -111,7 +111,7 @@ func (e *FileError) Unwrap() error { return e.Err }
 // open document is searched as the editor has it (unsaved buffers, new
 // files included). Paths in the result are relative to the workspace root.
 //
-// Errors: an *ArgError for a bad pattern or type; the workspace's error
+// Errors: an *ArgError for a bad pattern, mode or type; the workspace's error
 // (a *workspace.PathError) for a path that does not resolve; a *FileError
 // when the path cannot be read or walked; ctx.Err() when ctx ended.
 func Run(ctx context.Context, ws *workspace.Workspace, p Pattern, o Options) (*Result, error) {
@@ -124,6 +124,9 @@ func Run(ctx context.Context, ws *workspace.Workspace, p Pattern, o Options) (*R
 	m, err := compile(p)
 	if err != nil {
 		return nil, err
+	}
+	if o.Mode != Content && o.Mode != FilesWithMatches && o.Mode != Count {
+		return nil, argErrorf("unknown output mode %q", o.Mode)
 	}
 	root, err := ws.Resolve(o.Path)
 	if err != nil {

@@ -56,6 +56,7 @@ func TestRunErrors(t *testing.T) {
 		{"bad regexp", nil, Pattern{Expr: "a("}, Options{}, argError("is not a valid RE2 regular expression")},
 		{"line break without multiline", nil, Pattern{Expr: `a\nb`}, Options{}, argError("set multiline: true")},
 		{"unknown type", nil, Pattern{Expr: "a"}, Options{Type: "nosuchtype"}, argError(`unknown file type "nosuchtype"; known types: asm,`)},
+		{"unknown mode", nil, Pattern{Expr: "a"}, Options{Mode: "lines"}, argError(`unknown output mode "lines"`)},
 		{"bad pattern before bad path", nil, Pattern{Expr: "a("}, Options{Path: "../x"}, argError("RE2")},
 		{"path outside", nil, Pattern{Expr: "a"}, Options{Path: "../x"}, pathError},
 		{"symlink leading outside", nil, Pattern{Expr: "needle"}, Options{Path: "out"}, pathError},
