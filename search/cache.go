@@ -117,6 +117,13 @@ func (c *Cache) Reset() {
 	c.mu.Unlock()
 }
 
+// Len returns the number of files the cache holds.
+func (c *Cache) Len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.files)
+}
+
 // lowerASCII folds ASCII letters to lower case, the trigrams' alphabet.
 var lowerASCII = func() (t [256]byte) {
 	for i := range t {

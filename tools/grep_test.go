@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/workspace"
@@ -312,4 +314,64 @@ func TestGrepPartialAndDeterminism(t *testing.T) {
 	if !strings.HasPrefix(all.Content, strings.TrimSuffix(first.Content, "[results truncated at 250; narrow the pattern, path, glob or type, or raise max_results]\n")) {
 		t.Error("the truncated result is not the start of the whole result")
 	}
+}
+
+// TestGrepCachedSession greps through a session with a search cache (as the
+// LSP server's) while the file tools change files, and through a fresh
+// session after each change: the answers must be the same. The engine's
+// own tests (search/cache_test.go) attack the cache in more ways.
+func TestGrepCachedSession(t *testing.T) {
+	root := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	files := map[string]string{"a/target.go": "package a\n// nothing here\n", "b/other.go": "package b\n// xyzzy plugh\n"}
+	for i := range 10 {
+		files[fmt.Sprintf("d%d/f%d.go", i%3, i)] = fmt.Sprintf("package d\n\nfunc F%d() {}\n", i)
+	}
+	ftWrite(t, root, files)
+	for p := range files {
+		if err := os.Chtimes(filepath.Join(root, p), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{Workspace: ws, Session: NewSession(), Memory: approval.NewMemory(""),
+		Approver: approval.ApproverFunc(func(context.Context, approval.Request) (approval.Response, error) {
+			return approval.Response{Decision: approval.Approve}, nil
+		})}
+	EnableSearchCache(env.Session)
+	check := func(step string) {
+		t.Helper()
+		for _, q := range []string{`{"pattern":"xyzzy"}`, `{"pattern":"plugh|frobnicate","output_mode":"count"}`} {
+			got := ftRunner().Run(context.Background(), env, Request{Name: "grep", Arguments: json.RawMessage(q)}, nil)
+			want := RunTool(context.Background(), ws, "grep", json.RawMessage(q))
+			if got.Status != StatusSuccess || got.Content != want.Content {
+				t.Fatalf("%s, %s: cached session says\n%s\na fresh one\n%s", step, q, got.Content, want.Content)
+			}
+		}
+	}
+	check("first")
+	if n := searchCacheOf(env.Session).Len(); n != len(files) {
+		t.Fatalf("grep left %d files in the session's cache, want %d", n, len(files))
+	}
+	check("unchanged")
+	for _, call := range []struct{ name, args string }{
+		{"read_file", `{"path":"d1/f1.go"}`},
+		{"write_file", `{"path":"d1/f1.go","content":"package d\n// xyzzy\nfunc F11() {}\n"}`},
+		{"edit_file", `{"path":"d1/f1.go","old_string":"xyzzy","new_string":"plugh"}`},
+		{"write_file", `{"path":"e/tool.go","content":"package e\n// frobnicate xyzzy\n"}`},
+		{"delete_file", `{"path":"b/other.go"}`},
+	} {
+		res := ftRunner().Run(context.Background(), env, Request{Name: call.name, Arguments: json.RawMessage(call.args)}, nil)
+		if res.Status != StatusSuccess {
+			t.Fatalf("%s %s: %s", call.name, call.args, res.Content)
+		}
+		check(call.name + " " + call.args)
+	}
+	SearchCacheChanged(env.Session, filepath.Join(root, "d1/f1.go"))
+	check("notified")
+	SearchCacheReset(env.Session)
+	check("reset")
 }
