@@ -38,7 +38,7 @@ race:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./cmd/agentls
-	$(GO) test -run '^$$' -bench . ./tools/... ./workspace/... ./redact/...
+	$(GO) test -run '^$$' -bench . ./search/... ./tools/... ./workspace/... ./redact/...
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }

@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/search"
 	"github.com/agentls/agentls/workspace"
 )
 
 // BenchmarkGrepVsRipgrep compares grep with ripgrep on $(go env GOROOT)/src,
-// query by query (SearchQueries), and prints the ratios:
+// query by query (search.Queries), and prints the ratios:
 //
 //	go test ./tools -run '^$' -bench GrepVsRipgrep -benchtime 1x
 //
@@ -55,7 +56,7 @@ func BenchmarkGrepVsRipgrep(b *testing.B) {
 		fmt.Printf("\ngrep vs ripgrep on %s (median of %d runs; CPU = user+system)\n", src, runs)
 		fmt.Printf("%-24s %8s %8s %6s | %8s %8s %6s | %8s %6s\n", "query", "call ms", "rg ms", "ratio", "call cpu", "rg cpu", "ratio", "in-proc", "ratio")
 		var sum [5]float64
-		for _, q := range SearchQueries {
+		for _, q := range search.Queries {
 			var call, rg, callCPU, rgCPU, warm []time.Duration
 			for i := 0; i <= runs; i++ {
 				c, cc := runProc(bin, "call", "grep", q.Args, "--root", ".", "--approve", "no")
@@ -107,7 +108,7 @@ func BenchmarkGrepInProcess(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, q := range SearchQueries {
+	for _, q := range search.Queries {
 		b.Run(q.Name, func(b *testing.B) {
 			for b.Loop() {
 				if res := RunTool(context.Background(), ws, "grep", json.RawMessage(q.Args)); res.Status != StatusSuccess {

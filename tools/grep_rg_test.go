@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/search"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -72,7 +73,7 @@ func rgWorkspace(t *testing.T, src string) *workspace.Workspace {
 func TestGrepMatchesRipgrep(t *testing.T) {
 	src := goSrc(t)
 	ws := rgWorkspace(t, src)
-	for _, q := range SearchQueries {
+	for _, q := range search.Queries {
 		t.Run(q.Name, func(t *testing.T) {
 			var args map[string]any
 			if err := json.Unmarshal([]byte(q.Args), &args); err != nil {

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"math/rand"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/workspace"
@@ -315,145 +316,62 @@ func TestGrepPartialAndDeterminism(t *testing.T) {
 	}
 }
 
-// TestGrepLiteralScan checks the prefilters against a plain search on
-// random text.
-func TestGrepLiteralScan(t *testing.T) {
-	rnd := rand.New(rand.NewSource(1))
-	alphabet := []byte("abcdeABCDE xyz_\n")
-	for iter := 0; iter < 2000; iter++ {
-		buf := make([]byte, rnd.Intn(300))
-		for i := range buf {
-			buf[i] = alphabet[rnd.Intn(len(alphabet))]
-		}
-		lit := make([]byte, 1+rnd.Intn(3))
-		for i := range lit {
-			lit[i] = alphabet[rnd.Intn(len(alphabet)-1)]
-		}
-		for _, fold := range []bool{false, true} {
-			l := newLiteral(string(lit), fold)
-			for _, pair := range []bool{false, true} {
-				if pair && len(lit) < 2 {
-					continue
-				}
-				if pair && !l.pair {
-					l = newLiteral(string(lit), fold)
-					l.pair, l.pairAt = true, 0
-					var or byte
-					if fold {
-						or, l.pairOr = 0x20, 0x2020202020202020
-					}
-					l.p1 = uint64(l.s[0]|or) * 0x0101010101010101
-					l.p2 = uint64(l.s[1]|or) * 0x0101010101010101
-				}
-				l.reset()
-				for from := 0; from <= len(buf); from += 1 + rnd.Intn(7) {
-					want := -1
-					hay, needle := buf, lit
-					if fold {
-						hay, needle = bytes.ToLower(buf), bytes.ToLower(lit)
-					}
-					if i := bytes.Index(hay[from:], needle); i >= 0 {
-						want = from + i
-					}
-					if got := l.next(buf, from); got != want {
-						t.Fatalf("next(%q in %q from %d, fold %v, pair %v) = %d, want %d", lit, buf, from, fold, l.pair, got, want)
-					}
-				}
-			}
-		}
+// TestGrepCachedSession greps through a session with a search cache (as the
+// LSP server's) while the file tools change files, and through a fresh
+// session after each change: the answers must be the same. The engine's
+// own tests (search/cache_test.go) attack the cache in more ways.
+func TestGrepCachedSession(t *testing.T) {
+	root := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	files := map[string]string{"a/target.go": "package a\n// nothing here\n", "b/other.go": "package b\n// xyzzy plugh\n"}
+	for i := range 10 {
+		files[fmt.Sprintf("d%d/f%d.go", i%3, i)] = fmt.Sprintf("package d\n\nfunc F%d() {}\n", i)
 	}
-}
-
-func TestGrepRequiredLiterals(t *testing.T) {
-	tests := []struct {
-		pattern string
-		fold    bool
-		want    []string
-	}{
-		{"hello", false, []string{"hello"}},
-		{"foo.*bar", false, []string{"bar"}},
-		{"[a-z]+Deadline\\(", false, []string{"Deadline("}},
-		{"a|bc", false, []string{"a", "bc"}},
-		{"(foo)+x?", false, []string{"foo"}},
-		{"x*", false, nil},
-		{"kelvin", true, []string{"elvin"}},
-		{"secret", true, []string{"ecret"}},
-		{"ks", true, nil},
-	}
-	for _, tt := range tests {
-		a := grepArgs{Pattern: tt.pattern, CaseInsensitive: tt.fold}
-		m, err := compileMatcher(&a)
-		if err != nil {
+	ftWrite(t, root, files)
+	for p := range files {
+		if err := os.Chtimes(filepath.Join(root, p), old, old); err != nil {
 			t.Fatal(err)
 		}
-		var got []string
-		for _, l := range m.lits {
-			got = append(got, string(l.s))
-		}
-		if !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("%q (fold %v): literals %q, want %q", tt.pattern, tt.fold, got, tt.want)
-		}
 	}
-}
-
-func TestGrepBinaryCutoff(t *testing.T) {
-	long := strings.Repeat("x\n", 50000) // 100000 bytes
-	tests := []struct {
-		data string
-		want int
-	}{
-		{"no nul\n", 7},
-		{"a\x00b", 0},
-		{long + "\x00", 65536},
-		{strings.Repeat("y", 70000) + "\n" + "\x00", 0},
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		if got := binaryCutoff([]byte(tt.data)); got != tt.want {
-			t.Errorf("binaryCutoff(%d bytes) = %d, want %d", len(tt.data), got, tt.want)
-		}
-	}
-}
-
-func TestGrepGlobHelpers(t *testing.T) {
-	if got := expandBraces("*.{ts,tsx}"); !reflect.DeepEqual(got, []string{"*.ts", "*.tsx"}) {
-		t.Errorf("expandBraces: %q", got)
-	}
-	if got := expandBraces("{a,b{c,d}}/x"); !reflect.DeepEqual(got, []string{"a/x", "bc/x", "bd/x"}) {
-		t.Errorf("nested: %q", got)
-	}
-	if got := splitGlobs("*.go, *.{a,b} ,!x"); !reflect.DeepEqual(got, []string{"*.go", "*.{a,b}", "!x"}) {
-		t.Errorf("splitGlobs: %q", got)
-	}
-	if got := unicodeClasses(`\w+[\w-]\\w\Q\w\E\d`); got != `[\p{L}\p{M}\p{Nd}\p{Pc}]+[\p{L}\p{M}\p{Nd}\p{Pc}-]\\w\Q\w\E\p{Nd}` {
-		t.Errorf("unicodeClasses: %s", got)
-	}
-}
-
-// TestGrepPairIndex puts a pair at every position of buffers of many
-// lengths, so that every path of pairIndex (vector blocks, words, the tail)
-// finds it, or finds nothing.
-func TestGrepPairIndex(t *testing.T) {
-	or := uint64(0x2020202020202020)
-	p1, p2 := uint64('q')*0x0101010101010101, uint64('j')*0x0101010101010101
-	for n := 2; n < 140; n++ {
-		empty := bytes.Repeat([]byte{'z'}, n)
-		if got := pairIndex(empty, 0, p1, p2, or); got != -1 {
-			t.Fatalf("n=%d: found %d in nothing", n, got)
-		}
-		for pos := 0; pos+1 < n; pos++ {
-			buf := bytes.Repeat([]byte{'z'}, n)
-			buf[pos], buf[pos+1] = 'Q', 'j'
-			for _, at := range []int{0, pos / 2, pos} {
-				if got := pairIndex(buf, at, p1, p2, or); got != pos {
-					t.Fatalf("n=%d pos=%d at=%d: got %d", n, pos, at, got)
-				}
-			}
-			if got := pairIndex(buf, pos+1, p1, p2, or); got != -1 {
-				t.Fatalf("n=%d pos=%d: found %d after it", n, pos, got)
-			}
-			if got := pairIndex(buf, 0, p1, p2, 0); got != -1 {
-				t.Fatalf("n=%d pos=%d: exact search found the folded pair at %d", n, pos, got)
+	env := &Env{Workspace: ws, Session: NewSession(), Memory: approval.NewMemory(""),
+		Approver: approval.ApproverFunc(func(context.Context, approval.Request) (approval.Response, error) {
+			return approval.Response{Decision: approval.Approve}, nil
+		})}
+	EnableSearchCache(env.Session)
+	check := func(step string) {
+		t.Helper()
+		for _, q := range []string{`{"pattern":"xyzzy"}`, `{"pattern":"plugh|frobnicate","output_mode":"count"}`} {
+			got := ftRunner().Run(context.Background(), env, Request{Name: "grep", Arguments: json.RawMessage(q)}, nil)
+			want := RunTool(context.Background(), ws, "grep", json.RawMessage(q))
+			if got.Status != StatusSuccess || got.Content != want.Content {
+				t.Fatalf("%s, %s: cached session says\n%s\na fresh one\n%s", step, q, got.Content, want.Content)
 			}
 		}
 	}
+	check("first")
+	if n := searchCacheOf(env.Session).Len(); n != len(files) {
+		t.Fatalf("grep left %d files in the session's cache, want %d", n, len(files))
+	}
+	check("unchanged")
+	for _, call := range []struct{ name, args string }{
+		{"read_file", `{"path":"d1/f1.go"}`},
+		{"write_file", `{"path":"d1/f1.go","content":"package d\n// xyzzy\nfunc F11() {}\n"}`},
+		{"edit_file", `{"path":"d1/f1.go","old_string":"xyzzy","new_string":"plugh"}`},
+		{"write_file", `{"path":"e/tool.go","content":"package e\n// frobnicate xyzzy\n"}`},
+		{"delete_file", `{"path":"b/other.go"}`},
+	} {
+		res := ftRunner().Run(context.Background(), env, Request{Name: call.name, Arguments: json.RawMessage(call.args)}, nil)
+		if res.Status != StatusSuccess {
+			t.Fatalf("%s %s: %s", call.name, call.args, res.Content)
+		}
+		check(call.name + " " + call.args)
+	}
+	SearchCacheChanged(env.Session, filepath.Join(root, "d1/f1.go"))
+	check("notified")
+	SearchCacheReset(env.Session)
+	check("reset")
 }

@@ -245,7 +245,7 @@ func (r *lineReader) line(path string, n int) string {
 	}
 	t := strings.TrimSpace(ls[n-1])
 	if len(t) > 160 {
-		t = cutLine(t, 160)
+		t = workspace.CutLine(t, 160)
 	}
 	return t
 }

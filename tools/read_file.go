@@ -11,7 +11,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/agentls/agentls/workspace"
 )
 
 // ReadFile is read_file.
@@ -121,7 +122,7 @@ func readFile(c *Call, a readFileArgs) (*Result, error) {
 			if line >= start && line < start+a.Limit {
 				t := strings.TrimRight(text, "\r\n")
 				if len(t) > limits.MaxLineLength {
-					t = cutLine(t, limits.MaxLineLength)
+					t = workspace.CutLine(t, limits.MaxLineLength)
 					cut = append(cut, line)
 				}
 				fmt.Fprintf(&out, "%6d\t%s\n", line, t)
@@ -165,14 +166,4 @@ func readFile(c *Call, a readFileArgs) (*Result, error) {
 		content += ")\n"
 	}
 	return Success(content, s), nil
-}
-
-// cutLine keeps the first max bytes of a line (on a rune boundary) and says
-// how much was cut.
-func cutLine(t string, max int) string {
-	n := max
-	for n > 0 && !utf8.RuneStart(t[n]) {
-		n--
-	}
-	return fmt.Sprintf("%s… [line cut: %d more bytes]", t[:n], len(t)-n)
 }

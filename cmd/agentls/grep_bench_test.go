@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/lsp/lsptest"
+	"github.com/agentls/agentls/search"
 	"github.com/agentls/agentls/tools"
 )
 
-// BenchmarkGrepWarmServer runs the search queries of tools.SearchQueries on
+// BenchmarkGrepWarmServer runs the search queries of search.Queries on
 // $(go env GOROOT)/src through a warm agentls server (the real binary,
 // tool/call over stdio, as an editor sends it) and through a fresh ripgrep
 // process, side by side, and prints the ratio per query:
@@ -43,7 +44,7 @@ func BenchmarkGrepWarmServer(b *testing.B) {
 		fmt.Printf("\nwarm agentls server vs a fresh ripgrep on %s (median of %d interleaved runs)\n", src, runs)
 		fmt.Printf("%-24s %10s %8s %6s\n", "query", "server ms", "rg ms", "ratio")
 		var sumS, sumR float64
-		for _, q := range tools.SearchQueries {
+		for _, q := range search.Queries {
 			var server, rg []time.Duration
 			for i := 0; i <= runs; i++ {
 				start := time.Now()

@@ -1,6 +1,6 @@
 //go:build amd64 && !purego
 
-package tools
+package search
 
 import "golang.org/x/sys/cpu"
 

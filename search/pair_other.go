@@ -1,6 +1,6 @@
 //go:build !amd64 || purego
 
-package tools
+package search
 
 const useAVX2 = false
 

@@ -1,4 +1,4 @@
-package tools
+package search
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ func randomPattern(r *rand.Rand, depth int) string {
 	}
 }
 
-func TestGrepDFAAgainstRegexp(t *testing.T) {
+func TestDFAAgainstRegexp(t *testing.T) {
 	r := rand.New(rand.NewSource(7))
 	alphabet := []string{"a", "b", "c", "A", "B", "_", "1", "2", " ", "é", "K", "\u212a", "k", "\t"}
 	for iter := 0; iter < 3000; iter++ {
@@ -88,7 +88,7 @@ func TestGrepDFAAgainstRegexp(t *testing.T) {
 	}
 }
 
-func TestGrepDFAWordBoundary(t *testing.T) {
+func TestDFAWordBoundary(t *testing.T) {
 	tree, _ := syntax.Parse(`\bfoo\b`, syntax.Perl)
 	if newDFA(tree) != nil {
 		t.Error(`a DFA for \b`)

@@ -1,4 +1,4 @@
-package tools
+package search
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 )
 
 // The search cache of a long-lived session (the LSP server; the one-shot
-// call command never has one): what grep learned about the files it read,
-// so that the next search reads only the files that may match.
+// call command never has one): what searches learned about the files they
+// read, so that the next search reads only the files that may match.
 //
-// For every file grep reads from the disk the cache keeps a small Bloom
+// For every file a search reads from the disk the cache keeps a small Bloom
 // filter of the file's trigrams (three-byte sequences, ASCII letters folded
 // to lower case, one hash, one to two bits per byte of text) and the stat
 // data the bytes were read under (size, mtime, ctime, inode). A later search
@@ -32,8 +32,8 @@ import (
 // mtime was at least racyWindow older than the read (as git does with its
 // "racily clean" entries: a write in the same clock tick as the read could
 // otherwise keep the mtime). Notifications (didSave, watched files, our own
-// tools' file changes) drop the file's entry; folder and config changes
-// drop them all.
+// tools' file changes) drop the file's entry (Changed); folder and config
+// changes drop them all (Reset).
 //
 // Memory: the filters take an eighth to a quarter of the text's size (on
 // $(go env GOROOT)/src, 157 MB on disk: 22 MB of filters for 11,466 files,
@@ -44,8 +44,8 @@ import (
 //
 // Filling: a search records the files it reads (building a filter costs
 // about 2.5 ns a byte); a server also fills the cache in the background
-// after initialized (WarmSearchCache, one worker, at most warmMaxFiles
-// files), so that its first search is already fast.
+// after initialized (Warm, one worker, at most warmMaxFiles files), so that
+// its first search is already fast.
 
 // searchCacheMaxBytes caps the memory of a session's Bloom filters.
 const searchCacheMaxBytes = 256 << 20
@@ -54,10 +54,11 @@ const searchCacheMaxBytes = 256 << 20
 // stat to vouch for its content.
 const racyWindow = 2 * time.Second
 
-var searchCacheKey = NewKey[*SearchCache]("search cache")
-
-// SearchCache is a session's search cache; see EnableSearchCache.
-type SearchCache struct {
+// Cache is a session's search cache (Options.Cache). Its methods are safe
+// for concurrent use, with each other and with the searches that use it;
+// its background work (Warm, the sweeps of stale entries) ends with Close.
+// The zero value is not usable: make one with NewCache.
+type Cache struct {
 	mu    sync.RWMutex
 	files map[string]*cachedFile // by absolute path
 	bytes int64                  // the filters' size
@@ -71,6 +72,9 @@ type SearchCache struct {
 	lastSweep atomic.Int64
 	// warming: a background fill runs; rewarm: start it again when done
 	warming, rewarm atomic.Bool
+	// closed: Close was called; wg counts the background goroutines.
+	closed atomic.Bool
+	wg     sync.WaitGroup
 }
 
 // cachedFile is what the cache knows of one file.
@@ -86,37 +90,14 @@ type fileStamp struct {
 	ino, dev           uint64
 }
 
-// EnableSearchCache gives the session a search cache (a long-lived server
-// session calls it once; sessions without one search the plain way).
-func EnableSearchCache(s *Session) {
-	if s == nil {
-		return
-	}
-	Update(s, searchCacheKey, func(old *SearchCache, ok bool) *SearchCache {
-		if ok && old != nil {
-			return old
-		}
-		return &SearchCache{files: map[string]*cachedFile{}}
-	})
+// NewCache returns an empty cache.
+func NewCache() *Cache {
+	return &Cache{files: map[string]*cachedFile{}}
 }
 
-// searchCacheOf returns the session's search cache, or nil.
-func searchCacheOf(s *Session) *SearchCache {
-	if s == nil {
-		return nil
-	}
-	c, _ := Get(s, searchCacheKey)
-	return c
-}
-
-// SearchCacheChanged tells the session's search cache that the file at the
-// absolute path changed (saved, seen by the client's watcher, written by a
-// tool).
-func SearchCacheChanged(s *Session, path string) {
-	c := searchCacheOf(s)
-	if c == nil {
-		return
-	}
+// Changed tells the cache that the file at the absolute path changed
+// (saved, seen by the client's watcher, written by a tool).
+func (c *Cache) Changed(path string) {
 	c.mu.Lock()
 	if f, ok := c.files[path]; ok {
 		c.bytes -= int64(len(f.bloom) * 8)
@@ -125,18 +106,22 @@ func SearchCacheChanged(s *Session, path string) {
 	c.mu.Unlock()
 }
 
-// SearchCacheReset empties the session's search cache (workspace folders or
-// configuration changed).
-func SearchCacheReset(s *Session) {
-	c := searchCacheOf(s)
-	if c == nil {
-		return
-	}
+// Reset empties the cache (workspace folders or configuration changed). A
+// background fill that runs stops; searches that run do not record what
+// they read before the reset.
+func (c *Cache) Reset() {
 	c.mu.Lock()
 	c.gen.Add(1)
 	c.files = map[string]*cachedFile{}
 	c.bytes = 0
 	c.mu.Unlock()
+}
+
+// Len returns the number of files the cache holds.
+func (c *Cache) Len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.files)
 }
 
 // lowerASCII folds ASCII letters to lower case, the trigrams' alphabet.
@@ -180,7 +165,7 @@ func newBloom(data []byte) ([]uint64, uint8) {
 // cacheQuery is a search's question to the cache: files that may hold one
 // of the literals (each a list of folded trigrams).
 type cacheQuery struct {
-	c     *SearchCache
+	c     *Cache
 	lits  [][]uint32
 	start time.Time
 	gen   int64
@@ -192,8 +177,8 @@ type cacheQuery struct {
 // newCacheQuery returns the query of matcher m, or nil without a cache.
 // The query skips files only when every required literal has a trigram
 // (canSkip); it records the files the search reads in any case.
-func newCacheQuery(c *SearchCache, m *matcher, max int64) *cacheQuery {
-	if c == nil {
+func newCacheQuery(c *Cache, m *matcher, max int64) *cacheQuery {
+	if c == nil || c.closed.Load() {
 		return nil
 	}
 	q := &cacheQuery{c: c, start: time.Now(), gen: c.gen.Load(), max: max}
@@ -261,7 +246,7 @@ func (q *cacheQuery) store(path string, st fileStamp, data []byte) {
 	bloom, shift := newBloom(data)
 	q.c.mu.Lock()
 	defer q.c.mu.Unlock()
-	if q.c.gen.Load() != q.gen {
+	if q.c.gen.Load() != q.gen || q.c.closed.Load() {
 		return
 	}
 	old := q.c.files[path]
@@ -280,13 +265,18 @@ func (q *cacheQuery) store(path string, st fileStamp, data []byte) {
 // sweepSoon drops, in the background, the entries of files that are gone
 // or changed (deleted without a notification, say), when the cap is hit:
 // at most one sweep at a time and one a minute.
-func (c *SearchCache) sweepSoon() {
+func (c *Cache) sweepSoon() {
 	now := time.Now().UnixNano()
 	if now-c.lastSweep.Load() < int64(time.Minute) || !c.sweeping.CompareAndSwap(false, true) {
 		return
 	}
 	c.lastSweep.Store(now)
+	if !c.goBackground() {
+		c.sweeping.Store(false)
+		return
+	}
 	go func() {
+		defer c.wg.Done()
 		defer c.sweeping.Store(false)
 		c.mu.RLock()
 		stale := make(map[string]*cachedFile)
@@ -295,6 +285,9 @@ func (c *SearchCache) sweepSoon() {
 		}
 		c.mu.RUnlock()
 		for p, f := range stale {
+			if c.closed.Load() {
+				return
+			}
 			if st, ok := stampOf(p); ok && st == f.st {
 				delete(stale, p)
 			}
@@ -313,43 +306,48 @@ func (c *SearchCache) sweepSoon() {
 // warmMaxFiles bounds the background fill, as the code index is bounded.
 const warmMaxFiles = 50000
 
-// WarmSearchCache fills the session's search cache in the background with
-// the files a plain grep of the workspace reads (the ignore rules, the size
-// cap and paths.sensitive as grep has them), on one worker, so that the
-// first search of a session does not pay for building the filters. It
-// returns at once; the fill stops when ctx ends. Searches that come first
-// fill the cache themselves.
-func WarmSearchCache(ctx context.Context, s *Session, ws *workspace.Workspace) {
-	c := searchCacheOf(s)
-	if c == nil {
-		return
-	}
+// Warm fills the cache in the background with the files a plain search of
+// the workspace reads (the ignore rules, the size cap and paths.sensitive as
+// Run has them), on one worker, so that the first search of a session does
+// not pay for building the filters. It returns at once; the fill stops when
+// ctx ends, the cache is reset or closed. A Warm while one runs makes that
+// one start again when done. Searches that come first fill the cache
+// themselves.
+func (c *Cache) Warm(ctx context.Context, ws *workspace.Workspace) {
 	if !c.warming.CompareAndSwap(false, true) {
 		c.rewarm.Store(true)
 		return
 	}
+	if !c.goBackground() {
+		c.warming.Store(false)
+		return
+	}
 	go func() {
+		defer c.wg.Done()
 		defer c.warming.Store(false)
 		for {
 			c.rewarm.Store(false)
 			c.warm(ctx, ws)
-			if !c.rewarm.Load() || ctx.Err() != nil {
+			if !c.rewarm.Load() || ctx.Err() != nil || c.closed.Load() {
 				return
 			}
 		}
 	}()
 }
 
-// warm is one background fill (WarmSearchCache); it stops early when the
-// cache is reset.
-func (c *SearchCache) warm(ctx context.Context, ws *workspace.Workspace) {
+// warm is one background fill (Warm); it stops early when the cache is
+// reset.
+func (c *Cache) warm(ctx context.Context, ws *workspace.Workspace) {
 	cfg := ws.Config()
 	q := newCacheQuery(c, &matcher{}, int64(cfg.Limits.MaxFileBytes))
+	if q == nil {
+		return // closed
+	}
 	sens := newSensitive(cfg.Paths.Sensitive)
 	var buf []byte
 	n := 0
 	for _, root := range ws.Roots() {
-		// paths.sensitive as grep with path root applies it
+		// paths.sensitive as a search of the root applies it
 		prefix := ""
 		if rel := ws.RootRel(root); rel != "." {
 			prefix = rel + "/"
@@ -387,3 +385,26 @@ func (c *SearchCache) warm(ctx context.Context, ws *workspace.Workspace) {
 }
 
 var errWarmDone = errors.New("enough files")
+
+// goBackground counts a goroutine of background work about to start, unless
+// the cache is closed.
+func (c *Cache) goBackground() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed.Load() {
+		return false
+	}
+	c.wg.Add(1)
+	return true
+}
+
+// Close stops the cache's background work (Warm, a sweep), waits for it to
+// end and drops every entry; the cache then records nothing more, and
+// searches that use it read every file. Close may be called more than once.
+func (c *Cache) Close() {
+	c.mu.Lock()
+	c.closed.Store(true)
+	c.mu.Unlock()
+	c.Reset() // a fill stops at its next file (a new generation)
+	c.wg.Wait()
+}

@@ -1,4 +1,4 @@
-package tools
+package search
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"unsafe"
 )
 
-// The search engine of grep. Go's regexp has no DFA, so running it over
+// The matcher. Go's regexp has no DFA, so running it over
 // every byte of a tree is many times slower than ripgrep. What makes it
 // fast here (measured on the Go source tree):
 //
@@ -274,9 +274,9 @@ type matcher struct {
 	dfa *dfa
 }
 
-// compileMatcher builds the matcher of grep's arguments.
-func compileMatcher(a *grepArgs) (*matcher, error) {
-	src := a.Pattern
+// compile builds the matcher of a pattern.
+func compile(a Pattern) (*matcher, error) {
+	src := a.Expr
 	if a.FixedStrings {
 		src = regexp.QuoteMeta(src)
 	}
@@ -297,10 +297,10 @@ func compileMatcher(a *grepArgs) (*matcher, error) {
 	}
 	tree, err := syntax.Parse(src, flags)
 	if err != nil {
-		return nil, Errorf(InvalidParams, "pattern %q is not a valid RE2 regular expression: %v", a.Pattern, syntaxMessage(err))
+		return nil, argErrorf("pattern %q is not a valid RE2 regular expression: %v", a.Expr, syntaxMessage(err))
 	}
 	if !a.Multiline && hasNewlineLiteral(tree) {
-		return nil, Errorf(InvalidParams, "pattern %q contains a line break; set multiline: true to match across lines", a.Pattern)
+		return nil, argErrorf("pattern %q contains a line break; set multiline: true to match across lines", a.Expr)
 	}
 	prefix := ""
 	if a.CaseInsensitive {
@@ -308,7 +308,7 @@ func compileMatcher(a *grepArgs) (*matcher, error) {
 	}
 	re, err := regexp.Compile(prefix + src)
 	if err != nil {
-		return nil, Errorf(InvalidParams, "pattern %q: %v", a.Pattern, err)
+		return nil, argErrorf("pattern %q: %v", a.Expr, err)
 	}
 	m.re = re
 	if set := required(tree); set != nil {
@@ -324,6 +324,21 @@ func compileMatcher(a *grepArgs) (*matcher, error) {
 		m.dfa = newDFA(tree)
 	}
 	return m, nil
+}
+
+// clone returns a matcher with its own scan state for one worker.
+func (m *matcher) clone() *matcher {
+	c := *m
+	c.dfa = m.dfa.clone()
+	if m.lits == nil {
+		return &c
+	}
+	c.lits = make([]*literal, len(m.lits))
+	for i, l := range m.lits {
+		cp := *l
+		c.lits[i] = &cp
+	}
+	return &c
 }
 
 func foldIf(s string, fold bool) string {

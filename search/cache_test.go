@@ -1,0 +1,353 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+// grepArgs are the grep tool's arguments, as Queries spell them; the tests
+// turn them into a Pattern and Options the way tools/grep.go does.
+type grepArgs struct {
+	Pattern         string `json:"pattern"`
+	Path            string `json:"path"`
+	Glob            string `json:"glob"`
+	Type            string `json:"type"`
+	CaseInsensitive bool   `json:"case_insensitive"`
+	FixedStrings    bool   `json:"fixed_strings"`
+	Word            bool   `json:"word"`
+	Context         int    `json:"context"`
+	OutputMode      Mode   `json:"output_mode"`
+	MaxResults      int    `json:"max_results"`
+	Multiline       bool   `json:"multiline"`
+}
+
+func queryOf(t testing.TB, args string) (Pattern, Options) {
+	t.Helper()
+	var a grepArgs
+	if err := json.Unmarshal([]byte(args), &a); err != nil {
+		t.Fatalf("%s: %v", args, err)
+	}
+	p := Pattern{Expr: a.Pattern, FixedStrings: a.FixedStrings, CaseInsensitive: a.CaseInsensitive, Word: a.Word, Multiline: a.Multiline}
+	o := Options{Path: a.Path, Glob: a.Glob, Type: a.Type, Mode: a.OutputMode, Limit: a.MaxResults, Before: a.Context, After: a.Context}
+	return p, o
+}
+
+// run runs one search and fails on an error.
+func run(t testing.TB, ws *workspace.Workspace, p Pattern, o Options) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), ws, p, o)
+	if err != nil {
+		t.Fatalf("%+v %+v: %v", p, o, err)
+	}
+	return res
+}
+
+// sameResult fails unless a search through the cache found exactly what a
+// fresh one did.
+func sameResult(t *testing.T, what string, got, want *Result) {
+	t.Helper()
+	g, w := *got, *want
+	if g.Truncated && w.Truncated {
+		// How many files a truncated search got to read depends on the
+		// workers' timing, cached or not.
+		g.Searched, w.Searched = 0, 0
+	}
+	gj, _ := json.Marshal(g)
+	wj, _ := json.Marshal(w)
+	if string(gj) != string(wj) {
+		t.Fatalf("%s: a cached search differs from a fresh one:\ncached %.2000s\nfresh  %.2000s", what, gj, wj)
+	}
+}
+
+// goSrcWorkspace is $(go env GOROOT)/src as a workspace without sensitive
+// globs (as the ripgrep comparison has it).
+func goSrcWorkspace(t testing.TB) *workspace.Workspace {
+	t.Helper()
+	src := filepath.Join(runtime.GOROOT(), "src")
+	if _, err := os.Stat(src); err != nil {
+		t.Skip("no GOROOT/src")
+	}
+	ws, err := workspace.New(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := *ws.Config()
+	cfg.Paths.Sensitive = nil
+	ws.SetConfig(&cfg)
+	return ws
+}
+
+// TestCachedMatchesUncached runs the ripgrep comparison's queries
+// (Queries, and the other modes) on GOROOT/src through a cache, twice (the
+// first run fills the cache, the second skips files by it): every result
+// must equal the uncached one exactly (tools' TestGrepMatchesRipgrep checks
+// those against ripgrep).
+func TestCachedMatchesUncached(t *testing.T) {
+	if testing.Short() {
+		t.Skip("searches GOROOT/src")
+	}
+	ws := goSrcWorkspace(t)
+	cache := NewCache()
+	defer cache.Close()
+	queries := append([]Query{}, Queries...)
+	queries = append(queries,
+		Query{Name: "count", Args: `{"pattern":"if err != nil","output_mode":"count"}`},
+		Query{Name: "files", Args: `{"pattern":"sync\\.Once\\b","output_mode":"files_with_matches"}`},
+		Query{Name: "multiline", Args: `{"pattern":"if err != nil \\{\\n\\s+return err\\n\\s+\\}","multiline":true}`},
+		Query{Name: "truncated", Args: `{"pattern":"NewReader","max_results":7}`},
+		Query{Name: "context", Args: `{"pattern":"Deadline\\(","context":2,"path":"net"}`},
+	)
+	for pass := 1; pass <= 2; pass++ {
+		for _, q := range queries {
+			p, o := queryOf(t, q.Args)
+			if o.Limit == 0 {
+				o.Limit = 100000
+			}
+			want := run(t, ws, p, o)
+			skips := cache.skips.Load()
+			o.Cache = cache
+			got := run(t, ws, p, o)
+			sameResult(t, fmt.Sprintf("pass %d, %s", pass, q.Name), got, want)
+			if pass == 2 {
+				t.Logf("%s: %d files skipped", q.Name, cache.skips.Load()-skips)
+			}
+		}
+	}
+	if cache.skips.Load() == 0 {
+		t.Fatal("the cache never skipped a file")
+	}
+	t.Logf("cache: %d files, %.1f MB of filters", len(cache.files), float64(cache.bytes)/(1<<20))
+}
+
+// put writes a file below root, with mtime unless it is zero.
+func put(t *testing.T, root, rel, content string, mtime time.Time) {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !mtime.IsZero() {
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCacheInvalidation changes files between cached searches (on disk
+// without telling anyone, in open buffers, with and without notifications)
+// and checks that every cached search returns exactly what a fresh search
+// does.
+func TestCacheInvalidation(t *testing.T) {
+	root := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for i := range 20 {
+		put(t, root, fmt.Sprintf("d%d/f%d.go", i%3, i), fmt.Sprintf("package d\n\nfunc F%d() {}\n", i), old)
+	}
+	put(t, root, "a/target.go", "package a\n// nothing here\n", old)
+	put(t, root, "b/other.go", "package b\n// xyzzy plugh\n", old)
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := NewCache()
+	defer cache.Close()
+	queries := []string{
+		`{"pattern":"xyzzy"}`,
+		`{"pattern":"XYZZY","case_insensitive":true}`,
+		`{"pattern":"plugh|frobnicate","output_mode":"count"}`,
+		`{"pattern":"[a-z]+Frob\\(","output_mode":"files_with_matches"}`,
+		`{"pattern":"func F1\\d"}`,
+	}
+	check := func(step string) {
+		t.Helper()
+		for _, q := range queries {
+			p, o := queryOf(t, q)
+			want := run(t, ws, p, o)
+			o.Cache = cache
+			sameResult(t, step+": "+q, run(t, ws, p, o), want)
+		}
+	}
+	check("first")
+	skips := cache.skips.Load()
+	check("unchanged")
+	if cache.skips.Load() == skips {
+		t.Fatal("an unchanged tree skipped no file")
+	}
+
+	// On disk, without notification: same size, mtime put back (rsync -t).
+	put(t, root, "a/target.go", "package a\n// xyzzy Frob(\n", old)
+	check("rewritten in place, old mtime")
+	put(t, root, "a/target.go", "package a\n// nothing xx\n", time.Time{})
+	check("rewritten, fresh mtime")
+	put(t, root, "c/new.go", "package c\n// XyZzY frobnicate lowerFrob(\n", old)
+	check("created")
+	if err := os.Remove(filepath.Join(root, "b/other.go")); err != nil {
+		t.Fatal(err)
+	}
+	check("deleted")
+	if err := os.Rename(filepath.Join(root, "c/new.go"), filepath.Join(root, "d0/moved.go")); err != nil {
+		t.Fatal(err)
+	}
+	check("renamed")
+	put(t, root, ".gitignore", "d0/\n", old)
+	check("ignored")
+	if err := os.Remove(filepath.Join(root, ".gitignore")); err != nil {
+		t.Fatal(err)
+	}
+	check("unignored")
+
+	// As the file tools write: fresh mtimes, a same-size edit.
+	put(t, root, "d1/f1.go", "package d\n// xyzzy\nfunc F11() {}\n", time.Time{})
+	check("written")
+	put(t, root, "d1/f1.go", "package d\n// plugh\nfunc F11() {}\n", time.Time{})
+	check("edited, same size")
+	put(t, root, "e/tool.go", "package e\n// frobnicate\n", time.Time{})
+	check("created now")
+	if err := os.Remove(filepath.Join(root, "d2/f2.go")); err != nil {
+		t.Fatal(err)
+	}
+	check("deleted now")
+
+	// Open buffers: what the editor has, not what the disk has.
+	p := filepath.Join(root, "d0/f3.go")
+	ws.Overlays.Open(workspace.Document{URI: "file://" + p, Path: p, LanguageID: "go", Version: 1, Text: "package d\n"})
+	check("opened")
+	if err := ws.Overlays.Change(p, 2, []workspace.Change{{Text: "package d\n// xyzzy FROB(\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	check("changed buffer")
+	ws.Overlays.Close(p)
+	check("closed buffer")
+
+	// Notifications and resets drop entries; results stay the same.
+	f1 := filepath.Join(root, "d1/f1.go")
+	cache.Changed(f1)
+	cache.mu.RLock()
+	_, kept := cache.files[f1]
+	cache.mu.RUnlock()
+	if kept {
+		t.Error("Changed kept the file's entry")
+	}
+	check("notified")
+	cache.Reset()
+	if n := len(cache.files); n != 0 || cache.bytes != 0 {
+		t.Errorf("after Reset: %d entries, %d bytes", n, cache.bytes)
+	}
+	check("reset")
+}
+
+// warmTree is a tree whose files have old mtimes (so that the cache may
+// vouch for them): three that a search reads, one sensitive, one ignored.
+func warmTree(t *testing.T) (string, *workspace.Workspace) {
+	root := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for p, c := range map[string]string{
+		"a.go": "package a\n// xyzzy\n", "b/b.go": "package b\n", "c/c.txt": "plain text\n",
+		"keys/server.pem": "xyzzy secret\n", "ignored/x.go": "package x // xyzzy\n", ".ignore": "ignored/\n",
+	} {
+		put(t, root, p, c, old)
+	}
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, ws
+}
+
+// cachedFiles waits until the cache holds n files.
+func cachedFiles(t *testing.T, cache *Cache, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		cache.mu.RLock()
+		got := len(cache.files)
+		cache.mu.RUnlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			cache.mu.RLock()
+			for p := range cache.files {
+				t.Log(p)
+			}
+			cache.mu.RUnlock()
+			t.Fatalf("the warm-up cached %d files, want %d", got, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestWarm fills the cache in the background as a server does after
+// initialized: the files a search would read, never a sensitive one; the
+// first search then skips files and returns what a fresh search does.
+func TestWarm(t *testing.T) {
+	root, ws := warmTree(t)
+	cache := NewCache()
+	defer cache.Close()
+	cache.Warm(context.Background(), ws)
+	cachedFiles(t, cache, 3)
+	cache.mu.RLock()
+	for _, p := range []string{"keys/server.pem", "ignored/x.go", ".ignore"} {
+		if _, ok := cache.files[filepath.Join(root, p)]; ok {
+			t.Errorf("the warm-up read %s", p)
+		}
+	}
+	cache.mu.RUnlock()
+	p := Pattern{Expr: "xyzzy"}
+	want := run(t, ws, p, Options{})
+	sameResult(t, "after the warm-up", run(t, ws, p, Options{Cache: cache}), want)
+	if cache.skips.Load() != 2 {
+		t.Errorf("skipped %d files, want 2", cache.skips.Load())
+	}
+}
+
+// TestCacheClose closes a cache while it fills GOROOT/src: Close returns
+// once the fill has stopped, and a closed cache holds nothing, learns
+// nothing and starts no fill, while searches through it still answer as
+// fresh ones.
+func TestCacheClose(t *testing.T) {
+	cache := NewCache()
+	if runtime.GOROOT() != "" {
+		if src := filepath.Join(runtime.GOROOT(), "src"); dirExists(src) {
+			big, err := workspace.New(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cache.Warm(context.Background(), big)
+		}
+	}
+	cache.Close()
+	if cache.warming.Load() {
+		t.Fatal("a fill runs after Close")
+	}
+	cache.Close() // twice is fine
+	_, ws := warmTree(t)
+	cache.Warm(context.Background(), ws)
+	if cache.warming.Load() {
+		t.Fatal("Warm after Close started a fill")
+	}
+	p := Pattern{Expr: "xyzzy"}
+	want := run(t, ws, p, Options{})
+	sameResult(t, "closed cache", run(t, ws, p, Options{Cache: cache}), want)
+	cache.mu.RLock()
+	defer cache.mu.RUnlock()
+	if len(cache.files) != 0 || cache.bytes != 0 {
+		t.Errorf("a closed cache holds %d files, %d bytes", len(cache.files), cache.bytes)
+	}
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}

@@ -1,0 +1,351 @@
+package search
+
+import (
+	"bytes"
+	"container/heap"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+// Result is what a search found.
+type Result struct {
+	Mode Mode
+	// Limit is the most result units the search kept (Options.Limit, or
+	// its default).
+	Limit int
+	// Files are the files with matches, sorted by path (ComparePaths):
+	// enough of them for Limit units, the last one possibly with more.
+	// Empty when the results were streamed.
+	Files []*File
+	// Truncated: there were more than Limit units.
+	Truncated bool
+	// Streamed: the results went to Options.Partial; StreamedUnits units
+	// from StreamedFiles files.
+	Streamed                     bool
+	StreamedUnits, StreamedFiles int
+	// Searched counts the files searched (or skipped by the cache as
+	// unable to match).
+	Searched int64
+	// Walked: the search walked the file system (false when the path was
+	// an open document not on disk: then TooLarge and Binary are not
+	// counted).
+	Walked bool
+	// TooLarge counts the files skipped as larger than limits.maxFileBytes,
+	// Binary the files whose search stopped at binary data.
+	TooLarge, Binary int64
+}
+
+// File is what one file contributes to a result.
+type File struct {
+	Path string
+	// Count is the number of matching lines (all of them in Count mode).
+	Count int
+	// Matches and Lines are set in Content mode: Lines are the matches'
+	// lines and the context lines, in order.
+	Matches []Match
+	Lines   []Line
+}
+
+// Line is one line of a Content result: a matching line or a context line.
+type Line struct {
+	N    int
+	Text string
+	// Match: the line is (part of) a match; else a context line.
+	Match bool
+	// Starts is the index in Matches of the match this line starts, or -1.
+	Starts int
+	// Gap: lines were skipped before this one.
+	Gap bool
+}
+
+// state is one search's state, shared by the walk's workers.
+type state struct {
+	mode          Mode
+	limit         int
+	before, after int
+	maxLine       int
+	partial       func(Batch) // results go out as they are found
+	matchers      []*matcher  // one per worker
+	bufs          [][]byte    // one per worker
+
+	searched, binary, unreadable atomic.Int64
+
+	mu        sync.Mutex
+	kept      fileHeap // the files that may be in the result, largest path on top
+	units     int      // the result units (lines, files or counts) in kept
+	truncated bool
+	// anyTruncated mirrors truncated for the lock-free fast path of skip.
+	anyTruncated atomic.Bool
+	pending      Batch // the partial batch
+	pendingN     int   // the units in pending
+	// streamed and streamedFiles count the units and files sent as
+	// partial results.
+	streamed, streamedFiles int
+}
+
+// newState returns the state of one search with workers workers.
+func newState(ws *workspace.Workspace, o *Options, workers int) *state {
+	cfg := ws.Config()
+	limit := o.Limit
+	if limit <= 0 {
+		limit = cfg.Limits.GrepMaxResults
+	}
+	before, after := o.Before, o.After
+	if o.Mode != Content {
+		before, after = 0, 0
+	}
+	return &state{
+		mode: o.Mode, limit: limit, before: before, after: after,
+		maxLine: cfg.Limits.MaxLineLength, partial: o.Partial,
+		matchers: make([]*matcher, workers), bufs: make([][]byte, workers),
+	}
+}
+
+func (r *File) units(mode Mode) int {
+	if mode == Content {
+		return len(r.Matches)
+	}
+	return 1
+}
+
+// skip reports whether a file cannot make it into the result: the result
+// is already truncated and the file sorts after everything kept.
+func (s *state) skip(path string) bool {
+	if !s.anyTruncated.Load() {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.truncated && len(s.kept) > 0 && workspace.ComparePaths(path, s.kept[0].Path) > 0
+}
+
+// add keeps a file's result, dropping the files that sort after the first
+// limit units.
+func (s *state) add(r *File) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.truncated && len(s.kept) > 0 && workspace.ComparePaths(r.Path, s.kept[0].Path) > 0 {
+		return
+	}
+	heap.Push(&s.kept, r)
+	s.units += r.units(s.mode)
+	for len(s.kept) > 0 {
+		top := s.kept[0]
+		if s.units-top.units(s.mode) < s.limit {
+			break
+		}
+		heap.Pop(&s.kept)
+		s.units -= top.units(s.mode)
+		s.truncated = true
+	}
+	if s.units > s.limit {
+		s.truncated = true
+	}
+	if s.truncated {
+		s.anyTruncated.Store(true)
+	}
+	if s.partial == nil {
+		return
+	}
+	// The streamed results are the first limit units found: the union of
+	// the batches is the whole result.
+	room := s.limit - s.streamed
+	if room <= 0 {
+		return
+	}
+	switch s.mode {
+	case Content:
+		n := min(room, len(r.Matches))
+		s.pending.Matches = append(s.pending.Matches, r.Matches[:n]...)
+		s.pendingN += n
+		s.streamed += n
+	case FilesWithMatches:
+		s.pending.Files = append(s.pending.Files, r.Path)
+		s.pendingN++
+		s.streamed++
+	case Count:
+		if s.pending.Counts == nil {
+			s.pending.Counts = map[string]int{}
+		}
+		s.pending.Counts[r.Path] = r.Count
+		s.pendingN++
+		s.streamed++
+	}
+	s.streamedFiles++
+	if s.pendingN >= 100 {
+		s.flushLocked()
+	}
+}
+
+func (s *state) flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.flushLocked()
+}
+
+// flushLocked sends the pending batch to Options.Partial. Batches come as
+// files are searched, in no order.
+func (s *state) flushLocked() {
+	if s.pendingN > 0 && s.partial != nil {
+		s.partial(s.pending)
+	}
+	s.pending, s.pendingN = Batch{}, 0
+}
+
+// searchFile searches one file's bytes.
+func (s *state) searchFile(m *matcher, data []byte, path string) *File {
+	var hits []hit
+	cutoff := -1 // where ripgrep would stop reading (binary data), computed at the first hit
+	maxHits := s.limit + 1
+	m.search(data, func(h hit) bool {
+		if cutoff < 0 {
+			cutoff = binaryCutoff(data)
+			if cutoff < len(data) {
+				s.binary.Add(1)
+			}
+		}
+		if h.start >= cutoff {
+			return false
+		}
+		hits = append(hits, h)
+		switch s.mode {
+		case FilesWithMatches:
+			return false
+		case Content:
+			return len(hits) < maxHits
+		}
+		return true
+	})
+	if len(hits) == 0 {
+		return nil
+	}
+	r := &File{Path: path, Count: len(hits)}
+	if s.mode != Content {
+		return r
+	}
+	r.Matches = make([]Match, len(hits))
+	lastOut := 0 // the last line written
+	for i, h := range hits {
+		r.Matches[i] = Match{Path: path, Line: h.line, Column: h.col, Text: s.text(data[h.start:h.spanEnd])}
+		// Lines before, back to the last line written.
+		var pre []Line
+		for n, start := h.line-1, h.start; n >= max(h.line-s.before, lastOut+1); n-- {
+			end := start - 1
+			start = bytes.LastIndexByte(data[:end], '\n') + 1
+			pre = append(pre, Line{N: n, Text: s.text(data[start:end]), Starts: -1})
+		}
+		for j := len(pre) - 1; j >= 0; j-- {
+			r.Lines = append(r.Lines, pre[j])
+		}
+		// The match's own lines (several for a multiline match).
+		m := i
+		for n, start := h.line, h.start; ; n++ {
+			end := bytes.IndexByte(data[start:h.spanEnd], '\n')
+			if end < 0 {
+				r.Lines = append(r.Lines, Line{N: n, Text: s.text(data[start:h.spanEnd]), Match: true, Starts: m})
+				break
+			}
+			r.Lines = append(r.Lines, Line{N: n, Text: s.text(data[start : start+end]), Match: true, Starts: m})
+			start += end + 1
+			m = -1
+		}
+		lastOut = h.endLine
+		// Lines after, up to the next match.
+		limit := h.endLine + s.after
+		if i+1 < len(hits) {
+			limit = min(limit, hits[i+1].line-1)
+		}
+		for n, start := h.endLine+1, h.spanEnd+1; n <= limit && start < len(data); n++ {
+			end := bytes.IndexByte(data[start:], '\n')
+			if end < 0 {
+				end = len(data)
+			} else {
+				end += start
+			}
+			r.Lines = append(r.Lines, Line{N: n, Text: s.text(data[start:end]), Starts: -1})
+			lastOut = n
+			start = end + 1
+		}
+	}
+	prev := 0
+	for i := range r.Lines {
+		r.Lines[i].Gap = prev > 0 && r.Lines[i].N > prev+1
+		prev = r.Lines[i].N
+	}
+	return r
+}
+
+// text makes a line printable: no trailing CR, long lines cut.
+func (s *state) text(b []byte) string {
+	b = bytes.TrimSuffix(b, []byte{'\r'})
+	t := string(b)
+	if s.maxLine > 0 && len(t) > s.maxLine {
+		t = workspace.CutLine(t, s.maxLine)
+	}
+	return t
+}
+
+// binaryCutoff returns where ripgrep stops searching a file because of
+// binary data: len(data) when it has no NUL byte. ripgrep reads 64 KiB
+// buffers (after the incomplete last line of the one before) and, when a
+// buffer it reads holds a NUL byte, drops that buffer and stops; a NUL in
+// the first buffer hides the whole file.
+func binaryCutoff(data []byte) int {
+	nul := bytes.IndexByte(data, 0)
+	if nul < 0 {
+		return len(data)
+	}
+	const capacity = 64 << 10
+	start, size := 0, capacity
+	end := min(len(data), capacity)
+	for {
+		if nul < end {
+			return start
+		}
+		last := bytes.LastIndexByte(data[start:end], '\n')
+		if last < 0 {
+			// A line longer than the buffer: ripgrep grows the buffer.
+			size *= 2
+			end = min(len(data), start+size)
+			continue
+		}
+		start += last + 1
+		end = min(len(data), start+size)
+	}
+}
+
+// result sorts what was kept; after streaming, the counts only.
+func (s *state) result() *Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := &Result{
+		Mode: s.mode, Limit: s.limit, Truncated: s.truncated,
+		Searched: s.searched.Load(), Binary: s.binary.Load(),
+	}
+	if s.partial != nil {
+		r.Streamed, r.StreamedUnits, r.StreamedFiles = true, s.streamed, s.streamedFiles
+		return r
+	}
+	r.Files = []*File(s.kept)
+	sort.Slice(r.Files, func(i, j int) bool { return workspace.ComparePaths(r.Files[i].Path, r.Files[j].Path) < 0 })
+	return r
+}
+
+// fileHeap is a max-heap of file results by path.
+type fileHeap []*File
+
+func (h fileHeap) Len() int { return len(h) }
+func (h fileHeap) Less(i, j int) bool {
+	return workspace.ComparePaths(h[i].Path, h[j].Path) > 0
+}
+func (h fileHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *fileHeap) Push(x any)   { *h = append(*h, x.(*File)) }
+func (h *fileHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,236 @@
+package search
+
+import (
+	"path"
+	"strings"
+
+	"github.com/agentls/agentls/workspace"
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// searchFilter builds the walk's filter from the glob and type options, with ripgrep's precedence: a glob that matches keeps the file
+// even if it is ignored or hidden, a "!" glob leaves it out, a file no glob
+// matches is left out when there are globs to match; then a file must be of
+// the type (which keeps it even if hidden). Globs match the path relative
+// to the workspace root (prefix is the walked directory's).
+func searchFilter(globArg, typeArg, prefix string) (func(string, bool) workspace.Verdict, error) {
+	var globs *workspace.IgnoreRules
+	whitelists := 0
+	if strings.TrimSpace(globArg) != "" {
+		var lines []string
+		for _, g := range splitGlobs(globArg) {
+			for _, e := range expandBraces(g) {
+				lines = append(lines, e)
+				if !strings.HasPrefix(e, "!") {
+					whitelists++
+				}
+			}
+		}
+		globs = workspace.ParseIgnore([]byte(strings.Join(lines, "\n") + "\n"))
+	}
+	var types *workspace.IgnoreRules
+	if strings.TrimSpace(typeArg) != "" {
+		g, ok := lookupType(typeArg)
+		if !ok {
+			return nil, argErrorf("unknown file type %q; known types: %s", typeArg, strings.Join(typeNames(), ", "))
+		}
+		types = workspace.ParseIgnore([]byte(strings.Join(g, "\n") + "\n"))
+	}
+	if globs == nil && types == nil {
+		return nil, nil
+	}
+	return func(rel string, isDir bool) workspace.Verdict {
+		full := prefix + rel
+		var v workspace.Verdict
+		if globs != nil {
+			matched, white := globs.Match(full, isDir)
+			switch {
+			case matched && !white:
+				return workspace.Skip
+			case matched:
+				v = workspace.KeepIgnored | workspace.KeepHidden
+			case !isDir && whitelists > 0:
+				return workspace.Skip
+			}
+		}
+		if types != nil && !isDir {
+			if matched, _ := types.Match(full, false); !matched {
+				return workspace.Skip
+			}
+			v |= workspace.KeepHidden
+		}
+		return v
+	}, nil
+}
+
+// splitGlobs splits comma-separated globs, leaving commas inside braces.
+func splitGlobs(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '{':
+			depth++
+		case '}':
+			if depth > 0 {
+				depth--
+			}
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	out = append(out, s[start:])
+	var globs []string
+	for _, g := range out {
+		if g = strings.TrimSpace(g); g != "" {
+			globs = append(globs, g)
+		}
+	}
+	return globs
+}
+
+// expandBraces expands the first {a,b} group of a glob, recursively.
+func expandBraces(g string) []string {
+	depth, open := 0, -1
+	for i := 0; i < len(g); i++ {
+		switch g[i] {
+		case '\\':
+			i++
+		case '{':
+			if depth == 0 {
+				open = i
+			}
+			depth++
+		case '}':
+			if depth == 0 {
+				continue
+			}
+			depth--
+			if depth > 0 {
+				continue
+			}
+			var alts []string
+			d, start := 0, open+1
+			for j := open + 1; j < i; j++ {
+				switch g[j] {
+				case '\\':
+					j++
+				case '{':
+					d++
+				case '}':
+					d--
+				case ',':
+					if d == 0 {
+						alts = append(alts, g[start:j])
+						start = j + 1
+					}
+				}
+			}
+			alts = append(alts, g[start:i])
+			var out []string
+			for _, a := range alts {
+				out = append(out, expandBraces(g[:open]+a+g[i+1:])...)
+			}
+			return out
+		}
+	}
+	return []string{g}
+}
+
+// sensitive matches paths against the paths.sensitive globs, fast enough to
+// ask about every entry of a walk: a glob without a slash, or "**/" and a
+// name, matches the base name; "**/name/**" a directory's name; any other
+// glob the whole path (doublestar). Directories are asked first, so what is
+// below a matching directory is never reached.
+type sensitive struct {
+	names []namePattern // base names of files and directories
+	dirs  []namePattern // directory names
+	paths []string      // whole relative paths
+}
+
+// namePattern is a glob on one name, with fast paths for "x*", "*x", "x".
+type namePattern struct {
+	glob           string
+	prefix, suffix string
+	kind           byte // '=' exact, '<' prefix, '>' suffix, '*' glob
+}
+
+func newNamePattern(g string) namePattern {
+	p := namePattern{glob: g, kind: '*'}
+	meta := func(s string) bool { return strings.ContainsAny(s, `*?[\`) }
+	switch {
+	case !meta(g):
+		p.kind, p.prefix = '=', g
+	case strings.HasSuffix(g, "*") && !meta(g[:len(g)-1]):
+		p.kind, p.prefix = '<', g[:len(g)-1]
+	case strings.HasPrefix(g, "*") && !meta(g[1:]):
+		p.kind, p.suffix = '>', g[1:]
+	}
+	return p
+}
+
+func (p namePattern) match(name string) bool {
+	switch p.kind {
+	case '=':
+		return name == p.prefix
+	case '<':
+		return strings.HasPrefix(name, p.prefix)
+	case '>':
+		return strings.HasSuffix(name, p.suffix)
+	}
+	ok, _ := path.Match(p.glob, name)
+	return ok
+}
+
+func newSensitive(globs []string) *sensitive {
+	s := &sensitive{}
+	for _, g := range globs {
+		g = strings.TrimPrefix(g, "/")
+		rest, deep := strings.CutPrefix(g, "**/")
+		switch {
+		case !strings.Contains(g, "/"):
+			s.names = append(s.names, newNamePattern(g))
+		case deep && !strings.Contains(rest, "/"):
+			s.names = append(s.names, newNamePattern(rest))
+		case deep && strings.HasSuffix(rest, "/**") && !strings.Contains(strings.TrimSuffix(rest, "/**"), "/"):
+			s.dirs = append(s.dirs, newNamePattern(strings.TrimSuffix(rest, "/**")))
+		default:
+			s.paths = append(s.paths, g)
+		}
+	}
+	return s
+}
+
+func (s *sensitive) empty() bool { return len(s.names)+len(s.dirs)+len(s.paths) == 0 }
+
+func (s *sensitive) match(rel string, isDir bool) bool {
+	name := rel[strings.LastIndexByte(rel, '/')+1:]
+	for _, p := range s.names {
+		if p.match(name) {
+			return true
+		}
+	}
+	if isDir {
+		for _, p := range s.dirs {
+			if p.match(name) {
+				return true
+			}
+		}
+	}
+	for _, g := range s.paths {
+		if ok, _ := doublestar.Match(g, rel); ok {
+			return true
+		}
+		if isDir && strings.HasSuffix(g, "/**") {
+			if ok, _ := doublestar.Match(g, rel+"/x"); ok {
+				return true
+			}
+		}
+	}
+	return false
+}

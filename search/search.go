@@ -1,0 +1,331 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+// Pattern is what a search looks for.
+type Pattern struct {
+	// Expr is an RE2 regular expression (as Go and ripgrep read it), or a
+	// literal string with FixedStrings.
+	Expr            string
+	FixedStrings    bool
+	CaseInsensitive bool
+	// Word matches whole words only (ripgrep's -w).
+	Word bool
+	// Multiline lets the pattern match across lines; without it a pattern
+	// that holds a line break is an ArgError.
+	Multiline bool
+}
+
+// Mode says what a search returns.
+type Mode string
+
+const (
+	// Content: the matching lines (and context lines).
+	Content Mode = "content"
+	// FilesWithMatches: the paths of the files with a match.
+	FilesWithMatches Mode = "files_with_matches"
+	// Count: the number of matching lines of each file.
+	Count Mode = "count"
+)
+
+// Options say where a search looks and what it returns.
+type Options struct {
+	// Path is the directory or file to search, a path argument as the
+	// workspace resolves it ("" is ".").
+	Path string
+	// Glob are comma-separated file globs ("*.go", "*.{ts,tsx}",
+	// "!*_test.go"); Type ripgrep file type names ("go", "py,js"; types.go).
+	Glob, Type string
+	// IncludeIgnored also searches the files the ignore files exclude.
+	IncludeIgnored bool
+	// Mode is what the result holds ("" is Content).
+	Mode Mode
+	// Limit is the most result units (matching lines, files or counts)
+	// returned; <= 0 is the workspace's limits.grepMaxResults.
+	Limit int
+	// Before and After are the context lines around each match (Content
+	// only).
+	Before, After int
+	// Partial, when set, receives the results as they are found (at most
+	// Limit units, in no order, without context lines), and the Result
+	// then holds none of them: only the counts. It is called from the
+	// search's workers, one call at a time.
+	Partial func(Batch)
+	// Cache, when set, lets the search skip the files it vouches cannot
+	// match, and learns from the files the search reads.
+	Cache *Cache
+}
+
+// Match is one matching line.
+type Match struct {
+	Path   string `json:"path"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
+	Text   string `json:"text"`
+}
+
+// Batch is one batch of streamed results (Options.Partial): Matches in
+// Content mode, Files in FilesWithMatches mode, Counts in Count mode.
+type Batch struct {
+	Matches []Match
+	Files   []string
+	Counts  map[string]int
+}
+
+// ArgError is an error in a search's pattern or options (a pattern that
+// does not compile, an unknown file type): the caller's to fix.
+type ArgError struct{ Msg string }
+
+func (e *ArgError) Error() string { return e.Msg }
+
+func argErrorf(format string, args ...any) *ArgError {
+	return &ArgError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// FileError is a failure to read the searched path or to walk below it:
+// Rel is the path relative to the workspace root, Err the cause as the file
+// system gave it (fs.ErrNotExist, fs.ErrPermission, syscall.ELOOP...).
+type FileError struct {
+	Rel string
+	Err error
+}
+
+func (e *FileError) Error() string { return e.Rel + ": " + e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
+
+// Run searches the workspace for p, as ripgrep does with its defaults:
+// files listed in ignore files, hidden files and binary files are skipped;
+// files the workspace calls sensitive (paths.sensitive) are never read; an
+// open document is searched as the editor has it (unsaved buffers, new
+// files included). Paths in the result are relative to the workspace root.
+//
+// Errors: an *ArgError for a bad pattern, mode or type; the workspace's error
+// (a *workspace.PathError) for a path that does not resolve; a *FileError
+// when the path cannot be read or walked; ctx.Err() when ctx ended.
+func Run(ctx context.Context, ws *workspace.Workspace, p Pattern, o Options) (*Result, error) {
+	if o.Path == "" {
+		o.Path = "."
+	}
+	if o.Mode == "" {
+		o.Mode = Content
+	}
+	m, err := compile(p)
+	if err != nil {
+		return nil, err
+	}
+	if o.Mode != Content && o.Mode != FilesWithMatches && o.Mode != Count {
+		return nil, argErrorf("unknown output mode %q", o.Mode)
+	}
+	root, err := ws.Resolve(o.Path)
+	if err != nil {
+		return nil, err
+	}
+	rootRel := ws.Rel(root)
+	fi, err := ws.Stat(root)
+	if err != nil {
+		if d, ok := ws.Overlays.Get(root); ok {
+			return searchBuffer(ws, &o, m, rootRel, d.Text), nil
+		}
+		return nil, &FileError{Rel: rootRel, Err: err}
+	}
+	prefix := ""
+	if fi.IsDir() && rootRel != "." {
+		prefix = rootRel + "/"
+	}
+	cfg := ws.Config()
+	filter, err := searchFilter(o.Glob, o.Type, prefix)
+	if err != nil {
+		return nil, err
+	}
+	// Files the config calls sensitive are never read. The globs are
+	// relative to a root: with several roots the result paths' prefix has
+	// the root's name, so the path without it is checked too.
+	if sens := newSensitive(cfg.Paths.Sensitive); !sens.empty() {
+		inner := filter
+		rootPrefix := ""
+		if fi.IsDir() {
+			if rr := ws.RootRel(root); rr != "." {
+				rootPrefix = rr + "/"
+			}
+		}
+		filter = func(rel string, isDir bool) workspace.Verdict {
+			if sens.match(prefix+rel, isDir) || rootPrefix != prefix && sens.match(rootPrefix+rel, isDir) {
+				return workspace.Skip
+			}
+			if inner == nil {
+				return 0
+			}
+			return inner(rel, isDir)
+		}
+	}
+	overlays := map[string]bool{}
+	for _, p := range ws.Overlays.Paths() {
+		overlays[p] = true
+	}
+	workers := runtime.GOMAXPROCS(0)
+	s := newState(ws, &o, workers)
+	for i := range s.matchers {
+		s.matchers[i] = m.clone()
+	}
+	opts := workspace.WalkOptions{
+		IncludeIgnored: o.IncludeIgnored, MaxFileBytes: int64(cfg.Limits.MaxFileBytes),
+		ReadContent: true, Filter: filter, Workers: workers,
+	}
+	cq := newCacheQuery(o.Cache, m, int64(cfg.Limits.MaxFileBytes))
+	s.takeBuffers()
+	defer s.returnBuffers()
+	stats, err := ws.Walk(ctx, root, opts, func(f *workspace.File) error {
+		if !f.IsRegular() {
+			return nil
+		}
+		rel := prefix + f.Rel
+		if !fi.IsDir() {
+			rel = rootRel
+		}
+		if s.skip(rel) {
+			return nil
+		}
+		var data []byte
+		if overlays[f.Path] {
+			if d, ok := ws.Overlays.Get(f.Path); ok {
+				data = []byte(d.Text)
+			}
+		}
+		if data == nil {
+			// The search cache may vouch that the file cannot match, or
+			// record it (cache.go).
+			var stamp fileStamp
+			record := false
+			if cq != nil && !overlays[f.Path] {
+				var skip bool
+				if skip, stamp, record = cq.visit(f.Path); skip {
+					s.searched.Add(1)
+					return nil
+				}
+			}
+			var err error
+			data, err = f.Read(s.bufs[f.Worker])
+			if err != nil {
+				if !errors.Is(err, workspace.ErrTooLarge) {
+					s.unreadable.Add(1)
+				}
+				return nil
+			}
+			s.bufs[f.Worker] = data[:0]
+			if record {
+				cq.store(f.Path, stamp, data)
+			}
+		}
+		s.searched.Add(1)
+		if r := s.searchFile(s.matchers[f.Worker], data, rel); r != nil {
+			s.add(r)
+		}
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &FileError{Rel: rootRel, Err: err}
+	}
+	if fi.IsDir() && len(overlays) > 0 {
+		s.searchUnsaved(ws, root, prefix, filter, o.IncludeIgnored, overlays)
+	}
+	s.flush()
+	res := s.result()
+	res.Walked = true
+	res.TooLarge = stats.TooLarge.Load()
+	return res, nil
+}
+
+// searchBuffer searches one open document that is not on disk.
+func searchBuffer(ws *workspace.Workspace, o *Options, m *matcher, rel, text string) *Result {
+	s := newState(ws, o, 1)
+	s.matchers[0] = m
+	s.searched.Add(1)
+	if r := s.searchFile(m, []byte(text), rel); r != nil {
+		s.add(r)
+	}
+	s.flush()
+	return s.result()
+}
+
+// readBufs keeps the workers' read buffers between calls, so that a warm
+// server does not allocate them again for every search.
+var readBufs sync.Pool
+
+func (s *state) takeBuffers() {
+	for i := range s.bufs {
+		if b, ok := readBufs.Get().(*[]byte); ok {
+			s.bufs[i] = (*b)[:0]
+		}
+	}
+}
+
+func (s *state) returnBuffers() {
+	for i, b := range s.bufs {
+		if b != nil && cap(b) <= 16<<20 {
+			readBufs.Put(&b)
+		}
+		s.bufs[i] = nil
+	}
+}
+
+// searchUnsaved searches the open documents below root that are not on
+// disk (new files the editor has not saved), under the same rules as the
+// walk: filter, hidden and ignored paths.
+func (s *state) searchUnsaved(ws *workspace.Workspace, root, prefix string, filter func(string, bool) workspace.Verdict, includeIgnored bool, overlays map[string]bool) {
+	var ig *workspace.Ignorer
+	top := workspace.FindRepo(root)
+	if top == "" {
+		top = root
+	}
+	for p := range overlays {
+		rel, err := filepath.Rel(root, p)
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		if _, err := ws.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			continue // on disk: the walk saw it, or skipped it on purpose
+		}
+		rel = filepath.ToSlash(rel)
+		var v workspace.Verdict
+		if filter != nil {
+			if v = filter(rel, false); v&workspace.Skip != 0 {
+				continue
+			}
+		}
+		dir, name := path.Split(rel)
+		if strings.HasPrefix(dir, ".") || strings.Contains(dir, "/.") || (v&workspace.KeepHidden == 0 && strings.HasPrefix(name, ".")) {
+			continue
+		}
+		if !includeIgnored && v&workspace.KeepIgnored == 0 {
+			if ig == nil {
+				ig = workspace.NewIgnorer(top)
+			}
+			if topRel, err := filepath.Rel(top, p); err == nil && ig.Excluded(filepath.ToSlash(topRel), false) {
+				continue
+			}
+		}
+		d, ok := ws.Overlays.Get(p)
+		if !ok {
+			continue
+		}
+		s.searched.Add(1)
+		if r := s.searchFile(s.matchers[0], []byte(d.Text), prefix+rel); r != nil {
+			s.add(r)
+		}
+	}
+}
