@@ -6,6 +6,7 @@ local M = {}
 local api = vim.api
 local util = vim.lsp.util
 local log = require("agentls.log")
+local docversions = require("agentls.versions")
 
 --- A path for messages: relative to the workspace root when under it.
 local function rel(path, root)
@@ -97,11 +98,12 @@ function M.handler(_, params, ctx)
     end
     before[f.path] = { loaded = loaded, modified = b ~= nil and vim.bo[b].modified, empty = empty }
     local want = versions[f.path]
-    if b and want and want >= 0 and util.buf_versions[b] and util.buf_versions[b] > want then
+    local have = b and docversions.version(b)
+    if want and want >= 0 and have and have > want then
       local reason = string.format(
         "%s changed in the editor since the edit was made (version %d, the edit is for %d)",
         f.path,
-        util.buf_versions[b],
+        have,
         want
       )
       log.append("edit not applied: " .. reason)
@@ -114,11 +116,11 @@ function M.handler(_, params, ctx)
   -- file's name; a rename onto an existing file is skipped with a message)
   -- go to the log instead of the screen.
   local ok, err
-  M._run = function()
+  M.pending_apply = function()
     ok, err = pcall(util.apply_workspace_edit, edit, enc)
   end
-  local eok, out = pcall(api.nvim_exec2, "lua require('agentls.edit')._run()", { output = true })
-  M._run = nil
+  local eok, out = pcall(api.nvim_exec2, "lua require('agentls.edit').pending_apply()", { output = true })
+  M.pending_apply = nil
   if not eok then
     ok, err = false, out
   elseif out and out.output and vim.trim(out.output) ~= "" then
@@ -141,15 +143,10 @@ function M.handler(_, params, ctx)
     end
   end
 
-  local function flush()
-    if client then
-      pcall(function()
-        require("vim.lsp._changetracking").flush(client)
-      end)
-    end
-  end
-  -- didChange goes out before didSave and before the reply, so the server sees what landed.
-  flush()
+  -- Neovim sends the edit's didChange (debounced, flags.debounce_text_changes)
+  -- before any other notification of the client, so before the didSave of
+  -- a buffer saved below; the server waits for it after the reply
+  -- (docs/protocol.md, "After an applied edit").
 
   local saved, unsaved = {}, {}
   local agentls = require("agentls")
@@ -171,7 +168,6 @@ function M.handler(_, params, ctx)
       end
     end
   end
-  flush()
   local msg = "applied edit" .. (params.label and (" “" .. params.label .. "”") or "")
   if #saved > 0 then
     msg = msg .. "; saved " .. table.concat(saved, ", ")

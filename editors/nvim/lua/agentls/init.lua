@@ -89,7 +89,18 @@ local function cm(client, name, ...)
   end
   return client[name](...)
 end
-M._client_method = cm
+M.client_method = cm
+
+-- serverInfo of each client's initialize result, by client id (Neovim 0.10
+-- does not keep it on the client).
+local server_infos = {}
+
+--- The serverInfo ({name, version}) agentls answered initialize with.
+--- @param client table
+--- @return table
+function M.server_info(client)
+  return server_infos[client.id] or {}
+end
 
 local setup_done = false
 local missing_notified = false
@@ -238,16 +249,27 @@ function M.client_config(root)
     init_options = init_options,
     settings = M.config.settings and { agentls = M.config.settings } or nil,
     flags = M.config.flags,
-    on_attach = M.config.on_attach,
+    on_attach = function(client, bufnr)
+      -- Right after the buffer's didOpen: follow its document versions.
+      require("agentls.versions").track(bufnr)
+      local user = M.config.on_attach
+      if type(user) == "function" then
+        user(client, bufnr)
+      elseif type(user) == "table" then
+        for _, f in ipairs(user) do
+          f(client, bufnr)
+        end
+      end
+    end,
     on_init = function(client, result)
       local info = result and result.serverInfo or {}
-      -- Neovim 0.10 does not keep serverInfo.
-      client.server_info = client.server_info or info
+      server_infos[client.id] = info
       log.append(string.format("started %s %s for %s", info.name or "agentls", info.version or "", root))
     end,
     on_exit = function(code, signal, client_id)
       vim.schedule(function()
         log.append(string.format("server exited (code %s, signal %s)", tostring(code), tostring(signal)))
+        server_infos[client_id] = nil
         require("agentls.approval").drop_client(client_id)
       end)
     end,
