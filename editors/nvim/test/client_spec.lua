@@ -9,7 +9,7 @@ describe("client", function()
     local ws = H.workspace({ ["main.go"] = "package main\n", ["sub/b.txt"] = "b\n" })
     H.setup()
     local buf, client = H.open(ws .. "/main.go")
-    H.eq("agentls", require("agentls").server_info(client).name, "serverInfo.name")
+    H.eq("agentls", require("agentls").initialize_info(client).name, "serverInfo.name")
     local exp = client.server_capabilities.experimental.agentls
     H.eq(1, exp.protocolVersion, "protocolVersion")
     H.truthy(exp.tools > 5, "tools count")

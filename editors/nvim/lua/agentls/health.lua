@@ -44,7 +44,7 @@ function M.check()
   for _, c in ipairs(clients) do
     local caps = c.server_capabilities or {}
     local exp = caps.experimental and caps.experimental.agentls
-    local info = agentls.server_info(c)
+    local info = agentls.initialize_info(c)
     local root = (c.workspace_folders and c.workspace_folders[1] and c.workspace_folders[1].name) or c.root_dir or "?"
     local bufs = vim.tbl_count(c.attached_buffers or {})
     if exp then

@@ -93,13 +93,13 @@ M.client_method = cm
 
 -- serverInfo of each client's initialize result, by client id (Neovim 0.10
 -- does not keep it on the client).
-local server_infos = {}
+local init_infos = {}
 
 --- The serverInfo ({name, version}) agentls answered initialize with.
 --- @param client table
 --- @return table
-function M.server_info(client)
-  return server_infos[client.id] or {}
+function M.initialize_info(client)
+  return init_infos[client.id] or {}
 end
 
 local setup_done = false
@@ -263,13 +263,13 @@ function M.client_config(root)
     end,
     on_init = function(client, result)
       local info = result and result.serverInfo or {}
-      server_infos[client.id] = info
+      init_infos[client.id] = info
       log.append(string.format("started %s %s for %s", info.name or "agentls", info.version or "", root))
     end,
     on_exit = function(code, signal, client_id)
       vim.schedule(function()
         log.append(string.format("server exited (code %s, signal %s)", tostring(code), tostring(signal)))
-        server_infos[client_id] = nil
+        init_infos[client_id] = nil
         require("agentls.approval").drop_client(client_id)
       end)
     end,
