@@ -8,7 +8,7 @@ import {
   State, StaticFeature, WorkDoneProgress, FeatureState, ProgressType,
 } from 'vscode-languageclient/node';
 import {
-  AgentlsApi, AgentlsClientCapabilities, ApprovalQueue, ApprovalRequest, ApprovalResponse, CallOptions,
+  AgentlsApi, AgentlsClientCapabilities, ApprovalQueue, CancellationTokenLike, Rpc, ApprovalRequest, ApprovalResponse, CallOptions,
   Decision, LspWorkspaceEdit, Methods, Proposal, ProposalScheme, ProgressPrinter, SavePlan, ToolDefinition,
   ToolEvent, ToolFormat, ToolResult, ToolsClient, WorkDoneProgressValue, argumentsTemplate, buildProposal,
   describeArguments, describeRequest, diffStat, formatEvent, formatResult, isAgentlsToken, missingServerMessage,
@@ -39,6 +39,19 @@ function alwaysOffered(req: ApprovalRequest): boolean {
   return offers(req, 'always');
 }
 
+/**
+ * The client as the tools client's Rpc, through LanguageClient.sendRequest;
+ * a token goes along only when there is one (an explicit undefined would be
+ * sent as a second positional parameter).
+ */
+function asRpc(client: LanguageClient): Rpc {
+  return {
+    sendRequest: (method: string, params: unknown, token?: CancellationTokenLike) => token
+      ? client.sendRequest(method, params, token as vscode.CancellationToken)
+      : client.sendRequest(method, params),
+  };
+}
+
 /** The title of a multi-file proposal's diff (VS Code appends "(N files)"). */
 function multiTitle(p: Proposal): string {
   const stat = diffStat(p.unifiedDiff);
@@ -63,7 +76,7 @@ class Extension implements vscode.Disposable {
   readonly tools = new ToolsClient(
     () => {
       if (!this.client || this.client.state !== State.Running) { throw new Error(this.startError ?? 'agentls: the server is not running'); }
-      return this.client as unknown as { sendRequest(m: string, p: unknown, t?: vscode.CancellationToken): Promise<unknown> };
+      return asRpc(this.client);
     },
     (token, handler, kind) => {
       if (!this.client) { return { dispose() {} }; }
@@ -533,7 +546,7 @@ class Extension implements vscode.Disposable {
    * before it are saved once it is applied, before the server is answered.
    */
   private async applyEdit(client: LanguageClient, params: ApplyWorkspaceEditParams): Promise<ApplyWorkspaceEditResult> {
-    const edit = params.edit as unknown as LspWorkspaceEdit;
+    const edit: LspWorkspaceEdit = params.edit;
     const norm = (u: string) => vscode.Uri.parse(u).toString();
     const open = new Map(vscode.workspace.textDocuments.map(d => [d.uri.toString(), d]));
     for (const c of edit.documentChanges ?? []) {

@@ -5,7 +5,7 @@
 export interface LspWorkspaceEdit {
   changes?: { [uri: string]: unknown[] };
   documentChanges?: Array<
-    | { textDocument: { uri: string; version?: number | null }; edits: Array<{ annotationId?: string }> }
+    | { textDocument: { uri: string; version?: number | null }; edits: Array<{ newText: string; annotationId?: string }> }
     | { kind: 'create'; uri: string; annotationId?: string }
     | { kind: 'rename'; oldUri: string; newUri: string; annotationId?: string }
     | { kind: 'delete'; uri: string; annotationId?: string }
