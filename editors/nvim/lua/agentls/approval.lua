@@ -20,7 +20,7 @@ local M = {}
 
 local api = vim.api
 local log = require("agentls.log")
-local ns = api.nvim_create_namespace("agentls_approval")
+local review = require("agentls.review")
 
 --- Pending approvals, oldest first.
 --- @type table[]
@@ -32,30 +32,18 @@ M.received = 0
 
 local seq = 0
 
-local function cfg()
-  return require("agentls").config.approval or {}
-end
-
-local function keys()
-  return vim.tbl_extend("force", require("agentls").defaults.approval.keys, cfg().keys or {})
-end
-
---- A key as the person types it: <LocalLeader> and <Leader> replaced by
---- their values ("\\" unless set).
-local function shown(lhs)
-  if type(lhs) ~= "string" then
-    return ""
-  end
-  local function val(v)
-    return (type(v) == "string" and v ~= "") and v or "\\"
-  end
-  return (lhs:gsub("<[Ll]ocal[Ll]eader>", function()
-    return val(vim.g.maplocalleader)
-  end):gsub("<[Ll]eader>", function()
-    return val(vim.g.mapleader)
-  end))
-end
-M.shown_key = shown
+-- The review on screen (review.lua), under the names it always had here.
+M.shown_key = review.shown_key
+M.pretty = review.pretty
+M.texts = review.texts
+M.parse_utc = review.parse_utc
+M.time_left = review.time_left
+M.header = review.header
+M.map = review.map
+M.show_file = review.show_file
+M.rows = review.rows
+M.render_float = review.render_float
+M.show = review.show
 
 local function changed()
   local n = #M.queue
@@ -80,725 +68,14 @@ local function remove(entry)
   end
 end
 
-local function index_of(entry)
+--- The position of entry in the queue (1 = oldest), 0 when not in it.
+function M.position(entry)
   for i, e in ipairs(M.queue) do
     if e == entry then
       return i
     end
   end
   return 0
-end
-
--- Text helpers ---------------------------------------------------------------
-
-local function to_lines(text)
-  if text == nil or text == vim.NIL or text == "" then
-    return {}
-  end
-  local lines = vim.split(text, "\n", { plain = true })
-  if lines[#lines] == "" then
-    table.remove(lines)
-  end
-  return lines
-end
-
---- Pretty JSON with sorted keys (for arguments).
-local function pretty(v, indent)
-  indent = indent or ""
-  local t = type(v)
-  if v == nil or v == vim.NIL then
-    return "null"
-  elseif t == "table" then
-    local inner = indent .. "  "
-    if vim.islist(v) and (next(v) ~= nil or getmetatable(v) == nil) then
-      if #v == 0 then
-        return "[]"
-      end
-      local parts = {}
-      for _, x in ipairs(v) do
-        table.insert(parts, inner .. pretty(x, inner))
-      end
-      return "[\n" .. table.concat(parts, ",\n") .. "\n" .. indent .. "]"
-    end
-    local ks = vim.tbl_keys(v)
-    if #ks == 0 then
-      return "{}"
-    end
-    table.sort(ks, function(a, b)
-      return tostring(a) < tostring(b)
-    end)
-    local parts = {}
-    for _, k in ipairs(ks) do
-      table.insert(parts, inner .. vim.json.encode(tostring(k)) .. ": " .. pretty(v[k], inner))
-    end
-    return "{\n" .. table.concat(parts, ",\n") .. "\n" .. indent .. "}"
-  end
-  local ok, s = pcall(vim.json.encode, v)
-  return ok and (s:gsub("\\/", "/")) or tostring(v)
-end
-M.pretty = pretty
-
-local function client_root(entry)
-  local c = entry.client_id and vim.lsp.get_client_by_id(entry.client_id)
-  local wf = c and c.workspace_folders and c.workspace_folders[1]
-  return (wf and wf.name) or (c and c.root_dir) or vim.fn.getcwd()
-end
-
-local function abs_path(entry, f)
-  if f.uri and f.uri ~= vim.NIL and f.uri ~= "" then
-    return vim.uri_to_fname(f.uri)
-  end
-  local p = f.path or ""
-  if p:sub(1, 1) == "/" then
-    return p
-  end
-  return client_root(entry) .. "/" .. p
-end
-
---- The text of a file now: its buffer when loaded, else the disk.
-local function current_text(path)
-  local b = vim.fn.bufnr(path)
-  if b ~= -1 and api.nvim_buf_is_loaded(b) then
-    return table.concat(api.nvim_buf_get_lines(b, 0, -1, false), "\n") .. "\n"
-  end
-  local ok, lines = pcall(vim.fn.readfile, path)
-  if ok then
-    return table.concat(lines, "\n") .. (#lines > 0 and "\n" or "")
-  end
-  return ""
-end
-
-local function files_of(entry)
-  local p = entry.params
-  return (p.preview and p.preview.files) or {}
-end
-
---- The old and new text of file i of a request's preview.
-function M.texts(entry, i)
-  local f = files_of(entry)[i]
-  if not f then
-    return nil
-  end
-  local old = f.oldText
-  if old == nil or old == vim.NIL then
-    old = (f.operation == "create") and "" or current_text(abs_path(entry, f))
-  end
-  local new = f.newText
-  if new == nil or new == vim.NIL then
-    new = (f.operation == "delete") and "" or old
-  end
-  return old, new
-end
-
--- Time ----------------------------------------------------------------------
-
---- Seconds since the epoch of an RFC 3339 UTC time ("2026-11-23T17:05:00Z").
-local function parse_utc(text)
-  if type(text) ~= "string" then
-    return nil
-  end
-  local y, mo, d, h, mi, sec = text:match("^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)")
-  if not y then
-    return nil
-  end
-  local t = { year = tonumber(y), month = tonumber(mo), day = tonumber(d), hour = tonumber(h), min = tonumber(mi), sec = tonumber(sec), isdst = false }
-  local now = os.time()
-  local offset = os.time(os.date("*t", now)) - os.time(os.date("!*t", now))
-  local zone = text:match("([+-])(%d%d):(%d%d)$")
-  local local_t = os.time(t) + offset
-  if zone then
-    local sign, zh, zm = text:match("([+-])(%d%d):(%d%d)$")
-    local z = (tonumber(zh) * 3600 + tonumber(zm) * 60) * (sign == "+" and 1 or -1)
-    local_t = local_t - z
-  end
-  return local_t
-end
-M.parse_utc = parse_utc
-
---- When the server rejects the request by itself (epoch seconds), or nil.
-local function deadline_of(entry)
-  if entry.deadline == nil then
-    local p = entry.params
-    entry.deadline = parse_utc(p.deadline)
-      or (type(p.timeoutSeconds) == "number" and (entry.received_at or os.time()) + p.timeoutSeconds)
-      or false
-  end
-  return entry.deadline or nil
-end
-
---- "4:32 left (rejected by itself at 17:05:00)", or nil without a deadline.
-function M.time_left(entry)
-  local dl = deadline_of(entry)
-  if not dl then
-    return nil
-  end
-  local left = math.max(0, dl - os.time())
-  return string.format("%d:%02d left (rejected by itself at %s)", math.floor(left / 60), left % 60, os.date("%H:%M:%S", dl))
-end
-
---- Who asks: the agent's name, or "the agent".
-local function who(entry)
-  local a = entry.params.agent
-  return (type(a) == "string" and a ~= "") and a or "the agent"
-end
-
--- Header ---------------------------------------------------------------------
-
-local function describe_file(f)
-  local s = f.path or "?"
-  if f.newPath and f.newPath ~= vim.NIL and f.newPath ~= "" then
-    s = s .. " → " .. f.newPath
-  end
-  return s .. " (" .. (f.operation or "modify") .. ")"
-end
-
---- The header lines and their highlights: { lines, hl = { {line0, group, col_start, col_end} } }.
-function M.header(entry)
-  local p = entry.params
-  local args = type(p.arguments) == "table" and p.arguments or {}
-  local k = vim.tbl_map(shown, keys())
-  local lines, hl = {}, {}
-  local function add(label, value, group)
-    local prefix = string.format("%-9s", label)
-    -- One line each: text from the server may hold newlines.
-    value = tostring(value):gsub("\r?\n", " ⏎ ")
-    table.insert(lines, prefix .. value)
-    table.insert(hl, { #lines - 1, "Label", 0, #prefix })
-    if group then
-      table.insert(hl, { #lines - 1, group, #prefix, -1 })
-    end
-  end
-  local pos, total = index_of(entry), #M.queue
-  table.insert(lines, string.format("agentls: %s wants to run %s  (%d of %d waiting)  %s", who(entry), p.tool or "?", pos, total, p.callId or ""))
-  table.insert(hl, { 0, "Title", 0, -1 })
-  add("Tool:", p.tool or "?", "Identifier")
-  if type(p.agent) == "string" and p.agent ~= "" then
-    add("Agent:", p.agent, "Identifier")
-  end
-  local files = files_of(entry)
-  if #files == 1 then
-    add("File:", describe_file(files[1]), "Directory")
-  elseif #files > 1 then
-    local names = {}
-    for i, f in ipairs(files) do
-      local d = describe_file(f)
-      if entry.ui and entry.ui.kind == "tab" and i == entry.file_index then
-        d = "[" .. d .. "]"
-      end
-      table.insert(names, d)
-    end
-    add("Files:", string.format("%d: ", #files) .. table.concat(names, ", "), "Directory")
-  elseif type(args.path) == "string" then
-    add("File:", args.path, "Directory")
-  end
-  if type(args.command) == "string" then
-    local cmd = args.command:gsub("\n", " ⏎ ")
-    add("Command:", cmd, "Special")
-  elseif type(args.url) == "string" then
-    add("URL:", args.url, "Underlined")
-  end
-  if type(p.cwd) == "string" and p.cwd ~= "" then
-    add("In:", p.cwd, "Directory")
-  end
-  add("Reason:", (p.reason and p.reason ~= "") and p.reason or "(none given)")
-  local risk = p.risk or "?"
-  add("Risk:", risk, (risk == "dangerous" or risk == "execute") and "ErrorMsg" or "WarningMsg")
-  if p.warning and p.warning ~= vim.NIL and p.warning ~= "" then
-    add("Warning:", p.warning, "ErrorMsg")
-  end
-  local left = M.time_left(entry)
-  if left then
-    add("Expires:", left, "WarningMsg")
-  end
-  if entry.changed_files and next(entry.changed_files) then
-    local names = vim.tbl_keys(entry.changed_files)
-    table.sort(names)
-    add("Changed:", table.concat(names, ", ") .. " changed since this proposal: the edit will not apply; reject and ask again", "ErrorMsg")
-  end
-  local parts = {}
-  if M.offers(entry, "approve") then
-    table.insert(parts, k.approve .. " approve")
-  end
-  table.insert(parts, k.reject .. " reject")
-  if M.offers(entry, "always") then
-    table.insert(parts, k.always .. " " .. M.always_label(entry))
-  end
-  table.insert(parts, k.edit .. " edit arguments")
-  table.insert(parts, k.help .. " help")
-  table.insert(parts, k.hide .. " later")
-  local keyline = table.concat(parts, " · ")
-  if #files > 1 and entry.ui and entry.ui.kind == "tab" then
-    keyline = keyline .. string.format(" · %s/%s next/previous file", k.next_file, k.prev_file)
-  end
-  table.insert(lines, keyline)
-  table.insert(hl, { #lines - 1, "Comment", 0, -1 })
-  if entry.help then
-    local extra = {
-      "",
-      string.format("  %-4s approve: the tool runs once; an edit lands in the buffers and is saved", k.approve),
-      "       when the buffer had no unsaved changes before it.",
-      string.format("  %-4s reject: the tool does not run; you may give the agent a message.", k.reject),
-      M.offers(entry, "always") and string.format("  %-4s %s: approve, and do not ask again for such calls", k.always, M.always_label(entry))
-        or "       (always is not offered for this call: a dangerous call is approved one at a time)",
-      "       in this session (or for good with approval.persistAlways); :AgentlsRules revokes it.",
-      "       Always and approving a dangerous call ask you to type a word to confirm.",
-      string.format("  %-4s edit the arguments (JSON); the server judges the edited call and asks again.", k.edit),
-      string.format("  %-4s later: close this view; the call keeps waiting (:AgentlsReviews).", k.hide),
-      string.format("  ]c [c  next/previous change (diff mode)        %s  hide this help", k.help),
-      "  Arguments: " .. vim.json.encode(args):gsub("\\/", "/"):sub(1, 300),
-    }
-    for _, l in ipairs(extra) do
-      table.insert(lines, l)
-      table.insert(hl, { #lines - 1, "Comment", 0, -1 })
-    end
-  end
-  return { lines = lines, hl = hl }
-end
-
-local function set_lines(buf, lines, hl)
-  vim.bo[buf].modifiable = true
-  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.bo[buf].modifiable = false
-  vim.bo[buf].modified = false
-  api.nvim_buf_clear_namespace(buf, ns, 0, -1)
-  for _, h in ipairs(hl or {}) do
-    local line = lines[h[1] + 1] or ""
-    local e = h[4] == -1 and #line or h[4]
-    pcall(api.nvim_buf_set_extmark, buf, ns, h[1], h[3], { end_col = e, hl_group = h[2] })
-  end
-end
-
--- Buffers and windows --------------------------------------------------------
-
-local function scratch(entry, name)
-  local b = api.nvim_create_buf(false, true)
-  vim.bo[b].bufhidden = "wipe"
-  vim.bo[b].swapfile = false
-  vim.bo[b].undolevels = -1
-  pcall(api.nvim_buf_set_name, b, string.format("agentls://%d/%s", entry.id, name))
-  vim.b[b].agentls_approval = entry.id
-  table.insert(entry.ui.bufs, b)
-  M.map(entry, b)
-  return b
-end
-
---- Renames a scratch buffer without leaving its old name behind as a buffer.
-local function rename(buf, name)
-  local old = api.nvim_buf_get_name(buf)
-  if old == name or not pcall(api.nvim_buf_set_name, buf, name) then
-    return
-  end
-  for _, b in ipairs(api.nvim_list_bufs()) do
-    if b ~= buf and not api.nvim_buf_is_loaded(b) and api.nvim_buf_get_name(b) == old then
-      pcall(api.nvim_buf_delete, b, { force = true })
-    end
-  end
-end
-
-local function syntax_for(path)
-  local ok, ft = pcall(vim.filetype.match, { filename = path })
-  return ok and ft or nil
-end
-
---- Buffer-local keys of the approval UI.
-function M.map(entry, buf)
-  local k = keys()
-  local function map(lhs, fn, desc)
-    if lhs and lhs ~= "" then
-      vim.keymap.set("n", lhs, fn, { buffer = buf, nowait = true, silent = true, desc = "agentls: " .. desc })
-    end
-  end
-  -- A decision typed right as the review opens was meant for the buffer
-  -- underneath (a "yy" or an "a"), not for the agent: it is ignored.
-  local function guarded(fn)
-    return function()
-      local guard = cfg().guard_ms or 0
-      if entry.opened_at and guard > 0 and (vim.uv.now() - entry.opened_at) < guard then
-        require("agentls").echo_line("agentls: the review just opened; press the key again to decide", vim.log.levels.WARN)
-        return
-      end
-      fn()
-    end
-  end
-  map(k.approve, guarded(function()
-    M.approve_key(entry)
-  end), "approve")
-  map(k.reject, guarded(function()
-    M.reject(entry)
-  end), "reject")
-  map(k.always, guarded(function()
-    M.always_key(entry)
-  end), "always allow (what the review says)")
-  map(k.edit, guarded(function()
-    M.edit_arguments(entry)
-  end), "edit the arguments, then approve")
-  map(k.help, function()
-    M.toggle_help(entry)
-  end, "help")
-  map(k.hide, function()
-    M.hide(entry)
-  end, "decide later")
-  map(k.next_file, function()
-    M.show_file(entry, (entry.file_index or 1) + 1)
-  end, "next file")
-  map(k.prev_file, function()
-    M.show_file(entry, (entry.file_index or 1) - 1)
-  end, "previous file")
-end
-
-local function render_header(entry)
-  local ui = entry.ui
-  if not ui then
-    return
-  end
-  local h = M.header(entry)
-  if ui.kind == "tab" then
-    set_lines(ui.header_buf, h.lines, h.hl)
-    if ui.header_win and api.nvim_win_is_valid(ui.header_win) then
-      api.nvim_win_set_height(ui.header_win, M.rows(h.lines, api.nvim_win_get_width(ui.header_win)))
-    end
-  else
-    M.render_float(entry)
-  end
-end
-
---- Shows file i of a tab UI in the diff windows.
-function M.show_file(entry, i)
-  local ui = entry.ui
-  local files = files_of(entry)
-  if not ui or ui.kind ~= "tab" or #files == 0 then
-    return
-  end
-  i = ((i - 1) % #files) + 1
-  entry.file_index = i
-  local f = files[i]
-  local old, new = M.texts(entry, i)
-  local syn = syntax_for(f.path or "")
-  -- The tab's label is the buffer's name: the file's name, not a path.
-  local tail = vim.fs.basename(f.path or "?")
-  rename(ui.old_buf, string.format("%s · current #%d", tail, entry.id))
-  rename(ui.new_buf, string.format("%s · proposed #%d", tail, entry.id))
-  set_lines(ui.old_buf, to_lines(old))
-  set_lines(ui.new_buf, to_lines(new))
-  for _, b in ipairs({ ui.old_buf, ui.new_buf }) do
-    if syn then
-      vim.bo[b].syntax = syn
-    end
-  end
-  if api.nvim_win_is_valid(ui.old_win) then
-    vim.wo[ui.old_win].winbar = "%#DiffDelete# current %* " .. (f.path or ""):gsub("%%", "%%%%")
-  end
-  if api.nvim_win_is_valid(ui.new_win) then
-    vim.wo[ui.new_win].winbar = "%#DiffAdd# proposed %* " .. describe_file(f):gsub("%%", "%%%%")
-  end
-  pcall(api.nvim_win_call, ui.new_win, function()
-    vim.cmd("diffupdate")
-  end)
-  render_header(entry)
-  -- Cursor on the first change.
-  pcall(api.nvim_win_call, ui.new_win, function()
-    api.nvim_win_set_cursor(0, { 1, 0 })
-    if vim.fn.diff_hlID(1, 1) == 0 then
-      vim.cmd("silent! normal! ]c")
-    end
-  end)
-end
-
-local function open_tab(entry)
-  local ui = { kind = "tab", bufs = {}, prev_tab = api.nvim_get_current_tabpage() }
-  entry.ui = ui
-  vim.cmd("tabnew")
-  ui.tab = api.nvim_get_current_tabpage()
-  local empty = api.nvim_get_current_buf()
-  vim.bo[empty].bufhidden = "wipe"
-  ui.old_buf = scratch(entry, "current")
-  ui.new_buf = scratch(entry, "proposed")
-  ui.header_buf = scratch(entry, "approval")
-  ui.old_win = api.nvim_get_current_win()
-  api.nvim_win_set_buf(ui.old_win, ui.old_buf)
-  ui.new_win = api.nvim_open_win(ui.new_buf, true, { split = "right", win = ui.old_win })
-  for _, w in ipairs({ ui.old_win, ui.new_win }) do
-    api.nvim_win_call(w, function()
-      vim.cmd("diffthis")
-    end)
-    vim.wo[w].foldlevel = 0
-    vim.wo[w].wrap = false
-  end
-  local h = M.header(entry)
-  ui.header_win = api.nvim_open_win(ui.header_buf, false, { split = "above", win = -1, height = M.rows(h.lines, vim.o.columns) })
-  vim.wo[ui.header_win].winfixheight = true
-  vim.wo[ui.header_win].number = false
-  vim.wo[ui.header_win].relativenumber = false
-  vim.wo[ui.header_win].signcolumn = "no"
-  vim.wo[ui.header_win].wrap = true
-  vim.wo[ui.header_win].winbar = ""
-  api.nvim_set_current_win(ui.new_win)
-  M.show_file(entry, entry.file_index or 1)
-  if not entry.focus and ui.prev_tab and api.nvim_tabpage_is_valid(ui.prev_tab) then
-    -- Back where the person was: the review waits in its tab.
-    api.nvim_set_current_tabpage(ui.prev_tab)
-  end
-end
-
---- The screen rows lines take in a window of that width (they wrap).
-function M.rows(lines, width)
-  local rows = 0
-  width = math.max(1, width)
-  for _, l in ipairs(lines) do
-    rows = rows + math.max(1, math.ceil(vim.fn.strdisplaywidth(l) / width))
-  end
-  return rows
-end
-
---- Lines of the float: the header, then the unified diff or the arguments.
-local function float_body(entry)
-  local p = entry.params
-  local h = M.header(entry)
-  local lines, hl = h.lines, h.hl
-  table.insert(lines, string.rep("─", 60))
-  table.insert(hl, { #lines - 1, "FloatBorder", 0, -1 })
-  local diff = p.preview and p.preview.unifiedDiff
-  if diff and diff ~= vim.NIL and diff ~= "" then
-    for _, l in ipairs(to_lines(diff)) do
-      table.insert(lines, l)
-      local g
-      if l:match("^%+%+%+") or l:match("^%-%-%-") then
-        g = "diffFile"
-      elseif l:match("^@@") then
-        g = "diffLine"
-      elseif l:match("^%+") then
-        g = "diffAdded"
-      elseif l:match("^%-") then
-        g = "diffRemoved"
-      end
-      if g then
-        table.insert(hl, { #lines - 1, g, 0, -1 })
-      end
-    end
-  else
-    local args = type(p.arguments) == "table" and p.arguments or {}
-    if type(args.command) == "string" then
-      for _, l in ipairs(to_lines(args.command)) do
-        table.insert(lines, "$ " .. l)
-        table.insert(hl, { #lines - 1, "Special", 0, -1 })
-      end
-      local rest = vim.deepcopy(args)
-      rest.command = nil
-      if next(rest) then
-        vim.list_extend(lines, vim.split(pretty(rest), "\n"))
-      end
-    elseif type(args.code) == "string" then
-      table.insert(lines, "-- " .. tostring(args.language or "code") .. " --")
-      vim.list_extend(lines, to_lines(args.code))
-    else
-      vim.list_extend(lines, vim.split(pretty(args), "\n"))
-    end
-  end
-  return lines, hl
-end
-
-function M.render_float(entry)
-  local ui = entry.ui
-  local lines, hl = float_body(entry)
-  set_lines(ui.buf, lines, hl)
-  local width = 40
-  for _, l in ipairs(lines) do
-    width = math.max(width, vim.fn.strdisplaywidth(l) + 2)
-  end
-  width = math.min(width, math.max(20, vim.o.columns - 6))
-  -- Lines wrap: a long command is shown whole.
-  local rows = 0
-  for _, l in ipairs(lines) do
-    rows = rows + math.max(1, math.ceil(vim.fn.strdisplaywidth(l) / width))
-  end
-  local height = math.min(rows, math.max(3, vim.o.lines - 6))
-  local conf = {
-    relative = "editor",
-    width = width,
-    height = height,
-    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
-    col = math.max(0, math.floor((vim.o.columns - width) / 2)),
-    border = "rounded",
-    title = " agentls review ",
-    title_pos = "center",
-    style = "minimal",
-  }
-  if ui.win and api.nvim_win_is_valid(ui.win) then
-    api.nvim_win_set_config(ui.win, conf)
-  else
-    ui.win = api.nvim_open_win(ui.buf, entry.focus == true, conf)
-    vim.wo[ui.win].wrap = true
-    vim.wo[ui.win].linebreak = false
-    vim.wo[ui.win].cursorline = true
-  end
-end
-
-local function open_float(entry)
-  entry.ui = { kind = "float", bufs = {} }
-  entry.ui.buf = scratch(entry, "float")
-  -- The tab's label while the float has the cursor: the tool, not a path.
-  rename(entry.ui.buf, string.format("%s · review #%d", entry.params.tool or "call", entry.id))
-  M.render_float(entry)
-end
-
-local function has_texts(entry)
-  for _, f in ipairs(files_of(entry)) do
-    if (f.oldText ~= nil and f.oldText ~= vim.NIL) or (f.newText ~= nil and f.newText ~= vim.NIL) then
-      return true
-    end
-  end
-  return false
-end
-
---- Shows an entry (the oldest one waiting, by default). opts.focus moves
---- the cursor there (a deliberate opening: a command); otherwise
---- approval.focus decides.
-function M.show(entry, opts)
-  entry = entry or M.current or M.queue[1]
-  if not entry or entry.done then
-    return false
-  end
-  local focus = (opts and opts.focus)
-  if focus == nil then
-    focus = cfg().focus == true
-  end
-  entry.focus = focus
-  if M.current and M.current ~= entry and M.current.ui then
-    -- One review at a time: the other one waits, still pending.
-    M.hide(M.current, { quiet = true })
-  end
-  entry.hidden = false
-  entry.deferred = nil
-  M.current = entry
-  if entry.ui then
-    if entry.ui.kind == "tab" and api.nvim_tabpage_is_valid(entry.ui.tab) then
-      if focus then
-        api.nvim_set_current_tabpage(entry.ui.tab)
-      end
-      return true
-    elseif entry.ui.kind == "float" and api.nvim_win_is_valid(entry.ui.win) then
-      if focus then
-        api.nvim_set_current_win(entry.ui.win)
-      end
-      return true
-    end
-    entry.ui = nil
-  end
-  local ok, err = pcall(function()
-    if cfg().ui ~= "float" and has_texts(entry) then
-      open_tab(entry)
-    else
-      open_float(entry)
-    end
-  end)
-  if not ok then
-    log.append("approval UI failed: " .. tostring(err))
-    vim.notify("agentls: could not open the approval view (:AgentlsPending retries): " .. tostring(err), vim.log.levels.ERROR)
-    if entry.ui then
-      local half = entry.ui
-      entry.ui = nil
-      for _, b in ipairs(half.bufs or {}) do
-        pcall(api.nvim_buf_delete, b, { force = true })
-      end
-    end
-    entry.hidden = true
-    M.current = nil
-    return false
-  end
-  vim.uv.update_time()
-  entry.opened_at = vim.uv.now()
-  entry.inside = focus
-  local ui = entry.ui
-  if not focus then
-    local where = ui.kind == "tab" and string.format("in tab %d", api.nvim_tabpage_get_number(ui.tab)) or "in a float"
-    require("agentls").echo_line(string.format("agentls: %s wants to run %s — review waiting %s (:AgentlsReviews)",
-      who(entry), entry.params.tool or "a call", where), vim.log.levels.WARN)
-  end
-  -- The time left counts down while the review is on screen.
-  if deadline_of(entry) then
-    ui.timer = vim.uv.new_timer()
-    ui.timer:start(1000, 1000, vim.schedule_wrap(function()
-      if entry.ui == ui and not entry.done then
-        pcall(render_header, entry)
-      end
-    end))
-  end
-  -- Every entering of the review (first or again) has the guard: keys typed
-  -- as it appears were meant for the buffer the person came from.
-  for _, b in ipairs(ui.bufs) do
-    api.nvim_create_autocmd("BufEnter", {
-      buffer = b,
-      callback = function()
-        if entry.ui ~= ui or entry.done then
-          return true
-        end
-        if not entry.inside then
-          vim.uv.update_time()
-          entry.opened_at = vim.uv.now()
-        end
-        entry.inside = true
-      end,
-    })
-    api.nvim_create_autocmd("BufLeave", {
-      buffer = b,
-      callback = function()
-        if entry.ui ~= ui or entry.done then
-          return true
-        end
-        vim.schedule(function()
-          local cur = api.nvim_get_current_buf()
-          entry.inside = vim.b[cur].agentls_approval == entry.id
-        end)
-      end,
-    })
-  end
-  -- The user closing the view by other means keeps the call pending.
-  for _, b in ipairs(ui.bufs) do
-    api.nvim_create_autocmd("BufWipeout", {
-      buffer = b,
-      once = true,
-      callback = function()
-        if entry.ui == ui and not entry.done then
-          vim.schedule(function()
-            if entry.ui == ui then
-              M.hide(entry)
-            end
-          end)
-        end
-      end,
-    })
-  end
-  return true
-end
-
-local function close_ui(entry)
-  local ui = entry.ui
-  if not ui then
-    return
-  end
-  entry.ui = nil
-  if ui.timer then
-    ui.timer:stop()
-    ui.timer:close()
-    ui.timer = nil
-  end
-  if ui.kind == "tab" and ui.tab and api.nvim_tabpage_is_valid(ui.tab) then
-    local was_here = api.nvim_get_current_tabpage() == ui.tab
-    if #api.nvim_list_tabpages() == 1 then
-      vim.cmd("tabnew")
-    end
-    pcall(vim.cmd, "tabclose! " .. api.nvim_tabpage_get_number(ui.tab))
-    if was_here and ui.prev_tab and api.nvim_tabpage_is_valid(ui.prev_tab) then
-      api.nvim_set_current_tabpage(ui.prev_tab)
-    end
-  elseif ui.kind == "float" and ui.win and api.nvim_win_is_valid(ui.win) then
-    pcall(api.nvim_win_close, ui.win, true)
-  end
-  for _, b in ipairs(ui.bufs) do
-    if api.nvim_buf_is_valid(b) then
-      pcall(api.nvim_buf_delete, b, { force = true })
-    end
-  end
 end
 
 local function show_next()
@@ -828,7 +105,7 @@ function M.answer(entry, decision, message)
   end
   entry.done = true
   remove(entry)
-  close_ui(entry)
+  review.close_ui(entry)
   if message == "" then
     message = nil
   end
@@ -870,7 +147,7 @@ end
 --- Asks the second, distinct confirmation of an answer that cannot be taken
 --- back: the person types word. on_yes runs only then.
 local function confirm_word(prompt, word, on_yes)
-  if cfg().confirm_irreversible == false then
+  if review.config().confirm_irreversible == false then
     return on_yes()
   end
   vim.ui.input({ prompt = string.format("%s — type %s to confirm: ", prompt, word) }, function(input)
@@ -938,7 +215,7 @@ function M.edit_arguments(entry, args)
     end
     entry.done = true
     remove(entry)
-    close_ui(entry)
+    review.close_ui(entry)
     local p = entry.params
     log.append(string.format("[%s] %s: approved by you with changed arguments %s", p.callId or "?", p.tool or "?",
       vim.json.encode(a):gsub("\\/", "/")))
@@ -973,7 +250,7 @@ function M.reject(entry, message)
   if not entry or entry.done then
     return false
   end
-  if message ~= nil or cfg().reject_message == false then
+  if message ~= nil or review.config().reject_message == false then
     return M.answer(entry, "reject", message)
   end
   vim.ui.input({ prompt = string.format("Reject %s — message for the agent (optional): ", entry.params.tool or "") }, function(input)
@@ -991,7 +268,7 @@ function M.toggle_help(entry)
     return
   end
   entry.help = not entry.help
-  render_header(entry)
+  review.render_header(entry)
 end
 
 --- Closes the view; the call keeps waiting (:AgentlsPending reopens it).
@@ -1001,7 +278,7 @@ function M.hide(entry, opts)
     return
   end
   entry.hidden = true
-  close_ui(entry)
+  review.close_ui(entry)
   if M.current == entry then
     M.current = nil
   end
@@ -1041,7 +318,7 @@ function M.describe(entry)
     what = " " .. args.source
   end
   local left = M.time_left(entry)
-  return string.format("%s: %s%s [%s]%s", who(entry), p.tool or "?", what, p.risk or "?", left and (" — " .. left:gsub(" %(.*", "")) or "")
+  return string.format("%s: %s%s [%s]%s", review.who(entry), p.tool or "?", what, p.risk or "?", left and (" — " .. left:gsub(" %(.*", "")) or "")
 end
 
 --- :AgentlsReviews: lists every waiting review; the chosen one opens, with the cursor in it.
@@ -1068,7 +345,7 @@ function M.expire(call_id, status)
     if e.params.callId == call_id and not e.done then
       e.done = true
       remove(e)
-      close_ui(e)
+      review.close_ui(e)
       log.append(string.format("[%s] %s: approval withdrawn by the server (%s)", call_id, e.params.tool or "?", status or "ended"))
       changed()
       show_next()
@@ -1082,7 +359,7 @@ function M.drop_client(client_id)
     if e.client_id == client_id and not e.done then
       e.done = true
       remove(e)
-      close_ui(e)
+      review.close_ui(e)
     end
   end
   changed()
@@ -1103,7 +380,7 @@ function M.show_when_ready(entry)
   end
   entry.deferred = true
   require("agentls").echo_line(string.format("agentls: %s wants to run %s — the review opens when you leave %s mode (:AgentlsReviews)",
-    who(entry), entry.params.tool or "a call", mode:sub(1, 1) == "c" and "command-line" or "insert"), vim.log.levels.INFO)
+    review.who(entry), entry.params.tool or "a call", mode:sub(1, 1) == "c" and "command-line" or "insert"), vim.log.levels.INFO)
   api.nvim_create_autocmd("ModeChanged", {
     pattern = "*:n*",
     once = true,
@@ -1131,7 +408,7 @@ local function enqueue(entry)
   if M.current == nil then
     M.show_when_ready(entry)
   else
-    render_header(M.current)
+    review.render_header(M.current)
     require("agentls").echo_line(string.format("agentls: %d calls waiting for approval (:AgentlsReviews)", #M.queue), vim.log.levels.INFO)
   end
 end
@@ -1145,9 +422,9 @@ end
 --- Watches the open buffers of an edit's files: a change while the review is
 --- open makes the proposal stale (the server's edit is for the earlier text).
 local function watch_buffers(entry)
-  for _, f in ipairs(files_of(entry)) do
+  for _, f in ipairs(review.files_of(entry)) do
     if f.operation ~= "create" then
-      local b = vim.fn.bufnr(abs_path(entry, f))
+      local b = vim.fn.bufnr(review.abs_path(entry, f))
       if b ~= -1 and api.nvim_buf_is_loaded(b) then
         api.nvim_buf_attach(b, false, {
           on_lines = function()
@@ -1159,7 +436,7 @@ local function watch_buffers(entry)
               entry.changed_files[f.path] = true
               vim.schedule(function()
                 if not entry.done then
-                  render_header(entry)
+                  review.render_header(entry)
                 end
               end)
             end
