@@ -12,9 +12,14 @@ end
 
 local cmd = vim.api.nvim_create_user_command
 
-cmd("AgentlsTools", function()
-  require("agentls").pick_tool()
-end, { desc = "agentls: pick a tool and run it with JSON arguments" })
+--- A command that calls require(module)[fn]().
+local function simple(name, module, fn, desc)
+  cmd(name, function()
+    require(module)[fn]()
+  end, { desc = "agentls: " .. desc })
+end
+
+simple("AgentlsTools", "agentls", "pick_tool", "pick a tool and run it with JSON arguments")
 
 cmd("AgentlsCall", function(o)
   local tool, rest = o.args:match("^%s*(%S+)%s*(.*)$")
@@ -30,21 +35,10 @@ end, {
   end,
 })
 
-cmd("AgentlsLog", function()
-  require("agentls").open_log()
-end, { desc = "agentls: tool events and output" })
-
-cmd("AgentlsPending", function()
-  require("agentls.approval").open_pending()
-end, { desc = "agentls: review the oldest call waiting for approval" })
-
-cmd("AgentlsReviews", function()
-  require("agentls.approval").pick()
-end, { desc = "agentls: list the calls waiting for approval and open one" })
-
-cmd("AgentlsRules", function()
-  require("agentls").pick_rules()
-end, { desc = "agentls: list the remembered always answers and revoke one" })
+simple("AgentlsLog", "agentls", "open_log", "tool events and output")
+simple("AgentlsPending", "agentls.approval", "open_pending", "review the oldest call waiting for approval")
+simple("AgentlsReviews", "agentls.approval", "pick", "list the calls waiting for approval and open one")
+simple("AgentlsRules", "agentls", "pick_rules", "list the remembered always answers and revoke one")
 
 cmd("AgentlsStart", function()
   local agentls = require("agentls")
@@ -53,10 +47,5 @@ cmd("AgentlsStart", function()
   end
 end, { desc = "agentls: start the server for this buffer's workspace" })
 
-cmd("AgentlsStop", function()
-  require("agentls").stop()
-end, { desc = "agentls: stop the servers" })
-
-cmd("AgentlsRestart", function()
-  require("agentls").restart()
-end, { desc = "agentls: restart the servers" })
+simple("AgentlsStop", "agentls", "stop", "stop the servers")
+simple("AgentlsRestart", "agentls", "restart", "restart the servers")

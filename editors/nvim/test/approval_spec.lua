@@ -4,23 +4,7 @@ local H = require("helpers")
 local api = vim.api
 local approval = require("agentls.approval")
 
---- Calls the handler the way vim.lsp 0.10 does (coroutine.wrap) and returns a
---- table that gets .answer when the handler returns.
-local function request(params)
-  local st = {}
-  coroutine.wrap(function()
-    st.answer = approval.handler(nil, params, { method = "approval/request" })
-    st.done = true
-  end)()
-  return st
-end
-
-local function wait_answer(st)
-  H.wait(function()
-    return st.done
-  end, "the answer")
-  return st.answer
-end
+local request, wait_answer = H.request, H.wait_answer
 
 local shell = {
   callId = "tc_shell1",

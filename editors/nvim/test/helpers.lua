@@ -52,8 +52,32 @@ end
 
 --- Replaces t[k] until the end of the test.
 function H.stub(t, k, v)
-  table.insert(stubs, { t = t, k = k, v = t[k] })
+  local was = t[k]
+  H.after(function()
+    t[k] = was
+  end)
   t[k] = v
+end
+
+--- Runs fn at the end of the test (H.undo, last registered first).
+function H.after(fn)
+  table.insert(stubs, fn)
+end
+
+--- Undoes the test's stubs and runs its H.after functions.
+function H.undo()
+  for i = #stubs, 1, -1 do
+    stubs[i]()
+  end
+  stubs = {}
+end
+
+--- Deletes the test's temporary workspaces.
+function H.remove_temps()
+  for _, d in ipairs(temps) do
+    vim.fn.delete(d, "rf")
+  end
+  temps = {}
 end
 
 --- A temporary workspace with a .git folder and the given files.
@@ -167,38 +191,57 @@ function H.win_lines(win)
   return api.nvim_buf_get_lines(api.nvim_win_get_buf(win), 0, -1, false)
 end
 
---- Back to a clean editor: stubs restored, approvals dropped, clients stopped, buffers wiped.
-function H.reset()
-  for i = #stubs, 1, -1 do
-    local s = stubs[i]
-    s.t[s.k] = s.v
-  end
-  stubs = {}
-  local approval = require("agentls.approval")
-  for _, e in ipairs(vim.list_slice(approval.queue)) do
-    approval.answer(e, "reject", "test cleanup")
+--- Stops every language client; those still running after ms (default 2 s)
+--- are stopped by force, and waited for as long again.
+function H.stop_clients(ms)
+  ms = ms or 2000
+  local function none()
+    return #vim.lsp.get_clients() == 0
   end
   for _, c in ipairs(vim.lsp.get_clients()) do
     c.stop()
   end
-  if not vim.wait(2000, function()
-    return #vim.lsp.get_clients() == 0
-  end, 10) then
+  if not vim.wait(ms, none, 10) then
     for _, c in ipairs(vim.lsp.get_clients()) do
       c.stop(true)
     end
-    vim.wait(2000, function()
-      return #vim.lsp.get_clients() == 0
-    end, 10)
+    vim.wait(ms, none, 10)
   end
+end
+
+--- Calls the approval/request handler with synthetic params the way vim.lsp
+--- 0.10 does (in coroutine.wrap); the table returned gets .answer and .done
+--- when the handler returns.
+function H.request(params)
+  local st = {}
+  coroutine.wrap(function()
+    st.answer = require("agentls.approval").handler(nil, params, { method = "approval/request" })
+    st.done = true
+  end)()
+  return st
+end
+
+--- Waits for the answer of H.request's st, and returns it.
+function H.wait_answer(st)
+  H.wait(function()
+    return st.done
+  end, "the answer")
+  return st.answer
+end
+
+--- Back to a clean editor: stubs restored, approvals dropped, clients stopped, buffers wiped.
+function H.reset()
+  H.undo()
+  local approval = require("agentls.approval")
+  for _, e in ipairs(vim.list_slice(approval.queue)) do
+    approval.answer(e, "reject", "test cleanup")
+  end
+  H.stop_clients(2000)
   pcall(vim.cmd, "silent! tabonly!")
   pcall(vim.cmd, "silent! only!")
   pcall(vim.cmd, "silent! %bwipeout!")
   pcall(api.nvim_clear_autocmds, { group = "agentls" })
-  for _, d in ipairs(temps) do
-    vim.fn.delete(d, "rf")
-  end
-  temps = {}
+  H.remove_temps()
 end
 
 return H

@@ -6,70 +6,20 @@
 -- answer to the server's question (window/showMessageRequest, shown with
 -- vim.ui.select by the default handler) is the only thing stubbed.
 local api = vim.api
-local bin = os.getenv("AGENTLS_BIN") or "agentls"
-
-local temps = {}
-local restore = {}
-
-local function fail(msg)
-  error(msg, 3)
-end
-
-local function eq(want, got, what)
-  if not vim.deep_equal(want, got) then
-    fail(string.format("%s: want %s, got %s", what or "value", vim.inspect(want), vim.inspect(got)))
-  end
-end
-
-local function truthy(v, what)
-  if not v then
-    fail((what or "value") .. ": want truthy, got " .. vim.inspect(v))
-  end
-  return v
-end
+-- The helpers of the other specs, loaded by path: this Neovim has no plugin
+-- (and no test folder) on its path.
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+local eq, truthy, fail, read, workspace = H.eq, H.truthy, H.fail, H.read, H.workspace
 
 local function wait(cond, what, ms)
-  if not vim.wait(ms or 15000, cond, 10) then
-    fail("timed out waiting for " .. (what or "a condition"))
-  end
-end
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then
-    return nil
-  end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
-
-local function write(path, text)
-  vim.fn.mkdir(vim.fs.dirname(path), "p")
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
-
-local function workspace(files)
-  local dir = vim.fn.resolve(vim.fn.tempname())
-  vim.fn.mkdir(dir, "p")
-  for name, text in pairs(files) do
-    write(dir .. "/" .. name, text)
-  end
-  table.insert(temps, dir)
-  return dir
+  H.wait(cond, what, ms or 15000)
 end
 
 -- The person approves every question the server asks (the default
 -- handler shows it with vim.ui.select).
 local asked = {}
 local function approve_all()
-  local orig = vim.ui.select
-  table.insert(restore, function()
-    vim.ui.select = orig
-  end)
-  vim.ui.select = function(items, opts, on_choice)
+  H.stub(vim.ui, "select", function(items, opts, on_choice)
     table.insert(asked, opts.prompt)
     for _, it in ipairs(items) do
       if it.title == "Approve" then
@@ -77,13 +27,13 @@ local function approve_all()
       end
     end
     on_choice(nil)
-  end
+  end)
 end
 
 -- Starts the real server for the current buffer with the defaults: no
 -- capabilities given, so vim.lsp.start sends make_client_capabilities().
 local function start(root, init_options)
-  local id = vim.lsp.start({ name = "agentls-plain", cmd = { bin, "serve" }, root_dir = root, init_options = init_options })
+  local id = vim.lsp.start({ name = "agentls-plain", cmd = { H.bin, "serve" }, root_dir = root, init_options = init_options })
   truthy(id, "vim.lsp.start")
   local client
   wait(function()
@@ -121,26 +71,11 @@ end
 
 describe("plain Neovim client (no plugin, default capabilities)", function()
   after_each(function()
-    for i = #restore, 1, -1 do
-      restore[i]()
-    end
-    restore = {}
+    H.undo()
     asked = {}
-    for _, c in ipairs(vim.lsp.get_clients()) do
-      c.stop()
-    end
-    if not vim.wait(3000, function()
-      return #vim.lsp.get_clients() == 0
-    end, 10) then
-      for _, c in ipairs(vim.lsp.get_clients()) do
-        c.stop(true)
-      end
-    end
+    H.stop_clients(3000)
     pcall(vim.cmd, "silent! %bwipeout!")
-    for _, d in ipairs(temps) do
-      vim.fn.delete(d, "rf")
-    end
-    temps = {}
+    H.remove_temps()
   end)
 
   it("sends no documentChanges capability (the case of issue 16)", function()
@@ -191,7 +126,7 @@ describe("plain Neovim client (no plugin, default capabilities)", function()
     local client = start(ws)
     local streamed = {}
     local group = api.nvim_create_augroup("plain-progress", { clear = true })
-    table.insert(restore, function()
+    H.after(function()
       api.nvim_del_augroup_by_id(group)
     end)
     api.nvim_create_autocmd("LspProgress", {

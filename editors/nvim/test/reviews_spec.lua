@@ -5,14 +5,7 @@ local H = require("helpers")
 local api = vim.api
 local approval = require("agentls.approval")
 
-local function request(params)
-  local st = {}
-  coroutine.wrap(function()
-    st.answer = approval.handler(nil, params, { method = "approval/request" })
-    st.done = true
-  end)()
-  return st
-end
+local request = H.request
 
 local function shell(id, command, risk)
   return {
@@ -78,9 +71,7 @@ describe("reviews typed at by accident", function()
     vim.wait(450) -- past the guard of this opening
     H.confirm("yes")
     type_keys(H.APPROVE)
-    H.wait(function()
-      return st.done
-    end, "the answer")
+    H.wait_answer(st)
     H.eq("approve", st.answer.decision, "approved on purpose")
   end)
 
@@ -106,9 +97,7 @@ describe("reviews typed at by accident", function()
     H.eq(nil, st.done, "always needs its confirmation")
     H.confirm("always")
     type_keys(H.ALWAYS)
-    H.wait(function()
-      return st.done
-    end, "the answer")
+    H.wait_answer(st)
     H.eq("always", st.answer.decision, "always, confirmed")
   end)
 
@@ -127,9 +116,7 @@ describe("reviews typed at by accident", function()
     H.eq(nil, st.done, "motions, search repeat, yank and append answer nothing")
     H.eq({ "new a", "same" }, H.win_lines(e.ui.new_win), "the proposal is unchanged")
     type_keys(H.APPROVE)
-    H.wait(function()
-      return st.done
-    end, "the answer")
+    H.wait_answer(st)
     H.eq("approve", st.answer.decision, "the deliberate key")
   end)
 
@@ -150,9 +137,7 @@ describe("reviews typed at by accident", function()
     H.contains(msgs, "press the key again", "told")
     vim.wait(450)
     type_keys(H.APPROVE)
-    H.wait(function()
-      return st.done
-    end, "the answer")
+    H.wait_answer(st)
   end)
 
   it(":AgentlsReviews lists every waiting review with agent, tool, risk and time left", function()
