@@ -136,6 +136,16 @@ function H.open(path)
   return buf, H.client(buf)
 end
 
+--- A workspace with files (H.workspace), agentls set up with opts
+--- (H.setup), and its file name open (H.open).
+--- @return string ws, integer buf, table client
+function H.project(files, name, opts)
+  local ws = H.workspace(files)
+  H.setup(opts)
+  local buf, client = H.open(ws .. "/" .. name)
+  return ws, buf, client
+end
+
 --- A tool call through the Lua API, waited for.
 function H.call(name, args, opts)
   local result, err, done

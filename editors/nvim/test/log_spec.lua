@@ -7,9 +7,7 @@ describe("log and progress", function()
   after_each(H.reset)
 
   it("streams a command's output ($/progress) and its events into :AgentlsLog", function()
-    local ws = H.workspace({ ["a.txt"] = "x\n" })
-    H.setup()
-    H.open(ws .. "/a.txt")
+    H.project({ ["a.txt"] = "x\n" }, "a.txt")
     local progress = {}
     local st, wait = H.call_async("shell_exec", { command = "echo hello-from-shell; echo second-line" }, {
       reason = "say hello",
@@ -43,9 +41,7 @@ describe("log and progress", function()
   end)
 
   it("e approves with arguments changed by the person (modifiedArguments)", function()
-    local ws = H.workspace({ ["a.txt"] = "x\n" })
-    H.setup()
-    H.open(ws .. "/a.txt")
+    H.project({ ["a.txt"] = "x\n" }, "a.txt")
     local _, wait = H.call_async("shell_exec", { command = "echo from-the-agent" })
     H.wait_approval()
     local default
@@ -68,9 +64,7 @@ describe("log and progress", function()
   end)
 
   it("a rejected command does not run", function()
-    local ws = H.workspace({ ["a.txt"] = "x\n" })
-    H.setup()
-    H.open(ws .. "/a.txt")
+    local ws = H.project({ ["a.txt"] = "x\n" }, "a.txt")
     local _, wait = H.call_async("shell_exec", { command = "touch ran.txt" })
     local e = H.wait_approval()
     approval.reject(e, "no")
@@ -80,9 +74,7 @@ describe("log and progress", function()
   end)
 
   it("cancel() cancels a waiting call and its approval goes away", function()
-    local ws = H.workspace({ ["a.txt"] = "x\n" })
-    H.setup()
-    H.open(ws .. "/a.txt")
+    H.project({ ["a.txt"] = "x\n" }, "a.txt")
     local result, err, done
     local handle = require("agentls").call("shell_exec", { command = "touch made-by-test.txt" }, function(r, e)
       result, err, done = r, e, true
@@ -97,9 +89,7 @@ describe("log and progress", function()
   end)
 
   it("refuses an edit made for an older version of the buffer", function()
-    local ws = H.workspace({ ["a.txt"] = "one\n" })
-    H.setup()
-    local buf, client = H.open(ws .. "/a.txt")
+    local _, buf, client = H.project({ ["a.txt"] = "one\n" }, "a.txt")
     local v0 = require("agentls.versions").version(buf)
     api.nvim_buf_set_lines(buf, 0, -1, false, { "typed" })
     H.truthy(require("agentls.versions").version(buf) > v0, "version moved")
@@ -120,9 +110,7 @@ describe("log and progress", function()
   end)
 
   it("the statusline function counts the calls waiting", function()
-    local ws = H.workspace({ ["a.txt"] = "x\n" })
-    H.setup()
-    H.open(ws .. "/a.txt")
+    H.project({ ["a.txt"] = "x\n" }, "a.txt")
     local events = 0
     api.nvim_create_autocmd("User", {
       pattern = "AgentlsApproval",

@@ -181,9 +181,7 @@ describe("remembered answers (:AgentlsRules, approval/rules)", function()
   after_each(H.reset)
 
   it("lists the always answers and revokes one; the server asks again", function()
-    local ws = H.workspace({ ["a.txt"] = "a\n" })
-    H.setup({ approval = { focus = false } })
-    H.open(ws .. "/a.txt")
+    local ws = H.project({ ["a.txt"] = "a\n" }, "a.txt", { approval = { focus = false } })
     local _, wait = H.call_async("shell_exec", { command = "echo x" })
     H.wait(function()
       return approval.pending_count() == 1 and approval.current and approval.current.ui

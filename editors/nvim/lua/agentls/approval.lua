@@ -33,17 +33,9 @@ M.received = 0
 local seq = 0
 
 -- The review on screen (review.lua), under the names it always had here.
-M.shown_key = review.shown_key
-M.pretty = review.pretty
-M.texts = review.texts
-M.parse_utc = review.parse_utc
-M.time_left = review.time_left
-M.header = review.header
-M.map = review.map
-M.show_file = review.show_file
-M.rows = review.rows
-M.render_float = review.render_float
-M.show = review.show
+for _, k in ipairs({ "shown_key", "pretty", "texts", "parse_utc", "time_left", "header", "map", "show_file", "rows", "render_float", "show" }) do
+  M[k] = review[k]
+end
 
 local function changed()
   local n = #M.queue
@@ -96,11 +88,19 @@ end
 
 -- Decisions --------------------------------------------------------------------
 
+--- entry (the one on screen when nil) while it waits for an answer, else nil.
+local function waiting(entry)
+  entry = entry or M.current
+  if entry and not entry.done then
+    return entry
+  end
+end
+
 --- Answers an approval: decision "approve" | "reject" | "always".
 --- @return boolean answered
 function M.answer(entry, decision, message)
-  entry = entry or M.current
-  if not entry or entry.done then
+  entry = waiting(entry)
+  if not entry then
     return false
   end
   entry.done = true
@@ -161,8 +161,8 @@ end
 
 --- The approve key: a dangerous call asks to confirm first.
 function M.approve_key(entry)
-  entry = entry or M.current
-  if not entry or entry.done then
+  entry = waiting(entry)
+  if not entry then
     return false
   end
   if not M.offers(entry, "approve") then
@@ -179,8 +179,8 @@ end
 
 --- The always key: asks to confirm first (it covers later calls too).
 function M.always_key(entry)
-  entry = entry or M.current
-  if not entry or entry.done then
+  entry = waiting(entry)
+  if not entry then
     return false
   end
   if not M.offers(entry, "always") then
@@ -205,8 +205,8 @@ end
 --- Approves with arguments the person changed (modifiedArguments; the server
 --- validates them again). args: a table, or nil to ask (JSON, prefilled).
 function M.edit_arguments(entry, args)
-  entry = entry or M.current
-  if not entry or entry.done then
+  entry = waiting(entry)
+  if not entry then
     return false
   end
   local function approve_with(a)
@@ -246,8 +246,8 @@ end
 --- Rejects; asks for an optional message for the agent unless one is given
 --- (an empty answer rejects without one; <Esc> goes back to the review).
 function M.reject(entry, message)
-  entry = entry or M.current
-  if not entry or entry.done then
+  entry = waiting(entry)
+  if not entry then
     return false
   end
   if message ~= nil or review.config().reject_message == false then
@@ -273,8 +273,8 @@ end
 
 --- Closes the view; the call keeps waiting (:AgentlsPending reopens it).
 function M.hide(entry, opts)
-  entry = entry or M.current
-  if not entry or entry.done then
+  entry = waiting(entry)
+  if not entry then
     return
   end
   entry.hidden = true

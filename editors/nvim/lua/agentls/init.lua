@@ -481,54 +481,49 @@ function M.call_sync(name, args, opts)
   return result, err
 end
 
+--- Sends a request to the client of opts; answer(err, result) gets the
+--- reply, on_result(nil, {message}) the failure to find a client.
+local function request(opts, method, params, on_result, answer)
+  M.with_client(opts, function(client, err)
+    if not client then
+      return on_result(nil, { message = err })
+    end
+    cm(client, "request", method, params, answer, nil)
+  end)
+end
+
 local tool_names = {}
 
 --- Lists the tools (tool/list). on_result(tools, err); opts: format, agent, bufnr, root.
 function M.list(on_result, opts)
   opts = opts or {}
-  M.with_client(opts, function(client, err)
-    if not client then
-      on_result(nil, { message = err })
-      return
-    end
-    local params = { format = opts.format, agent = opts.agent }
-    if next(params) == nil then
-      params = vim.empty_dict()
-    end
-    cm(client, "request", "tool/list", params, function(rpc_err, result)
-      local tools = result and result.tools or nil
-      if tools and (opts.format == nil or opts.format == "agentls") then
-        tool_names = {}
-        for _, t in ipairs(tools) do
-          table.insert(tool_names, t.name)
-        end
+  local params = { format = opts.format, agent = opts.agent }
+  if next(params) == nil then
+    params = vim.empty_dict()
+  end
+  request(opts, "tool/list", params, on_result, function(rpc_err, result)
+    local tools = result and result.tools or nil
+    if tools and (opts.format == nil or opts.format == "agentls") then
+      tool_names = {}
+      for _, t in ipairs(tools) do
+        table.insert(tool_names, t.name)
       end
-      on_result(tools, rpc_err)
-    end, nil)
+    end
+    on_result(tools, rpc_err)
   end)
 end
 
 --- tool/metrics and tool/history.
 function M.metrics(on_result, opts)
-  M.with_client(opts, function(client, err)
-    if not client then
-      return on_result(nil, { message = err })
-    end
-    cm(client, "request", "tool/metrics", vim.empty_dict(), function(e, r)
-      on_result(r and r.tools, e)
-    end, nil)
+  request(opts, "tool/metrics", vim.empty_dict(), on_result, function(e, r)
+    on_result(r and r.tools, e)
   end)
 end
 
 function M.history(on_result, opts)
   opts = opts or {}
-  M.with_client(opts, function(client, err)
-    if not client then
-      return on_result(nil, { message = err })
-    end
-    cm(client, "request", "tool/history", { limit = opts.limit, tool = opts.tool }, function(e, r)
-      on_result(r and r.entries, e)
-    end, nil)
+  request(opts, "tool/history", { limit = opts.limit, tool = opts.tool }, on_result, function(e, r)
+    on_result(r and r.entries, e)
   end)
 end
 
@@ -551,25 +546,17 @@ end
 --- remove (a rule id) that one is revoked first. on_result(rules, err, removed).
 function M.rules(on_result, opts)
   opts = opts or {}
-  M.with_client(opts, function(client, err)
-    if not client then
-      return on_result(nil, { message = err })
-    end
-    local params = opts.remove and { remove = opts.remove } or vim.empty_dict()
-    cm(client, "request", "approval/rules", params, function(e, r)
-      on_result(r and r.rules, e, r and r.removed)
-    end, nil)
+  local params = opts.remove and { remove = opts.remove } or vim.empty_dict()
+  request(opts, "approval/rules", params, on_result, function(e, r)
+    on_result(r and r.rules, e, r and r.removed)
   end)
 end
 
 -- Results, arguments and pickers for the person (commands.lua), under the
 -- names they always had here.
-M.format_result = commands.format_result
-M.show_result = commands.show_result
-M.pick_rules = commands.pick_rules
-M.parse_args = commands.parse_args
-M.command_call = commands.command_call
-M.pick_tool = commands.pick_tool
+for _, k in ipairs({ "format_result", "show_result", "pick_rules", "parse_args", "command_call", "pick_tool" }) do
+  M[k] = commands[k]
+end
 
 --- Completion of :AgentlsCall's tool names.
 function M.complete_tools(arglead)

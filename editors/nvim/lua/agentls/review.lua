@@ -372,24 +372,20 @@ function R.map(entry, buf)
       fn()
     end
   end
-  map(k.approve, guarded(function()
-    A().approve_key(entry)
-  end), "approve")
-  map(k.reject, guarded(function()
-    A().reject(entry)
-  end), "reject")
-  map(k.always, guarded(function()
-    A().always_key(entry)
-  end), "always allow (what the review says)")
-  map(k.edit, guarded(function()
-    A().edit_arguments(entry)
-  end), "edit the arguments, then approve")
-  map(k.help, function()
-    A().toggle_help(entry)
-  end, "help")
-  map(k.hide, function()
-    A().hide(entry)
-  end, "decide later")
+  -- In this order: a key set twice does what its later use says.
+  for _, d in ipairs({
+    { "approve", "approve_key", "approve", true },
+    { "reject", "reject", "reject", true },
+    { "always", "always_key", "always allow (what the review says)", true },
+    { "edit", "edit_arguments", "edit the arguments, then approve", true },
+    { "help", "toggle_help", "help" },
+    { "hide", "hide", "decide later" },
+  }) do
+    local function act()
+      A()[d[2]](entry)
+    end
+    map(k[d[1]], d[4] and guarded(act) or act, d[3])
+  end
   map(k.next_file, function()
     R.show_file(entry, (entry.file_index or 1) + 1)
   end, "next file")
