@@ -5,6 +5,7 @@
 // exactly as the extension does. Documents live in memory, like VS Code
 // buffers: edits land there and are saved to disk when save-after-apply
 // says so.
+import { after } from 'node:test';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -44,6 +45,13 @@ export function tempWorkspace(files: Record<string, string> = {}): string {
 }
 
 export const fileUri = (p: string) => pathToFileURL(p).toString();
+
+/** The workspaceEdit client capabilities vscode-languageclient 9 declares. */
+export const vscodeWorkspaceEdit = {
+  documentChanges: true, resourceOperations: ['create', 'rename', 'delete'],
+  failureHandling: 'textOnlyTransactional', normalizesLineEndings: true,
+  changeAnnotationSupport: { groupsOnLabel: true },
+};
 
 interface Doc { uri: string; text: string; version: number; dirty: boolean }
 
@@ -119,11 +127,7 @@ export class FakeEditor {
       capabilities: {
         workspace: {
           applyEdit: true,
-          workspaceEdit: {
-            documentChanges: true, resourceOperations: ['create', 'rename', 'delete'],
-            failureHandling: 'textOnlyTransactional', normalizesLineEndings: true,
-            changeAnnotationSupport: { groupsOnLabel: true },
-          },
+          workspaceEdit: vscodeWorkspaceEdit,
           didChangeConfiguration: { dynamicRegistration: true },
           workspaceFolders: true,
           configuration: true,
@@ -248,6 +252,17 @@ export async function waitFor<T>(cond: () => T | undefined | false, ms = 5000, w
     if (Date.now() > end) { throw new Error(`timed out waiting for ${what}`); }
     await new Promise(r => setTimeout(r, 20));
   }
+}
+
+const started: FakeEditor[] = [];
+after(async () => { await Promise.all(started.map(e => e.close())); });
+
+/** A FakeEditor on a new workspace with files, initialized with config; closed after the file's tests. */
+export async function startEditor(files: Record<string, string>, opts: FakeEditorOptions = {}, config?: unknown): Promise<FakeEditor> {
+  const e = new FakeEditor(tempWorkspace(files), opts);
+  started.push(e);
+  await e.initialize({ config });
+  return e;
 }
 
 export { repoRoot };

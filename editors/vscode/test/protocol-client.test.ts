@@ -9,37 +9,18 @@
 // own code (src/) is used.
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import {
   createProtocolConnection, ProgressType, ProtocolConnection, StreamMessageReader, StreamMessageWriter,
 } from 'vscode-languageserver-protocol/node';
+import { agentlsBinary, fileUri, tempWorkspace, vscodeWorkspaceEdit } from './harness';
 
-const repoRoot = path.resolve(__dirname, '..', '..', '..', '..');
-let built: string | undefined;
-function binary(): string {
-  if (process.env.AGENTLS_BIN) { return process.env.AGENTLS_BIN; }
-  if (!built) {
-    built = path.join(repoRoot, 'editors', 'vscode', 'out', 'test-bin', 'agentls');
-    fs.mkdirSync(path.dirname(built), { recursive: true });
-    execFileSync('go', ['build', '-o', built, './cmd/agentls'], { cwd: repoRoot, stdio: 'inherit' });
-  }
-  return built;
-}
-
-function workspace(files: Record<string, string>): string {
-  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'agentls-protocol-client-')));
-  for (const [name, text] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
-    fs.writeFileSync(path.join(dir, name), text);
-  }
-  return dir;
-}
-
-const uriOf = (p: string) => pathToFileURL(p).toString();
+const workspace = tempWorkspace;
+const uriOf = fileUri;
 const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
 
 interface Pos { line: number; character: number }
@@ -70,11 +51,7 @@ type Behaviour = 'apply' | 'decline' | 'say-applied-do-nothing' | 'apply-late-di
 const vscodeCaps = {
   workspace: {
     applyEdit: true,
-    workspaceEdit: {
-      documentChanges: true, resourceOperations: ['create', 'rename', 'delete'],
-      failureHandling: 'textOnlyTransactional', normalizesLineEndings: true,
-      changeAnnotationSupport: { groupsOnLabel: true },
-    },
+    workspaceEdit: vscodeWorkspaceEdit,
     workspaceFolders: true,
   },
   window: { workDoneProgress: true },
@@ -93,7 +70,7 @@ class Client {
 
   constructor(readonly root: string, config: object = {}) {
     const xdg = fs.mkdtempSync(path.join(os.tmpdir(), 'agentls-protocol-xdg-'));
-    this.proc = spawn(binary(), ['serve'], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'],
+    this.proc = spawn(agentlsBinary(), ['serve'], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'],
       env: { ...process.env, XDG_CONFIG_HOME: path.join(xdg, 'config'), XDG_STATE_HOME: path.join(xdg, 'state') } });
     this.conn = createProtocolConnection(new StreamMessageReader(this.proc.stdout!), new StreamMessageWriter(this.proc.stdin!));
     this.conn.onRequest('workspace/applyEdit', (p: { edit: any }) => this.applyEdit(p.edit));
@@ -187,15 +164,21 @@ class Client {
   }
 }
 
+/** A started Client on a workspace whose a.txt holds text, open in it. */
+async function withA(caps: object, text: string): Promise<{ c: Client; a: string }> {
+  const root = workspace({ 'a.txt': text });
+  const c = new Client(root);
+  await c.start(caps);
+  const a = path.join(root, 'a.txt');
+  await c.open(a, text);
+  return { c, a };
+}
+
 for (const variant of ['vscode-languageclient capabilities', 'no workspaceEdit capabilities'] as const) {
   const caps = variant === 'no workspaceEdit capabilities' ? noEditCaps : vscodeCaps;
 
   test(`${variant}: edits land in the unsaved buffer, the disk keeps the saved text, a second edit keeps the first`, async () => {
-    const root = workspace({ 'a.txt': 'one\ntwo\nthree\n' });
-    const c = new Client(root);
-    await c.start(caps);
-    const a = path.join(root, 'a.txt');
-    await c.open(a, 'one\ntwo\nthree\n');
+    const { c, a } = await withA(caps, 'one\ntwo\nthree\n');
     await c.change(uriOf(a), 'one (unsaved é中😀)\ntwo\nthree\n');
     let r = await c.call('edit_file', { path: 'a.txt', old_string: 'two', new_string: 'TWO 😀' });
     assert.equal(r.status, 'success', JSON.stringify(r));
@@ -216,11 +199,7 @@ for (const variant of ['vscode-languageclient capabilities', 'no workspaceEdit c
   });
 
   test(`${variant}: an edit the editor says it applied but never did is not a success`, async () => {
-    const root = workspace({ 'a.txt': 'one\n' });
-    const c = new Client(root);
-    await c.start(caps);
-    const a = path.join(root, 'a.txt');
-    await c.open(a, 'one\n');
+    const { c, a } = await withA(caps, 'one\n');
     c.behaviour = 'say-applied-do-nothing';
     const r = await c.call('edit_file', { path: 'a.txt', old_string: 'one', new_string: 'ONE' });
     assert.equal(r.status, 'error', JSON.stringify(r));
@@ -306,11 +285,7 @@ for (const variant of ['vscode-languageclient capabilities', 'no workspaceEdit c
 }
 
 test('vscode-languageclient capabilities: a declined preview is rejected and changes nothing', async () => {
-  const root = workspace({ 'a.txt': 'one\n' });
-  const c = new Client(root);
-  await c.start(vscodeCaps);
-  const a = path.join(root, 'a.txt');
-  await c.open(a, 'one\n');
+  const { c, a } = await withA(vscodeCaps, 'one\n');
   c.behaviour = 'decline';
   const r = await c.call('edit_file', { path: 'a.txt', old_string: 'one', new_string: 'ONE' });
   assert.equal(r.status, 'rejected', JSON.stringify(r));

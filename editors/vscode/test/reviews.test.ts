@@ -3,14 +3,14 @@
 // long is left; the waiting reviews are listed; remembered answers are
 // listed and revoked (approval/rules). Unit tests of core/, then the same
 // against the REAL agentls binary.
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   ApprovalQueue, ApprovalRequest, alwaysButton, deadlineOf, describeRules, describeWaiting, offers, timeLeft, whoAsks,
 } from '../src/core';
-import { FakeEditor, FakeEditorOptions, tempWorkspace, waitFor } from './harness';
+import { startEditor, waitFor } from './harness';
 
 const base: ApprovalRequest = {
   callId: 'tc_1', tool: 'shell_exec', arguments: { command: 'echo x' }, risk: 'execute',
@@ -73,15 +73,7 @@ describe('core: reviews follow the request', () => {
   });
 });
 
-const editors: FakeEditor[] = [];
-after(async () => { await Promise.all(editors.map(e => e.close())); });
-
-async function start(files: Record<string, string>, opts: FakeEditorOptions = {}, config?: unknown): Promise<FakeEditor> {
-  const e = new FakeEditor(tempWorkspace(files), opts);
-  editors.push(e);
-  await e.initialize({ config });
-  return e;
-}
+const start = startEditor;
 
 describe('server: what a review says', () => {
   test('a dangerous command offers no always and says agent, cwd and deadline; the folder survives a rejection', async () => {

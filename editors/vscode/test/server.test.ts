@@ -1,21 +1,13 @@
 // The extension's core against the REAL agentls binary, over stdio, through
 // vscode-languageserver-protocol's node connection.
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildProposal, schemaErrors, serverConfig, ToolResult } from '../src/core';
-import { FakeEditor, FakeEditorOptions, fileUri, tempWorkspace, waitFor } from './harness';
+import { FakeEditor, fileUri, startEditor, waitFor } from './harness';
 
-const editors: FakeEditor[] = [];
-after(async () => { await Promise.all(editors.map(e => e.close())); });
-
-async function start(files: Record<string, string>, opts: FakeEditorOptions = {}, config?: unknown): Promise<FakeEditor> {
-  const e = new FakeEditor(tempWorkspace(files), opts);
-  editors.push(e);
-  await e.initialize({ config });
-  return e;
-}
+const start = startEditor;
 
 async function toolNames(e: FakeEditor): Promise<string[]> {
   return (await e.tools.listTools()).map(t => t.name);
