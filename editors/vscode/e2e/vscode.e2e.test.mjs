@@ -161,6 +161,15 @@ async function closeAllEditors() {
 
 let toolNames = [];
 
+/** Skips test t loudly when the server lists no tool name (agentls tools); true then. */
+function skipWithout(t, name) {
+  if (toolNames.includes(name)) { return false; }
+  const msg = `SKIPPED: the server has no ${name} tool yet (agentls tools does not list it)`;
+  console.error(`\n!!!!! ${msg} !!!!!\n`);
+  t.skip(msg);
+  return true;
+}
+
 before(async () => {
   fs.mkdirSync(shots, { recursive: true });
   writeWs('notes.txt', 'saved text on disk\n');
@@ -305,12 +314,7 @@ describe('agentls in VS Code (code-server)', { concurrency: false }, () => {
   });
 
   test('3c. a patch over two files opens a multi-file diff; "Always" approves it and the next patch does not ask', { timeout: 120000 }, async (t) => {
-    if (!toolNames.includes('apply_patch')) {
-      const msg = 'SKIPPED: the server has no apply_patch tool yet';
-      console.error(`\n!!!!! ${msg} !!!!!\n`);
-      t.skip(msg);
-      return;
-    }
+    if (skipWithout(t, 'apply_patch')) { return; }
     const patch = [
       '--- a/multi1.txt', '+++ b/multi1.txt', '@@ -1 +1 @@', '-m1', '+M1 (patched)',
       '--- /dev/null', '+++ b/multi2.txt', '@@ -0,0 +1 @@', '+created by the patch', '',
@@ -368,12 +372,7 @@ describe('agentls in VS Code (code-server)', { concurrency: false }, () => {
   });
 
   test('4. a shell command needing approval streams its output into the output channel', { timeout: 120000 }, async (t) => {
-    if (!toolNames.includes('shell_exec')) {
-      const msg = 'SKIPPED: the server has no shell_exec tool yet (agentls tools does not list it)';
-      console.error(`\n!!!!! ${msg} !!!!!\n`);
-      t.skip(msg);
-      return;
-    }
+    if (skipWithout(t, 'shell_exec')) { return; }
     const call = await agentCall('shell_exec', { command: 'echo e2e-first; sleep 1; echo e2e-second' });
     const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'shell_exec wants to run' });
     await toast.locator('.monaco-button', { hasText: /^Approve$/ }).waitFor({ state: 'visible', timeout: 30000 });
@@ -392,12 +391,7 @@ describe('agentls in VS Code (code-server)', { concurrency: false }, () => {
   });
 
   test('5. a dangerous command is asked in a modal dialog with the server\'s warning; Reject → rejected', { timeout: 120000 }, async (t) => {
-    if (!toolNames.includes('shell_exec')) {
-      const msg = 'SKIPPED: the server has no shell_exec tool yet';
-      console.error(`\n!!!!! ${msg} !!!!!\n`);
-      t.skip(msg);
-      return;
-    }
+    if (skipWithout(t, 'shell_exec')) { return; }
     await palette('View: Hide Panel');
     const call = await agentCall('shell_exec', { command: 'rm -r junk' });
     const dialog = page.locator('.monaco-dialog-box');
