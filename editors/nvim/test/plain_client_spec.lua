@@ -48,6 +48,18 @@ local function open(path)
   return api.nvim_get_current_buf()
 end
 
+--- A workspace with files and a.txt open in it, the server started for it
+--- (and, with approve, every question approved).
+--- @return string ws, integer buf, table client
+local function project(files, approve)
+  local ws = workspace(files)
+  if approve then
+    approve_all()
+  end
+  local buf = open(ws .. "/a.txt")
+  return ws, buf, start(ws)
+end
+
 -- tool/call through client.request (which first flushes the buffer's
 -- pending didChange), waited for.
 local function call(client, buf, name, args, extra)
@@ -85,10 +97,7 @@ describe("plain Neovim client (no plugin, default capabilities)", function()
   end)
 
   it("edits land in the unsaved buffer, the disk keeps the saved text, a second edit keeps the first", function()
-    local ws = workspace({ ["a.txt"] = "one\ntwo\nthree\n" })
-    approve_all()
-    local buf = open(ws .. "/a.txt")
-    local client = start(ws)
+    local ws, buf, client = project({ ["a.txt"] = "one\ntwo\nthree\n" }, true)
     -- An unsaved change the person made.
     api.nvim_buf_set_lines(buf, 0, 1, false, { "one (unsaved é中😀)" })
     local res = call(client, buf, "edit_file", { path = "a.txt", old_string = "two", new_string = "TWO 😀" })
@@ -106,10 +115,7 @@ describe("plain Neovim client (no plugin, default capabilities)", function()
   end)
 
   it("write_file of a new file creates it with its content, and no stray buffer", function()
-    local ws = workspace({ ["a.txt"] = "a\n" })
-    approve_all()
-    local buf = open(ws .. "/a.txt")
-    local client = start(ws)
+    local ws, buf, client = project({ ["a.txt"] = "a\n" }, true)
     local res = call(client, buf, "write_file", { path = "new/made.txt", content = "made é\n" })
     eq("success", res.status, vim.inspect(res))
     eq("made é\n", read(ws .. "/new/made.txt"), "the new file on disk")
@@ -121,9 +127,7 @@ describe("plain Neovim client (no plugin, default capabilities)", function()
     for i = 1, 12 do
       files[string.format("d/f%02d.txt", i)] = "needle\nhay\nneedle\n"
     end
-    local ws = workspace(files)
-    local buf = open(ws .. "/a.txt")
-    local client = start(ws)
+    local _, buf, client = project(files)
     local streamed = {}
     local group = api.nvim_create_augroup("plain-progress", { clear = true })
     H.after(function()

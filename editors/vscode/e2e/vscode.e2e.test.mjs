@@ -161,6 +161,15 @@ async function closeAllEditors() {
 
 let toolNames = [];
 
+/** Opens name, has the agent change oldString to newString in it (edit_file), and waits for the approval diff. */
+async function proposeEdit(name, oldString, newString) {
+  await openFile(name);
+  const call = await agentCall('edit_file', { path: name, old_string: oldString, new_string: newString });
+  await page.locator('.monaco-diff-editor').first().waitFor({ state: 'visible', timeout: 30000 });
+  await activeTab('agent proposal');
+  return call;
+}
+
 /** Skips test t loudly when the server lists no tool name (agentls tools); true then. */
 function skipWithout(t, name) {
   if (toolNames.includes(name)) { return false; }
@@ -266,10 +275,7 @@ describe('agentls in VS Code (code-server)', { concurrency: false }, () => {
   });
 
   test('3a. the agent edits a file: the approval diff opens; Approve → the editor shows it and disk has it', { timeout: 120000 }, async () => {
-    await openFile('approve.txt');
-    const call = await agentCall('edit_file', { path: 'approve.txt', old_string: 'beta', new_string: 'BETA (edited by the agent)' });
-    await page.locator('.monaco-diff-editor').first().waitFor({ state: 'visible', timeout: 30000 });
-    await activeTab('agent proposal');
+    const call = await proposeEdit('approve.txt', 'beta', 'BETA (edited by the agent)');
     await page.locator('.statusbar-item', { hasText: 'agentls: 1 waiting' }).waitFor();
     // The notification that goes with the diff, with the same actions as the diff's title bar.
     const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'edit_file wants to modify approve.txt' });
@@ -291,10 +297,7 @@ describe('agentls in VS Code (code-server)', { concurrency: false }, () => {
   });
 
   test('3b. Reject (with a message) → nothing changes and the result says rejected', { timeout: 120000 }, async () => {
-    await openFile('reject.txt');
-    const call = await agentCall('edit_file', { path: 'reject.txt', old_string: 'keep me', new_string: 'lost' });
-    await page.locator('.monaco-diff-editor').first().waitFor({ state: 'visible', timeout: 30000 });
-    await activeTab('agent proposal');
+    const call = await proposeEdit('reject.txt', 'keep me', 'lost');
     // This time through the diff editor's title bar.
     await page.locator('.editor-actions .action-label[aria-label="Reject…"]').first().click();
     const input = page.locator('.quick-input-widget .quick-input-box input');
