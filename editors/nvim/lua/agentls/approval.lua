@@ -1,4 +1,4 @@
---- approval/request (PROTOCOL.md section 5): the server asks before a tool
+--- approval/request (docs/protocol.md, "Approval"): the server asks before a tool
 --- writes, runs or fetches. The request is answered asynchronously from the
 --- handler's coroutine (vim.lsp runs server-request handlers in one), so the
 --- editor stays usable while the person reviews:

@@ -1,6 +1,6 @@
 --- workspace/applyEdit for agentls: applies the edit a person approved and
 --- saves the buffers it touched that were unmodified before it
---- (experimental.agentls.saveAfterApply, PROTOCOL.md section 5).
+--- (experimental.agentls.saveAfterApply, docs/protocol.md, "Approval").
 local M = {}
 
 local api = vim.api

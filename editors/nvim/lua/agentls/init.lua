@@ -196,7 +196,7 @@ function M.root_for(bufnr)
   return normalize_dir(vim.fs.dirname(name))
 end
 
---- The client capabilities agentls reads (PROTOCOL.md section 2).
+--- The client capabilities agentls reads (docs/protocol.md, "Starting a session").
 function M.capabilities()
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps = vim.tbl_deep_extend("force", caps, M.config.capabilities or {})
@@ -401,7 +401,7 @@ local function as_object(v)
 end
 
 --- Calls a tool (tool/call). on_result(result, err) gets the ToolResult
---- (PROTOCOL.md section 4) or a JSON-RPC error; without on_result the result
+--- (docs/protocol.md, "ToolResult") or a JSON-RPC error; without on_result the result
 --- is shown in a window.
 ---
 --- opts: reason, agent, call_id, bufnr, root, on_progress(value) for the

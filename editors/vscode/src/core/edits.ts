@@ -1,4 +1,4 @@
-// Bookkeeping for save-after-apply (PROTOCOL.md section 5): the buffers an
+// Bookkeeping for save-after-apply (docs/protocol.md, "Approval"): the buffers an
 // approved edit touched that were not modified before it are saved after it.
 
 /** The LSP WorkspaceEdit fields this module reads. */

@@ -1,4 +1,4 @@
-// Wire types of the agentls protocol (PROTOCOL.md sections 2-5). This module
+// Wire types of the agentls protocol (docs/protocol.md). This module
 // and everything under core/ must not import 'vscode': it is tested in plain
 // node against the real server.
 
@@ -57,7 +57,7 @@ export interface ToolError {
   details?: { violations?: Array<{ pointer: string; reason: string }> } & Record<string, unknown>;
 }
 
-/** ToolResult (PROTOCOL.md section 4). */
+/** ToolResult (docs/protocol.md, "ToolResult"). */
 export interface ToolResult {
   callId: string;
   tool: string;
