@@ -16,6 +16,9 @@
 --- offered) · <LocalLeader>e edit the arguments · g? help · q later ·
 --- ]f/[f next/previous file. Always, and approving a dangerous call, ask a
 --- second time (type the word shown).
+---
+--- This module keeps the queue of waiting requests and answers them; the
+--- review on screen (header, tab, float, keys) is review.lua.
 local M = {}
 
 local api = vim.api
