@@ -184,11 +184,17 @@ end
 --- The default answering keys of a review.
 H.APPROVE, H.REJECT, H.ALWAYS, H.EDIT = "<LocalLeader>y", "<LocalLeader>n", "<LocalLeader>A", "<LocalLeader>e"
 
---- Answers the next second confirmation (vim.ui.input) with word.
+--- The person answers vim.ui.input with word (nil: <Esc>); the table returned
+--- gets the opts of the last question (prompt, default).
 function H.confirm(word)
-  H.stub(vim.ui, "input", function(_, cb)
+  local asked = {}
+  H.stub(vim.ui, "input", function(opts, cb)
+    for k, v in pairs(opts or {}) do
+      asked[k] = v
+    end
     cb(word)
   end)
+  return asked
 end
 
 --- Types keys as a person would (mappings apply).
