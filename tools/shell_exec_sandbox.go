@@ -1,3 +1,6 @@
+// The sandbox of shell commands that run without a person's yes
+// (shell.sandboxAuto), and what a sandboxed process may write.
+
 package tools
 
 import (
