@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/process"
 )
 
 // shutdownGrace bounds how long the server takes to stop after SIGTERM or
@@ -18,7 +18,7 @@ import (
 const shutdownGrace = 1500 * time.Millisecond
 
 // stopOnSignal returns a context that is cancelled on SIGTERM or SIGINT.
-// The signal also ends every process the tools started (tools.EndAll: whole
+// The signal also ends every process the tools started (process.EndAll: whole
 // process trees) and then exits the server with 128 + the signal's number,
 // whatever the session is blocked on (a read of stdin that would otherwise
 // wait until the client closes it). cleanup runs before the exit (flushing
@@ -37,7 +37,7 @@ func stopOnSignal(ctx context.Context, stderr io.Writer, cleanup func()) (contex
 			close(stopping)
 			cancel()
 			fmt.Fprintf(stderr, "agentls: %v: ending every command and stopping\n", sig)
-			tools.EndAll(shutdownGrace)
+			process.EndAll(shutdownGrace)
 			if cleanup != nil {
 				cleanup()
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/process"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -43,7 +44,7 @@ func customTool(ct workspace.CustomTool) (*Tool, error) {
 				return nil, err
 			}
 			cfg := c.Workspace.Config()
-			return foreground(c, startSpec{argv: cmd, dir: c.Workspace.Root(), env: shellEnv(c, c.Workspace.Root(), nil), command: strings.Join(cmd, " ")},
+			return foreground(c, process.Spec{Argv: cmd, Dir: c.Workspace.Root(), Env: shellEnv(c, c.Workspace.Root(), nil), Command: strings.Join(cmd, " ")},
 				shellTimeout(cfg, 0), nil)
 		},
 	})

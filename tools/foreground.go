@@ -1,92 +1,40 @@
 // Foreground runs: a process run to the end under a time limit, its output
-// streamed as progress and captured (head and tail) for the result.
+// streamed as progress and captured (head and tail, process.Capture) for
+// the result.
 
 package tools
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentls/agentls/process"
 )
 
-// capture keeps the head and the tail of a stream for the result.
-type capture struct {
-	half  int
-	head  []byte
-	tail  []byte
-	total int64
-}
-
-func newCapture(limit int) *capture { return &capture{half: max(limit/2, 1)} }
-
-func (c *capture) write(b []byte) {
-	c.total += int64(len(b))
-	if room := c.half - len(c.head); room > 0 {
-		n := min(room, len(b))
-		c.head = append(c.head, b[:n]...)
-		b = b[n:]
-	}
-	if len(b) == 0 {
-		return
-	}
-	c.tail = append(c.tail, b...)
-	if len(c.tail) > 2*c.half {
-		c.tail = append([]byte(nil), c.tail[len(c.tail)-c.half:]...)
-	}
-}
-
-// text returns the stream, cut in the middle with a marker when it is
-// longer than the cap, and whether it was cut.
-func (c *capture) text(id, stream string) (string, bool) {
-	if c.binary() {
+// captureText returns a captured stream, cut in the middle with a marker
+// when it is longer than the cap, and whether it was cut.
+func captureText(c *process.Capture, id, stream string) (string, bool) {
+	if c.Binary() {
 		return fmt.Sprintf("[%d bytes of binary output, not shown; read them with shell_output {\"id\":%q,\"stream\":%q,\"encoding\":\"base64\"}]\n",
-			c.total, id, stream), true
+			c.Total(), id, stream), true
 	}
-	if c.total <= int64(2*c.half) {
-		return string(c.head) + string(c.tail), false
-	}
-	head := c.head
-	for n := len(head); n > 0 && n > len(head)-utf8.UTFMax; n-- {
-		if utf8.RuneStart(head[n-1]) {
-			if !utf8.FullRune(head[n-1:]) {
-				head = head[:n-1]
-			}
-			break
-		}
-	}
-	tail := c.tail
-	if len(tail) > c.half {
-		tail = tail[len(tail)-c.half:]
-	}
-	for k := 0; k < utf8.UTFMax && len(tail) > 0 && !utf8.RuneStart(tail[0]); k++ {
-		tail = tail[1:]
+	head, tail, cut := c.Parts()
+	if !cut {
+		return string(head), false
 	}
 	from := int64(len(head))
-	to := c.total - int64(len(tail))
+	to := c.Total() - int64(len(tail))
 	marker := fmt.Sprintf("\n[… %d bytes cut (bytes %d to %d of %d); read them with shell_output {\"id\":%q,\"stream\":%q,\"since\":%d} …]\n",
-		to-from, from, to, c.total, id, stream, from)
+		to-from, from, to, c.Total(), id, stream, from)
 	return string(head) + marker + string(tail), true
 }
 
-// binary reports whether the stream looks like binary data: a NUL byte,
-// or bytes that are not UTF-8, in its head.
-func (c *capture) binary() bool {
-	head := c.head
-	if len(head) > 8000 {
-		head = head[:8000]
-	}
-	if bytes.IndexByte(head, 0) >= 0 {
-		return true
-	}
-	// Allow a rune cut at the end.
-	for k := 1; k < utf8.UTFMax && len(head) > 0 && !utf8.Valid(head); k++ {
-		head = head[:len(head)-1]
-	}
-	return !utf8.Valid(head)
-}
+// maxStreamedFactor caps the output sent as progress reports, in multiples
+// of shell.maxOutputBytes.
+const maxStreamedFactor = 4
 
 // streamer sends output as progress reports, whole runes at a time, up to a
 // cap.
@@ -97,7 +45,7 @@ type streamer struct {
 	stopped  atomic.Bool
 }
 
-func (s *streamer) send(stream int, b []byte) {
+func (s *streamer) send(stream process.Stream, b []byte) {
 	if s.stopped.Load() {
 		return
 	}
@@ -128,7 +76,7 @@ func (s *streamer) send(stream int, b []byte) {
 // foreground runs a process to the end under a time limit, streaming its
 // output, and builds the result shared by shell_exec and run_code. extra,
 // when set, adds fields to the structured result once the process ended.
-func foreground(c *Call, sp startSpec, timeout time.Duration, extra func(p *proc) map[string]any) (*Result, error) {
+func foreground(c *Call, sp process.Spec, timeout time.Duration, extra func(p *process.Proc) map[string]any) (*Result, error) {
 	st, err := shellsOf(c.Session)
 	if err != nil {
 		return nil, err
@@ -137,7 +85,7 @@ func foreground(c *Call, sp startSpec, timeout time.Duration, extra func(p *proc
 	if maxOut <= 0 {
 		maxOut = 256 << 10
 	}
-	caps := [2]*capture{newCapture(maxOut), newCapture(maxOut)}
+	caps := [2]*process.Capture{process.NewCapture(maxOut), process.NewCapture(maxOut)}
 	progress := c.Progress
 	if progress == nil {
 		progress = noProgress{}
@@ -145,8 +93,8 @@ func foreground(c *Call, sp startSpec, timeout time.Duration, extra func(p *proc
 	str := &streamer{progress: progress}
 	str.left.Store(int64(maxStreamedFactor * maxOut))
 	start := time.Now()
-	p, err := st.start(sp, func(stream int, chunk []byte) {
-		caps[stream].write(chunk)
+	p, err := startShell(st, sp, func(stream process.Stream, chunk []byte) {
+		caps[stream].Write(chunk)
 		str.send(stream, chunk)
 	})
 	if err != nil {
@@ -156,24 +104,22 @@ func foreground(c *Call, sp startSpec, timeout time.Duration, extra func(p *proc
 	defer timer.Stop()
 	timedOut, cancelled := false, false
 	select {
-	case <-p.done:
+	case <-p.Done():
 	case <-timer.C:
 		timedOut = true
-		p.terminate()
+		p.Terminate()
 	case <-c.Ctx.Done():
 		cancelled = true
-		p.terminate()
+		p.Terminate()
 	}
-	st.finish(p)
-	p.mu.Lock()
-	code, sig := p.exitCode, p.signal
-	p.mu.Unlock()
-	stdout, cutOut := caps[0].text(p.id, "stdout")
-	stderr, cutErr := caps[1].text(p.id, "stderr")
+	st.Finish(p)
+	_, code, sig := p.Exit()
+	stdout, cutOut := captureText(caps[0], p.ID(), "stdout")
+	stderr, cutErr := captureText(caps[1], p.ID(), "stderr")
 	s := map[string]any{
 		"exit_code": code, "stdout": stdout, "stderr": stderr, "truncated": cutOut || cutErr,
-		"timed_out": timedOut, "duration_ms": time.Since(start).Milliseconds(), "id": p.id, "pid": p.pid,
-		"stdout_bytes": caps[0].total, "stderr_bytes": caps[1].total,
+		"timed_out": timedOut, "duration_ms": time.Since(start).Milliseconds(), "id": p.ID(), "pid": p.Pid(),
+		"stdout_bytes": caps[0].Total(), "stderr_bytes": caps[1].Total(),
 	}
 	if sig != "" {
 		s["signal"] = sig

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/process"
 	"github.com/agentls/agentls/sandbox"
 )
 
@@ -143,24 +144,24 @@ func runCode(c *Call, a runCodeArgs) (*Result, error) {
 	timeout = min(timeout, maxShellTimeout)
 
 	sb := newSandbox(int(timeout/time.Second), boxed)
-	defer sb.cgroup.remove() // when the run did not start
+	defer sb.cgroup.Remove() // when the run did not start
 	argv := append(append(append([]string{interp}, lang.flags...), file), a.Args...)
-	sp := startSpec{dir: dir, env: CommandEnv(cfg, a.Env), command: a.Language + " " + lang.file,
-		cgroup: sb.cgroup, prefix: sb.argvPrefix}
+	sp := process.Spec{Dir: dir, Env: CommandEnv(cfg, a.Env), Command: a.Language + " " + lang.file,
+		Cgroup: sb.cgroup, Prefix: sb.argvPrefix}
 	if sb.cgroup == nil {
-		sp.noCgroup = true // the limited one could not be made: none other
+		sp.NoCgroup = true // the limited one could not be made: none other
 	}
 	if boxed {
-		sp.box = &sandbox.Spec{Mode: sandbox.Isolate, Writable: writableRoots(c), ReadOnly: []string{tmp},
+		sp.Box = &sandbox.Spec{Mode: sandbox.Isolate, Writable: writableRoots(c), ReadOnly: []string{tmp},
 			Network: a.Network, Dir: dir}
-		sp.env = sandbox.Env(sp.env)
+		sp.Env = sandbox.Env(sp.Env)
 		sb.isolate(a.Network)
-		sp.argv = argv
+		sp.Argv = argv
 	} else {
 		sb.network(&sp, a.Network)
-		sp.argv = sb.wrap(argv)
+		sp.Argv = sb.wrap(argv)
 	}
-	return foreground(c, sp, timeout, func(*proc) map[string]any {
+	return foreground(c, sp, timeout, func(*process.Proc) map[string]any {
 		return map[string]any{"language": a.Language, "sandbox": sb.report()}
 	})
 }
@@ -178,7 +179,7 @@ type codeSandbox struct {
 	netMode     string // "isolated" or "allowed"
 	netMethod   string
 	filesystem  string
-	cgroup      *cgroup // the pids (and memory) cgroup, when the machine allows one
+	cgroup      *process.Cgroup // the pids (and memory) cgroup, when the machine allows one
 	argvPrefix  []string
 	ip          string // the ip program, to raise loopback in an isolated network
 }
@@ -196,7 +197,7 @@ func newSandbox(cpuSeconds int, boxed bool) *codeSandbox {
 	if boxed {
 		sb.kind = "bwrap"
 	}
-	sb.cgroup = newCgroup(codeProcesses, codeMemory)
+	sb.cgroup = process.NewCgroup(codeProcesses, codeMemory)
 	prlimit, err := prlimitProgram()
 	if err != nil {
 		for _, k := range []string{"cpu_seconds", "address_space_bytes", "open_files", "file_size_bytes"} {
@@ -215,7 +216,7 @@ func newSandbox(cpuSeconds int, boxed bool) *codeSandbox {
 	}
 	switch {
 	case sb.cgroup != nil:
-		sb.enforced = append(sb.enforced, "processes (pids cgroup "+sb.cgroup.dir+", the whole tree)")
+		sb.enforced = append(sb.enforced, "processes (pids cgroup "+sb.cgroup.Dir()+", the whole tree)")
 	case os.Geteuid() == 0:
 		sb.notEnforced["processes"] = "no pids cgroup could be made, and RLIMIT_NPROC does not bind root"
 	case sb.argvPrefix != nil:
@@ -227,8 +228,8 @@ func newSandbox(cpuSeconds int, boxed bool) *codeSandbox {
 	default:
 		sb.notEnforced["processes"] = "neither a pids cgroup nor prlimit is available"
 	}
-	if sb.cgroup != nil && sb.cgroup.memDir != "" {
-		sb.enforced = append(sb.enforced, "memory_bytes (memory cgroup "+sb.cgroup.memDir+", all processes of the run together)")
+	if sb.cgroup.MemoryDir() != "" {
+		sb.enforced = append(sb.enforced, "memory_bytes (memory cgroup "+sb.cgroup.MemoryDir()+", all processes of the run together)")
 	} else {
 		sb.notEnforced["memory_bytes"] = "no memory cgroup could be made here: only each process's address space is limited"
 	}
@@ -265,7 +266,7 @@ func (sb *codeSandbox) wrap(argv []string) []string {
 
 // network isolates the run in its own network namespace unless allow
 // (runCode.sandbox "none", where bwrap does not).
-func (sb *codeSandbox) network(sp *startSpec, allow bool) {
+func (sb *codeSandbox) network(sp *process.Spec, allow bool) {
 	if allow {
 		sb.netMode, sb.netMethod = "allowed", "the host's network"
 		return
@@ -276,7 +277,7 @@ func (sb *codeSandbox) network(sp *startSpec, allow bool) {
 		sb.notEnforced["network"] = err.Error()
 		return
 	}
-	sp.attr = attr
+	sp.Attr = attr
 	sb.netMode, sb.netMethod = "isolated", method
 	if ip, err := exec.LookPath("ip"); err == nil {
 		sb.ip = ip

@@ -6,10 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/process"
 )
 
 func needInterpreter(t *testing.T, names ...string) {
@@ -181,10 +182,7 @@ func TestRunCodeTimeout(t *testing.T) {
 	if left := pgrepF("sleep " + marker); left != "" {
 		t.Errorf("the code's child outlived the timeout:\n%s", left)
 	}
-	ents, _ := filepath.Glob("/sys/fs/cgroup/pids/agentls-*")
-	for _, e := range ents {
-		if strings.Contains(e, cgroupPrefix()+strconv.Itoa(os.Getpid())+"-") {
-			t.Errorf("cgroup %s left behind", e)
-		}
+	if left := process.Cgroups(); len(left) > 0 {
+		t.Errorf("cgroups left behind: %v", left)
 	}
 }

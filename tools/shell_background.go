@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/process"
 )
 
 // ShellBackground is shell_background: a long-running command (a dev
@@ -51,22 +52,22 @@ func shellBackground(c *Call, a shellBackgroundArgs) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	sp := startSpec{
-		argv: []string{"bash", "-c", a.Command}, dir: dir, env: shellEnv(c, dir, a.Env),
-		command: a.Command, background: true,
+	sp := process.Spec{
+		Argv: []string{"bash", "-c", a.Command}, Dir: dir, Env: shellEnv(c, dir, a.Env),
+		Command: a.Command, Background: true,
 	}
 	box, err := autoSandbox(c, &sp)
 	if err != nil {
 		return nil, err
 	}
-	p, err := st.start(sp, nil)
+	p, err := startShell(st, sp, nil)
 	if err != nil {
 		return nil, err
 	}
 	rel := c.Workspace.Rel(dir)
 	content := fmt.Sprintf("started %s (pid %d) in %s: %s\nRead its output with shell_output {\"id\":%q}; end it with shell_kill.",
-		p.id, p.pid, rel, a.Command, p.id)
-	s := map[string]any{"id": p.id, "pid": p.pid, "command": a.Command, "cwd": rel}
+		p.ID(), p.Pid(), rel, a.Command, p.ID())
+	s := map[string]any{"id": p.ID(), "pid": p.Pid(), "command": a.Command, "cwd": rel}
 	if box != nil {
 		s["sandbox"] = box
 		content += "\nIt runs in the sandbox: " + fmt.Sprint(box["network"]) + " network, " + isolatedFilesystem + "."
@@ -107,64 +108,39 @@ type shellOutputArgs struct {
 	Encoding string `json:"encoding"`
 }
 
-func streamIndex(name string) int {
-	for i, n := range streamNames {
-		if n == name {
-			return i
-		}
-	}
-	return streamCombined
-}
-
 func shellOutput(c *Call, a shellOutputArgs) (*Result, error) {
 	st, err := shellsOf(c.Session)
 	if err != nil {
 		return nil, err
 	}
-	p, err := st.get(a.ID)
+	p, err := shellByID(st, a.ID)
 	if err != nil {
 		return nil, err
 	}
-	stream := streamIndex(a.Stream)
+	stream := process.ParseStream(a.Stream)
 	if a.MaxBytes == 0 {
 		a.MaxBytes = c.Workspace.Config().Shell.MaxOutputBytes
 		if a.MaxBytes <= 0 {
 			a.MaxBytes = 256 << 10
 		}
 	}
-	deadline := time.NewTimer(time.Duration(a.WaitMs) * time.Millisecond)
-	defer deadline.Stop()
-	for {
-		p.mu.Lock()
-		size, ended, changed := p.logs[stream].size, p.ended, p.changed
-		p.mu.Unlock()
-		if size > a.Since || ended || a.WaitMs == 0 {
-			break
-		}
-		select {
-		case <-changed:
-			continue
-		case <-deadline.C:
-		case <-c.Ctx.Done():
-			return nil, c.Ctx.Err()
-		}
-		break
+	if err := p.WaitOutput(c.Ctx, stream, a.Since, time.Duration(a.WaitMs)*time.Millisecond); err != nil {
+		return nil, err
 	}
-	data, size := p.read(stream, a.Since, a.MaxBytes)
+	data, size := p.Read(stream, a.Since, a.MaxBytes)
 	if a.Since > size {
-		return nil, Errorf(InvalidParams, "since %d is past the end of %s's %s output (%d bytes)", a.Since, p.id, streamNames[stream], size)
+		return nil, Errorf(InvalidParams, "since %d is past the end of %s's %s output (%d bytes)", a.Since, p.ID(), stream, size)
 	}
 	next := a.Since + int64(len(data))
-	p.mu.Lock()
-	ended, code, sig, dropped := p.ended, p.exitCode, p.signal, p.logs[stream].dropped
-	p.mu.Unlock()
+	ended, code, sig := p.Exit()
+	_, dropped := p.Size(stream)
 	out := string(data)
 	if a.Encoding == "base64" {
 		out = base64.StdEncoding.EncodeToString(data)
 	}
 	s := map[string]any{
-		"id": p.id, "output": out, "since": a.Since, "next_offset": next, "total_bytes": size,
-		"more": next < size, "running": !ended, "command": p.command,
+		"id": p.ID(), "output": out, "since": a.Since, "next_offset": next, "total_bytes": size,
+		"more": next < size, "running": !ended, "command": p.Command(),
 	}
 	if a.Encoding == "base64" {
 		s["encoding"] = "base64"
@@ -178,17 +154,17 @@ func shellOutput(c *Call, a shellOutputArgs) (*Result, error) {
 	case next < size:
 		fmt.Fprintf(&b, "[%d more bytes; continue with since=%d]", size-next, next)
 	case !ended:
-		fmt.Fprintf(&b, "[%s is running; continue with since=%d]", p.id, next)
+		fmt.Fprintf(&b, "[%s is running; continue with since=%d]", p.ID(), next)
 	default:
 		s["exit_code"] = code
 		if sig != "" {
 			s["signal"] = sig
 		}
-		fmt.Fprintf(&b, "[%s exited with code %d]", p.id, code)
+		fmt.Fprintf(&b, "[%s exited with code %d]", p.ID(), code)
 	}
 	if dropped > 0 {
 		s["dropped_bytes"] = dropped
-		fmt.Fprintf(&b, "\n[%d bytes beyond the %d kept were not stored]", dropped, maxStoredBytes)
+		fmt.Fprintf(&b, "\n[%d bytes beyond the %d kept were not stored]", dropped, process.MaxStoredBytes)
 	}
 	return Success(b.String(), s), nil
 }
@@ -216,21 +192,20 @@ func shellKill(c *Call, a shellKillArgs) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := st.get(a.ID)
+	p, err := shellByID(st, a.ID)
 	if err != nil {
 		return nil, err
 	}
-	wasRunning := !p.isEnded()
-	p.terminate()
-	p.mu.Lock()
-	code, sig := p.exitCode, p.signal
-	p.mu.Unlock()
-	s := map[string]any{"id": p.id, "killed": wasRunning, "exit_code": code}
+	ended, _, _ := p.Exit()
+	wasRunning := !ended
+	p.Terminate()
+	_, code, sig := p.Exit()
+	s := map[string]any{"id": p.ID(), "killed": wasRunning, "exit_code": code}
 	if sig != "" {
 		s["signal"] = sig
 	}
 	if !wasRunning {
-		return Success(fmt.Sprintf("%s had already ended (exit code %d)", p.id, code), s), nil
+		return Success(fmt.Sprintf("%s had already ended (exit code %d)", p.ID(), code), s), nil
 	}
-	return Success(fmt.Sprintf("ended %s (exit code %d)", p.id, code), s), nil
+	return Success(fmt.Sprintf("ended %s (exit code %d)", p.ID(), code), s), nil
 }

@@ -120,6 +120,8 @@ func TestShellCloseSession(t *testing.T) {
 	res := g.call(context.Background(), "shell_background", map[string]any{"command": "true"}, nil)
 	if res.Status == StatusSuccess {
 		t.Error("a closed session started a shell")
+	} else if res.Error == nil || res.Error.Code != Cancelled {
+		t.Errorf("a closed session: %s %+v, want CANCELLED", res.Status, res.Error)
 	}
 	CloseSession(g.env.Session) // twice is harmless
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/git"
+	"github.com/agentls/agentls/process"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -150,19 +151,19 @@ func shellExec(c *Call, a shellExecArgs) (*Result, error) {
 		return nil, err
 	}
 	cfg := c.Workspace.Config()
-	sp := startSpec{
-		argv:    []string{"bash", "-c", a.Command},
-		dir:     dir,
-		env:     shellEnv(c, dir, a.Env),
-		command: a.Command,
+	sp := process.Spec{
+		Argv:    []string{"bash", "-c", a.Command},
+		Dir:     dir,
+		Env:     shellEnv(c, dir, a.Env),
+		Command: a.Command,
 	}
 	box, err := autoSandbox(c, &sp)
 	if err != nil {
 		return nil, err
 	}
-	var extra func(*proc) map[string]any
+	var extra func(*process.Proc) map[string]any
 	if box != nil {
-		extra = func(*proc) map[string]any { return map[string]any{"sandbox": box} }
+		extra = func(*process.Proc) map[string]any { return map[string]any{"sandbox": box} }
 	}
 	return foreground(c, sp, shellTimeout(cfg, a.TimeoutMs), extra)
 }
@@ -191,7 +192,7 @@ func RunArgv(c *Call, argv []string, dir string, env map[string]string, timeout 
 	if len(argv) == 0 {
 		return nil, Errorf(InvalidParams, "no program to run")
 	}
-	sp := startSpec{argv: argv, dir: dir, env: shellEnv(c, dir, env), command: strings.Join(argv, " ")}
+	sp := process.Spec{Argv: argv, Dir: dir, Env: shellEnv(c, dir, env), Command: strings.Join(argv, " ")}
 	return foreground(c, sp, min(timeout, maxShellTimeout), nil)
 }
 

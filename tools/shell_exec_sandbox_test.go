@@ -3,6 +3,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -197,8 +198,11 @@ func sleepPids(token string) []int {
 		if err != nil || !strings.HasPrefix(string(b), "sleep\x00"+token) {
 			continue
 		}
-		if running(pid) {
-			out = append(out, pid)
+		// /proc/pid/stat is "pid (comm) state …": zombies (Z, X) are gone.
+		if stat, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
+			if rest := string(stat[bytes.LastIndexByte(stat, ')')+1:]); !strings.HasPrefix(rest, " Z") && !strings.HasPrefix(rest, " X") {
+				out = append(out, pid)
+			}
 		}
 	}
 	return out

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/process"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -361,8 +362,10 @@ func TestShellPolicy(t *testing.T) {
 // TestShellSetsidEscape: a process that leaves the process group (setsid)
 // still ends with the call where the machine gives a cgroup.
 func TestShellSetsidEscape(t *testing.T) {
-	if pidsCgroupParent() == "" {
+	if g := process.NewCgroup(0, 0); g == nil {
 		t.Skip("no pids cgroup here: only the process group is ended")
+	} else {
+		g.Remove()
 	}
 	g := newShellRig(t, nil)
 	marker := fmt.Sprintf("500.%d", time.Now().UnixNano()%1000000)
@@ -373,7 +376,7 @@ func TestShellSetsidEscape(t *testing.T) {
 	if left := pgrepF("sleep " + marker); left != "" {
 		t.Errorf("escaped process left behind:\n%s", left)
 	}
-	if dirs, _ := filepath.Glob(filepath.Join(pidsCgroupParent(), fmt.Sprintf("%s%d-*", cgroupPrefix(), os.Getpid()))); len(dirs) > 0 {
+	if dirs := process.Cgroups(); len(dirs) > 0 {
 		t.Errorf("cgroups left: %v", dirs)
 	}
 }
@@ -392,40 +395,6 @@ func TestRunArgv(t *testing.T) {
 	res, err = RunArgv(c, []string{"sh", "-c", "sleep 5"}, g.root, nil, 200*time.Millisecond)
 	if err != nil || res.Error == nil || res.Error.Code != Timeout {
 		t.Errorf("timeout: %v %+v", err, res)
-	}
-}
-
-// TestSweepCgroups: the cgroup of a server that died is emptied and removed.
-func TestSweepCgroups(t *testing.T) {
-	parent := pidsCgroupParent()
-	if parent == "" {
-		t.Skip("no pids cgroup here")
-	}
-	// A pid that no process has: the highest one of a short-lived process.
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	dead := cmd.Process.Pid
-	dir := filepath.Join(parent, fmt.Sprintf("%s%d-1", cgroupPrefix(), dead))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Skipf("cannot make a cgroup: %v", err)
-	}
-	marker := fmt.Sprintf("600.%d", time.Now().UnixNano()%1000000)
-	orphan := exec.Command("/bin/sh", "-c", `echo $$ > "$0" && exec sleep "$1"`, filepath.Join(dir, "cgroup.procs"), marker)
-	if err := orphan.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go orphan.Wait()
-	time.Sleep(100 * time.Millisecond)
-	sweepCgroups(parent)
-	if _, err := os.Stat(dir); err == nil {
-		t.Errorf("cgroup %s left", dir)
-		os.Remove(dir)
-	}
-	time.Sleep(100 * time.Millisecond)
-	if left := pgrepF("sleep " + marker); left != "" {
-		t.Errorf("process of a dead server left:\n%s", left)
 	}
 }
 

@@ -1,10 +1,11 @@
-// Process supervision for shell_exec, shell_background and run_code: starting
-// a command in its own process group, keeping its output for shell_output,
-// signalling and ending the whole group, and ending a session's shells.
+// Starting a process in its own process group (and cgroup, and pid
+// namespace where the machine allows), keeping its output in logs, and
+// signalling and ending the whole group.
 
-package tools
+package process
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,61 +19,85 @@ import (
 	"github.com/agentls/agentls/sandbox"
 )
 
-// The streams of a shell's output. Combined interleaves both as they
-// arrive.
+// Stream is one of a process's output streams. Combined interleaves
+// stdout and stderr as they arrive.
+type Stream int
+
+// The streams of a process's output.
 const (
-	streamStdout = iota
-	streamStderr
-	streamCombined
+	Stdout Stream = iota
+	Stderr
+	Combined
 )
 
 var streamNames = [...]string{"stdout", "stderr", "combined"}
 
-// maxStoredBytes caps each stream of a shell kept for shell_output.
-const maxStoredBytes = 256 << 20
+// String is the stream's name: stdout, stderr or combined.
+func (s Stream) String() string {
+	if s < 0 || int(s) >= len(streamNames) {
+		return fmt.Sprintf("Stream(%d)", int(s))
+	}
+	return streamNames[s]
+}
 
-// maxStreamed caps the output sent as progress reports, in multiples of
-// shell.maxOutputBytes.
-const maxStreamedFactor = 4
+// ParseStream returns the stream of a name (stdout, stderr, combined);
+// any other name is Combined.
+func ParseStream(name string) Stream {
+	for i, n := range streamNames {
+		if n == name {
+			return Stream(i)
+		}
+	}
+	return Combined
+}
+
+// MaxStoredBytes caps each stream of a process kept in its logs; what
+// comes beyond is counted (Dropped) but not kept.
+const MaxStoredBytes = 256 << 20
 
 // terminateGrace is how long a process group has between SIGTERM and
 // SIGKILL.
 const terminateGrace = 500 * time.Millisecond
 
-// startSpec is a process to start.
-type startSpec struct {
-	argv       []string
-	dir        string
-	env        []string
-	attr       *syscall.SysProcAttr // its own process group is forced
-	command    string               // what shell_output shows
-	background bool
-	// cgroup, when set, is the cgroup to run in (run_code's, with a process
-	// limit); otherwise start makes one without a limit where it can.
-	cgroup   *cgroup
-	noCgroup bool
-	// box, when set, is the sandbox argv runs in (bwrap must work: the
-	// caller checked); otherwise start runs argv in bwrap's pid namespace
-	// only (sandbox.Lifetime) where bwrap works, plainly elsewhere.
-	box *sandbox.Spec
-	// prefix runs before bwrap (run_code's prlimit).
-	prefix []string
+// Spec is a process to start.
+type Spec struct {
+	Argv    []string
+	Dir     string
+	Env     []string
+	Attr    *syscall.SysProcAttr // its own process group is forced
+	Command string               // what the process is called in reports
+	// Background processes count against the Store's limit of running
+	// background processes.
+	Background bool
+	// Cgroup, when set, is the cgroup to run in (one with limits, made by
+	// the caller, which the process's end removes); otherwise Start makes
+	// one without a limit where it can, unless NoCgroup.
+	Cgroup   *Cgroup
+	NoCgroup bool
+	// Box, when set, is the sandbox Argv runs in (bwrap must work: the
+	// caller checked; a SandboxError otherwise); when nil, Argv runs in
+	// bwrap's pid namespace only (sandbox.Lifetime) where bwrap works, and
+	// plainly elsewhere.
+	Box *sandbox.Spec
+	// Prefix runs before bwrap (run_code's prlimit).
+	Prefix []string
 }
 
-// proc is one shell: its process group and the logs of its output, kept in
-// unlinked temporary files.
-type proc struct {
+// Proc is one started process: its process group and the logs of its
+// output, kept in unlinked temporary files. Its methods are safe for
+// concurrent use.
+type Proc struct {
 	id         string
 	command    string
 	started    time.Time
 	pid        int
 	background bool
-	// cgroup tracks every process of the shell, also those that left the
+	// cgroup tracks every process of the group, also those that left the
 	// process group (setsid); nil where the machine allows none.
-	cgroup *cgroup
-	// nsInit is the host pid of the first process of the shell's pid
-	// namespace (bwrap's), nsID the namespace ("pid:[inode]"); zero when
-	// the shell runs without bwrap. Killing nsInit kills the whole tree.
+	cgroup *Cgroup
+	// nsInit is the host pid of the first process of the pid namespace
+	// (bwrap's), nsID the namespace ("pid:[inode]"); zero when the process
+	// runs without bwrap. Killing nsInit kills the whole tree.
 	nsInit int
 	nsID   string
 
@@ -90,75 +115,69 @@ type proc struct {
 type outputLog struct {
 	f       *os.File
 	size    int64 // bytes written to f
-	dropped int64 // bytes beyond maxStoredBytes, not kept
+	dropped int64 // bytes beyond MaxStoredBytes, not kept
 }
 
-// shellStore is a session's shells.
-type shellStore struct {
-	mu       sync.Mutex
-	procs    map[string]*proc
-	finished []string // ids of finished foreground shells, oldest first
-	seq      int
-	closed   bool
+// ID is the process's id in its Store (sh_1, sh_2, …).
+func (p *Proc) ID() string { return p.id }
+
+// Pid is the host pid of the process group's leader.
+func (p *Proc) Pid() int { return p.pid }
+
+// Command is Spec.Command.
+func (p *Proc) Command() string { return p.command }
+
+// Done is closed when the process has ended: its group is gone and its
+// output read.
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
+// Exit reports whether the process has ended and, when it has, its exit
+// code (128+n for signal n, like a shell) and the signal's name ("" when
+// it exited).
+func (p *Proc) Exit() (ended bool, code int, signal string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ended, p.exitCode, p.signal
 }
 
-var shellStoreKey = NewKey[*shellStore]("shells")
+// Size returns how many bytes of a stream are kept and how many beyond
+// MaxStoredBytes were not.
+func (p *Proc) Size(s Stream) (size, dropped int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logs[s].size, p.logs[s].dropped
+}
 
-// keptForeground is how many finished shell_exec outputs a session keeps.
-const keptForeground = 32
-
-// maxBackground caps the background shells running at once in a session.
-const maxBackground = 32
-
-func shellsOf(s *Session) (*shellStore, error) {
-	if s == nil {
-		return nil, Errorf(Internal, "the call has no session to keep its output in")
+// WaitOutput waits up to d until a stream holds more than since bytes or
+// the process has ended. It returns ctx's error when ctx ends first.
+func (p *Proc) WaitOutput(ctx context.Context, s Stream, since int64, d time.Duration) error {
+	if d <= 0 {
+		return nil
 	}
-	return Update(s, shellStoreKey, func(old *shellStore, ok bool) *shellStore {
-		if ok && old != nil {
-			return old
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		p.mu.Lock()
+		size, ended, changed := p.logs[s].size, p.ended, p.changed
+		p.mu.Unlock()
+		if size > since || ended {
+			return nil
 		}
-		return &shellStore{procs: map[string]*proc{}}
-	}), nil
-}
-
-// get returns a shell by id.
-func (st *shellStore) get(id string) (*proc, error) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	p, ok := st.procs[id]
-	if !ok {
-		ids := sortedKeys(st.procs)
-		return nil, Errorf(InvalidParams, "no shell %q in this session (shells: %s)", id, strings.Join(ids, ", "))
-	}
-	return p, nil
-}
-
-// start starts a process in its own process group. sink, when set, sees
-// every chunk of output as it arrives (from two goroutines, one a stream).
-func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (*proc, error) {
-	st.mu.Lock()
-	if st.closed {
-		st.mu.Unlock()
-		return nil, Errorf(Cancelled, "the session has ended")
-	}
-	if sp.background {
-		running := 0
-		for _, p := range st.procs {
-			if p.background && !p.isEnded() {
-				running++
-			}
-		}
-		if running >= maxBackground {
-			st.mu.Unlock()
-			return nil, Errorf(TooLarge, "%d background shells are running; end one with shell_kill first", running)
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
-	st.seq++
-	id := fmt.Sprintf("sh_%d", st.seq)
-	st.mu.Unlock()
+}
 
-	p := &proc{id: id, command: sp.command, background: sp.background, changed: make(chan struct{}),
+// start starts a process in its own process group under id. sink, when
+// set, sees every chunk of output as it arrives (from two goroutines, one
+// a stream).
+func start(id string, sp Spec, sink func(s Stream, chunk []byte)) (*Proc, error) {
+	p := &Proc{id: id, command: sp.Command, background: sp.Background, changed: make(chan struct{}),
 		done: make(chan struct{})}
 	for i := range p.logs {
 		f, err := os.CreateTemp("", "agentls-"+id+"-"+streamNames[i]+"-*")
@@ -168,8 +187,8 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 		}
 		// The log lives as long as the open file: unlinked at once (where
 		// the system allows), its space returns when it is closed, when the
-		// session is garbage, or when the server exits, whoever forgot to
-		// call CloseSession.
+		// Proc is garbage, or when the server exits, whoever forgot to
+		// close the Store.
 		_ = os.Remove(f.Name())
 		p.logs[i].f = f
 	}
@@ -185,12 +204,12 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 		p.closeLogs(true)
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
-	argv := sp.argv
-	box := sp.box
+	argv := sp.Argv
+	box := sp.Box
 	var bwrap string
 	if box == nil {
 		if b, err := sandbox.Find(); err == nil {
-			bwrap, box = b, &sandbox.Spec{Mode: sandbox.Lifetime, Dir: sp.dir}
+			bwrap, box = b, &sandbox.Spec{Mode: sandbox.Lifetime, Dir: sp.Dir}
 		}
 	} else if bwrap, err = sandbox.Find(); err != nil {
 		outR.Close()
@@ -198,7 +217,7 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 		errR.Close()
 		errW.Close()
 		p.closeLogs(true)
-		return nil, Errorf(NotConfigured, "%v", err)
+		return nil, &SandboxError{Err: err}
 	}
 	var infoR, infoW *os.File
 	if box != nil {
@@ -212,21 +231,21 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 		}
 		argv = append(sandbox.Args(bwrap, *box, 3), argv...)
 	}
-	argv = append(append([]string(nil), sp.prefix...), argv...)
-	p.cgroup = sp.cgroup
-	if p.cgroup == nil && !sp.noCgroup {
-		p.cgroup = newCgroup(0, 0)
+	argv = append(append([]string(nil), sp.Prefix...), argv...)
+	p.cgroup = sp.Cgroup
+	if p.cgroup == nil && !sp.NoCgroup {
+		p.cgroup = NewCgroup(0, 0)
 	}
 	if p.cgroup != nil {
 		argv = p.cgroup.wrap(argv)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = sp.dir, sp.env
+	cmd.Dir, cmd.Env = sp.Dir, sp.Env
 	cmd.Stdout, cmd.Stderr = outW, errW
 	if infoW != nil {
 		cmd.ExtraFiles = []*os.File{infoW}
 	}
-	cmd.SysProcAttr = ownGroup(sp.attr)
+	cmd.SysProcAttr = ownGroup(sp.Attr)
 	err = sandbox.Start(cmd)
 	outW.Close()
 	errW.Close()
@@ -241,12 +260,12 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 		outR.Close()
 		errR.Close()
 		p.closeLogs(true)
-		p.cgroup.remove()
+		p.cgroup.Remove()
 		var ee *exec.Error
 		if errors.As(err, &ee) {
-			return nil, Errorf(ExecutionError, "cannot start %s: %v", sp.argv[0], ee.Err)
+			return nil, &StartError{Program: sp.Argv[0], Err: ee.Err}
 		}
-		return nil, fmt.Errorf("start %s: %w", sp.argv[0], err)
+		return nil, fmt.Errorf("start %s: %w", sp.Argv[0], err)
 	}
 	p.pid = cmd.Process.Pid
 	p.started = time.Now()
@@ -261,9 +280,9 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 			for {
 				n, err := r.Read(buf)
 				if n > 0 {
-					p.append(i, buf[:n])
+					p.append(Stream(i), buf[:n])
 					if sink != nil {
-						sink(i, buf[:n])
+						sink(Stream(i), buf[:n])
 					}
 				}
 				if err != nil {
@@ -280,7 +299,7 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 			// signal n: read it as a shell does.
 			sig = sigName(syscall.Signal(code - 128))
 		}
-		// No child outlives its shell: end what is left of the group.
+		// No child outlives its leader: end what is left of the group.
 		p.signalGroup(syscall.SIGTERM)
 		p.awaitGroupGone(terminateGrace)
 		p.signalGroup(syscall.SIGKILL)
@@ -300,7 +319,7 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 		outR.Close()
 		errR.Close()
 		p.cgroup.kill(syscall.SIGKILL)
-		p.cgroup.remove()
+		p.cgroup.Remove()
 		p.mu.Lock()
 		p.ended, p.exitCode, p.signal, p.endedAt = true, code, sig, time.Now()
 		close(p.changed)
@@ -309,30 +328,16 @@ func (st *shellStore) start(sp startSpec, sink func(stream int, chunk []byte)) (
 		live.Delete(p)
 		close(p.done)
 	}()
-
-	st.mu.Lock()
-	closed := st.closed
-	if !closed {
-		st.procs[id] = p
-	}
-	st.mu.Unlock()
-	if closed {
-		// The session ended while this shell started: CloseSession did not
-		// see it.
-		p.terminate()
-		p.closeLogs(true)
-		return nil, Errorf(Cancelled, "the session has ended")
-	}
 	return p, nil
 }
 
 // signalGroup signals the process group (and the cgroup, when there is one)
-// unless the group is known to have ended. A shell in a pid namespace gets
-// other signals than SIGKILL on every process of the namespace but its
+// unless the group is known to have ended. A process in a pid namespace
+// gets other signals than SIGKILL on every process of the namespace but its
 // first (bwrap, which ends when the command does), so that the command has
 // its grace; SIGKILL goes to the namespace's first process, which takes
 // the whole namespace with it, whatever left the group or the cgroup.
-func (p *proc) signalGroup(sig syscall.Signal) {
+func (p *Proc) signalGroup(sig syscall.Signal) {
 	p.mu.Lock()
 	exited := p.exited
 	p.mu.Unlock()
@@ -356,7 +361,7 @@ func (p *proc) signalGroup(sig syscall.Signal) {
 
 // groupAlive reports whether a process of the group is left (zombies that
 // nobody reaped count as gone).
-func (p *proc) groupAlive() bool {
+func (p *Proc) groupAlive() bool {
 	if p.nsInit != 0 {
 		for _, pid := range nsMembers(p.nsID) {
 			if running(pid) {
@@ -421,16 +426,17 @@ func groupMembers(pgid int) []int {
 }
 
 // awaitGroupGone waits up to d for the group to end.
-func (p *proc) awaitGroupGone(d time.Duration) {
+func (p *Proc) awaitGroupGone(d time.Duration) {
 	deadline := time.Now().Add(d)
 	for p.groupAlive() && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-// terminate ends the whole process group: SIGTERM, then SIGKILL after a
-// short grace. It returns when the shell has ended.
-func (p *proc) terminate() {
+// Terminate ends the whole process group: SIGTERM, then SIGKILL after a
+// short grace. It returns when the process has ended; on an ended process
+// it returns at once.
+func (p *Proc) Terminate() {
 	p.signalGroup(syscall.SIGTERM)
 	select {
 	case <-p.done:
@@ -441,20 +447,20 @@ func (p *proc) terminate() {
 	<-p.done
 }
 
-func (p *proc) isEnded() bool {
+func (p *Proc) isEnded() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.ended
 }
 
 // append records output in the stream's log and the combined log.
-func (p *proc) append(stream int, b []byte) {
+func (p *Proc) append(stream Stream, b []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, i := range []int{stream, streamCombined} {
+	for _, i := range []Stream{stream, Combined} {
 		l := &p.logs[i]
 		keep := int64(len(b))
-		if room := maxStoredBytes - l.size; keep > room {
+		if room := MaxStoredBytes - l.size; keep > room {
 			keep = max(room, 0)
 		}
 		if keep > 0 && l.f != nil {
@@ -468,8 +474,9 @@ func (p *proc) append(stream int, b []byte) {
 	p.changed = make(chan struct{})
 }
 
-// read returns up to n bytes of a stream from offset.
-func (p *proc) read(stream int, offset int64, n int) ([]byte, int64) {
+// Read returns up to n bytes of a stream from offset, and the stream's
+// size.
+func (p *Proc) Read(stream Stream, offset int64, n int) ([]byte, int64) {
 	p.mu.Lock()
 	size, f := p.logs[stream].size, p.logs[stream].f
 	p.mu.Unlock()
@@ -485,7 +492,7 @@ func (p *proc) read(stream int, offset int64, n int) ([]byte, int64) {
 }
 
 // closeLogs closes (and when remove is set, deletes) the log files.
-func (p *proc) closeLogs(remove bool) {
+func (p *Proc) closeLogs(remove bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i := range p.logs {
@@ -497,55 +504,4 @@ func (p *proc) closeLogs(remove bool) {
 			p.logs[i].f = nil
 		}
 	}
-}
-
-// finish records a finished foreground shell and forgets the oldest ones.
-func (st *shellStore) finish(p *proc) {
-	st.mu.Lock()
-	st.finished = append(st.finished, p.id)
-	var old []*proc
-	for len(st.finished) > keptForeground {
-		id := st.finished[0]
-		st.finished = st.finished[1:]
-		if q, ok := st.procs[id]; ok {
-			old = append(old, q)
-			delete(st.procs, id)
-		}
-	}
-	st.mu.Unlock()
-	for _, q := range old {
-		q.closeLogs(true)
-	}
-}
-
-// CloseSession ends every shell of the session (background shells and
-// running commands: their whole process groups) and deletes their output.
-// The LSP layer calls it when a session ends; later calls that start a
-// shell in the session fail.
-func CloseSession(s *Session) {
-	if s == nil {
-		return
-	}
-	st, ok := Get(s, shellStoreKey)
-	if !ok || st == nil {
-		return
-	}
-	st.mu.Lock()
-	st.closed = true
-	procs := make([]*proc, 0, len(st.procs))
-	for _, p := range st.procs {
-		procs = append(procs, p)
-	}
-	st.procs = map[string]*proc{}
-	st.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, p := range procs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p.terminate()
-			p.closeLogs(true)
-		}()
-	}
-	wg.Wait()
 }

@@ -1,8 +1,8 @@
-// Cgroups that hold every process of a shell: the pids cgroup (v1 or v2),
-// run_code's memory cgroup, the server's own cgroups from /proc/self/cgroup,
-// and the sweep of what servers that died left behind.
+// Cgroups that hold every process of a started process: the pids cgroup
+// (v1 or v2), an optional memory cgroup, the server's own cgroups from
+// /proc/self/cgroup, and the sweep of what servers that died left behind.
 
-package tools
+package process
 
 import (
 	"errors"
@@ -17,23 +17,24 @@ import (
 	"time"
 )
 
-// cgroup is a pids cgroup (v1 or v2) that holds every process of one shell,
-// so that processes which leave the process group (setsid, daemons) still
-// end with it; for run_code also a memory cgroup that caps the memory of
-// the whole tree. All methods are safe on a nil *cgroup.
-type cgroup struct {
+// Cgroup is a pids cgroup (v1 or v2) that holds every process of one
+// started process, so that processes which leave the process group
+// (setsid, daemons) still end with it; optionally also a memory cgroup that
+// caps the memory of the whole tree. All methods are safe on a nil
+// *Cgroup.
+type Cgroup struct {
 	dir    string
 	memDir string // the memory cgroup (v1), or dir (v2), when memory is capped
 }
 
 var cgroupSeq atomic.Int64
 
-// newCgroup makes a cgroup under the server's own pids cgroup, with at most
+// NewCgroup makes a cgroup under the server's own pids cgroup, with at most
 // pidsMax processes when pidsMax > 0, and at most memMax bytes of memory for
 // all its processes together when memMax > 0 and the machine allows a
 // memory cgroup (memDir is empty when it does not). It returns nil when the
 // machine allows no pids cgroup (no controller, not permitted).
-func newCgroup(pidsMax int, memMax int64) *cgroup {
+func NewCgroup(pidsMax int, memMax int64) *Cgroup {
 	parent := pidsCgroupParent()
 	if parent == "" {
 		return nil
@@ -50,7 +51,7 @@ func newCgroup(pidsMax int, memMax int64) *cgroup {
 			return nil
 		}
 	}
-	g := &cgroup{dir: dir}
+	g := &Cgroup{dir: dir}
 	if memMax > 0 {
 		g.memDir = capMemory(dir, name, memMax)
 	}
@@ -154,21 +155,21 @@ func sweepCgroups(parent string) {
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", owner)); err == nil {
 			continue // the server still runs
 		}
-		g := &cgroup{dir: filepath.Join(parent, e.Name())}
+		g := &Cgroup{dir: filepath.Join(parent, e.Name())}
 		if mem := v1CgroupParent("memory"); mem != "" {
 			if _, err := os.Stat(filepath.Join(mem, e.Name())); err == nil {
 				g.memDir = filepath.Join(mem, e.Name())
 			}
 		}
 		g.kill(syscall.SIGKILL)
-		g.remove()
+		g.Remove()
 	}
 }
 
 // wrap returns an argv that joins the cgroup and then execs argv: a fixed sh
 // script writes its own pid to cgroup.procs, so the program never runs
 // outside the cgroup.
-func (g *cgroup) wrap(argv []string) []string {
+func (g *Cgroup) wrap(argv []string) []string {
 	if g.memDir != "" && g.memDir != g.dir {
 		return append([]string{"/bin/sh", "-c", `echo $$ > "$0" && echo $$ > "$1" || exit 125; shift; exec "$@"`,
 			filepath.Join(g.dir, "cgroup.procs"), filepath.Join(g.memDir, "cgroup.procs")}, argv...)
@@ -177,7 +178,7 @@ func (g *cgroup) wrap(argv []string) []string {
 		filepath.Join(g.dir, "cgroup.procs")}, argv...)
 }
 
-func (g *cgroup) pids() []int {
+func (g *Cgroup) pids() []int {
 	if g == nil {
 		return nil
 	}
@@ -194,8 +195,24 @@ func (g *cgroup) pids() []int {
 	return out
 }
 
+// Dir is the pids cgroup's folder ("" on a nil Cgroup).
+func (g *Cgroup) Dir() string {
+	if g == nil {
+		return ""
+	}
+	return g.dir
+}
+
+// MemoryDir is the memory cgroup's folder, "" when memory is not capped.
+func (g *Cgroup) MemoryDir() string {
+	if g == nil {
+		return ""
+	}
+	return g.memDir
+}
+
 // kill signals every process of the cgroup.
-func (g *cgroup) kill(sig syscall.Signal) {
+func (g *Cgroup) kill(sig syscall.Signal) {
 	for _, pid := range g.pids() {
 		killPid(pid, sig)
 	}
@@ -203,7 +220,7 @@ func (g *cgroup) kill(sig syscall.Signal) {
 
 // alive reports whether a process of the cgroup is left (zombies that
 // nobody reaped do not count).
-func (g *cgroup) alive() bool {
+func (g *Cgroup) alive() bool {
 	for _, pid := range g.pids() {
 		if running(pid) {
 			return true
@@ -212,8 +229,10 @@ func (g *cgroup) alive() bool {
 	return false
 }
 
-// remove deletes the cgroup once it is empty, killing stragglers.
-func (g *cgroup) remove() {
+// Remove deletes the cgroup once it is empty, killing stragglers. A
+// started process removes its cgroup when it ends; a caller that made one
+// for a process that did not start removes it.
+func (g *Cgroup) Remove() {
 	if g == nil {
 		return
 	}
@@ -251,4 +270,16 @@ func pidsCgroupParent() string {
 		}
 	}
 	return ""
+}
+
+// Cgroups lists the folders of this server's cgroups that exist now: every
+// started process removes its own when it ends, so a cgroup listed while
+// no process runs was left behind.
+func Cgroups() []string {
+	parent := pidsCgroupParent()
+	if parent == "" {
+		return nil
+	}
+	dirs, _ := filepath.Glob(filepath.Join(parent, fmt.Sprintf("%s%d-*", cgroupPrefix(), os.Getpid())))
+	return dirs
 }
