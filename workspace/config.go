@@ -200,6 +200,9 @@ func DefaultConfig() *Config {
 	}
 }
 
+// ConfigFileName is the name of the configuration file at a root.
+const ConfigFileName = ".agentls.json"
+
 // Layer names a source of configuration, lowest precedence first.
 type Layer int
 
@@ -458,7 +461,7 @@ func (s *ConfigStack) LoadFiles(roots []string) (*Config, []error) {
 	}
 	ws := map[string]any{}
 	for i := len(roots) - 1; i >= 0; i-- {
-		p := filepath.Join(roots[i], ".agentls.json")
+		p := filepath.Join(roots[i], ConfigFileName)
 		b, err := os.ReadFile(p)
 		if err != nil {
 			if !os.IsNotExist(err) {

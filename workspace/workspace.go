@@ -31,6 +31,8 @@ type Workspace struct {
 	names []string // names[i] is roots[i]'s: unique, one path segment
 
 	config atomic.Pointer[Config]
+
+	events watchers // the watchers of Event (events.go)
 }
 
 // Folder is a workspace root and the name that stands for it in paths
@@ -91,6 +93,7 @@ func (w *Workspace) SetFolders(folders []Folder) error {
 	w.mu.Lock()
 	w.roots, w.names = abs, names
 	w.mu.Unlock()
+	w.announce(Event{Reset: true})
 	return nil
 }
 
@@ -132,7 +135,10 @@ func (w *Workspace) Root() string {
 func (w *Workspace) Config() *Config { return w.config.Load() }
 
 // SetConfig replaces the configuration in force.
-func (w *Workspace) SetConfig(c *Config) { w.config.Store(c) }
+func (w *Workspace) SetConfig(c *Config) {
+	w.config.Store(c)
+	w.announce(Event{Reset: true})
+}
 
 // ReadFile returns the text of an open document, or the file on disk: for
 // a path inside an allowed root, read beneath it like ReadDisk (a symlink
