@@ -21,6 +21,7 @@ import (
 	"github.com/agentls/agentls/internal/listen"
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/redact"
+	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -315,28 +316,20 @@ func call(ctx context.Context, g globals, pos []string, root, approve string, st
 	default:
 		return usageError(stdio, fmt.Errorf("--approve must be ask, yes or no, not %q", approve), nil)
 	}
-	ws, err := workspace.New(root)
+	sess, errs, err := session.New(session.Options{
+		Folders: []workspace.Folder{{Path: root}}, UserConfig: g.config,
+		Approver: approver, Runner: NewRunner(log), Log: log,
+	})
 	if err != nil {
 		return usageError(stdio, err, nil)
 	}
-	stack := workspace.ConfigStack{UserFile: g.config}
-	cfg, errs := stack.LoadFiles(ws.Roots())
 	for _, e := range errs {
 		fmt.Fprintf(stdio.Stderr, "agentls: %v (using the last valid configuration)\n", e)
 	}
-	ws.SetConfig(cfg)
-	histFile := cfg.History.File
-	if histFile == "" {
-		histFile = tools.HistoryFile(ws.Roots())
-	}
-	env := &tools.Env{
-		Workspace: ws, Session: tools.NewSession(), Approver: approver,
-		Memory: approval.NewMemory(""), History: tools.NewHistory(histFile),
-	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res := NewRunner(log).Run(ctx, env, tools.Request{Name: pos[0], Arguments: args}, nil)
-	tools.CloseSession(env.Session) // a shell started by this call ends with it
+	res := sess.Run(ctx, tools.Request{Name: pos[0], Arguments: args}, nil)
+	sess.Close() // a shell started by this call ends with it
 	enc := json.NewEncoder(stdio.Stdout)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(res); err != nil {

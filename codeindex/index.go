@@ -157,8 +157,9 @@ type Index struct {
 	goc *goChecker
 }
 
-// New returns an empty index of ws's roots that follows ws's overlays.
-// Start builds it; Close stops its goroutines.
+// New returns an empty index of ws's roots that follows ws's overlays and
+// the changes on disk it announces (workspace.Watch). Start builds it; Close
+// stops its goroutines and the subscriptions.
 func New(ws *workspace.Workspace) *Index {
 	ctx, cancel := context.WithCancel(context.Background())
 	ix := &Index{
@@ -166,7 +167,13 @@ func New(ws *workspace.Workspace) *Index {
 		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, buildDone: make(chan struct{}),
 	}
 	ix.goc = newGoChecker(ix)
-	ix.stopWatch = ws.Overlays.Watch(func(d workspace.Document) { ix.Changed(d.Path) })
+	stopBuffers := ws.Overlays.Watch(func(d workspace.Document) { ix.Changed(d.Path) })
+	stopDisk := ws.Watch(func(e workspace.Event) {
+		if e.Path != "" {
+			ix.Changed(e.Path)
+		}
+	})
+	ix.stopWatch = func() { stopBuffers(); stopDisk() }
 	return ix
 }
 

@@ -16,7 +16,7 @@ import (
 // approver asks the person through the best channel the client has
 // (PROTOCOL.md section 5): the approval/request of agentls clients, else
 // window/showMessageRequest.
-type approver struct{ s *session }
+type approver struct{ s *server }
 
 var _ approval.Approver = (*approver)(nil)
 
@@ -100,8 +100,8 @@ type approvalRulesParams struct {
 	Remove *string `json:"remove"`
 }
 
-func (s *session) approvalRules(ctx context.Context, p approvalRulesParams) (any, error) {
-	mem := s.env.Memory
+func (s *server) approvalRules(ctx context.Context, p approvalRulesParams) (any, error) {
+	mem := s.sess.Memory()
 	res := struct {
 		Rules   []approval.Rule `json:"rules"`
 		Removed *bool           `json:"removed,omitempty"`

@@ -18,29 +18,24 @@ type didChangeConfigurationParams struct {
 	} `json:"settings"`
 }
 
-func (s *session) didChangeConfiguration(_ context.Context, p didChangeConfigurationParams) error {
-	cfg, err := s.configs.Set(workspace.LayerSettings, "workspace/didChangeConfiguration", p.Settings.Agentls)
-	if err != nil {
+func (s *server) didChangeConfiguration(_ context.Context, p didChangeConfigurationParams) error {
+	if err := s.sess.SetSettings("workspace/didChangeConfiguration", p.Settings.Agentls); err != nil {
 		s.reportConfigError(err)
 		return nil
 	}
-	s.ws.SetConfig(cfg)
-	s.searchCacheReset()
 	s.log.Info("configuration changed")
 	return nil
 }
 
-func (s *session) reloadConfigFiles() {
-	cfg, errs := s.configs.LoadFiles(s.ws.Roots())
-	s.ws.SetConfig(cfg)
-	s.searchCacheReset()
+// reportConfigErrors reports each configuration error.
+func (s *server) reportConfigErrors(errs []error) {
 	for _, e := range errs {
 		s.reportConfigError(e)
 	}
 }
 
 // reportConfigError tells the person (showMessage) and the log.
-func (s *session) reportConfigError(err error) {
+func (s *server) reportConfigError(err error) {
 	s.log.Warn("configuration", "err", err)
 	msg := fmt.Sprintf("agentls: %v. The last valid configuration stays in force.", err)
 	if nerr := s.conn.Notify(context.Background(), "window/showMessage", protocol.ShowMessageParams{Type: protocol.MessageTypeError, Message: msg}); nerr != nil {

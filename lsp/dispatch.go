@@ -21,7 +21,7 @@ import (
 // is ignored. Async requests run on their own goroutine under a context of
 // their own, which $/cancelRequest cancels (cancelRequest); everything else
 // runs in order here, on the reading goroutine.
-func (s *session) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
+func (s *server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
 	name := req.Method()
 	call, isCall := req.(*jsonrpc2.Call)
 	m, found := lookup(name, isCall)
@@ -54,7 +54,7 @@ func (s *session) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrp
 // run runs a handler and answers: the reply of a request, the log line of
 // a failed notification. A panic is answered InternalError (and logged);
 // a request cancelled by $/cancelRequest is answered RequestCancelled.
-func (s *session) run(ctx context.Context, m method, req jsonrpc2.Request, reply jsonrpc2.Replier) {
+func (s *server) run(ctx context.Context, m method, req jsonrpc2.Request, reply jsonrpc2.Replier) {
 	name := req.Method()
 	var after []func()
 	ctx = context.WithValue(ctx, afterReplyKey{}, &after)
@@ -73,7 +73,7 @@ func (s *session) run(ctx context.Context, m method, req jsonrpc2.Request, reply
 }
 
 // invoke calls the handler, turning a panic into an error.
-func (s *session) invoke(ctx context.Context, m method, req jsonrpc2.Request) (result any, err error) {
+func (s *server) invoke(ctx context.Context, m method, req jsonrpc2.Request) (result any, err error) {
 	name := req.Method()
 	defer func() {
 		if p := recover(); p != nil {
@@ -91,7 +91,7 @@ func (s *session) invoke(ctx context.Context, m method, req jsonrpc2.Request) (r
 // one that cannot be is still answered (InternalError); an error that is
 // not a *jsonrpc2.Error is InternalError too. A reply that cannot be sent
 // is logged: the connection is failing, and its reader will say so.
-func (s *session) reply(name string, reply jsonrpc2.Replier, result any, err error) {
+func (s *server) reply(name string, reply jsonrpc2.Replier, result any, err error) {
 	if err == nil {
 		data, merr := json.Marshal(result)
 		if merr != nil {
@@ -133,7 +133,7 @@ var errCancelled = errors.New("cancelled by the client ($/cancelRequest)")
 // track registers an async request under its id: the context it returns
 // ends when $/cancelRequest names the id, at shutdown or when the
 // connection ends; done must be called when the request is answered.
-func (s *session) track(id jsonrpc2.ID) (ctx context.Context, done func()) {
+func (s *server) track(id jsonrpc2.ID) (ctx context.Context, done func()) {
 	key := idKey(id)
 	ctx, cancel := context.WithCancelCause(s.ctx)
 	s.mu.Lock()
@@ -162,7 +162,7 @@ type cancelParams struct {
 // float64); they are matched by value (7.0 is 7). An id that names no
 // running request, or a number that is no 32-bit integer (7.5, 2^32+7: a
 // request's id cannot be one), is ignored.
-func (s *session) cancelRequest(_ context.Context, p cancelParams) error {
+func (s *server) cancelRequest(_ context.Context, p cancelParams) error {
 	var id jsonrpc2.ID
 	var n float64
 	var str string

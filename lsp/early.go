@@ -20,7 +20,7 @@ const earlyMin = 1 << 20
 // It answers only what it is sure of: a well-formed request with plain
 // (unescaped) member names, from an initialized session. Anything else
 // goes the usual way (ok false).
-func (s *session) earlyAnswer(body []byte) (id, result json.RawMessage, ok bool) {
+func (s *server) earlyAnswer(body []byte) (id, result json.RawMessage, ok bool) {
 	if len(body) < earlyMin {
 		return nil, nil, false
 	}
@@ -55,7 +55,7 @@ func (s *session) earlyAnswer(body []byte) (id, result json.RawMessage, ok bool)
 // Runner refuses the arguments (Runner.Oversize says it will, before any
 // other work), so the result, the history and the events are those of any
 // refused call. A call within its caps goes the usual way.
-func (s *session) refuseOversizeCall(params map[string]json.RawMessage) (json.RawMessage, bool) {
+func (s *server) refuseOversizeCall(params map[string]json.RawMessage) (json.RawMessage, bool) {
 	var req tools.Request
 	for _, f := range []struct {
 		key string
@@ -68,9 +68,9 @@ func (s *session) refuseOversizeCall(params map[string]json.RawMessage) (json.Ra
 	}
 	req.Arguments = params["arguments"]
 	s.mu.Lock()
-	env := s.env
+	sess := s.sess
 	s.mu.Unlock()
-	if env == nil || !s.opts.Runner.Oversize(env.Workspace.Config(), req.Name, req.Arguments) {
+	if sess == nil || !sess.Runner().Oversize(sess.Workspace().Config(), req.Name, req.Arguments) {
 		return nil, false
 	}
 	// Refused before any other work. The context is cancelled already, so
@@ -78,7 +78,7 @@ func (s *session) refuseOversizeCall(params map[string]json.RawMessage) (json.Ra
 	// reader (it would block every message behind it).
 	ctx, cancel := context.WithCancel(s.ctx)
 	cancel()
-	res := s.opts.Runner.Run(ctx, env, req, nil)
+	res := sess.Run(ctx, req, nil)
 	result, err := json.Marshal(res)
 	if err != nil {
 		return nil, false

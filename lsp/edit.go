@@ -12,7 +12,7 @@ import (
 // its own wire types: the pinned protocol package has neither resource
 // operations in documentChanges nor annotated text edits, and its ApplyEdit
 // decodes the reply as a bool (STYLE.md).
-type editor struct{ s *session }
+type editor struct{ s *server }
 
 var _ tools.Editor = (*editor)(nil)
 

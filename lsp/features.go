@@ -25,12 +25,12 @@ import (
 // request's feature).
 
 // feature reports whether the configuration enables a feature.
-func (s *session) feature(name string) bool {
+func (s *server) feature(name string) bool {
 	return slices.Contains(s.ws.Config().LSP.Features, name)
 }
 
 // indexCapabilities advertises the enabled features.
-func (s *session) indexCapabilities(c *protocol.ServerCapabilities) {
+func (s *server) indexCapabilities(c *protocol.ServerCapabilities) {
 	if s.feature("documentSymbol") {
 		c.DocumentSymbolProvider = true
 	}
@@ -106,7 +106,7 @@ func symbolKind(k string) int {
 }
 
 // text returns a file's text as the tools see it ("" when unreadable).
-func (s *session) text(path string) string {
+func (s *server) text(path string) string {
 	b, err := s.ws.ReadFile(path)
 	if err != nil {
 		return ""
@@ -162,7 +162,7 @@ func lineOffset(text string, line int) (int, bool) {
 
 // bytePos converts an LSP position in a file to a 1-based line and byte
 // column.
-func (s *session) bytePos(path string, p workspace.Position) (int, int, error) {
+func (s *server) bytePos(path string, p workspace.Position) (int, int, error) {
 	text := s.text(path)
 	off, err := workspace.Offset(text, p)
 	if err != nil {
@@ -174,7 +174,7 @@ func (s *session) bytePos(path string, p workspace.Position) (int, int, error) {
 
 // texts caches file texts during one request.
 type texts struct {
-	s     *session
+	s     *server
 	files map[string]string
 }
 
@@ -195,7 +195,7 @@ func (t *texts) location(l codeindex.Location) lspLocation {
 	return lspLocation{URI: workspace.PathToURI(l.Path), Range: lspRange{lspPos(text, l.Line, l.Column), lspPos(text, l.EndLine, l.EndColumn)}}
 }
 
-func (s *session) documentSymbol(ctx context.Context, p textDocumentParams) ([]documentSymbol, error) {
+func (s *server) documentSymbol(ctx context.Context, p textDocumentParams) ([]documentSymbol, error) {
 	path, err := workspace.URIToPath(p.TextDocument.URI)
 	if err != nil {
 		return nil, invalidParams("textDocument/documentSymbol", err)
@@ -230,7 +230,7 @@ func (s *session) documentSymbol(ctx context.Context, p textDocumentParams) ([]d
 	return conv(syms), nil
 }
 
-func (s *session) workspaceSymbol(ctx context.Context, p workspaceSymbolParams) ([]symbolInformation, error) {
+func (s *server) workspaceSymbol(ctx context.Context, p workspaceSymbolParams) ([]symbolInformation, error) {
 	ix := s.index()
 	syms, _ := ix.Search(p.Query, 200)
 	t := &texts{s: s}
@@ -248,7 +248,7 @@ type indexQuery func(ctx context.Context, path string, line, col int) (*codeinde
 // ask runs an index query at p's position, bounded in time. A position
 // without an identifier is an empty answer (nil, nil), as editors expect;
 // a position that cannot be read is InvalidParams.
-func (s *session) ask(ctx context.Context, method string, p positionParams, q indexQuery) (*codeindex.Answer, error) {
+func (s *server) ask(ctx context.Context, method string, p positionParams, q indexQuery) (*codeindex.Answer, error) {
 	path, err := workspace.URIToPath(p.TextDocument.URI)
 	if err != nil {
 		return nil, invalidParams(method, err)
@@ -270,12 +270,12 @@ func (s *session) ask(ctx context.Context, method string, p positionParams, q in
 	return a, nil
 }
 
-func (s *session) definition(ctx context.Context, p positionParams) ([]lspLocation, error) {
+func (s *server) definition(ctx context.Context, p positionParams) ([]lspLocation, error) {
 	a, err := s.ask(ctx, "textDocument/definition", p, s.index().Definition)
 	return s.lspLocations(a), err
 }
 
-func (s *session) references(ctx context.Context, p positionParams) ([]lspLocation, error) {
+func (s *server) references(ctx context.Context, p positionParams) ([]lspLocation, error) {
 	decl := p.Context.IncludeDeclaration == nil || *p.Context.IncludeDeclaration
 	a, err := s.ask(ctx, "textDocument/references", p, func(ctx context.Context, path string, line, col int) (*codeindex.Answer, error) {
 		return s.index().References(ctx, path, line, col, decl)
@@ -284,7 +284,7 @@ func (s *session) references(ctx context.Context, p positionParams) ([]lspLocati
 }
 
 // lspLocations are an answer's locations (none for no answer).
-func (s *session) lspLocations(a *codeindex.Answer) []lspLocation {
+func (s *server) lspLocations(a *codeindex.Answer) []lspLocation {
 	if a == nil {
 		return []lspLocation{}
 	}
@@ -304,7 +304,7 @@ type hoverResult struct {
 	} `json:"contents"`
 }
 
-func (s *session) hover(ctx context.Context, p positionParams) (*hoverResult, error) {
+func (s *server) hover(ctx context.Context, p positionParams) (*hoverResult, error) {
 	a, err := s.ask(ctx, "textDocument/hover", p, s.index().Hover)
 	if err != nil || a == nil || a.Signature == "" && len(a.Locations) == 0 {
 		return nil, err

@@ -12,14 +12,14 @@ import (
 	"github.com/agentls/agentls/workspace"
 )
 
-// The workspace index of a session: the same one the tools use (kept in the
-// tools.Session), built in the background after initialized with
-// $/progress on a server-created token when the client supports it, and
-// kept current from the overlays (the index watches them itself), saves and
-// watched-file events. When the diagnostics feature is on, the problems of
-// open Go files are published after every change.
+// The code index of the session (the one the tools use, a service of the
+// session that follows the overlays and the changes on disk by itself) is
+// built in the background after initialized, with $/progress on a
+// server-created token when the client supports it. When the diagnostics
+// feature is on, the problems of open Go files are published after every
+// change.
 
-// indexState is a session's index machinery, kept in the tools.Session.
+// indexState is the server's diagnostics bookkeeping.
 type indexState struct {
 	once     sync.Once
 	tokenSeq atomic.Int64
@@ -30,60 +30,42 @@ type indexState struct {
 	shown   map[string]bool // files with published diagnostics
 }
 
-var indexStateKey = tools.NewKey[*indexState]("lsp index state")
-
-// idx returns the session's index machinery.
-func (s *session) idx() *indexState {
+// index returns the session's code index (nil before initialize).
+func (s *server) index() *codeindex.Index {
 	s.mu.Lock()
-	env := s.env
+	sess := s.sess
 	s.mu.Unlock()
-	if env == nil {
-		return &indexState{}
-	}
-	return tools.Update(env.Session, indexStateKey, func(old *indexState, ok bool) *indexState {
-		if ok && old != nil {
-			return old
-		}
-		return &indexState{}
-	})
-}
-
-// index returns the session's workspace index (nil before initialize).
-func (s *session) index() *codeindex.Index {
-	s.mu.Lock()
-	env := s.env
-	s.mu.Unlock()
-	if env == nil {
+	if sess == nil {
 		return nil
 	}
-	return tools.IndexOf(env.Session, s.ws)
+	return sess.Index()
 }
 
 // startIndex builds the index in the background, once per session.
-func (s *session) startIndex() {
-	s.idx().once.Do(func() {
+func (s *server) startIndex() {
+	s.idx.once.Do(func() {
 		ix := s.index()
 		if ix == nil {
 			return
 		}
-		stopWatch := s.ws.Overlays.Watch(func(d workspace.Document) { s.diagnosticsDue(d.Path) })
+		stopWatch := s.ws.Overlays.Watch(func(d workspace.Document) {
+			if !d.Closed {
+				s.diagnosticsDue(d.Path)
+			}
+		})
 		go func() {
 			<-s.ctx.Done()
 			stopWatch()
-			s.mu.Lock()
-			env := s.env
-			s.mu.Unlock()
-			tools.CloseIndex(env.Session)
 		}()
 		go s.buildIndex(ix)
 	})
 }
 
 // buildIndex starts the build with progress reports.
-func (s *session) buildIndex(ix *codeindex.Index) {
+func (s *server) buildIndex(ix *codeindex.Index) {
 	var token string
 	if s.clientCaps().WorkDoneProgress {
-		token = fmt.Sprintf("agentls/index/%d", s.idx().tokenSeq.Add(1))
+		token = fmt.Sprintf("agentls/index/%d", s.idx.tokenSeq.Add(1))
 		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 		_, err := s.conn.Call(ctx, "window/workDoneProgress/create", map[string]any{"token": token}, nil)
 		cancel()
@@ -135,26 +117,10 @@ func (s *session) buildIndex(ix *codeindex.Index) {
 	}
 }
 
-// indexChanged tells the index that a file changed on disk (saved, or
-// reported by the client's watcher).
-func (s *session) indexChanged(path string) {
-	if ix := s.index(); ix != nil {
-		ix.Changed(path)
-		if _, open := s.ws.Overlays.Get(path); open {
-			s.diagnosticsDue(path)
-		}
-	}
-}
-
-// indexClosed re-reads a closed document from the disk and withdraws its
-// published diagnostics.
-func (s *session) indexClosed(path string) {
-	st := s.idx()
-	ix := s.index()
-	if ix == nil {
-		return
-	}
-	ix.Changed(path)
+// diagnosticsWithdrawn withdraws the published diagnostics of a closed
+// document (the index reads it from the disk again by itself).
+func (s *server) diagnosticsWithdrawn(path string) {
+	st := &s.idx
 	st.mu.Lock()
 	shown := st.shown[path]
 	delete(st.shown, path)
@@ -167,8 +133,8 @@ func (s *session) indexClosed(path string) {
 
 // diagnosticsDue schedules the diagnostics of an open file, a little after
 // the last change. It never blocks (it runs in the overlay watcher).
-func (s *session) diagnosticsDue(path string) {
-	st := s.idx()
+func (s *server) diagnosticsDue(path string) {
+	st := &s.idx
 	if !s.feature("diagnostics") || codeindex.Language(path) != "go" {
 		return
 	}
@@ -186,7 +152,7 @@ func (s *session) diagnosticsDue(path string) {
 }
 
 // publishOpenDiagnostics schedules the diagnostics of every open Go file.
-func (s *session) publishOpenDiagnostics() {
+func (s *server) publishOpenDiagnostics() {
 	for _, p := range s.ws.Overlays.Paths() {
 		s.diagnosticsDue(p)
 	}
@@ -194,13 +160,13 @@ func (s *session) publishOpenDiagnostics() {
 
 // flushDiagnostics computes and publishes the due diagnostics, with those
 // of the other open files of the same packages.
-func (s *session) flushDiagnostics() {
+func (s *server) flushDiagnostics() {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("diagnostics panicked", "panic", p)
 		}
 	}()
-	st := s.idx()
+	st := &s.idx
 	st.mu.Lock()
 	due := st.pending
 	st.pending = nil
@@ -239,7 +205,7 @@ func (s *session) flushDiagnostics() {
 }
 
 // publishDiagnostics sends textDocument/publishDiagnostics for one file.
-func (s *session) publishDiagnostics(path string, ds []codeindex.Diagnostic) {
+func (s *server) publishDiagnostics(path string, ds []codeindex.Diagnostic) {
 	text := s.text(path)
 	out := make([]lspDiagnostic, 0, len(ds))
 	for _, d := range ds {

@@ -85,7 +85,7 @@ const ProtocolVersion = 1
 // initialize starts the session: roots, client capabilities, the
 // configuration and the tools' environment. Configuration errors are
 // reported (showMessage) after the result is sent.
-func (s *session) initialize(ctx context.Context, p initializeParams) (*protocol.InitializeResult, error) {
+func (s *server) initialize(ctx context.Context, p initializeParams) (*protocol.InitializeResult, error) {
 	s.mu.Lock()
 	if s.state != stateNew {
 		s.mu.Unlock()
@@ -99,10 +99,6 @@ func (s *session) initialize(ctx context.Context, p initializeParams) (*protocol
 	if len(roots) == 0 && s.opts.DefaultRoot != "" {
 		roots = []workspace.Folder{{Path: s.opts.DefaultRoot}}
 	}
-	if err := s.ws.SetFolders(roots); err != nil {
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize: %v", err)
-	}
-
 	c := p.Capabilities
 	caps := clientCaps{
 		ApplyEdit:          c.Workspace.ApplyEdit,
@@ -122,43 +118,28 @@ func (s *session) initialize(ctx context.Context, p initializeParams) (*protocol
 		caps.agentlsCaps = *a
 	}
 
-	// Configuration: the files, then initializationOptions.config.
-	_, errs := s.configs.LoadFiles(s.ws.Roots())
-	if cfg := p.InitializationOptions.Config; len(cfg) > 0 {
-		if _, err := s.configs.Set(workspace.LayerInit, "initializationOptions.config", cfg); err != nil {
-			errs = append(errs, err)
-		}
+	// The session: roots, configuration (the files, then
+	// initializationOptions.config), the tools' services.
+	var ed tools.Editor
+	if caps.ApplyEdit {
+		ed = &editor{s: s}
 	}
-	s.ws.SetConfig(s.configs.Merged())
-	cfg := s.ws.Config()
-	memFile := ""
-	if cfg.Approval.PersistAlways {
-		memFile = workspace.StateFile(s.ws.Roots(), "always", ".json")
-	}
-	histFile := cfg.History.File
-	if histFile == "" {
-		histFile = tools.HistoryFile(s.ws.Roots())
+	sess, errs, err := session.New(session.Options{
+		Folders: roots, UserConfig: s.opts.ConfigFile, Settings: p.InitializationOptions.Config,
+		Agent: p.InitializationOptions.Agent, Model: p.InitializationOptions.Model,
+		Approver: &approver{s: s}, Editor: ed, Events: tools.EventsFunc(s.sendEvent),
+		Runner: s.opts.Runner, SearchCache: true, Log: s.log,
+	})
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize: %v", err)
 	}
 	s.mu.Lock()
 	s.caps = caps
-	s.env = &tools.Env{
-		Workspace: s.ws,
-		Session:   tools.NewSession(),
-		Model:     p.InitializationOptions.Model,
-		Agent:     p.InitializationOptions.Agent,
-		Memory:    approval.NewMemory(memFile),
-		History:   tools.NewHistory(histFile),
-		Events:    tools.EventsFunc(s.sendEvent),
-	}
-	s.env.Approver = &approver{s: s}
-	tools.EnableSearchCache(s.env.Session)
-	if caps.ApplyEdit {
-		s.env.Editor = &editor{s: s}
-	}
+	s.sess, s.ws = sess, sess.Workspace()
 	s.state = stateRunning
 	s.mu.Unlock()
 
-	n := len(s.opts.Runner.Available(cfg, s.env.Agent))
+	n := len(sess.Tools(""))
 	result := protocol.InitializeResult{
 		Capabilities: protocol.ServerCapabilities{
 			TextDocumentSync: protocol.TextDocumentSyncOptions{
@@ -183,10 +164,10 @@ func (s *session) initialize(ctx context.Context, p initializeParams) (*protocol
 	return &result, nil
 }
 
-func (s *session) initialized(context.Context, ignored) error {
+func (s *server) initialized(context.Context, ignored) error {
 	s.registerWatchers()
 	s.startIndex()
-	s.warmSearchCache()
+	s.sess.WarmUp()
 	return nil
 }
 

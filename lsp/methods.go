@@ -16,37 +16,37 @@ import (
 var methods = map[string]method{
 	// Lifecycle. initialize and shutdown run in order on the reading
 	// goroutine: nothing is read until they are answered.
-	"initialize":      request((*session).initialize).beforeInitialize(),
-	"initialized":     notification((*session).initialized),
-	"shutdown":        request((*session).shutdown),
-	"exit":            notification((*session).exit).beforeInitialize().afterShutdown().asRequestToo(),
-	"$/cancelRequest": notification((*session).cancelRequest),
+	"initialize":      request((*server).initialize).beforeInitialize(),
+	"initialized":     notification((*server).initialized),
+	"shutdown":        request((*server).shutdown),
+	"exit":            notification((*server).exit).beforeInitialize().afterShutdown().asRequestToo(),
+	"$/cancelRequest": notification((*server).cancelRequest),
 
 	// Text synchronisation and workspace changes (textsync.go, config.go),
 	// in the order they arrive.
-	"textDocument/didOpen":                notification((*session).didOpen),
-	"textDocument/didChange":              notification((*session).didChange),
-	"textDocument/didClose":               notification((*session).didClose),
-	"textDocument/didSave":                notification((*session).didSave),
-	"workspace/didChangeWorkspaceFolders": notification((*session).didChangeWorkspaceFolders),
-	"workspace/didChangeConfiguration":    notification((*session).didChangeConfiguration),
-	"workspace/didChangeWatchedFiles":     notification((*session).didChangeWatchedFiles),
+	"textDocument/didOpen":                notification((*server).didOpen),
+	"textDocument/didChange":              notification((*server).didChange),
+	"textDocument/didClose":               notification((*server).didClose),
+	"textDocument/didSave":                notification((*server).didSave),
+	"workspace/didChangeWorkspaceFolders": notification((*server).didChangeWorkspaceFolders),
+	"workspace/didChangeConfiguration":    notification((*server).didChangeConfiguration),
+	"workspace/didChangeWatchedFiles":     notification((*server).didChangeWatchedFiles),
 
 	// agentls methods (tool.go, approver.go): each on its own goroutine, so
 	// that a call waiting for approval blocks nothing.
-	"tool/list":      request((*session).toolList).async(),
-	"tool/call":      request((*session).toolCall).async().undecoded((*session).refuseOversizeCall),
-	"tool/metrics":   request((*session).toolMetrics).async(),
-	"tool/history":   request((*session).toolHistory).async(),
-	"approval/rules": request((*session).approvalRules).async(),
+	"tool/list":      request((*server).toolList).async(),
+	"tool/call":      request((*server).toolCall).async().undecoded((*server).refuseOversizeCall),
+	"tool/metrics":   request((*server).toolMetrics).async(),
+	"tool/history":   request((*server).toolHistory).async(),
+	"approval/rules": request((*server).approvalRules).async(),
 
 	// Language features served from the index (features.go), each only
 	// when the configuration's lsp.features names it.
-	"textDocument/documentSymbol": request((*session).documentSymbol).async().feature("documentSymbol"),
-	"workspace/symbol":            request((*session).workspaceSymbol).async().feature("workspaceSymbol"),
-	"textDocument/definition":     request((*session).definition).async().feature("definition"),
-	"textDocument/references":     request((*session).references).async().feature("references"),
-	"textDocument/hover":          request((*session).hover).async().feature("hover"),
+	"textDocument/documentSymbol": request((*server).documentSymbol).async().feature("documentSymbol"),
+	"workspace/symbol":            request((*server).workspaceSymbol).async().feature("workspaceSymbol"),
+	"textDocument/definition":     request((*server).definition).async().feature("definition"),
+	"textDocument/references":     request((*server).references).async().feature("references"),
+	"textDocument/hover":          request((*server).hover).async().feature("hover"),
 }
 
 // A handler runs one method for a session. For a request, handle returns
@@ -55,13 +55,13 @@ var methods = map[string]method{
 // result is dropped and an error is logged. handle never replies itself,
 // and a handle that waits must return when ctx ends.
 type handler interface {
-	handle(ctx context.Context, s *session, req jsonrpc2.Request) (any, error)
+	handle(ctx context.Context, s *server, req jsonrpc2.Request) (any, error)
 }
 
 // handlerFunc adapts a function to a handler.
-type handlerFunc func(ctx context.Context, s *session, req jsonrpc2.Request) (any, error)
+type handlerFunc func(ctx context.Context, s *server, req jsonrpc2.Request) (any, error)
 
-func (f handlerFunc) handle(ctx context.Context, s *session, req jsonrpc2.Request) (any, error) {
+func (f handlerFunc) handle(ctx context.Context, s *server, req jsonrpc2.Request) (any, error) {
 	return f(ctx, s, req)
 }
 
@@ -98,8 +98,8 @@ func invalidParams(method string, err error) error {
 
 // request is the entry of a request whose params are a P and whose result
 // is an R. It runs in order on the reading goroutine unless made async.
-func request[P, R any](f func(s *session, ctx context.Context, p P) (R, error)) method {
-	return method{call: true, handler: handlerFunc(func(ctx context.Context, s *session, req jsonrpc2.Request) (any, error) {
+func request[P, R any](f func(s *server, ctx context.Context, p P) (R, error)) method {
+	return method{call: true, handler: handlerFunc(func(ctx context.Context, s *server, req jsonrpc2.Request) (any, error) {
 		p, err := decodeParams[P](req)
 		if err != nil {
 			return nil, err
@@ -114,8 +114,8 @@ func request[P, R any](f func(s *session, ctx context.Context, p P) (R, error)) 
 
 // notification is the entry of a notification whose params are a P. It
 // runs in order on the reading goroutine.
-func notification[P any](f func(s *session, ctx context.Context, p P) error) method {
-	return method{notify: true, handler: handlerFunc(func(ctx context.Context, s *session, req jsonrpc2.Request) (any, error) {
+func notification[P any](f func(s *server, ctx context.Context, p P) error) method {
+	return method{notify: true, handler: handlerFunc(func(ctx context.Context, s *server, req jsonrpc2.Request) (any, error) {
 		p, err := decodeParams[P](req)
 		if err != nil {
 			return nil, err
@@ -146,7 +146,7 @@ type method struct {
 // rawAnswer answers a request from its params' members as written (see
 // members), or says it cannot (ok false). It runs on the reading
 // goroutine, before the message is decoded, so it must answer at once.
-type rawAnswer func(s *session, params map[string]json.RawMessage) (result json.RawMessage, ok bool)
+type rawAnswer func(s *server, params map[string]json.RawMessage) (result json.RawMessage, ok bool)
 
 func (m method) async() method            { m.concurrent = true; return m }
 func (m method) beforeInitialize() method { m.preInit = true; return m }

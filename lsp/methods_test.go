@@ -38,14 +38,14 @@ func TestMethodTable(t *testing.T) {
 // testMethods are entries the table does not have, to attack the
 // dispatcher: a panic, a result that cannot be encoded, a plain Go error.
 var testMethods = map[string]method{
-	"test/panic": request(func(*session, context.Context, ignored) (any, error) { panic("boom") }).async(),
-	"test/unencodable": request(func(*session, context.Context, ignored) (chan int, error) {
+	"test/panic": request(func(*server, context.Context, ignored) (any, error) { panic("boom") }).async(),
+	"test/unencodable": request(func(*server, context.Context, ignored) (chan int, error) {
 		return make(chan int), nil
 	}).async(),
-	"test/plainError": request(func(*session, context.Context, ignored) (any, error) {
+	"test/plainError": request(func(*server, context.Context, ignored) (any, error) {
 		return nil, errors.New("plain")
 	}).async(),
-	"test/panicSync": request(func(*session, context.Context, ignored) (any, error) { panic("boom") }),
+	"test/panicSync": request(func(*server, context.Context, ignored) (any, error) { panic("boom") }),
 }
 
 // TestDispatcherAlwaysAnswers: whatever a handler does (panic, an

@@ -39,7 +39,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
 	}
 	opts.Log = redact.Logger(opts.Log) // the debug log never holds a secret it can recognise
 	go redact.Load()                   // the rules, before the first call needs them
-	s := newSession(ctx, rwc, opts)
+	s := newServer(ctx, rwc, opts)
 	defer s.stop()
 	select {
 	case <-s.conn.Done():
@@ -100,8 +100,8 @@ const (
 	stateExited
 )
 
-// session is one client connection.
-type session struct {
+// server is one client connection and its session.
+type server struct {
 	opts Options
 	log  *slog.Logger
 	conn jsonrpc2.Conn
@@ -110,9 +110,11 @@ type session struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	ws      *workspace.Workspace
-	configs workspace.ConfigStack
-	env     *tools.Env
+	// sess is the agentls session, made at initialize; ws is its workspace.
+	// Both are set once, before the state becomes running.
+	sess *session.Session
+	ws   *workspace.Workspace
+	idx  indexState // the index's build and the diagnostics
 
 	mu       sync.Mutex
 	state    state
@@ -122,14 +124,12 @@ type session struct {
 	calls    sync.WaitGroup
 }
 
-func newSession(ctx context.Context, rwc io.ReadWriteCloser, opts Options) *session {
+func newServer(ctx context.Context, rwc io.ReadWriteCloser, opts Options) *server {
 	sctx, cancel := context.WithCancel(ctx)
-	ws, _ := workspace.New()
-	s := &session{
-		opts: opts, log: opts.Log, ctx: sctx, cancel: cancel, ws: ws,
+	s := &server{
+		opts: opts, log: opts.Log, ctx: sctx, cancel: cancel,
 		inflight: map[string]context.CancelCauseFunc{},
 	}
-	s.configs.UserFile = opts.ConfigFile
 	st := newStream(rwc, opts.Log)
 	if opts.Token != "" {
 		st.requireToken(opts.Token)
@@ -145,18 +145,18 @@ func newSession(ctx context.Context, rwc io.ReadWriteCloser, opts Options) *sess
 }
 
 // stop cancels every running call and waits for them to finish.
-func (s *session) stop() {
+func (s *server) stop() {
 	s.cancel()
 	s.calls.Wait()
 	s.mu.Lock()
-	env := s.env
+	sess := s.sess
 	s.mu.Unlock()
-	if env != nil {
-		tools.CloseSession(env.Session) // background shells end with the session
+	if sess != nil {
+		sess.Close() // background shells, the index and the cache end with it
 	}
 }
 
-func (s *session) exitCode() int {
+func (s *server) exitCode() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.shutSeen {
@@ -166,13 +166,13 @@ func (s *session) exitCode() int {
 }
 
 // clientCaps returns what the client declared in initialize.
-func (s *session) clientCaps() clientCaps {
+func (s *server) clientCaps() clientCaps {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.caps
 }
 
-func (s *session) getState() state {
+func (s *server) getState() state {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state
@@ -180,7 +180,7 @@ func (s *session) getState() state {
 
 // shutdown ends every running call (their replies go out before its own)
 // and lets in nothing but exit.
-func (s *session) shutdown(context.Context, ignored) (any, error) {
+func (s *server) shutdown(context.Context, ignored) (any, error) {
 	s.mu.Lock()
 	s.state = stateShutdown
 	s.shutSeen = true
@@ -191,7 +191,7 @@ func (s *session) shutdown(context.Context, ignored) (any, error) {
 }
 
 // exit ends the connection; Serve then returns the exit code.
-func (s *session) exit(context.Context, ignored) error {
+func (s *server) exit(context.Context, ignored) error {
 	s.mu.Lock()
 	s.state = stateExited
 	s.mu.Unlock()

@@ -9,7 +9,7 @@ import (
 	"github.com/agentls/agentls/workspace"
 )
 
-func (s *session) didOpen(_ context.Context, p protocol.DidOpenTextDocumentParams) error {
+func (s *server) didOpen(_ context.Context, p protocol.DidOpenTextDocumentParams) error {
 	path, err := workspace.URIToPath(string(p.TextDocument.URI))
 	if err != nil {
 		return err
@@ -32,7 +32,7 @@ type didChangeParams struct {
 	ContentChanges []workspace.Change `json:"contentChanges"`
 }
 
-func (s *session) didChange(_ context.Context, p didChangeParams) error {
+func (s *server) didChange(_ context.Context, p didChangeParams) error {
 	path, err := workspace.URIToPath(p.TextDocument.URI)
 	if err != nil {
 		return err
@@ -40,17 +40,17 @@ func (s *session) didChange(_ context.Context, p didChangeParams) error {
 	return s.ws.Overlays.Change(path, p.TextDocument.Version, p.ContentChanges)
 }
 
-func (s *session) didClose(_ context.Context, p protocol.DidCloseTextDocumentParams) error {
+func (s *server) didClose(_ context.Context, p protocol.DidCloseTextDocumentParams) error {
 	path, err := workspace.URIToPath(string(p.TextDocument.URI))
 	if err != nil {
 		return err
 	}
 	s.ws.Overlays.Close(path)
-	s.indexClosed(path)
+	s.diagnosticsWithdrawn(path)
 	return nil
 }
 
-func (s *session) didSave(_ context.Context, p protocol.DidSaveTextDocumentParams) error {
+func (s *server) didSave(_ context.Context, p protocol.DidSaveTextDocumentParams) error {
 	path, err := workspace.URIToPath(string(p.TextDocument.URI))
 	if err != nil {
 		return err
@@ -65,7 +65,7 @@ type didChangeWatchedFilesParams struct {
 	} `json:"changes"`
 }
 
-func (s *session) didChangeWatchedFiles(_ context.Context, p didChangeWatchedFilesParams) error {
+func (s *server) didChangeWatchedFiles(_ context.Context, p didChangeWatchedFilesParams) error {
 	for _, c := range p.Changes {
 		if path, err := workspace.URIToPath(c.URI); err == nil {
 			s.fileChangedOnDisk(path)
@@ -74,12 +74,12 @@ func (s *session) didChangeWatchedFiles(_ context.Context, p didChangeWatchedFil
 	return nil
 }
 
-// fileChangedOnDisk reacts to a file the editor saved or saw change.
-func (s *session) fileChangedOnDisk(path string) {
-	s.indexChanged(path)
-	s.searchCacheChanged(path)
-	if filepath.Base(path) == ".agentls.json" {
-		s.reloadConfigFiles()
+// fileChangedOnDisk reacts to a file the editor saved or saw change: the
+// session's services follow it, and an open file's diagnostics are due.
+func (s *server) fileChangedOnDisk(path string) {
+	s.reportConfigErrors(s.sess.FileChanged(path))
+	if _, open := s.ws.Overlays.Get(path); open {
+		s.diagnosticsDue(path)
 	}
 }
 
@@ -90,7 +90,7 @@ type didChangeWorkspaceFoldersParams struct {
 	} `json:"event"`
 }
 
-func (s *session) didChangeWorkspaceFolders(_ context.Context, p didChangeWorkspaceFoldersParams) error {
+func (s *server) didChangeWorkspaceFolders(_ context.Context, p didChangeWorkspaceFoldersParams) error {
 	removed := map[string]bool{}
 	for _, f := range p.Event.Removed {
 		if path, err := workspace.URIToPath(f.URI); err == nil {
@@ -110,10 +110,10 @@ func (s *session) didChangeWorkspaceFolders(_ context.Context, p didChangeWorksp
 		}
 		roots = append(roots, workspace.Folder{Path: path, Name: f.Name})
 	}
-	if err := s.ws.SetFolders(roots); err != nil {
+	errs, err := s.sess.SetFolders(roots)
+	if err != nil {
 		return err
 	}
-	s.searchCacheReset()
-	s.reloadConfigFiles()
+	s.reportConfigErrors(errs)
 	return nil
 }

@@ -16,11 +16,8 @@ type toolListParams struct {
 	Agent  string `json:"agent"`
 }
 
-func (s *session) toolList(ctx context.Context, p toolListParams) (any, error) {
-	if p.Agent == "" {
-		p.Agent = s.env.Agent
-	}
-	defs, err := tools.Export(s.opts.Runner.Available(s.ws.Config(), p.Agent), p.Format)
+func (s *server) toolList(ctx context.Context, p toolListParams) (any, error) {
+	defs, err := tools.Export(s.sess.Tools(p.Agent), p.Format)
 	if err != nil {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, err.Error())
 	}
@@ -40,13 +37,13 @@ func (p *toolCallParams) validate() error {
 	return nil
 }
 
-func (s *session) toolCall(ctx context.Context, p toolCallParams) (*tools.Result, error) {
+func (s *server) toolCall(ctx context.Context, p toolCallParams) (*tools.Result, error) {
 	if p.CallID == "" {
 		p.CallID = tools.NewCallID()
 	}
 	pr := &progress{s: s, callID: p.CallID, tool: p.Name, work: token(p.WorkDoneToken), partial: token(p.PartialResultToken)}
 	pr.begin()
-	res := s.opts.Runner.Run(ctx, s.env, p.Request, pr)
+	res := s.sess.Run(ctx, p.Request, pr)
 	pr.end(string(res.Status))
 	return res, nil
 }
@@ -59,7 +56,7 @@ func token(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-func (s *session) toolMetrics(context.Context, ignored) (any, error) {
+func (s *server) toolMetrics(context.Context, ignored) (any, error) {
 	return map[string]any{"tools": s.opts.Runner.Metrics.Snapshot()}, nil
 }
 
@@ -68,11 +65,11 @@ type toolHistoryParams struct {
 	Tool  string `json:"tool"`
 }
 
-func (s *session) toolHistory(ctx context.Context, p toolHistoryParams) (any, error) {
+func (s *server) toolHistory(ctx context.Context, p toolHistoryParams) (any, error) {
 	if p.Limit == 0 {
 		p.Limit = 100
 	}
-	entries, err := s.env.History.Read(p.Limit, p.Tool)
+	entries, err := s.sess.History().Read(p.Limit, p.Tool)
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "read history: %v", err)
 	}
@@ -80,8 +77,7 @@ func (s *session) toolHistory(ctx context.Context, p toolHistoryParams) (any, er
 }
 
 // sendEvent sends a tool/event notification.
-func (s *session) sendEvent(e tools.Event) {
-	s.searchCacheToolEvent(e)
+func (s *server) sendEvent(e tools.Event) {
 	if err := s.conn.Notify(context.Background(), "tool/event", e); err != nil {
 		s.log.Debug("tool/event", "err", err)
 	}
@@ -90,7 +86,7 @@ func (s *session) sendEvent(e tools.Event) {
 // progress streams a call's progress on its workDoneToken and its partial
 // results on its partialResultToken, and mirrors reports as tool/events.
 type progress struct {
-	s             *session
+	s             *server
 	callID, tool  string
 	work, partial json.RawMessage
 }

@@ -10,7 +10,7 @@ import (
 // what the server learned (the index, the configuration files) follows
 // changes made outside the editor's buffers. It runs on its own goroutine:
 // the reply is read by the goroutine that called it.
-func (s *session) registerWatchers() {
+func (s *server) registerWatchers() {
 	if !s.clientCaps().WatchedFilesDyn {
 		return
 	}

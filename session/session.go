@@ -130,6 +130,10 @@ func (s *Session) event(e tools.Event, next tools.Events) {
 	}
 }
 
+// WarmUp starts the session's background work that a long-lived front end
+// wants done before the first call: filling the search cache.
+func (s *Session) WarmUp() { s.env.Session.WarmUp(s.ctx) }
+
 // Workspace is the session's workspace: roots, configuration, overlays.
 func (s *Session) Workspace() *workspace.Workspace { return s.ws }
 

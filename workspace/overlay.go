@@ -12,6 +12,9 @@ type Document struct {
 	LanguageID string
 	Version    int32
 	Text       string
+	// Closed is set in the Document a watcher gets when the editor closed
+	// it: tools read the disk again.
+	Closed bool
 }
 
 // Change is one content change of textDocument/didChange: a replacement of
@@ -82,11 +85,16 @@ func (o *Overlays) Change(path string, version int32, changes []Change) error {
 	return nil
 }
 
-// Close forgets a document; tools read the disk again.
+// Close forgets a document; tools read the disk again. Watchers get a
+// Document with only Path and Closed set.
 func (o *Overlays) Close(path string) {
 	o.mu.Lock()
+	_, open := o.docs[path]
 	delete(o.docs, path)
 	o.mu.Unlock()
+	if open {
+		o.notify(Document{Path: path, Closed: true})
+	}
 }
 
 // Get returns the open document at path.
@@ -111,7 +119,7 @@ func (o *Overlays) Paths() []string {
 	return out
 }
 
-// Watch calls f after every open or change, with the new document. f must
+// Watch calls f after every open, change or close, with the new document. f must
 // not block; it runs on the caller's goroutine, outside the store's lock.
 func (o *Overlays) Watch(f func(Document)) (stop func()) {
 	o.mu.Lock()
