@@ -6,8 +6,6 @@ import (
 	"fmt"
 
 	"go.lsp.dev/protocol"
-
-	"github.com/agentls/agentls/workspace"
 )
 
 // didChangeConfiguration takes settings.agentls as the highest layer. An

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/codeindex"
-	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
 

@@ -9,7 +9,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
-	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )

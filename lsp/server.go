@@ -11,6 +11,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/agentls/agentls/redact"
+	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )

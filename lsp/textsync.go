@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"path/filepath"
 
 	"go.lsp.dev/protocol"
 

@@ -75,6 +75,8 @@ type Cache struct {
 	// closed: Close was called; wg counts the background goroutines.
 	closed atomic.Bool
 	wg     sync.WaitGroup
+	// unfollow ends Follow's subscription; guarded by mu.
+	unfollow func()
 }
 
 // cachedFile is what the cache knows of one file.
@@ -93,6 +95,29 @@ type fileStamp struct {
 // NewCache returns an empty cache.
 func NewCache() *Cache {
 	return &Cache{files: map[string]*cachedFile{}}
+}
+
+// Follow keeps the cache current with what ws announces (workspace.Watch)
+// until Close: a file changed on disk loses its entry; a reset (roots or
+// configuration changed) empties the cache and fills it again in the
+// background, under ctx.
+func (c *Cache) Follow(ctx context.Context, ws *workspace.Workspace) {
+	stop := ws.Watch(func(e workspace.Event) {
+		if e.Reset {
+			c.Reset()
+			c.Warm(ctx, ws)
+			return
+		}
+		c.Changed(e.Path)
+	})
+	c.mu.Lock()
+	if c.closed.Load() {
+		c.mu.Unlock()
+		stop()
+		return
+	}
+	c.unfollow = stop
+	c.mu.Unlock()
 }
 
 // Changed tells the cache that the file at the absolute path changed
@@ -404,7 +429,12 @@ func (c *Cache) goBackground() bool {
 func (c *Cache) Close() {
 	c.mu.Lock()
 	c.closed.Store(true)
+	unfollow := c.unfollow
+	c.unfollow = nil
 	c.mu.Unlock()
+	if unfollow != nil {
+		unfollow()
+	}
 	c.Reset() // a fill stops at its next file (a new generation)
 	c.wg.Wait()
 }

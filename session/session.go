@@ -61,8 +61,6 @@ type Session struct {
 	runner  *tools.Runner
 	env     *tools.Env
 	log     *slog.Logger
-	ctx     context.Context // ends at Close
-	cancel  context.CancelFunc
 	mu      sync.Mutex // guards configs
 	configs workspace.ConfigStack
 	closed  sync.Once
@@ -84,8 +82,7 @@ func New(o Options) (*Session, []error, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &Session{ws: ws, runner: o.Runner, log: log, ctx: ctx, cancel: cancel}
+	s := &Session{ws: ws, runner: o.Runner, log: log}
 	s.configs.UserFile = o.UserConfig
 	_, errs := s.configs.LoadFiles(ws.Roots())
 	if len(o.Settings) > 0 {
@@ -105,7 +102,7 @@ func New(o Options) (*Session, []error, error) {
 	}
 	s.env = &tools.Env{
 		Workspace: ws,
-		Session:   tools.NewSession(ctx, ws, tools.SessionOptions{SearchCache: o.SearchCache}),
+		Session:   tools.NewSession(ws, tools.SessionOptions{SearchCache: o.SearchCache}),
 		Model:     o.Model,
 		Agent:     o.Agent,
 		Approver:  o.Approver,
@@ -132,7 +129,7 @@ func (s *Session) event(e tools.Event, next tools.Events) {
 
 // WarmUp starts the session's background work that a long-lived front end
 // wants done before the first call: filling the search cache.
-func (s *Session) WarmUp() { s.env.Session.WarmUp(s.ctx) }
+func (s *Session) WarmUp() { s.env.Session.WarmUp() }
 
 // Workspace is the session's workspace: roots, configuration, overlays.
 func (s *Session) Workspace() *workspace.Workspace { return s.ws }
@@ -214,7 +211,6 @@ func (s *Session) FileChanged(path string) []error {
 // started, the index and the search cache. It is idempotent.
 func (s *Session) Close() {
 	s.closed.Do(func() {
-		s.cancel()
 		s.env.Session.Close()
 	})
 }

@@ -221,7 +221,7 @@ func TestApplyPatchRoundTrip(t *testing.T) {
 			base, want = "moved 1\nmoved 2\nmoved 3\n"+old, "moved 1\nmoved 2\nmoved 3\n"+new
 		}
 		ftWrite(t, root, map[string]string{"f.txt": base})
-		env.Session = NewSession() // the model has not read this version
+		env.Session = NewSession(env.Workspace, SessionOptions{}) // the model has not read this version
 		res := ftCall(t, env, "apply_patch", map[string]any{"patch": patch})
 		if res.Status != StatusSuccess {
 			t.Fatalf("case %d (shifted %v): %s\nold %q\nnew %q\npatch:\n%s", i, shift, res.Content, old, new, patch)

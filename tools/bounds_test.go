@@ -208,7 +208,7 @@ func BenchmarkOversizeArgument(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	env := &Env{Workspace: ws, Session: NewSession(), Memory: approval.NewMemory(""), History: NewHistory(dir + "/h.jsonl")}
+	env := &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Memory: approval.NewMemory(""), History: NewHistory(dir + "/h.jsonl")}
 	args := json.RawMessage(`{"path":"` + strings.Repeat("x", 50<<20) + `"}`)
 	b.ResetTimer()
 	for b.Loop() {

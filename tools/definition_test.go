@@ -65,8 +65,8 @@ func newIndexRig(t *testing.T) *indexRig {
 	}
 	reg := NewRegistry(nil)
 	reg.MustRegister(Diagnostics, Symbols, FindDefinition, References, Hover)
-	env := &Env{Workspace: ws, Session: NewSession(), Approver: approval.Fixed(approval.Reject, ""), Memory: approval.NewMemory("")}
-	t.Cleanup(func() { CloseIndex(env.Session) })
+	env := &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Approver: approval.Fixed(approval.Reject, ""), Memory: approval.NewMemory("")}
+	t.Cleanup(func() { env.Session.Close() })
 	return &indexRig{t: t, r: NewRunner(reg, nil), env: env, root: root}
 }
 

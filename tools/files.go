@@ -9,9 +9,6 @@ import (
 	"syscall"
 )
 
-// readsKey holds, per absolute path, what the model last read.
-var readsKey = NewKey[map[string]readRecord]("reads")
-
 // readRecord is what the model last saw of a file: the hash of the whole
 // content, and the text itself when small enough to say later what changed.
 type readRecord struct {
@@ -33,26 +30,21 @@ func RecordRead(s *Session, path, content string) {
 }
 
 func recordRead(s *Session, path string, rec readRecord) {
-	Update(s, readsKey, func(m map[string]readRecord, ok bool) map[string]readRecord {
-		cp := make(map[string]readRecord, len(m)+1)
-		for k, v := range m {
-			cp[k] = v
-		}
-		cp[path] = rec
-		return cp
-	})
+	s.readsMu.Lock()
+	defer s.readsMu.Unlock()
+	s.reads[path] = rec
 }
 
 // LastRead returns the hash of what the model last read of path.
 func LastRead(s *Session, path string) (string, bool) {
-	m, _ := Get(s, readsKey)
-	r, ok := m[path]
+	r, ok := lastRead(s, path)
 	return r.Hash, ok
 }
 
 func lastRead(s *Session, path string) (readRecord, bool) {
-	m, _ := Get(s, readsKey)
-	r, ok := m[path]
+	s.readsMu.Lock()
+	defer s.readsMu.Unlock()
+	r, ok := s.reads[path]
 	return r, ok
 }
 

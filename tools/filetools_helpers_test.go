@@ -25,7 +25,7 @@ func ftEnv(t testing.TB) (*Env, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Env{Workspace: ws, Session: NewSession(), Memory: approval.NewMemory(""),
+	return &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Memory: approval.NewMemory(""),
 		Approver: approval.ApproverFunc(func(context.Context, approval.Request) (approval.Response, error) {
 			return approval.Response{Decision: approval.Approve}, nil
 		})}, root

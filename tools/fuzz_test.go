@@ -49,8 +49,10 @@ func FuzzApplyPatch(f *testing.F) {
 		rel, err := filepath.Rel(realRoot, p)
 		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
 	}
+	sess := NewSession(ws, SessionOptions{})
+	defer sess.Close()
 	f.Fuzz(func(t *testing.T, patch string) {
-		c := &Call{Ctx: context.Background(), Tool: ApplyPatch, Workspace: ws, Session: NewSession()}
+		c := &Call{Ctx: context.Background(), Tool: ApplyPatch, Workspace: ws, Session: sess}
 		plan, err := planPatch(c, applyPatchArgs{Patch: patch})
 		patchNotes.Delete(c)
 		if err != nil {

@@ -64,7 +64,7 @@ func newAdvRig(t *testing.T, repo bool) *advRig {
 	// what git runs, not what the sandbox stops.
 	a := &advRig{t: t, root: root, marker: filepath.Join(root, ".marks", "MARK"), ws: ws, r: NewRunner(NewBuiltinRegistry(), nil)}
 	a.setConfig(false)
-	a.env = &Env{Workspace: ws, Session: NewSession(), Memory: approval.NewMemory(""),
+	a.env = &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Memory: approval.NewMemory(""),
 		Approver: approval.ApproverFunc(func(_ context.Context, req approval.Request) (approval.Response, error) {
 			a.mu.Lock()
 			a.asked = append(a.asked, req)
@@ -78,7 +78,7 @@ func newAdvRig(t *testing.T, repo bool) *advRig {
 			}
 			return approval.Response{Decision: approval.Approve}, nil
 		})}
-	t.Cleanup(func() { CloseSession(a.env.Session) })
+	t.Cleanup(func() { a.env.Session.Close() })
 	a.repo = repo
 	if err := os.Mkdir(filepath.Dir(a.marker), 0o755); err != nil {
 		t.Fatal(err)

@@ -55,7 +55,7 @@ func newGitRig(t *testing.T, init bool) *gitRig {
 	reg := NewRegistry(nil)
 	reg.MustRegister(GitStatus, GitDiff, GitLog, GitCommit, GitBranch, GitPush)
 	g := &gitRig{t: t, root: root, ws: ws, r: NewRunner(reg, nil)}
-	g.env = &Env{Workspace: ws, Session: NewSession(), Memory: approval.NewMemory(""),
+	g.env = &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Memory: approval.NewMemory(""),
 		Approver: approval.ApproverFunc(func(_ context.Context, req approval.Request) (approval.Response, error) {
 			g.mu.Lock()
 			g.asked = append(g.asked, req)

@@ -106,7 +106,7 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 	opts := search.Options{
 		Path: a.Path, Glob: a.Glob, Type: a.Type, IncludeIgnored: a.IncludeIgnored,
 		Mode: mode, Limit: a.MaxResults, Before: before, After: after,
-		Cache: searchCacheOf(c.Session),
+		Cache: c.Session.Search,
 	}
 	if ps, ok := c.Progress.(PartialStreamer); ok && ps.StreamsPartial() {
 		opts.Partial = func(b search.Batch) { c.Progress.Partial(partialBatch(mode, b)) }

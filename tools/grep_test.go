@@ -95,7 +95,7 @@ func runSearch(t *testing.T, ws *workspace.Workspace, tool, args string, progres
 	reg := NewRegistry(nil)
 	reg.MustRegister(Grep, Glob)
 	r := NewRunner(reg, nil)
-	env := &Env{Workspace: ws, Session: NewSession(), Memory: approval.NewMemory("")}
+	env := &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Memory: approval.NewMemory("")}
 	return r.Run(context.Background(), env, Request{Name: tool, Arguments: json.RawMessage(args)}, progress)
 }
 
@@ -337,11 +337,11 @@ func TestGrepCachedSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &Env{Workspace: ws, Session: NewSession(), Memory: approval.NewMemory(""),
+	env := &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{SearchCache: true}), Memory: approval.NewMemory(""),
 		Approver: approval.ApproverFunc(func(context.Context, approval.Request) (approval.Response, error) {
 			return approval.Response{Decision: approval.Approve}, nil
 		})}
-	EnableSearchCache(env.Session)
+	t.Cleanup(env.Session.Close)
 	check := func(step string) {
 		t.Helper()
 		for _, q := range []string{`{"pattern":"xyzzy"}`, `{"pattern":"plugh|frobnicate","output_mode":"count"}`} {
@@ -353,7 +353,7 @@ func TestGrepCachedSession(t *testing.T) {
 		}
 	}
 	check("first")
-	if n := searchCacheOf(env.Session).Len(); n != len(files) {
+	if n := env.Session.Search.Len(); n != len(files) {
 		t.Fatalf("grep left %d files in the session's cache, want %d", n, len(files))
 	}
 	check("unchanged")
@@ -370,8 +370,8 @@ func TestGrepCachedSession(t *testing.T) {
 		}
 		check(call.name + " " + call.args)
 	}
-	SearchCacheChanged(env.Session, filepath.Join(root, "d1/f1.go"))
+	ws.Changed(filepath.Join(root, "d1/f1.go")) // the cache follows what the workspace announces
 	check("notified")
-	SearchCacheReset(env.Session)
+	ws.SetConfig(ws.Config()) // a reset: emptied and filled again
 	check("reset")
 }

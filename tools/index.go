@@ -13,41 +13,14 @@ import (
 )
 
 // The code-intelligence tools (diagnostics, symbols, definition,
-// references, hover) answer from one workspace index per session, kept in
-// the Session under indexKey. The LSP server creates it after initialized
-// and builds it with progress; a session without a server (the call
-// command) gets it on first use, built on demand.
-
-var indexKey = NewKey[*codeindex.Index]("workspace index")
-
-// IndexOf returns the session's workspace index of ws, creating it on first
-// use. It does not start the build.
-func IndexOf(s *Session, ws *workspace.Workspace) *codeindex.Index {
-	if s == nil {
-		return codeindex.New(ws)
-	}
-	return Update(s, indexKey, func(old *codeindex.Index, ok bool) *codeindex.Index {
-		if ok && old != nil {
-			return old
-		}
-		return codeindex.New(ws)
-	})
-}
-
-// CloseIndex stops the goroutines of the session's index, if it has one.
-func CloseIndex(s *Session) {
-	if s == nil {
-		return
-	}
-	if ix, ok := Get(s, indexKey); ok && ix != nil {
-		ix.Close()
-	}
-}
+// references, hover) answer from the session's code index (Session.Index).
+// The LSP server builds it after initialized, with progress; a session
+// without a server (the call command) builds it on first use.
 
 // Index returns the call's workspace index, building it in the background
 // if nobody has started it yet.
 func (c *Call) Index() *codeindex.Index {
-	ix := IndexOf(c.Session, c.Workspace)
+	ix := c.Session.Index
 	ix.Start(nil)
 	return ix
 }

@@ -67,8 +67,8 @@ func TestIndexSymlinkRace(t *testing.T) {
 	}
 	reg := NewRegistry(nil)
 	reg.MustRegister(Diagnostics, Symbols, Hover)
-	env := &Env{Workspace: ws, Session: NewSession(), Approver: approval.Fixed(approval.Reject, ""), Memory: approval.NewMemory("")}
-	t.Cleanup(func() { CloseIndex(env.Session) })
+	env := &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Approver: approval.Fixed(approval.Reject, ""), Memory: approval.NewMemory("")}
+	t.Cleanup(func() { env.Session.Close() })
 	r := NewRunner(reg, nil)
 
 	calls := []raceCall{

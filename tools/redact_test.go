@@ -122,7 +122,7 @@ func TestRedactionEndToEnd(t *testing.T) {
 	s := &sinks{hist: filepath.Join(t.TempDir(), "history.jsonl")}
 	r := NewRunner(NewBuiltinRegistry(), slog.New(slog.NewTextHandler(s, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	hist := NewHistory(s.hist)
-	env := &Env{Workspace: ws, Session: NewSession(), Memory: approval.NewMemory(""), History: hist,
+	env := &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Memory: approval.NewMemory(""), History: hist,
 		Approver: approval.ApproverFunc(func(context.Context, approval.Request) (approval.Response, error) {
 			return approval.Response{Decision: approval.Approve}, nil
 		}),

@@ -19,7 +19,7 @@ func testEnv(t *testing.T) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Env{Workspace: ws, Session: NewSession(), Memory: approval.NewMemory(""),
+	return &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Memory: approval.NewMemory(""),
 		History: NewHistory(filepath.Join(t.TempDir(), "h.jsonl"))}
 }
 

@@ -17,6 +17,7 @@ var builtinRegistry = sync.OnceValue(NewBuiltinRegistry)
 // of `agentls call`. The warm-server benchmark uses it.
 func RunTool(ctx context.Context, ws *workspace.Workspace, name string, args json.RawMessage) *Result {
 	r := NewRunner(builtinRegistry(), nil)
-	env := &Env{Workspace: ws, Session: NewSession(), Memory: approval.NewMemory("")}
+	env := &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Memory: approval.NewMemory("")}
+	defer env.Session.Close()
 	return r.Run(ctx, env, Request{Name: name, Arguments: args}, nil)
 }

@@ -337,8 +337,8 @@ func runScenario(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &Env{Workspace: ws, Session: NewSession(), Memory: approval.NewMemory("")}
-	t.Cleanup(func() { CloseSession(env.Session) })
+	env := &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Memory: approval.NewMemory("")}
+	t.Cleanup(func() { env.Session.Close() })
 	var ed *scenarioEditor
 	if sc.hasEd {
 		ed = &scenarioEditor{ws: ws, roots: roots}

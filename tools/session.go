@@ -1,16 +1,77 @@
 package tools
 
-import "sync"
+import (
+	"context"
+	"sync"
 
-// Session is the per-connection state tools share across calls: a typed
-// key/value store. It is safe for concurrent use.
+	"github.com/agentls/agentls/codeindex"
+	"github.com/agentls/agentls/search"
+	"github.com/agentls/agentls/workspace"
+)
+
+// Session is the state the calls of one session share: the services the
+// session owns (the code index, the search cache, the processes the tools
+// started) and what the calls read (for STALE_FILE). Each service follows
+// the workspace's changes by itself; Close ends them all. A Session is safe
+// for concurrent use.
 type Session struct {
+	// Index is the code index: built on the first query, or when the front
+	// end starts it (Index.Start).
+	Index *codeindex.Index
+	// Search keeps what grep learned of files between searches; nil: grep
+	// reads every file (a one-shot call needs no cache).
+	Search *search.Cache
+
+	ws     *workspace.Workspace
+	ctx    context.Context // ends at Close: the services' background work
+	cancel context.CancelFunc
+
+	readsMu sync.Mutex
+	reads   map[string]readRecord // by absolute path: what the model last read
+
 	mu     sync.Mutex
 	values map[any]any
 }
 
-// NewSession returns an empty session.
-func NewSession() *Session { return &Session{values: map[any]any{}} }
+// SessionOptions choose a session's services.
+type SessionOptions struct {
+	// SearchCache gives the session a search cache (a long-lived server).
+	SearchCache bool
+}
+
+// NewSession returns the state of a new session of ws.
+func NewSession(ws *workspace.Workspace, o SessionOptions) *Session {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Session{
+		Index: codeindex.New(ws), ws: ws, ctx: ctx, cancel: cancel,
+		reads: map[string]readRecord{}, values: map[any]any{},
+	}
+	if o.SearchCache {
+		s.Search = search.NewCache()
+		s.Search.Follow(ctx, ws)
+	}
+	return s
+}
+
+// WarmUp starts the background work a long-lived session wants done before
+// its first search: filling the search cache.
+func (s *Session) WarmUp() {
+	if s.Search != nil {
+		s.Search.Warm(s.ctx, s.ws)
+	}
+}
+
+// Close ends the services: the processes the tools started (background
+// shells too), the index's goroutines and the search cache. Queries of the
+// index still answer from what it holds.
+func (s *Session) Close() {
+	s.cancel()
+	closeShells(s)
+	s.Index.Close()
+	if s.Search != nil {
+		s.Search.Close()
+	}
+}
 
 // Key names a value of type T in a Session. Make keys with NewKey, once, in
 // a package variable.
@@ -25,13 +86,6 @@ func Get[T any](s *Session, k Key[T]) (T, bool) {
 	defer s.mu.Unlock()
 	v, ok := s.values[k.id].(T)
 	return v, ok
-}
-
-// Set stores v under k.
-func Set[T any](s *Session, k Key[T], v T) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.values[k.id] = v
 }
 
 // Update replaces the value under k with f(old) atomically and returns it.

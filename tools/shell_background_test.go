@@ -108,7 +108,7 @@ func TestShellCloseSession(t *testing.T) {
 	if pgrepF("sleep "+marker) == "" {
 		t.Fatal("the background shells did not start")
 	}
-	CloseSession(g.env.Session)
+	g.env.Session.Close()
 	if left := pgrepF("sleep " + marker); left != "" {
 		t.Errorf("left behind:\n%s", left)
 	}
@@ -123,7 +123,7 @@ func TestShellCloseSession(t *testing.T) {
 	} else if res.Error == nil || res.Error.Code != Cancelled {
 		t.Errorf("a closed session: %s %+v, want CANCELLED", res.Status, res.Error)
 	}
-	CloseSession(g.env.Session) // twice is harmless
+	g.env.Session.Close() // twice is harmless
 }
 
 // TestShellBackgroundNeedsApproval: shell_background is judged like

@@ -69,8 +69,8 @@ func newShellRig(t testing.TB, edit func(*workspace.Config)) *shellRig {
 	ws.SetConfig(cfg)
 	reg := NewRegistry(nil)
 	reg.MustRegister(ShellExec, ShellBackground, ShellOutput, ShellKill, RunCode)
-	env := &Env{Workspace: ws, Session: NewSession(), Approver: approval.Fixed(approval.Approve, ""), Memory: approval.NewMemory("")}
-	t.Cleanup(func() { CloseSession(env.Session) })
+	env := &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Approver: approval.Fixed(approval.Approve, ""), Memory: approval.NewMemory("")}
+	t.Cleanup(func() { env.Session.Close() })
 	return &shellRig{t: t, r: NewRunner(reg, nil), env: env, root: root}
 }
 

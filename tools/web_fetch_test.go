@@ -47,7 +47,7 @@ func newWebRig(t *testing.T, edit func(*workspace.Config)) *webRig {
 	reg := NewRegistry(nil)
 	reg.MustRegister(WebFetch, WebSearch)
 	w := &webRig{t: t, ws: ws, r: NewRunner(reg, nil), answer: approval.Approve}
-	w.env = &Env{Workspace: ws, Session: NewSession(), Memory: approval.NewMemory(""),
+	w.env = &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Memory: approval.NewMemory(""),
 		Approver: approval.ApproverFunc(func(_ context.Context, req approval.Request) (approval.Response, error) {
 			w.mu.Lock()
 			defer w.mu.Unlock()
