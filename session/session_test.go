@@ -1,0 +1,207 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
+)
+
+// open starts a session of a fresh root holding files, with an approver
+// that says yes.
+func open(t *testing.T, files map[string]string, o Options) (*Session, string) {
+	t.Helper()
+	root := t.TempDir()
+	for p, text := range files {
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	o.Folders = []workspace.Folder{{Path: root}}
+	if o.Runner == nil {
+		o.Runner = tools.NewRunner(tools.NewBuiltinRegistry(), nil)
+	}
+	if o.Approver == nil {
+		o.Approver = approval.Fixed(approval.Approve, "")
+	}
+	s, errs, err := New(o)
+	if err != nil || len(errs) > 0 {
+		t.Fatalf("New: %v %v", err, errs)
+	}
+	t.Cleanup(s.Close)
+	return s, root
+}
+
+func run(t *testing.T, s *Session, name, args string) *tools.Result {
+	t.Helper()
+	return s.Run(context.Background(), tools.Request{Name: name, Arguments: json.RawMessage(args)}, nil)
+}
+
+// TestConfigurationLayers: the files, then the front end's settings, then
+// the editor's; an invalid layer is refused and the configuration in force
+// stays; a changed configuration file is read again.
+func TestConfigurationLayers(t *testing.T) {
+	s, root := open(t, map[string]string{".agentls.json": `{"limits":{"readLines":7}}`},
+		Options{Settings: json.RawMessage(`{"history":{"enabled":false}}`)})
+	cfg := s.Workspace().Config()
+	if cfg.Limits.ReadLines != 7 || cfg.History.Enabled {
+		t.Fatalf("config = readLines %d, history %v; want the file's 7 and the settings' false", cfg.Limits.ReadLines, cfg.History.Enabled)
+	}
+	if err := s.SetSettings("test", json.RawMessage(`{"limits":{"readLines":"many"}}`)); err == nil {
+		t.Fatal("an invalid settings layer was accepted")
+	}
+	if got := s.Workspace().Config().Limits.ReadLines; got != 7 {
+		t.Fatalf("after an invalid layer, readLines = %d, want 7 still", got)
+	}
+	if err := s.SetSettings("test", json.RawMessage(`{"limits":{"readLines":9}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Workspace().Config().Limits.ReadLines; got != 9 {
+		t.Fatalf("settings: readLines = %d, want 9", got)
+	}
+	if err := s.SetSettings("test", nil); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(root, ".agentls.json")
+	if err := os.WriteFile(file, []byte(`{"limits":{"readLines":11}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if errs := s.FileChanged(file); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if got := s.Workspace().Config().Limits.ReadLines; got != 11 {
+		t.Fatalf("after the file changed, readLines = %d, want 11", got)
+	}
+	if err := os.WriteFile(file, []byte(`{"limits":`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if errs := s.FileChanged(file); len(errs) != 1 {
+		t.Fatalf("a broken file gave errors %v, want one", errs)
+	}
+}
+
+// TestServicesFollowTheTools: a file a tool writes reaches the search cache
+// and the index through the session (no front end in between), and the
+// front end still hears the event.
+func TestServicesFollowTheTools(t *testing.T) {
+	var events []tools.Event
+	s, _ := open(t, map[string]string{"a.go": "package a\n\nfunc Old() {}\n"}, Options{
+		SearchCache: true,
+		Events:      tools.EventsFunc(func(e tools.Event) { events = append(events, e) }),
+	})
+	if res := run(t, s, "grep", `{"pattern":"New"}`); res.Status != tools.StatusSuccess || !strings.Contains(res.Content, "No matches") {
+		t.Fatalf("grep before: %s %s", res.Status, res.Content)
+	}
+	if res := run(t, s, "symbols", `{"query":"Old"}`); res.Status != tools.StatusSuccess || !strings.Contains(res.Content, "Old") {
+		t.Fatalf("symbols before: %s %s", res.Status, res.Content)
+	}
+	if res := run(t, s, "read_file", `{"path":"a.go"}`); res.Status != tools.StatusSuccess {
+		t.Fatal(res.Content)
+	}
+	if res := run(t, s, "write_file", `{"path":"a.go","content":"package a\n\nfunc New() {}\n"}`); res.Status != tools.StatusSuccess {
+		t.Fatal(res.Content)
+	}
+	if res := run(t, s, "grep", `{"pattern":"New"}`); res.Status != tools.StatusSuccess || !strings.Contains(res.Content, "a.go") {
+		t.Fatalf("grep after the write (the cache must have dropped a.go): %s %s", res.Status, res.Content)
+	}
+	s.Index().Flush()
+	if res := run(t, s, "symbols", `{"query":"New"}`); res.Status != tools.StatusSuccess || !strings.Contains(res.Content, "New") {
+		t.Fatalf("symbols after the write: %s %s", res.Status, res.Content)
+	}
+	changed := false
+	for _, e := range events {
+		changed = changed || e.Kind == "fileChanged" && e.Path == "a.go"
+	}
+	if !changed {
+		t.Fatalf("the front end did not hear fileChanged a.go: %+v", events)
+	}
+}
+
+// TestRememberedAnswersPersist: with approval.persistAlways (a user
+// setting), an "always" answer given in one session is in force in the next
+// one of the same roots, whatever the front end (the call command used to
+// forget it).
+func TestRememberedAnswersPersist(t *testing.T) {
+	user := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(user, []byte(`{"approval":{"persistAlways":true}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, root := open(t, nil, Options{UserConfig: user})
+	if err := s.Memory().Remember("write_file"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	next, _, err := New(Options{Folders: []workspace.Folder{{Path: root}}, UserConfig: user, Runner: s.Runner()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	if !next.Memory().Allowed("write_file") {
+		t.Fatal("the remembered answer did not reach the next session")
+	}
+}
+
+// TestCloseEndsShells: a background shell ends with the session, and the
+// session refuses to start another.
+func TestCloseEndsShells(t *testing.T) {
+	s, _ := open(t, nil, Options{})
+	mark := fmt.Sprintf("%d.%06d", 3000+os.Getpid()%1000, time.Now().Nanosecond()/1000)
+	res := run(t, s, "shell_background", `{"command":"sleep `+mark+`"}`)
+	if res.Status != tools.StatusSuccess {
+		t.Fatalf("shell_background: %s", res.Content)
+	}
+	if !running(mark) {
+		t.Fatal("the shell's process is not running (the check would prove nothing)")
+	}
+	s.Close()
+	s.Close() // twice is harmless
+	if running(mark) {
+		t.Fatal("the background shell outlived its session")
+	}
+	if res := run(t, s, "shell_background", `{"command":"true"}`); res.Status == tools.StatusSuccess {
+		t.Fatal("a closed session started a shell")
+	}
+}
+
+// running reports whether a process whose command line holds mark runs.
+func running(mark string) bool {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), mark) && !strings.Contains(string(b), "shell_background") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestFolders: SetFolders replaces the roots and reads the new root's
+// configuration.
+func TestFolders(t *testing.T) {
+	s, _ := open(t, nil, Options{})
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, ".agentls.json"), []byte(`{"limits":{"readLines":5}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errs, err := s.SetFolders([]workspace.Folder{{Path: other}})
+	if err != nil || len(errs) > 0 {
+		t.Fatal(err, errs)
+	}
+	if got := s.Workspace().Config().Limits.ReadLines; got != 5 || s.Workspace().Root() != other {
+		t.Fatalf("after SetFolders: root %s, readLines %d", s.Workspace().Root(), got)
+	}
+}
