@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/agentls/agentls/codeindex"
+	"github.com/agentls/agentls/process"
 	"github.com/agentls/agentls/search"
 	"github.com/agentls/agentls/workspace"
 )
@@ -21,6 +22,9 @@ type Session struct {
 	// Search keeps what grep learned of files between searches; nil: grep
 	// reads every file (a one-shot call needs no cache).
 	Search *search.Cache
+	// Shells holds the processes the tools started: background shells,
+	// and the output of recent foreground commands (shell_output).
+	Shells *process.Store
 
 	ws     *workspace.Workspace
 	ctx    context.Context // ends at Close: the services' background work
@@ -28,9 +32,6 @@ type Session struct {
 
 	readsMu sync.Mutex
 	reads   map[string]readRecord // by absolute path: what the model last read
-
-	mu     sync.Mutex
-	values map[any]any
 }
 
 // SessionOptions choose a session's services.
@@ -43,8 +44,8 @@ type SessionOptions struct {
 func NewSession(ws *workspace.Workspace, o SessionOptions) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Session{
-		Index: codeindex.New(ws), ws: ws, ctx: ctx, cancel: cancel,
-		reads: map[string]readRecord{}, values: map[any]any{},
+		Index: codeindex.New(ws), Shells: process.NewStore(), ws: ws, ctx: ctx, cancel: cancel,
+		reads: map[string]readRecord{},
 	}
 	if o.SearchCache {
 		s.Search = search.NewCache()
@@ -66,35 +67,9 @@ func (s *Session) WarmUp() {
 // index still answer from what it holds.
 func (s *Session) Close() {
 	s.cancel()
-	closeShells(s)
+	s.Shells.Close()
 	s.Index.Close()
 	if s.Search != nil {
 		s.Search.Close()
 	}
-}
-
-// Key names a value of type T in a Session. Make keys with NewKey, once, in
-// a package variable.
-type Key[T any] struct{ id *string }
-
-// NewKey returns a new key; name is for debugging.
-func NewKey[T any](name string) Key[T] { return Key[T]{id: &name} }
-
-// Get returns the value stored under k.
-func Get[T any](s *Session, k Key[T]) (T, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.values[k.id].(T)
-	return v, ok
-}
-
-// Update replaces the value under k with f(old) atomically and returns it.
-// f runs under the session's lock and must not call back into the session.
-func Update[T any](s *Session, k Key[T], f func(old T, ok bool) T) T {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old, ok := s.values[k.id].(T)
-	v := f(old, ok)
-	s.values[k.id] = v
-	return v
 }

@@ -10,19 +10,12 @@ import (
 	"github.com/agentls/agentls/process"
 )
 
-var shellStoreKey = NewKey[*process.Store]("shells")
-
-// shellsOf returns the session's process store, made on first use.
+// shellsOf returns the session's process store.
 func shellsOf(s *Session) (*process.Store, error) {
 	if s == nil {
 		return nil, Errorf(Internal, "the call has no session to keep its output in")
 	}
-	return Update(s, shellStoreKey, func(old *process.Store, ok bool) *process.Store {
-		if ok && old != nil {
-			return old
-		}
-		return process.NewStore()
-	}), nil
+	return s.Shells, nil
 }
 
 // shellByID returns a shell of the session's store by id.
@@ -57,17 +50,4 @@ func startShell(st *process.Store, sp process.Spec, sink func(process.Stream, []
 		return nil, Errorf(ExecutionError, "cannot start %s: %v", start.Program, start.Err)
 	}
 	return nil, err
-}
-
-// CloseSession ends every shell of the session (background shells and
-// running commands: their whole process groups) and deletes their output.
-// The LSP layer calls it when a session ends; later calls that start a
-// shell in the session fail.
-func CloseSession(s *Session) {
-	if s == nil {
-		return
-	}
-	if st, ok := Get(s, shellStoreKey); ok && st != nil {
-		st.Close()
-	}
 }
