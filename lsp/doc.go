@@ -1,7 +1,10 @@
 // Package lsp is the protocol adapter: it speaks LSP and the tool/* methods
-// of docs/protocol.md over a jsonrpc2 connection, keeps the session's state
-// (lifecycle, client capabilities, workspace, overlays), and delegates every
-// tool call to the tools.Runner.
+// of docs/protocol.md over a jsonrpc2 connection, keeps the connection's
+// state (lifecycle, client capabilities, the buffers' overlays, published
+// diagnostics), opens a session.Session at initialize and closes it at the
+// end, and delegates every tool call, configuration change and file change
+// to it. It never reaches into a tool or a service: the session's services
+// follow the workspace by themselves.
 //
 // methods.go is the one table of the methods it answers: each entry is a
 // handler built by a typed adapter (request or notification, which decode
