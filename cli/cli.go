@@ -1,5 +1,7 @@
-// Package cli is the agentls command line of PROTOCOL.md section 1: serve
-// (stdio or TCP), tools, call and version. cmd/agentls only calls Main.
+// Package cli is the agentls command line (docs/protocol.md, "Starting a
+// session"): serve (stdio, a Unix socket or TCP), tools, call and version.
+// Each front end it starts opens its session with session.New.
+// cmd/agentls only calls Main.
 package cli
 
 import (
