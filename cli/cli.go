@@ -64,6 +64,7 @@ usage:
   agentls tools [--format F]               tool definitions as JSON (F: agentls, openai, anthropic, mcp)
   agentls call TOOL [JSON] [--root DIR] [--approve ask|yes|no]
                                            run one tool and print its ToolResult
+  agentls mcp [--root DIR] [--agent NAME]  MCP server on stdio (approvals by elicitation)
   agentls version
 
 global flags: --config FILE (user config), --log FILE, --log-level debug|info|warn|error
@@ -171,6 +172,8 @@ func Main(ctx context.Context, args []string, stdio IO) int {
 			return usageError(stdio, err, nil)
 		}
 		return call(ctx, g, pos, *root, *approve, stdio)
+	case "mcp":
+		return mcpCommand(ctx, &g, fs, args, stdio)
 	case "version":
 		fmt.Fprintln(stdio.Stdout, versionString())
 		return exitOK

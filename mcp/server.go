@@ -1,0 +1,171 @@
+// Package mcp serves agentls's tools over the Model Context Protocol
+// (`agentls mcp`, docs/protocol.md "MCP"), on the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk).
+//
+// The server is a thin adapter: tools/list is the Backend's tool list,
+// tools/call runs one call through the Backend (the same pipeline as every
+// other front end: validation, approval, execution, history) and turns its
+// ToolResult into a CallToolResult. The SDK never validates or rewrites the
+// arguments: each tool is added with its raw JSON schema through
+// Server.AddTool, and the raw arguments reach agentls's own checks byte for
+// byte.
+//
+// Approvals go to the MCP client as elicitation requests (Approver); a
+// client that cannot elicit gets a refusal that says how to approve.
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/tools"
+)
+
+// Backend is what the MCP server serves: a session's tools and its pipeline.
+type Backend interface {
+	// Tools lists the tools the client may call (the agent filter and
+	// tools.enabled applied). Serve reads it once, when it starts.
+	Tools() []*tools.Tool
+	// Run runs one call and always returns a result; progress may be nil.
+	// When ctx ends the call ends, and so do the processes it started.
+	// ctx carries the MCP session the call came from, for the Approver.
+	Run(ctx context.Context, req tools.Request, p tools.Progress) *tools.Result
+}
+
+// Options configure a server.
+type Options struct {
+	Backend Backend
+	// Agent is the agent every call runs as (the tool filter, --agent);
+	// "" for none. The name the person sees in approvals is the MCP
+	// client's clientInfo.
+	Agent   string
+	Version string
+	Log     *slog.Logger
+}
+
+// NewServer returns an MCP server of the backend's tools.
+func NewServer(o Options) (*sdk.Server, error) {
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := sdk.NewServer(&sdk.Implementation{Name: "agentls", Title: "agentls", Version: o.Version}, &sdk.ServerOptions{
+		Logger: log,
+		// Tools only; the list is fixed for the session (no list_changed).
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
+	})
+	for _, t := range o.Backend.Tools() {
+		def, err := toolDef(t)
+		if err != nil {
+			return nil, err
+		}
+		s.AddTool(def, handler(o, t.Name))
+	}
+	return s, nil
+}
+
+// Serve serves one MCP client on rwc (newline-delimited JSON-RPC, the stdio
+// transport) until the client disconnects or ctx ends. Calls still running
+// then are cancelled. A message that is not JSON-RPC is answered with a
+// JSON-RPC error and the server keeps serving.
+func Serve(ctx context.Context, o Options, r io.ReadCloser, w io.WriteCloser) error {
+	s, err := NewServer(o)
+	if err != nil {
+		return err
+	}
+	ss, err := s.Connect(ctx, &lineTransport{r: r, w: w}, nil)
+	if err != nil {
+		return fmt.Errorf("mcp: connect: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		ss.Close()
+		err = <-done
+	}
+	if err == io.EOF {
+		err = nil
+	}
+	return err
+}
+
+// toolDef is the MCP definition of t.
+func toolDef(t *tools.Tool) (*sdk.Tool, error) {
+	var probe struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(t.InputSchema, &probe); err != nil || probe.Type != "object" {
+		return nil, fmt.Errorf("mcp: tool %s: the input schema must be an object schema", t.Name)
+	}
+	def := &sdk.Tool{
+		Name:        t.Name,
+		Title:       t.Title,
+		Description: t.Description,
+		// Raw schemas pass through as they are: agentls validates.
+		InputSchema: t.InputSchema,
+		Annotations: Annotations(t),
+	}
+	if len(t.OutputSchema) > 0 {
+		def.OutputSchema = t.OutputSchema
+	}
+	return def, nil
+}
+
+// Annotations maps a tool's metadata to MCP's hints (docs/protocol.md,
+// "MCP"): readOnlyHint is Annotations.ReadOnly; destructiveHint is
+// Destructive or Dangerous; idempotentHint holds for read-only tools only
+// (no writing tool promises it); openWorldHint holds for tools whose risk
+// is network or execute (web tools, git_push, commands and code), which can
+// reach beyond the workspace.
+func Annotations(t *tools.Tool) *sdk.ToolAnnotations {
+	destructive := !t.Annotations.ReadOnly && (t.Annotations.Destructive || t.Annotations.Dangerous)
+	open := t.Risk == approval.RiskNetwork || t.Risk == approval.RiskExecute
+	return &sdk.ToolAnnotations{
+		Title:           t.Title,
+		ReadOnlyHint:    t.Annotations.ReadOnly,
+		DestructiveHint: &destructive,
+		IdempotentHint:  t.Annotations.ReadOnly,
+		OpenWorldHint:   &open,
+	}
+}
+
+// sessionKey carries the *sdk.ServerSession of a call in its context.
+type sessionKey struct{}
+
+// sessionFrom returns the MCP session a call came from, or nil.
+func sessionFrom(ctx context.Context) *sdk.ServerSession {
+	ss, _ := ctx.Value(sessionKey{}).(*sdk.ServerSession)
+	return ss
+}
+
+// handler runs tools/call of the tool name.
+func handler(o Options, name string) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		args := req.Params.Arguments
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		ctx = context.WithValue(ctx, sessionKey{}, req.Session)
+		var p *progress
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			p = newProgress(ctx, req.Session, tok)
+		}
+		var tp tools.Progress
+		if p != nil {
+			tp = p
+		}
+		res := o.Backend.Run(ctx, tools.Request{Name: name, Arguments: args, Agent: o.Agent}, tp)
+		if p != nil {
+			p.close()
+		}
+		return callResult(res), nil
+	}
+}
