@@ -38,6 +38,9 @@ type Backend interface {
 	Run(ctx context.Context, req tools.Request, p tools.Progress) *tools.Result
 }
 
+// ProtocolVersions are the MCP revisions the server speaks, newest first.
+var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
 // Options configure a server.
 type Options struct {
 	Backend Backend
@@ -59,6 +62,10 @@ func NewServer(o Options) (*sdk.Server, error) {
 		Logger: log,
 		// Tools only; the list is fixed for the session (no list_changed).
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
+		// Not 2026-07-28: it forbids a server's own elicitation/create
+		// during a call (multi round-trip results instead), and an
+		// approval waits for the person inside the call.
+		SupportedProtocolVersions: ProtocolVersions,
 	})
 	for _, t := range o.Backend.Tools() {
 		def, err := toolDef(t)
