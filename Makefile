@@ -38,6 +38,7 @@ race:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./cmd/agentls
+	$(GO) test -run '^$$' -bench . -benchtime 2000x ./mcp
 	$(GO) test -run '^$$' -bench . ./search/... ./tools/... ./workspace/... ./redact/...
 
 lint:
