@@ -8,6 +8,7 @@
 #      nvim           Neovim >= 0.10 (scripts/install-nvim.sh, from Debian trixie)
 #      emacs          Emacs >= 30 (scripts/install-emacs.sh, from bookworm-backports)
 #      vscode         node and npm for the extension's build and node:test suite
+#      mcp            node and npm for the MCP suite (scripts/mcp-test.sh runs npm ci in mcp/test)
 #      vscode-e2e     code-server 4.100.3, Debian chromium and their build packages
 #                     (scripts/vscode-e2e.sh installs them on its first run)
 set -euo pipefail
@@ -21,7 +22,7 @@ present() {
 	bwrap) command -v bwrap >/dev/null ;;
 	nvim) scripts/install-nvim.sh --check >/dev/null 2>&1 ;;
 	emacs) scripts/install-emacs.sh --check >/dev/null 2>&1 ;;
-	vscode) command -v node >/dev/null && command -v npm >/dev/null ;;
+	vscode | mcp) command -v node >/dev/null && command -v npm >/dev/null ;;
 	vscode-e2e)
 		command -v node >/dev/null && [ -x /usr/bin/chromium ] && command -v rg >/dev/null &&
 			[ -x .cache/code-server/node_modules/.bin/code-server ] ;;
@@ -44,7 +45,7 @@ for dep in "$@"; do
 	bwrap) apt bubblewrap ;;
 	nvim) scripts/install-nvim.sh ;;
 	emacs) scripts/install-emacs.sh ;;
-	vscode) apt nodejs npm ;;
+	vscode | mcp) apt nodejs npm ;;
 	vscode-e2e)
 		apt ripgrep chromium libkrb5-dev libxkbfile-dev libsecret-1-dev pkg-config
 		# code-server itself is installed into .cache/ by the suite's first run.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every suite of agentls: `./scripts/test.sh [go|fuzz|editors]` (default:
+# Runs every suite of agentls: `./scripts/test.sh [go|fuzz|mcp|editors]` (default:
 # all). The fuzz suite gives each fuzz target FUZZTIME seconds (default 3;
 # `make fuzz` runs them longer through scripts/fuzz.sh).
 #
@@ -58,6 +58,15 @@ fi
 
 if [ "$what" = all ] || [ "$what" = fuzz ]; then
 	suite "fuzz" ./scripts/fuzz.sh "${FUZZTIME:-3}"
+fi
+
+if [ "$what" = all ] || [ "$what" = mcp ]; then
+	# The official MCP TypeScript SDK client against `agentls mcp`.
+	if needs mcp; then
+		suite "mcp" scripts/mcp-test.sh
+	else
+		skip "mcp" "node and npm are not installed and this run may not install them (run as root or with CI=true)"
+	fi
 fi
 
 if [ "$what" = all ] || [ "$what" = editors ]; then
