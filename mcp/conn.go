@@ -181,6 +181,17 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if resp, ok := msg.(*jsonrpc.Response); ok && resp.Error != nil {
+		// The SDK answers some refusals (a request before initialize, a
+		// second initialize) with plain errors, which go out as code 0,
+		// not a JSON-RPC code: they become -32603.
+		var we *jsonrpc.Error
+		if !errors.As(resp.Error, &we) || we.Code == 0 {
+			r := *resp
+			r.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: resp.Error.Error()}
+			msg = &r
+		}
+	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return fmt.Errorf("mcp: encode: %w", err)

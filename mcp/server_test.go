@@ -558,6 +558,9 @@ func TestMalformed(t *testing.T) {
 		}
 		return m
 	}
+	if m := exchange(`{"jsonrpc":"2.0","id":0,"method":"tools/list"}`); m["error"] == nil || m["error"].(map[string]any)["code"] != float64(-32603) {
+		t.Errorf("tools/list before initialize: %v", m)
+	}
 	if m := exchange(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`); m["result"] == nil {
 		t.Fatalf("initialize: %v", m)
 	}
