@@ -214,6 +214,10 @@ func TestListTools(t *testing.T) {
 				if got[name] != nil {
 					t.Errorf("%s listed for agent %s", name, tc.agent)
 				}
+				// Not listed is not callable either.
+				if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: map[string]any{}}); err == nil {
+					t.Errorf("agent %s called %s", tc.agent, name)
+				}
 			}
 		})
 	}
