@@ -4,7 +4,7 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -17,47 +17,35 @@ type StandaloneOptions struct {
 	Log        *slog.Logger
 }
 
-// Standalone opens a session of its own on o.Root whose approvals go to the
-// MCP client (Approver). It returns the backend, the configuration files
-// that were not valid (the defaults stay in force for them), and the
+// Standalone opens a session of its own on o.Root (session.New) whose
+// approvals go to the MCP client (Approver) and whose edits the server
+// writes itself. It returns the backend, the configuration files that were
+// not valid (the last valid configuration stays in force for them), and the
 // function that ends the session and every process its calls started.
 //
-// TEMPORARY ADAPTER (issue 11): this is the one place that builds a
-// session by hand from what main has today (tools.NewRunner, tools.Env).
-// When package session lands, its body becomes session.New(session.Options{
-// Folders: root, UserConfig, Agent, Approver: Approver{}, Runner, Log}) and
-// the backend is the *session.Session (Tools(agent), Run).
+// The session has no search cache: nothing tells a standalone server of
+// files changed outside it, so every search reads the disk.
 func Standalone(o StandaloneOptions) (Backend, []error, func(), error) {
-	ws, err := workspace.New(o.Root)
+	s, errs, err := session.New(session.Options{
+		Folders: []workspace.Folder{{Path: o.Root}}, UserConfig: o.UserConfig, Agent: o.Agent,
+		Approver: Approver{}, Runner: tools.NewRunner(tools.NewBuiltinRegistry(), o.Log), Log: o.Log,
+	})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	stack := workspace.ConfigStack{UserFile: o.UserConfig}
-	cfg, errs := stack.LoadFiles(ws.Roots())
-	ws.SetConfig(cfg)
-	histFile := cfg.History.File
-	if histFile == "" {
-		histFile = tools.HistoryFile(ws.Roots())
-	}
-	env := &tools.Env{
-		Workspace: ws, Session: tools.NewSession(), Agent: o.Agent, Approver: Approver{},
-		Memory: approval.NewMemory(""), History: tools.NewHistory(histFile),
-	}
-	b := &envBackend{runner: tools.NewRunner(tools.NewBuiltinRegistry(), o.Log), env: env, agent: o.Agent}
-	return b, errs, func() { tools.CloseSession(env.Session) }, nil
+	return SessionBackend{Session: s, Agent: o.Agent}, errs, s.Close, nil
 }
 
-// envBackend is a Backend over a runner and one session's Env.
-type envBackend struct {
-	runner *tools.Runner
-	env    *tools.Env
-	agent  string
+// SessionBackend serves a session's tools for one agent.
+type SessionBackend struct {
+	Session *session.Session
+	Agent   string // "" for the session's own
 }
 
-func (b *envBackend) Tools() []*tools.Tool {
-	return b.runner.Available(b.env.Workspace.Config(), b.agent)
-}
+// Tools implements Backend.
+func (b SessionBackend) Tools() []*tools.Tool { return b.Session.Tools(b.Agent) }
 
-func (b *envBackend) Run(ctx context.Context, req tools.Request, p tools.Progress) *tools.Result {
-	return b.runner.Run(ctx, b.env, req, p)
+// Run implements Backend.
+func (b SessionBackend) Run(ctx context.Context, req tools.Request, p tools.Progress) *tools.Result {
+	return b.Session.Run(ctx, req, p)
 }
