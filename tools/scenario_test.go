@@ -6,16 +6,26 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"mime"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/tools/txtar"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/sandbox"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -24,10 +34,33 @@ import (
 // built-in registry in a fresh workspace. Its sections, in order:
 //
 //	(comment)            what the scenario shows, in words
+//	-- needs --          what the scenario cannot run without, one word a
+//	                     line: bwrap (a working bubblewrap sandbox), git
+//	                     (the git program); when one is missing the
+//	                     scenario is skipped with a message, never passed
+//	-- config --         the person's user configuration (JSON): the
+//	                     trusted layer, written to a file outside the
+//	                     workspace and loaded with the workspace's own
+//	                     .agentls.json (a files/ section) the way
+//	                     `agentls call` loads them
+//	-- config-errors --  expected: the errors of loading the configuration,
+//	                     one a line (no section: none)
 //	-- files/PATH --     a file of the workspace before the calls; PATH/
 //	                     (a name ending in a slash) is an empty folder
 //	-- link/PATH --      a symbolic link of the workspace; its text is
 //	                     the link's target
+//	-- git --            git commands run in the workspace root before the
+//	                     calls, one a line: git's arguments separated by
+//	                     spaces, "double quotes" around one with spaces
+//	                     (no shell). They run with a fixed identity and
+//	                     date (scenarioGitEnv) and no user or system git
+//	                     configuration, so their commits have stable
+//	                     hashes. $REMOTE is a folder outside the workspace
+//	                     (for a bare repository to push to)
+//	-- http/PATH --      a file served at /PATH by an HTTP server on
+//	                     loopback, whose URL (http://127.0.0.1:PORT)
+//	                     replaces $HTTP in the config, the calls and the
+//	                     approve lines; its type follows PATH's extension
 //	-- editor --         an editor is attached, which applies the edits
 //	                     (and saves them); its words: confirms (its own
 //	                     preview asks the person: no approval request),
@@ -49,7 +82,20 @@ import (
 // call, approve, approval, edits and result repeat once per call, in order. Every
 // file and empty folder not named by after/ or deleted/ must be as before.
 // The unstable parts of a result are normalised: the call id is "CALL_ID",
-// durationMs 0, and the workspace's absolute path reads $ROOT.
+// durationMs 0, the workspace's absolute path reads $ROOT, the HTTP
+// server's URL $HTTP, the $REMOTE folder $REMOTE. Two kinds of value that
+// change from run to run by nature are named, never dropped
+// (scenarioNormaliser):
+//   - the clock: an instant within the call's own time (from just before it
+//     started to just after it ended, to the second) reads $NOW in RFC 3339,
+//     $UNIX and $UNIX_MS as Unix time, and its parts $DATE (2006-01-02),
+//     $TIME (15:04:05), $WEEKDAY and $FULLDATE (Monday, January 2, 2006
+//     15:04:05 MST), in UTC and in the local zone; any other time stays;
+//   - the commits the calls make (their dates differ, so their hashes do):
+//     the hash of each commit that was not there after the git section, in
+//     full or abbreviated to 7 or more digits, reads $COMMIT1, $COMMIT2, …
+//     in the order they were first seen; the setup's own commits keep their
+//     (stable) hashes.
 //
 // go test ./tools -run TestScenarios -update rewrites the expected sections
 // (approval, result, after, deleted) from what the calls did; read the diff
@@ -80,6 +126,14 @@ type scenario struct {
 	steps   []*scenarioStep
 	after   map[string]string // after/ sections
 	deleted map[string]bool   // deleted/ sections
+
+	needs      []string     // the needs section's words
+	config     string       // the config section ("": none)
+	configErrs string       // expected config-errors
+	hasCfgErrs bool         // the file had a config-errors section
+	git        [][]string   // the git section's commands
+	gitText    string       // the git section as written
+	http       []txtar.File // http/ sections, names without the prefix
 }
 
 func parseScenario(ar *txtar.Archive) (*scenario, error) {
@@ -107,6 +161,26 @@ func parseScenario(ar *txtar.Archive) (*scenario, error) {
 			}
 			cur = &scenarioStep{tool: name, args: json.RawMessage(args)}
 			sc.steps = append(sc.steps, cur)
+		case f.Name == "needs":
+			sc.needs = strings.Fields(string(f.Data))
+		case f.Name == "config":
+			sc.config = string(f.Data)
+		case f.Name == "config-errors":
+			sc.configErrs, sc.hasCfgErrs = string(f.Data), true
+		case f.Name == "git":
+			sc.gitText = string(f.Data)
+			for _, l := range strings.Split(string(f.Data), "\n") {
+				if l = strings.TrimSpace(l); l == "" {
+					continue
+				}
+				argv, err := splitGitLine(l)
+				if err != nil {
+					return nil, err
+				}
+				sc.git = append(sc.git, argv)
+			}
+		case strings.HasPrefix(f.Name, "http/"):
+			sc.http = append(sc.http, txtar.File{Name: strings.TrimPrefix(f.Name, "http/"), Data: f.Data})
 		case f.Name == "editor":
 			sc.hasEd, sc.editor = true, strings.Fields(string(f.Data))
 		case f.Name == "approve" || f.Name == "approval" || f.Name == "edits" || f.Name == "result":
@@ -159,7 +233,6 @@ func scenarioAnswer(line string) (approval.Response, error) {
 // renders what it was asked.
 type scenarioApprover struct {
 	t       testing.TB
-	root    []string // the root as given and resolved, normalised to $ROOT
 	mu      sync.Mutex
 	answers []string
 	asked   []string
@@ -182,7 +255,8 @@ func (a *scenarioApprover) Ask(_ context.Context, req approval.Request) (approva
 	return resp, nil
 }
 
-// render writes a question the way a person would read it.
+// render writes a question the way a person would read it (the test
+// normalises it).
 func (a *scenarioApprover) render(req approval.Request) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tool: %s\nrisk: %s\noptions: %s\n", req.Tool, req.Risk, strings.Join(req.Options, " "))
@@ -211,7 +285,7 @@ func (a *scenarioApprover) render(req approval.Request) string {
 			}
 		}
 	}
-	return normaliseRoot(b.String(), a.root)
+	return b.String()
 }
 
 // normaliseRoot writes $ROOT for the workspace's absolute path.
@@ -222,8 +296,9 @@ func normaliseRoot(s string, roots []string) string {
 	return s
 }
 
-// renderResult is the result as the scenario states it.
-func renderResult(res *Result, roots []string) string {
+// renderResult is the result as the scenario states it (the test
+// normalises it).
+func renderResult(res *Result) string {
 	r := *res
 	r.CallID, r.DurationMs = "CALL_ID", 0
 	var buf bytes.Buffer
@@ -233,7 +308,7 @@ func renderResult(res *Result, roots []string) string {
 	if err := enc.Encode(r); err != nil {
 		return fmt.Sprintf("cannot encode: %v\n", err)
 	}
-	return normaliseRoot(buf.String(), roots)
+	return buf.String()
 }
 
 // scenarioTree returns the files (path → content) and empty folders (path/ →
@@ -303,7 +378,27 @@ func runScenario(t *testing.T, path string) {
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	root := t.TempDir()
+	for _, w := range sc.needs {
+		switch w {
+		case "bwrap":
+			if _, err := sandbox.Find(); err != nil {
+				t.Skipf("needs a working bwrap, and there is none here: %v", err)
+			}
+		case "git":
+			if _, err := exec.LookPath("git"); err != nil {
+				t.Skipf("needs git, and there is none here: %v", err)
+			}
+		default:
+			t.Fatalf("needs: unknown word %q (bwrap, git)", w)
+		}
+	}
+	root, outside := t.TempDir(), t.TempDir()
+	n := &scenarioNormaliser{remote: filepath.Join(outside, "remote")}
+	if len(sc.http) > 0 {
+		srv := httptest.NewServer(scenarioHTTP(sc.http))
+		t.Cleanup(srv.Close)
+		n.http = srv.URL
+	}
 	for _, f := range sc.files {
 		full := filepath.Join(root, filepath.FromSlash(f.Name))
 		if strings.HasSuffix(f.Name, "/") {
@@ -328,20 +423,53 @@ func runScenario(t *testing.T, path string) {
 			t.Fatal(err)
 		}
 	}
-	roots := []string{root}
-	if real, err := filepath.EvalSymlinks(root); err == nil && real != root {
-		roots = append([]string{real}, roots...)
+	for _, line := range sc.git {
+		argv := make([]string, len(line))
+		for i, a := range line {
+			argv[i] = strings.ReplaceAll(a, "$REMOTE", n.remote)
+		}
+		cmd := exec.Command("git", argv...)
+		cmd.Dir, cmd.Env = root, scenarioGitEnv(outside)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(argv, " "), err, out)
+		}
 	}
+	n.roots = []string{root}
+	if real, err := filepath.EvalSymlinks(root); err == nil && real != root {
+		n.roots = append([]string{real}, n.roots...)
+	}
+	n.gitDir, n.gitEnv = root, scenarioGitEnv(outside)
+	n.baseline = n.commits()
 	before := scenarioTree(t, root)
 	ws, err := workspace.New(root)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The user configuration is always a file of the scenario's own (absent
+	// without a config section), never the user's running the tests.
+	stack := workspace.ConfigStack{UserFile: filepath.Join(outside, "config.json")}
+	if sc.config != "" {
+		if err := os.WriteFile(stack.UserFile, []byte(n.expand(sc.config)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, cfgErrs := stack.LoadFiles(ws.Roots())
+	ws.SetConfig(cfg)
+	var errLines []string
+	for _, e := range cfgErrs {
+		errLines = append(errLines, n.apply(e.Error(), time.Time{}, time.Time{})+"\n")
+	}
+	gotCfgErrs := strings.Join(errLines, "")
+	if *update {
+		sc.configErrs, sc.hasCfgErrs = gotCfgErrs, gotCfgErrs != ""
+	} else if gotCfgErrs != sc.configErrs {
+		t.Errorf("loading the configuration: errors differ\n--- got\n%s--- want\n%s", gotCfgErrs, sc.configErrs)
+	}
 	env := &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Memory: approval.NewMemory("")}
 	t.Cleanup(func() { env.Session.Close() })
 	var ed *scenarioEditor
 	if sc.hasEd {
-		ed = &scenarioEditor{ws: ws, roots: roots}
+		ed = &scenarioEditor{ws: ws, roots: n.roots}
 		for _, w := range sc.editor {
 			switch w {
 			case "confirms":
@@ -356,15 +484,23 @@ func runScenario(t *testing.T, path string) {
 	}
 
 	for i, st := range sc.steps {
-		ap := &scenarioApprover{t: t, root: roots, answers: st.answers}
-		env.Approver = ap
-		res := scenarioRunner().Run(context.Background(), env, Request{Name: st.tool, Arguments: st.args}, nil)
-		if n := len(ap.asked); n < len(st.answers) {
-			t.Errorf("call %d (%s): asked %d question(s), the scenario answers %d", i+1, st.tool, n, len(st.answers))
+		answers := make([]string, len(st.answers))
+		for j, a := range st.answers {
+			answers[j] = n.expand(a)
 		}
-		gotApproval := strings.Join(ap.asked, "\n")
-		gotEdits := ed.take()
-		gotResult := renderResult(res, roots)
+		ap := &scenarioApprover{t: t, answers: answers}
+		env.Approver = ap
+		args := json.RawMessage(n.expand(string(st.args)))
+		start := time.Now()
+		res := scenarioRunner().Run(context.Background(), env, Request{Name: st.tool, Arguments: args}, nil)
+		end := time.Now()
+		if k := len(ap.asked); k < len(st.answers) {
+			t.Errorf("call %d (%s): asked %d question(s), the scenario answers %d", i+1, st.tool, k, len(st.answers))
+		}
+		n.see()
+		gotApproval := n.apply(strings.Join(ap.asked, "\n"), start, end)
+		gotEdits := n.apply(ed.take(), start, end)
+		gotResult := n.apply(renderResult(res), start, end)
 		if *update {
 			st.approval, st.hasApp, st.edits, st.result = gotApproval, gotApproval != "", gotEdits, gotResult
 			continue
@@ -443,11 +579,26 @@ func formatScenario(sc *scenario) []byte {
 		}
 		ar.Files = append(ar.Files, txtar.File{Name: name, Data: []byte(data)})
 	}
+	if len(sc.needs) > 0 {
+		add("needs", strings.Join(sc.needs, "\n"))
+	}
+	if sc.config != "" {
+		add("config", sc.config)
+	}
+	if sc.hasCfgErrs {
+		add("config-errors", sc.configErrs)
+	}
 	for _, f := range sc.files {
 		add("files/"+f.Name, string(f.Data))
 	}
 	for _, l := range sc.links {
 		add("link/"+l.Name, string(l.Data))
+	}
+	if sc.gitText != "" {
+		add("git", sc.gitText)
+	}
+	for _, f := range sc.http {
+		add("http/"+f.Name, string(f.Data))
 	}
 	if sc.hasEd {
 		add("editor", strings.Join(sc.editor, "\n"))
@@ -552,4 +703,186 @@ func (e *scenarioEditor) take() string {
 	s := strings.Join(e.sent, "\n")
 	e.sent = nil
 	return s
+}
+
+// splitGitLine splits one line of the git section into git's arguments:
+// words separated by spaces, "double quotes" around a word with spaces.
+func splitGitLine(line string) ([]string, error) {
+	var argv []string
+	var word strings.Builder
+	inWord, quoted := false, false
+	for _, r := range line {
+		switch {
+		case r == '"':
+			quoted, inWord = !quoted, true
+		case r == ' ' && !quoted:
+			if inWord {
+				argv = append(argv, word.String())
+				word.Reset()
+				inWord = false
+			}
+		default:
+			word.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quoted {
+		return nil, fmt.Errorf("git: unclosed quote in %q", line)
+	}
+	if inWord {
+		argv = append(argv, word.String())
+	}
+	return argv, nil
+}
+
+// scenarioGitEnv is the environment of the git section's commands: a fixed
+// identity and date, and no user or system configuration (home is a folder
+// outside the workspace, beside it).
+func scenarioGitEnv(home string) []string {
+	env := []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_CEILING_DIRECTORIES=" + filepath.Dir(home), // the workspace is home's sibling: look no higher
+		"GIT_AUTHOR_NAME=Ada Scenario", "GIT_AUTHOR_EMAIL=ada@example.com", "GIT_AUTHOR_DATE=2005-04-07T22:13:13Z",
+		"GIT_COMMITTER_NAME=Ada Scenario", "GIT_COMMITTER_EMAIL=ada@example.com", "GIT_COMMITTER_DATE=2005-04-07T22:13:13Z",
+		"LC_ALL=C", "TZ=UTC"}
+	if p, ok := os.LookupEnv("PATH"); ok {
+		env = append(env, "PATH="+p)
+	}
+	return env
+}
+
+// scenarioHTTP serves the http/ sections, each at /PATH with the type its
+// extension gives (text/plain when none); anything else is 404.
+func scenarioHTTP(files []txtar.File) http.Handler {
+	mux := http.NewServeMux()
+	for _, f := range files {
+		data := f.Data
+		typ := mime.TypeByExtension(path.Ext(f.Name))
+		if typ == "" {
+			typ = "text/plain; charset=utf-8"
+		}
+		mux.HandleFunc("/"+f.Name, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", typ)
+			_, _ = w.Write(data)
+		})
+	}
+	return mux
+}
+
+// scenarioNormaliser writes the unstable parts of what a scenario sees as
+// names (see the top of this file).
+type scenarioNormaliser struct {
+	roots  []string // the workspace root as resolved and as given
+	http   string   // the HTTP server's URL; "" when none
+	remote string   // the $REMOTE folder
+
+	gitDir   string
+	gitEnv   []string
+	baseline map[string]bool // the commits after the git section
+	made     []string        // the commits the calls made, first seen first
+	order    []string        // scratch: the commits as commits listed them
+}
+
+// expand writes the values for the names a scenario may use in its config,
+// calls and answers: $HTTP and $REMOTE.
+func (n *scenarioNormaliser) expand(s string) string {
+	if n.http != "" {
+		s = strings.ReplaceAll(s, "$HTTP", n.http)
+	}
+	return strings.ReplaceAll(s, "$REMOTE", n.remote)
+}
+
+// commits lists every commit reachable in the workspace repository and the
+// $REMOTE one, oldest first (nil when there is none).
+func (n *scenarioNormaliser) commits() map[string]bool {
+	var out map[string]bool
+	for _, dir := range []string{n.gitDir, n.remote} {
+		cmd := exec.Command("git", "rev-list", "--all", "--reflog", "--reverse")
+		cmd.Dir, cmd.Env = dir, n.gitEnv
+		b, err := cmd.Output()
+		if err != nil {
+			continue // not a repository
+		}
+		if out == nil {
+			out = map[string]bool{}
+		}
+		for _, h := range strings.Fields(string(b)) {
+			if !out[h] {
+				out[h] = true
+				n.order = append(n.order, h)
+			}
+		}
+	}
+	return out
+}
+
+// see names the commits made since the git section.
+func (n *scenarioNormaliser) see() {
+	if n.baseline == nil {
+		return
+	}
+	n.order = nil
+	n.commits()
+	for _, h := range n.order {
+		if !n.baseline[h] && !slices.Contains(n.made, h) {
+			n.made = append(n.made, h)
+		}
+	}
+}
+
+// hexWord is a candidate abbreviated or full object id.
+var hexWord = regexp.MustCompile(`\b[0-9a-f]{7,40}\b`)
+
+// apply normalises s, the rendering of a call that ran from start to end
+// (zero times: no clock to normalise).
+func (n *scenarioNormaliser) apply(s string, start, end time.Time) string {
+	if s == "" {
+		return s
+	}
+	for _, r := range n.roots {
+		s = strings.ReplaceAll(s, r, "$ROOT")
+	}
+	if n.http != "" {
+		s = strings.ReplaceAll(s, n.http, "$HTTP")
+		s = strings.ReplaceAll(s, strings.TrimPrefix(n.http, "http://"), "$HTTP_HOST")
+	}
+	s = strings.ReplaceAll(s, n.remote, "$REMOTE")
+	if len(n.made) > 0 {
+		s = hexWord.ReplaceAllStringFunc(s, func(w string) string {
+			for i, h := range n.made {
+				if strings.HasPrefix(h, w) {
+					return fmt.Sprintf("$COMMIT%d", i+1)
+				}
+			}
+			return w
+		})
+	}
+	if !start.IsZero() {
+		s = normaliseClock(s, start, end)
+	}
+	return s
+}
+
+// unixMs is a candidate Unix time in milliseconds.
+var unixMs = regexp.MustCompile(`\b1[0-9]{12}\b`)
+
+// normaliseClock names the instants from start to end (to the second) in s.
+func normaliseClock(s string, start, end time.Time) string {
+	from, to := start.Truncate(time.Second), end.Truncate(time.Second)
+	for sec := from; !sec.After(to); sec = sec.Add(time.Second) {
+		for _, t := range []time.Time{sec.UTC(), sec.Local()} {
+			s = strings.ReplaceAll(s, t.Format("Monday, January 2, 2006 15:04:05 MST"), "$FULLDATE")
+			s = strings.ReplaceAll(s, t.Format(time.RFC3339), "$NOW")
+			s = strings.ReplaceAll(s, `"`+t.Format("2006-01-02")+`"`, `"$DATE"`)
+			s = strings.ReplaceAll(s, `"`+t.Format("15:04:05")+`"`, `"$TIME"`)
+			s = strings.ReplaceAll(s, `"`+t.Weekday().String()+`"`, `"$WEEKDAY"`)
+		}
+		s = regexp.MustCompile(`\b`+strconv.FormatInt(sec.Unix(), 10)+`\b`).ReplaceAllString(s, "$$UNIX")
+	}
+	lo, hi := start.UnixMilli(), end.UnixMilli()
+	return unixMs.ReplaceAllStringFunc(s, func(w string) string {
+		if v, err := strconv.ParseInt(w, 10, 64); err == nil && v >= lo && v <= hi {
+			return "$UNIX_MS"
+		}
+		return w
+	})
 }
