@@ -82,15 +82,19 @@ import (
 // call, approve, approval, edits and result repeat once per call, in order. Every
 // file and empty folder not named by after/ or deleted/ must be as before.
 // The unstable parts of a result are normalised: the call id is "CALL_ID",
-// durationMs 0, the workspace's absolute path reads $ROOT, the HTTP
+// durationMs 0, and so is a process's duration_ms; a process id (a pid
+// field, or "pid N" in words) reads $PID, a cgroup made for a run $CGROUP;
+// the workspace's absolute path
+// reads $ROOT, the HTTP
 // server's URL $HTTP, the $REMOTE folder $REMOTE. Two kinds of value that
 // change from run to run by nature are named, never dropped
 // (scenarioNormaliser):
 //   - the clock: an instant within the call's own time (from just before it
 //     started to just after it ended, to the second) reads $NOW in RFC 3339,
-//     $UNIX and $UNIX_MS as Unix time, and its parts $DATE (2006-01-02),
-//     $TIME (15:04:05), $WEEKDAY and $FULLDATE (Monday, January 2, 2006
-//     15:04:05 MST), in UTC and in the local zone; any other time stays;
+//     $UNIX and $UNIX_MS as Unix time, $FULLDATE (Monday, January 2, 2006
+//     15:04:05 MST), and as a whole JSON string its parts $DATE
+//     (2006-01-02), $TIME (15:04:05) and $WEEKDAY, in UTC and in the local
+//     zone; any other time stays;
 //   - the commits the calls make (their dates differ, so their hashes do):
 //     the hash of each commit that was not there after the git section, in
 //     full or abbreviated to 7 or more digits, reads $COMMIT1, $COMMIT2, …
@@ -859,8 +863,20 @@ func (n *scenarioNormaliser) apply(s string, start, end time.Time) string {
 	if !start.IsZero() {
 		s = normaliseClock(s, start, end)
 	}
-	return s
+	s = durationField.ReplaceAllString(s, `"duration_ms": 0`)
+	s = cgroupPath.ReplaceAllString(s, "$$CGROUP")
+	return pidWord.ReplaceAllString(s, `${1}$$PID`)
 }
+
+// durationField is a process's duration, which reads 0 (like durationMs).
+var durationField = regexp.MustCompile(`"duration_ms": [0-9]+`)
+
+// cgroupPath is a cgroup made for one run (its name holds the server's pid
+// and a counter), which reads $CGROUP.
+var cgroupPath = regexp.MustCompile(`/sys/fs/cgroup/[^ ,"]*agentls-[0-9-]+`)
+
+// pidWord is a process id, as a JSON field or in words, which reads $PID.
+var pidWord = regexp.MustCompile(`("pid": |\bpid )[0-9]+`)
 
 // unixMs is a candidate Unix time in milliseconds.
 var unixMs = regexp.MustCompile(`\b1[0-9]{12}\b`)
