@@ -57,6 +57,8 @@ import (
 //	                     configuration, so their commits have stable
 //	                     hashes. $REMOTE is a folder outside the workspace
 //	                     (for a bare repository to push to)
+//	-- worktree/PATH --  a file written after the git section: a change the
+//	                     repository has not committed
 //	-- http/PATH --      a file served at /PATH by an HTTP server on
 //	                     loopback, whose URL (http://127.0.0.1:PORT)
 //	                     replaces $HTTP in the config, the calls and the
@@ -80,7 +82,9 @@ import (
 //	-- deleted/PATH --   expected: a file (or empty folder) the calls removed
 //
 // call, approve, approval, edits and result repeat once per call, in order. Every
-// file and empty folder not named by after/ or deleted/ must be as before.
+// file and empty folder not named by after/ or deleted/ must be as before
+// (the root's .git folder is not compared: the git calls' results say what
+// they did to the repository).
 // The unstable parts of a result are normalised: the call id is "CALL_ID",
 // durationMs 0, and so is a process's duration_ms; a process id (a pid
 // field, or "pid N" in words) reads $PID, a cgroup made for a run $CGROUP;
@@ -138,6 +142,7 @@ type scenario struct {
 	git        [][]string   // the git section's commands
 	gitText    string       // the git section as written
 	http       []txtar.File // http/ sections, names without the prefix
+	worktree   []txtar.File // worktree/ sections, names without the prefix
 }
 
 func parseScenario(ar *txtar.Archive) (*scenario, error) {
@@ -183,6 +188,8 @@ func parseScenario(ar *txtar.Archive) (*scenario, error) {
 				}
 				sc.git = append(sc.git, argv)
 			}
+		case strings.HasPrefix(f.Name, "worktree/"):
+			sc.worktree = append(sc.worktree, txtar.File{Name: strings.TrimPrefix(f.Name, "worktree/"), Data: f.Data})
 		case strings.HasPrefix(f.Name, "http/"):
 			sc.http = append(sc.http, txtar.File{Name: strings.TrimPrefix(f.Name, "http/"), Data: f.Data})
 		case f.Name == "editor":
@@ -316,7 +323,7 @@ func renderResult(res *Result) string {
 }
 
 // scenarioTree returns the files (path → content) and empty folders (path/ →
-// "") below root.
+// "") below root, but for the root's .git folder.
 func scenarioTree(t testing.TB, root string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -328,6 +335,8 @@ func scenarioTree(t testing.TB, root string) map[string]string {
 		rel = filepath.ToSlash(rel)
 		switch {
 		case p == root:
+		case d.IsDir() && rel == ".git":
+			return filepath.SkipDir
 		case d.IsDir():
 			ents, err := os.ReadDir(p)
 			if err != nil {
@@ -436,6 +445,15 @@ func runScenario(t *testing.T, path string) {
 		cmd.Dir, cmd.Env = root, scenarioGitEnv(outside)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("git %s: %v\n%s", strings.Join(argv, " "), err, out)
+		}
+	}
+	for _, f := range sc.worktree {
+		full := filepath.Join(root, filepath.FromSlash(f.Name))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, f.Data, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 	n.roots = []string{root}
@@ -600,6 +618,9 @@ func formatScenario(sc *scenario) []byte {
 	}
 	if sc.gitText != "" {
 		add("git", sc.gitText)
+	}
+	for _, f := range sc.worktree {
+		add("worktree/"+f.Name, string(f.Data))
 	}
 	for _, f := range sc.http {
 		add("http/"+f.Name, string(f.Data))
