@@ -95,7 +95,8 @@ import (
 // (scenarioNormaliser):
 //   - the clock: an instant within the call's own time (from just before it
 //     started to just after it ended, to the second) reads $NOW in RFC 3339,
-//     $UNIX and $UNIX_MS as Unix time, $FULLDATE (Monday, January 2, 2006
+//     $HTTPDATE in HTTP's form (a Date header), $UNIX and $UNIX_MS as Unix
+//     time, $FULLDATE (Monday, January 2, 2006
 //     15:04:05 MST), and as a whole JSON string its parts $DATE
 //     (2006-01-02), $TIME (15:04:05) and $WEEKDAY, in UTC and in the local
 //     zone; any other time stays;
@@ -909,6 +910,7 @@ func normaliseClock(s string, start, end time.Time) string {
 		for _, t := range []time.Time{sec.UTC(), sec.Local()} {
 			s = strings.ReplaceAll(s, t.Format("Monday, January 2, 2006 15:04:05 MST"), "$FULLDATE")
 			s = strings.ReplaceAll(s, t.Format(time.RFC3339), "$NOW")
+			s = strings.ReplaceAll(s, t.Format(http.TimeFormat), "$HTTPDATE")
 			s = strings.ReplaceAll(s, `"`+t.Format("2006-01-02")+`"`, `"$DATE"`)
 			s = strings.ReplaceAll(s, `"`+t.Format("15:04:05")+`"`, `"$TIME"`)
 			s = strings.ReplaceAll(s, `"`+t.Weekday().String()+`"`, `"$WEEKDAY"`)
