@@ -1,0 +1,48 @@
+package tools
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+)
+
+// TestEveryToolHasAScenario fails when a built-in tool is called by no
+// scenario of testdata/scenarios (see scenario_test.go): a tool's
+// specification is its scenario, so a new tool comes with one. A call by
+// an alias counts for the tool it names; a call of a name the registry
+// does not know counts for none.
+func TestEveryToolHasAScenario(t *testing.T) {
+	paths, err := filepath.Glob("testdata/scenarios/*.txtar")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no scenarios: %v", err)
+	}
+	reg := NewBuiltinRegistry()
+	calledBy := map[string][]string{} // canonical name → scenarios
+	for _, path := range paths {
+		ar, err := txtar.ParseFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := parseScenario(ar)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		name := strings.TrimSuffix(filepath.Base(path), ".txtar")
+		for _, st := range sc.steps {
+			if tool, ok := reg.Lookup(st.tool); ok {
+				calledBy[tool.Name] = append(calledBy[tool.Name], name)
+			}
+		}
+	}
+	tools := Builtins()
+	if len(tools) == 0 {
+		t.Fatal("no built-in tools")
+	}
+	for _, tool := range tools {
+		if len(calledBy[tool.Name]) == 0 {
+			t.Errorf("built-in tool %s is called by no scenario: add testdata/scenarios/%s.txtar (the format is at the top of scenario_test.go)", tool.Name, tool.Name)
+		}
+	}
+}
