@@ -38,6 +38,7 @@ import (
 //	                     line: bwrap (a working bubblewrap sandbox), git
 //	                     (the git program); when one is missing the
 //	                     scenario is skipped with a message, never passed
+//	                     (a git section needs git without saying so)
 //	-- config --         the person's user configuration (JSON): the
 //	                     trusted layer, written to a file outside the
 //	                     workspace and loaded with the workspace's own
@@ -81,34 +82,36 @@ import (
 //	                     changed by the calls
 //	-- deleted/PATH --   expected: a file (or empty folder) the calls removed
 //
-// call, approve, approval, edits and result repeat once per call, in order. Every
-// file and empty folder not named by after/ or deleted/ must be as before
-// (the root's .git folder is not compared: the git calls' results say what
-// they did to the repository).
-// The unstable parts of a result are normalised: the call id is "CALL_ID",
-// durationMs 0, and so is a process's duration_ms; a process id (a pid
-// field, or "pid N" in words) reads $PID, a cgroup made for a run $CGROUP;
-// the workspace's absolute path
-// reads $ROOT, the HTTP
-// server's URL $HTTP, the $REMOTE folder $REMOTE. Two kinds of value that
-// change from run to run by nature are named, never dropped
-// (scenarioNormaliser):
-//   - the clock: an instant within the call's own time (from just before it
-//     started to just after it ended, to the second) reads $NOW in RFC 3339,
-//     $HTTPDATE in HTTP's form (a Date header), $UNIX and $UNIX_MS as Unix
-//     time, $FULLDATE (Monday, January 2, 2006
-//     15:04:05 MST), and as a whole JSON string its parts $DATE
-//     (2006-01-02), $TIME (15:04:05) and $WEEKDAY, in UTC and in the local
-//     zone; any other time stays;
-//   - the commits the calls make (their dates differ, so their hashes do):
-//     the hash of each commit that was not there after the git section, in
-//     full or abbreviated to 7 or more digits, reads $COMMIT1, $COMMIT2, …
-//     in the order they were first seen; the setup's own commits keep their
-//     (stable) hashes.
+// call, approve, approval, edits and result repeat once per call, in
+// order. Every file and empty folder not named by after/ or deleted/ must
+// be as before (the root's .git folder is not compared: the git calls'
+// results say what they did to the repository).
+//
+// What differs from run to run is named, never dropped
+// (scenarioNormaliser.apply), in the approval, the edits, the result and
+// the config errors:
+//   - the call id reads "CALL_ID", durationMs and a process's duration_ms
+//     0, a process id (a pid field, or "pid N" in words) $PID, a cgroup
+//     made for one run $CGROUP;
+//   - the workspace's absolute path reads $ROOT, the HTTP server's URL
+//     $HTTP and its host:port $HTTP_HOST, the $REMOTE folder $REMOTE;
+//   - the clock: an instant within the call's own time (from just before
+//     it started to just after it ended, to the second) reads $NOW in RFC
+//     3339, $HTTPDATE in HTTP's form (a Date header), $UNIX and $UNIX_MS
+//     as Unix time, $FULLDATE (Monday, January 2, 2006 15:04:05 MST), and
+//     as a whole JSON string its parts $DATE (2006-01-02), $TIME
+//     (15:04:05) and $WEEKDAY, in UTC and in the local zone; any other
+//     time stays as it is;
+//   - the commits the calls make (their dates differ, so their hashes
+//     do): the hash of each commit that was not there after the git
+//     section, in full or abbreviated to 7 or more digits, reads $COMMIT1,
+//     $COMMIT2, … in the order they were first seen; the setup's own
+//     commits keep their (stable) hashes.
 //
 // go test ./tools -run TestScenarios -update rewrites the expected sections
-// (approval, result, after, deleted) from what the calls did; read the diff
-// before you commit it: a golden file that records a bug is a bug.
+// (config-errors, approval, edits, result, after, deleted) from what the
+// calls did; read the diff before you commit it: a golden file that records
+// a bug is a bug.
 
 // scenarioRunner is the runner every scenario uses: the real pipeline over
 // the built-in registry.
@@ -392,7 +395,11 @@ func runScenario(t *testing.T, path string) {
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	for _, w := range sc.needs {
+	needs := sc.needs
+	if len(sc.git) > 0 && !slices.Contains(needs, "git") {
+		needs = append(slices.Clone(needs), "git") // a git section needs git
+	}
+	for _, w := range needs {
 		switch w {
 		case "bwrap":
 			if _, err := sandbox.Find(); err != nil {
