@@ -468,8 +468,10 @@ func runScenario(t *testing.T, path string) {
 	if real, err := filepath.EvalSymlinks(root); err == nil && real != root {
 		n.roots = append([]string{real}, n.roots...)
 	}
-	n.gitDir, n.gitEnv = root, scenarioGitEnv(outside)
-	n.baseline = n.commits()
+	if len(sc.git) > 0 { // only a git section makes a repository
+		n.gitDir, n.gitEnv = root, scenarioGitEnv(outside)
+		n.baseline = n.commits()
+	}
 	before := scenarioTree(t, root)
 	ws, err := workspace.New(root)
 	if err != nil {
