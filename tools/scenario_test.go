@@ -100,8 +100,9 @@ import (
 //     3339, $HTTPDATE in HTTP's form (a Date header), $UNIX and $UNIX_MS
 //     as Unix time, $FULLDATE (Monday, January 2, 2006 15:04:05 MST), and
 //     as a whole JSON string its parts $DATE (2006-01-02), $TIME
-//     (15:04:05) and $WEEKDAY, in UTC and in the local zone; any other
-//     time stays as it is;
+//     (15:04:05) and $WEEKDAY, in the zone the call's timezone argument
+//     names, or without one in UTC or the local zone; any other time stays
+//     as it is;
 //   - the commits the calls make (their dates differ, so their hashes
 //     do): the hash of each commit that was not there after the git
 //     section, in full or abbreviated to 7 or more digits, reads $COMMIT1,
@@ -523,6 +524,7 @@ func runScenario(t *testing.T, path string) {
 		ap := &scenarioApprover{t: t, answers: answers}
 		env.Approver = ap
 		args := json.RawMessage(n.expand(string(st.args)))
+		n.zone = callZone(args)
 		start := time.Now()
 		res := scenarioRunner().Run(context.Background(), env, Request{Name: st.tool, Arguments: args}, nil)
 		end := time.Now()
@@ -814,6 +816,7 @@ type scenarioNormaliser struct {
 	gitEnv   []string
 	baseline map[string]bool // the commits after the git section
 	made     []string        // the commits the calls made, first seen first
+	zone     *time.Location  // the zone the current call names; nil: none
 	order    []string        // scratch: the commits as commits listed them
 }
 
@@ -892,7 +895,7 @@ func (n *scenarioNormaliser) apply(s string, start, end time.Time) string {
 		})
 	}
 	if !start.IsZero() {
-		s = normaliseClock(s, start, end)
+		s = normaliseClock(s, start, end, n.zone)
 	}
 	s = durationField.ReplaceAllString(s, `"duration_ms": 0`)
 	s = cgroupPath.ReplaceAllString(s, "$$CGROUP")
@@ -912,11 +915,31 @@ var pidWord = regexp.MustCompile(`("pid": |\bpid )[0-9]+`)
 // unixMs is a candidate Unix time in milliseconds.
 var unixMs = regexp.MustCompile(`\b1[0-9]{12}\b`)
 
-// normaliseClock names the instants from start to end (to the second) in s.
-func normaliseClock(s string, start, end time.Time) string {
+// callZone is the time zone a call's timezone argument names, or nil.
+func callZone(args json.RawMessage) *time.Location {
+	var a struct {
+		Timezone string `json:"timezone"`
+	}
+	if json.Unmarshal(args, &a) != nil || a.Timezone == "" {
+		return nil
+	}
+	loc, err := time.LoadLocation(a.Timezone)
+	if err != nil {
+		return nil
+	}
+	return loc
+}
+
+// normaliseClock names the instants from start to end (to the second) in
+// s, written in zone, or when it is nil in UTC or the local zone.
+func normaliseClock(s string, start, end time.Time, zone *time.Location) string {
 	from, to := start.Truncate(time.Second), end.Truncate(time.Second)
 	for sec := from; !sec.After(to); sec = sec.Add(time.Second) {
-		for _, t := range []time.Time{sec.UTC(), sec.Local()} {
+		ts := []time.Time{sec.UTC(), sec.Local()}
+		if zone != nil {
+			ts = []time.Time{sec.In(zone)} // only there: the time must be told in it
+		}
+		for _, t := range ts {
 			s = strings.ReplaceAll(s, t.Format("Monday, January 2, 2006 15:04:05 MST"), "$FULLDATE")
 			s = strings.ReplaceAll(s, t.Format(time.RFC3339), "$NOW")
 			s = strings.ReplaceAll(s, t.Format(http.TimeFormat), "$HTTPDATE")
