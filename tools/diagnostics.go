@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/agentls/agentls/codeindex"
 )
 
 // Diagnostics is diagnostics: parse and type errors of Go code, and some
@@ -60,7 +62,7 @@ func diagnostics(c *Call, a diagnosticsArgs) (*Result, error) {
 		ds[i].Path = c.Workspace.Rel(ds[i].Path)
 	}
 	if ds == nil {
-		ds = ds[:0:0]
+		ds = []codeindex.Diagnostic{} // an empty list, never null (the output schema says array)
 	}
 	var b strings.Builder
 	for _, d := range ds {

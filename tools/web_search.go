@@ -68,7 +68,7 @@ const (
 const BraveSearchURL = "https://api.search.brave.com/res/v1/web/search"
 
 // webSearchHowTo says how to configure a provider.
-const webSearchHowTo = `set web.search in the user configuration ($XDG_CONFIG_HOME/agentls/config.json) or .agentls.json: ` +
+const webSearchHowTo = `set web.search in the user configuration ($XDG_CONFIG_HOME/agentls/config.json; a repository's .agentls.json may not set it): ` +
 	`{"web":{"search":{"provider":"searxng","url":"https://searx.example.org"}}} for a SearXNG instance with the JSON format enabled, ` +
 	`or {"web":{"search":{"provider":"brave","apiKey":"<Brave Search API key>"}}}`
 
