@@ -14,6 +14,7 @@ import (
 
 	godiff "github.com/sourcegraph/go-diff/diff"
 
+	"github.com/agentls/agentls/patch"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -21,14 +22,17 @@ import (
 var ApplyPatch = builtin(withPatchNotes(editTool(Def[applyPatchArgs]{
 	Name:  "apply_patch",
 	Title: "Apply patch",
-	Description: "Applies a unified diff (as made by `diff -u` or `git diff`) to one or several files: modifies them, creates " +
-		"them (--- /dev/null), deletes them (+++ /dev/null) and renames them (different --- and +++ names). Paths may carry git's " +
-		"a/ and b/ prefixes. Each hunk needs its context lines; a hunk whose lines moved is found up to 50 lines away (or anywhere, " +
-		"when its lines occur once), and trailing whitespace is tolerated. All or nothing: if a hunk does not apply, PATCH_FAILED " +
-		"names the file and hunk and nothing is written. Edits the editor's buffers of open files. The person approves the whole patch.",
+	Description: "Applies a patch to one or several files, in either format models write. A unified diff (as made by " +
+		"`diff -u` or `git diff`; paths may carry a/ and b/): --- /dev/null creates a file, +++ /dev/null deletes one, different " +
+		"names rename it; a hunk whose lines moved is found up to 50 lines away (or anywhere, when its lines occur once). Or the " +
+		"'*** Begin Patch' envelope: *** Add File (+ lines; replaces an existing file), *** Delete File, *** Update File with an " +
+		"optional *** Move to (replaces the destination), @@ chunks of ' ', '-' and '+' lines found by their @@ context and lines, " +
+		"*** End of File; *** End Patch. Whitespace at line ends is tolerated. All or nothing: if a part does not apply, " +
+		"PATCH_FAILED names the file and hunk or chunk and nothing is written. Edits the editor's buffers of open files. " +
+		"The person approves the whole patch.",
 	Annotations: Annotations{Destructive: true, Approval: "ask"},
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["patch"],"properties":{
-		"patch":{"type":"string","minLength":1,"description":"the unified diff: for each file a ---/+++ header and @@ hunks"}}}`),
+		"patch":{"type":"string","minLength":1,"description":"the unified diff (for each file a ---/+++ header and @@ hunks), or a '*** Begin Patch' … '*** End Patch' envelope"}}}`),
 }, planPatch)))
 
 // patchNotes passes the notes of planPatch (hunks found away from their
@@ -73,6 +77,9 @@ type applyPatchArgs struct {
 }
 
 func planPatch(c *Call, a applyPatchArgs) (*workspace.Plan, error) {
+	if patch.Is(a.Patch) {
+		return planEnvelope(c, a.Patch)
+	}
 	text := a.Patch
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
@@ -100,10 +107,6 @@ func planPatch(c *Call, a applyPatchArgs) (*workspace.Plan, error) {
 			byName[key] = fd
 		}
 		files = append(files, fd)
-	}
-	if len(files) == 0 && strings.Contains(text, "*** Begin Patch") {
-		return nil, Errorf(InvalidParams, "this is not a unified diff: apply_patch takes the format of `diff -u` and `git diff` "+
-			"('--- a/path' and '+++ b/path' headers, then @@ -start,count +start,count @@ hunks of ' ', '-' and '+' lines)")
 	}
 	if len(files) == 0 {
 		return nil, Errorf(InvalidParams, "the patch has no file diffs: each file needs a '--- old' and '+++ new' header followed by @@ hunks")

@@ -232,13 +232,6 @@ func TestApplyPatchRoundTrip(t *testing.T) {
 	}
 }
 
-func TestApplyPatchOtherFormat(t *testing.T) {
-	env, root := ftEnv(t)
-	ftWrite(t, root, map[string]string{"f.txt": "a\n"})
-	res := ftCall(t, env, "apply_patch", map[string]any{"patch": "*** Begin Patch\n*** Update File: f.txt\n@@\n-a\n+b\n*** End Patch\n"})
-	ftWantError(t, res, InvalidParams, "not a unified diff", "--- a/path")
-}
-
 // TestApplyPatchNotes: a hunk found away from its stated line, or only
 // with whitespace ignored, is said in the question and in the result.
 func TestApplyPatchNotes(t *testing.T) {
