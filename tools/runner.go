@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -436,8 +437,9 @@ func assess(c *Call, args any) (Assessment, error) {
 // the log see) and decoded (what the tool's functions receive). Sizes are
 // checked first, on the raw bytes, before anything decodes them (bounds.go).
 func prepare(t *Tool, raw json.RawMessage, cfg *workspace.Config) (json.RawMessage, any, *Error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = json.RawMessage("{}")
+	raw, e := objectArgs(raw)
+	if e != nil {
+		return nil, nil, e
 	}
 	if v, limit := checkBounds(raw, t.bounds, cfg.Limits.MaxFileBytes); v != nil {
 		return nil, nil, Errorf(InvalidParams, "invalid arguments for %s: %s", t.Name, v).
@@ -478,6 +480,33 @@ func prepare(t *Tool, raw json.RawMessage, cfg *workspace.Config) (json.RawMessa
 		}
 	}
 	return args, typed, nil
+}
+
+// objectArgs takes arguments as they come: a JSON object, nothing (no
+// arguments), or a JSON string holding an object, as OpenAI's function
+// calling delivers them. The string's content is then the arguments, and
+// every check that follows (sizes, schema) applies to it.
+func objectArgs(raw json.RawMessage) (json.RawMessage, *Error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || string(t) == "null" {
+		return json.RawMessage("{}"), nil
+	}
+	if t[0] != '"' {
+		return raw, nil
+	}
+	var s string
+	if err := json.Unmarshal(t, &s); err != nil {
+		return nil, Errorf(InvalidParams, "arguments are not valid JSON: %v", err).
+			WithDetails(map[string]any{"violations": []schema.Violation{{Pointer: "", Reason: "not valid JSON"}}})
+	}
+	if strings.TrimSpace(s) == "" {
+		return json.RawMessage("{}"), nil
+	}
+	if !json.Valid([]byte(s)) {
+		return nil, Errorf(InvalidParams, "arguments are a string that does not hold JSON: pass an object, or a string holding a JSON object").
+			WithDetails(map[string]any{"violations": []schema.Violation{{Pointer: "", Reason: "a string that does not hold JSON"}}})
+	}
+	return json.RawMessage(s), nil
 }
 
 // maxLoggedArgs is the size of refused arguments kept in the history.
