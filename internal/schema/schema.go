@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -113,9 +114,29 @@ func collect(e *jsonschema.ValidationError, out *[]Violation) {
 		for _, p := range k.Missing {
 			*out = append(*out, Violation{Pointer: ptr + "/" + escape(p), Reason: "missing required field " + quote(p)})
 		}
+	case *kind.Minimum:
+		*out = append(*out, Violation{Pointer: ptr, Reason: "minimum: got " + plain(k.Got) + ", want " + plain(k.Want)})
+	case *kind.Maximum:
+		*out = append(*out, Violation{Pointer: ptr, Reason: "maximum: got " + plain(k.Got) + ", want " + plain(k.Want)})
+	case *kind.ExclusiveMinimum:
+		*out = append(*out, Violation{Pointer: ptr, Reason: "exclusiveMinimum: got " + plain(k.Got) + ", want more than " + plain(k.Want)})
+	case *kind.ExclusiveMaximum:
+		*out = append(*out, Violation{Pointer: ptr, Reason: "exclusiveMaximum: got " + plain(k.Got) + ", want less than " + plain(k.Want)})
+	case *kind.MultipleOf:
+		*out = append(*out, Violation{Pointer: ptr, Reason: "multipleOf: got " + plain(k.Got) + ", not a multiple of " + plain(k.Want)})
 	default:
 		*out = append(*out, Violation{Pointer: ptr, Reason: e.ErrorKind.LocalizedString(printer)})
 	}
+}
+
+// plain prints a number as a model writes it: 10000000, 0.25, never
+// 1×10⁰⁷ (the validator's printer uses scientific notation).
+func plain(r *big.Rat) string {
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	s := r.FloatString(12)
+	return strings.TrimRight(strings.TrimRight(s, "0"), ".")
 }
 
 func quote(s string) string { return `"` + s + `"` }
