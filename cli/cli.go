@@ -61,7 +61,9 @@ usage:
                                            each must open with initialize carrying
                                            initializationOptions.token (from FILE, or generated
                                            into a 0600 file named on stderr)
-  agentls tools [--format F]               tool definitions as JSON (F: agentls, openai, anthropic, mcp)
+  agentls tools [--format F] [--root DIR] [--agent NAME]
+                                           tool definitions as JSON (F: agentls, openai, anthropic, mcp),
+                                           with the custom tools of DIR's configuration
   agentls call TOOL [JSON] [--root DIR] [--approve ask|yes|no]
                                            run one tool and print its ToolResult
   agentls mcp [--root DIR] [--agent NAME]  MCP server on stdio (approvals by elicitation)
@@ -157,10 +159,12 @@ func Main(ctx context.Context, args []string, stdio IO) int {
 		return serve(ctx, g, lo, stdio)
 	case "tools":
 		format := fs.String("format", "agentls", "agentls, openai, anthropic or mcp")
+		root := fs.String("root", "", "workspace root whose configuration adds custom tools and filters (default: the current directory)")
+		agent := fs.String("agent", "", "list the tools this agent may call (agents.NAME.tools)")
 		if pos, err := parse(fs, args); err != nil || len(pos) > 0 {
 			return usageError(stdio, err, pos)
 		}
-		return listTools(*format, stdio)
+		return listTools(g, *format, *root, *agent, stdio)
 	case "call":
 		root := fs.String("root", "", "workspace root (default: the current directory)")
 		approve := fs.String("approve", "", "ask, yes or no (default: ask on a terminal, else no)")
@@ -269,8 +273,24 @@ func (c stdioConn) Close() error {
 	return nil
 }
 
-func listTools(format string, stdio IO) int {
-	defs, err := tools.Export(tools.NewBuiltinRegistry().List(nil), format)
+// listTools prints the tools a session on root offers agent: the built-in
+// ones and the configuration's custom tools, filtered by tools.enabled and
+// the agent's list, as tool/list gives them.
+func listTools(g globals, format, root, agent string, stdio IO) int {
+	if _, err := tools.Export(nil, format); err != nil {
+		return usageError(stdio, err, nil)
+	}
+	log, closeLog, err := g.logger(stdio.Stderr)
+	if err != nil {
+		return usageError(stdio, err, nil)
+	}
+	defer closeLog()
+	sess, code := openSession(g, root, approval.Fixed(approval.Reject, "agentls tools runs no tool"), log, stdio)
+	if sess == nil {
+		return code
+	}
+	defer sess.Close()
+	defs, err := tools.Export(sess.Tools(agent), format)
 	if err != nil {
 		return usageError(stdio, err, nil)
 	}
@@ -281,6 +301,32 @@ func listTools(format string, stdio IO) int {
 		return 1
 	}
 	return exitOK
+}
+
+// openSession opens the session of `agentls call` and `agentls tools` on
+// root (default: the current directory), saying on stderr what was wrong
+// with the configuration. On failure it returns nil and the exit code.
+func openSession(g globals, root string, approver approval.Approver, log *slog.Logger, stdio IO) (*session.Session, int) {
+	if root == "" {
+		var err error
+		if root, err = os.Getwd(); err != nil {
+			return nil, usageError(stdio, err, nil)
+		}
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return nil, usageError(stdio, fmt.Errorf("--root %s is not a directory", root), nil)
+	}
+	sess, errs, err := session.New(session.Options{
+		Folders: []workspace.Folder{{Path: root}}, UserConfig: g.config,
+		Approver: approver, Runner: NewRunner(log), Log: log,
+	})
+	if err != nil {
+		return nil, usageError(stdio, err, nil)
+	}
+	for _, e := range errs {
+		fmt.Fprintf(stdio.Stderr, "agentls: %v (using the last valid configuration)\n", e)
+	}
+	return sess, exitOK
 }
 
 func call(ctx context.Context, g globals, pos []string, root, approve string, stdio IO) int {
@@ -295,14 +341,6 @@ func call(ctx context.Context, g globals, pos []string, root, approve string, st
 			return usageError(stdio, fmt.Errorf("arguments are not valid JSON: %s", pos[1]), nil)
 		}
 		args = json.RawMessage(pos[1])
-	}
-	if root == "" {
-		if root, err = os.Getwd(); err != nil {
-			return usageError(stdio, err, nil)
-		}
-	}
-	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-		return usageError(stdio, fmt.Errorf("--root %s is not a directory", root), nil)
 	}
 	var approver approval.Approver
 	switch approve {
@@ -321,15 +359,9 @@ func call(ctx context.Context, g globals, pos []string, root, approve string, st
 	default:
 		return usageError(stdio, fmt.Errorf("--approve must be ask, yes or no, not %q", approve), nil)
 	}
-	sess, errs, err := session.New(session.Options{
-		Folders: []workspace.Folder{{Path: root}}, UserConfig: g.config,
-		Approver: approver, Runner: NewRunner(log), Log: log,
-	})
-	if err != nil {
-		return usageError(stdio, err, nil)
-	}
-	for _, e := range errs {
-		fmt.Fprintf(stdio.Stderr, "agentls: %v (using the last valid configuration)\n", e)
+	sess, code := openSession(g, root, approver, log, stdio)
+	if sess == nil {
+		return code
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -271,4 +272,36 @@ func BenchmarkToolCallRoundTrip(b *testing.B) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// TestToolsCommandCustom: `agentls tools` lists what tool/list lists for
+// the root: the configuration's custom tools too, and with --agent only
+// that agent's tools.
+func TestToolsCommandCustom(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	cfg := filepath.Join(home, "config.json")
+	if err := os.WriteFile(cfg, []byte(`{"custom":[{"name":"count_lines","description":"Counts lines.","argv":["wc","-l","{{file}}"],
+		"inputSchema":{"type":"object","properties":{"file":{"type":"string"}}}}],
+		"agents":{"reader":{"tools":["read_file","count_lines"]}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	names := func(args ...string) []string {
+		t.Helper()
+		out, errOut, code := run(t, dir, "", append([]string{"--config", cfg, "tools"}, args...)...)
+		var defs []tools.Definition
+		if code != 0 || json.Unmarshal([]byte(out), &defs) != nil {
+			t.Fatalf("tools %v: exit %d, %s%s", args, code, out, errOut)
+		}
+		var ns []string
+		for _, d := range defs {
+			ns = append(ns, d.Name)
+		}
+		return ns
+	}
+	if all := names(); !slices.Contains(all, "count_lines") || !slices.Contains(all, "shell_exec") {
+		t.Errorf("tools: %v, want the custom count_lines among the built-in tools", all)
+	}
+	if got := names("--agent", "reader", "--root", dir); !slices.Equal(got, []string{"count_lines", "read_file"}) && !slices.Equal(got, []string{"read_file", "count_lines"}) {
+		t.Errorf("tools --agent reader: %v, want read_file and count_lines", got)
+	}
 }
