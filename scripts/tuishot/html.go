@@ -109,6 +109,14 @@ func (p page) size() (w, h int) {
 	return w, h
 }
 
+// boxDrawing tells whether ch is one of the box-drawing characters
+// (U+2500–U+257F), which a terminal draws the full height of a row: the page
+// stretches them to close the gaps between rows.
+func boxDrawing(ch string) bool {
+	r := []rune(ch)
+	return len(r) == 1 && r[0] >= 0x2500 && r[0] <= 0x257f
+}
+
 // html draws s as an HTML page of exactly p.size(): every row a line of
 // spans, every character outside ASCII in a box one cell wide, so a glyph
 // taken from a fallback font cannot shift the columns after it.
@@ -120,10 +128,12 @@ func (p page) html(s *screen) string {
 @font-face{font-family:TermMono;font-weight:bold;src:url("file://%[1]s/DejaVuSansMono-Bold.ttf")}
 @font-face{font-family:TermMono;font-style:italic;src:url("file://%[1]s/DejaVuSansMono-Oblique.ttf")}
 html,body{margin:0;padding:0;overflow:hidden;background:#2b2b2b;width:%[2]dpx;height:%[3]dpx}
-.bar{height:%[4]dpx;line-height:%[4]dpx;font:13px sans-serif;color:#bbb;text-align:center;background:#323232;border-bottom:1px solid #111;box-sizing:border-box}
+.bar{height:%[4]dpx;font:13px/%[4]dpx sans-serif;color:#bbb;text-align:center;background:#323232;border-bottom:1px solid #111;box-sizing:border-box}
 .term{padding:%[5]dpx;background:%[6]s;font-family:TermMono,"DejaVu Sans Mono",monospace;font-size:%[7]dpx;line-height:%[8]dpx;color:%[9]s;height:%[10]dpx}
 .r{white-space:pre;height:%[8]dpx}
+.r>span{display:inline-block;height:%[8]dpx;vertical-align:top}
 .w{display:inline-block;width:1ch;overflow:visible;text-align:center}
+.b{transform:scaleY(1.25)}
 .cur{outline:1px solid #eee}
 </style></head><body>`,
 		html.EscapeString(p.fontDir), w, h, titlePx, padPx, hex(defaultBG), p.fontPx, p.linePx,
@@ -164,6 +174,8 @@ html,body{margin:0;padding:0;overflow:hidden;background:#2b2b2b;width:%[2]dpx;he
 			switch {
 			case cursor:
 				fmt.Fprintf(&b, `<span class="cur" style="%s">%s</span>`, st.css(), html.EscapeString(c.ch))
+			case boxDrawing(c.ch):
+				fmt.Fprintf(&run, `<span class="w b">%s</span>`, c.ch)
 			case len(c.ch) > 1 || c.ch[0] > 0x7e:
 				fmt.Fprintf(&run, `<span class="w">%s</span>`, html.EscapeString(c.ch))
 			default:

@@ -96,7 +96,7 @@ func TestRGB(t *testing.T) {
 }
 
 func TestHTML(t *testing.T) {
-	s, err := parseScreen("\x1b[7mab\x1b[0m<│\n", 4, 2)
+	s, err := parseScreen("\x1b[7mab\x1b[0m<│\nx·", 4, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +105,8 @@ func TestHTML(t *testing.T) {
 	for _, want := range []string{
 		`<div class="bar">t &amp; u</div>`,
 		`color:#1e1e1e;background:#d4d4d4">ab</span>`, // reverse video
-		`&lt;<span class="w">│</span></span></div>`,   // one box per non-ASCII cell
-		`<span class="cur" style="color:#1e1e1e;background:#d4d4d4"> </span><span style="color:#d4d4d4;background:#1e1e1e">   </span>`, // rows padded to cols
+		`&lt;<span class="w b">│</span></span></div>`,   // one box per non-ASCII cell
+		`<span class="cur" style="color:#1e1e1e;background:#d4d4d4">x</span><span style="color:#d4d4d4;background:#1e1e1e"><span class="w">·</span>  </span>`, // rows padded to cols
 		`url("file:///f/DejaVuSansMono.ttf")`,
 	} {
 		if !strings.Contains(h, want) {
