@@ -8,7 +8,7 @@
 # Chromium (see scripts/tui-shot.sh).
 # 1. edit_file by "claude": the review shows in the side window, not selected;
 #    M-x agentls-show-approval goes there; once its keys are on, the header
-#    (agent, tool, file, reason, risk), the keys and the diff are on screen
+#    (agent, tool, file, reason, risk), the keys and the unified diff are on screen
 #    (review-edit.png); y approves it and main.go is saved with the edit.
 # 2. a dangerous shell_exec (rm -r build): the command, its folder, the risk
 #    and the warning, no "always" (review-command.png); n and a message
@@ -85,7 +85,7 @@ tui_wait_for "claude wants to run edit_file" "the review"
 tui_assert_shows "agentls: 1 review" "keys off: not selected"
 open_review
 tui_settled
-tui_assert_shows "claude wants to run edit_file" "Agent:   claude" "Tool:    edit_file" "File:    main.go" \
+tui_assert_shows "claude wants to run edit_file" "Agent:   claude" "Tool:    edit_file" "File:    modify main.go" \
 	"reason: use Sprintf and punctuation" "y approve   n reject   e edit args   ? details   l list   q hide" \
 	"a always allow edit_file (asks yes)"
 diff_shows '^-[[:space:]]+return "hello " \+ name' || fail "the review does not show the removed line"
