@@ -42,9 +42,11 @@ export AGENTLS_NVIM
 scripts/install-emacs.sh --check >/dev/null 2>&1 || die "no Emacs >= 30 on PATH (scripts/install-emacs.sh)"
 
 # A clean home for the editors and the server: no user config, history or state.
-mkdir -p "$tmp/config" "$tmp/state" "$tmp/data" "$tmp/cache" "$tmp/run" "$tmp/tmp"
+# (TMPDIR stays: the workspaces' paths are in the pictures, short is better.)
+mkdir -p "$tmp/config" "$tmp/state" "$tmp/data" "$tmp/cache" "$tmp/run"
+chmod 700 "$tmp/run"
 export XDG_CONFIG_HOME="$tmp/config" XDG_STATE_HOME="$tmp/state" XDG_DATA_HOME="$tmp/data" \
-	XDG_CACHE_HOME="$tmp/cache" XDG_RUNTIME_DIR="$tmp/run" TMPDIR="$tmp/tmp"
+	XDG_CACHE_HOME="$tmp/cache" XDG_RUNTIME_DIR="$tmp/run"
 mkdir -p "$TUI_SHOTS"
 rm -f "$TUI_SHOTS"/*/*.png "$TUI_SHOTS"/*/*.txt "$TUI_SHOTS"/*/*.ans
 

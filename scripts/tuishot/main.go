@@ -133,26 +133,31 @@ func screenshot(page string, p page, scale int, out string) error {
 	if err != nil {
 		return fmt.Errorf("chromium wrote no screenshot: %w\n%s", err, outBuf.String())
 	}
-	if err := checkPNG(data, w*scale, h*scale); err != nil {
+	img, err := checkPNG(data, w*scale, h*scale)
+	if err != nil {
 		return err
 	}
-	return os.WriteFile(out, data, 0o644)
+	small, err := compact(img)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(out, small, 0o644)
 }
 
-// checkPNG fails unless data is a w×h PNG with more than a few colors (text
-// drawn, not a blank or failed page).
-func checkPNG(data []byte, w, h int) error {
+// checkPNG decodes data and fails unless it is a w×h PNG with more than a
+// few colors (text drawn, not a blank or failed page).
+func checkPNG(data []byte, w, h int) (image.Image, error) {
 	img, err := png.Decode(bytes.NewReader(data))
 	if err != nil {
-		return fmt.Errorf("the screenshot is not a PNG: %w", err)
+		return nil, fmt.Errorf("the screenshot is not a PNG: %w", err)
 	}
 	if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
-		return fmt.Errorf("the screenshot is %dx%d, want %dx%d", b.Dx(), b.Dy(), w, h)
+		return nil, fmt.Errorf("the screenshot is %dx%d, want %dx%d", b.Dx(), b.Dy(), w, h)
 	}
 	if n := colors(img, 16); n < 16 {
-		return fmt.Errorf("the screenshot has only %d colors: nothing was drawn", n)
+		return nil, fmt.Errorf("the screenshot has only %d colors: nothing was drawn", n)
 	}
-	return nil
+	return img, nil
 }
 
 // colors counts the distinct colors of img, stopping at limit.

@@ -105,7 +105,7 @@ func TestHTML(t *testing.T) {
 	for _, want := range []string{
 		`<div class="bar">t &amp; u</div>`,
 		`color:#1e1e1e;background:#d4d4d4">ab</span>`, // reverse video
-		`&lt;<span class="w b">│</span></span></div>`,   // one box per non-ASCII cell
+		`&lt;<span class="w b">│</span></span></div>`, // one box per non-ASCII cell
 		`<span class="cur" style="color:#1e1e1e;background:#d4d4d4">x</span><span style="color:#d4d4d4;background:#1e1e1e"><span class="w">·</span>  </span>`, // rows padded to cols
 		`url("file:///f/DejaVuSansMono.ttf")`,
 	} {
@@ -146,8 +146,44 @@ func TestCheckPNG(t *testing.T) {
 		{"not a png", []byte("<html>"), 40, 20, false},
 	}
 	for _, tt := range tests {
-		if err := checkPNG(tt.data, tt.w, tt.h); (err == nil) != tt.ok {
+		if _, err := checkPNG(tt.data, tt.w, tt.h); (err == nil) != tt.ok {
 			t.Errorf("%s: err = %v", tt.name, err)
 		}
+	}
+}
+
+func TestCompact(t *testing.T) {
+	// 300 shades: the 256 most used stay, the rest become their nearest.
+	img := image.NewRGBA(image.Rect(0, 0, 300, 4))
+	for x := 0; x < 300; x++ {
+		for y := 0; y < 4; y++ {
+			c := imgcolor.RGBA{uint8(x / 2), uint8(x % 2 * 128), 0, 255}
+			if x >= 256 && y > 0 {
+				c = imgcolor.RGBA{0, 0, 255, 255} // used often: kept
+			}
+			img.Set(x, y, c)
+		}
+	}
+	data, err := compact(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := compact(img)
+	if err != nil || !bytes.Equal(data, again) {
+		t.Fatalf("compact is not deterministic (err %v)", err)
+	}
+	got, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := got.(*image.Paletted)
+	if !ok || len(p.Palette) != 256 {
+		t.Fatalf("got %T, want a 256-color paletted image", got)
+	}
+	if r, g, b, _ := p.At(299, 1).RGBA(); r != 0 || g != 0 || b != 0xffff {
+		t.Errorf("a common color changed: %v", p.At(299, 1))
+	}
+	if c := imgcolor.RGBAModel.Convert(p.At(10, 0)).(imgcolor.RGBA); c != (imgcolor.RGBA{5, 0, 0, 255}) {
+		t.Errorf("pixel 10,0 = %v, want {5 0 0 255}", c)
 	}
 }

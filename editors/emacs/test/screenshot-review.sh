@@ -29,7 +29,7 @@ fail() {
 	exit 1
 }
 
-ws="$TUI_TMP/ws"
+ws="$TUI_TMP/hello"
 mkdir -p "$ws/build" "$TUI_TMP/home"
 echo 'module example.com/hello' >"$ws/go.mod"
 echo 'old output' >"$ws/build/hello"
