@@ -3,13 +3,15 @@
 # editor in a tmux server of its own, its screen polled and captured, and the
 # capture rendered to a PNG by scripts/tuishot.
 #
-# The caller sets, before `tui_start`:
-#   TUI_TMP      a temporary folder of the test (the tmux socket, captures)
-#   TUI_SHOTS    where every run writes its PNGs (test-results/…)
-#   TUI_DOCS     where UPDATE_SCREENSHOTS=1 copies them (the README's pictures)
-#   TUISHOT      the tuishot binary (scripts/screenshots.sh builds it)
-# and defines `fail MESSAGE`, which must not return.
+# The caller sets TUI_SHOTS (where every run writes its PNGs: test-results/…)
+# and TUISHOT (the tuishot binary; scripts/screenshots.sh sets both).
 #
+#   tui_init NAME DOCS              a temporary folder TUI_TMP, removed at exit with
+#                                   the tmux server; DOCS is where UPDATE_SCREENSHOTS=1
+#                                   copies the pictures; `fail MESSAGE` says NAME
+#   fail MESSAGE                    report (with TUI_TMP/result, the agent's last
+#                                   result, when there is one) and exit 1
+#   tui_workspace DIR               the small Go module both editors' pictures show
 #   tui_start COLS ROWS COMMAND     start COMMAND (a shell line) in a COLSxROWS pane
 #   tui_screen                      print the pane's plain text
 #   tui_keys KEY...                 tmux send-keys (key names: Enter, Escape, C-x…)
@@ -29,6 +31,38 @@
 
 TUI_DEADLINE=${TUI_DEADLINE:-90}
 tui_sock=""
+
+tui_init() { # tui_init NAME DOCS
+	tui_name=$1 TUI_DOCS=$2
+	TUI_TMP=$(mktemp -d "${TMPDIR:-/tmp}/agentls-$1-shot.XXXXXX")
+	trap 'tui_stop; rm -rf "$TUI_TMP"' EXIT
+}
+
+fail() {
+	echo "$tui_name screenshots: FAILED: $*" >&2
+	[ -f "$TUI_TMP/result" ] && echo "the agent's last result: $(cat "$TUI_TMP/result")" >&2
+	exit 1
+}
+
+tui_workspace() { # tui_workspace DIR
+	mkdir -p "$1/build"
+	echo 'module example.com/hello' >"$1/go.mod"
+	echo 'old output' >"$1/build/hello"
+	cat >"$1/main.go" <<'EOF'
+package main
+
+import "fmt"
+
+// greet returns the greeting for name.
+func greet(name string) string {
+	return "hello " + name
+}
+
+func main() {
+	fmt.Println(greet("world"))
+}
+EOF
+}
 
 tmx() { tmux -L "$tui_sock" "$@"; }
 

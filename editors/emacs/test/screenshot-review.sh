@@ -18,35 +18,12 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 : "${AGENTLS_BIN:?}" "${TUISHOT:?}" "${TUI_SHOTS:?}"
-TUI_DOCS="$repo/editors/emacs/docs"
-TUI_TMP=$(mktemp -d "${TMPDIR:-/tmp}/agentls-emacs-shot.XXXXXX")
 # shellcheck source=../../../scripts/tui-shot.sh
 . "$repo/scripts/tui-shot.sh"
-trap 'tui_stop; rm -rf "$TUI_TMP"' EXIT
-fail() {
-	echo "emacs screenshots: FAILED: $*" >&2
-	[ -f "$TUI_TMP/result" ] && echo "last result: $(cat "$TUI_TMP/result")" >&2
-	exit 1
-}
-
+tui_init emacs "$repo/editors/emacs/docs"
 ws="$TUI_TMP/hello"
-mkdir -p "$ws/build" "$TUI_TMP/home"
-echo 'module example.com/hello' >"$ws/go.mod"
-echo 'old output' >"$ws/build/hello"
-cat >"$ws/main.go" <<'EOF'
-package main
-
-import "fmt"
-
-// greet returns the greeting for name.
-func greet(name string) string {
-	return "hello " + name
-}
-
-func main() {
-	fmt.Println(greet("world"))
-}
-EOF
+tui_workspace "$ws"
+mkdir -p "$TUI_TMP/home"
 cat >"$TUI_TMP/init.el" <<EOF
 (menu-bar-mode -1)
 (setq frame-background-mode 'dark)
