@@ -6,10 +6,12 @@
 #   scripts/screenshots.sh                       run the tests, write the PNGs
 #                                                to test-results/screenshots/
 #   UPDATE_SCREENSHOTS=1 scripts/screenshots.sh  also copy them over the README
-#                                                pictures (editors/*/docs/)
+#                                                pictures (editors/*/media/screenshots/)
 # Tests: editors/nvim/test/screenshot_review.sh and
 # editors/emacs/test/screenshot-review.sh (scripts/tui-shot.sh has their
-# tmux functions, scripts/tuishot the renderer).
+# tmux functions, scripts/tuishot the renderer); then every picture they took
+# must be checked in under editors/*/media/screenshots/ and shown by that
+# editor's README.
 # Needs tmux, Chromium and DejaVu Sans Mono (scripts/install-deps.sh
 # screenshots), Neovim >= 0.10 ($AGENTLS_NVIM, else scripts/install-nvim.sh
 # --path) and Emacs >= 30 on PATH. AGENTLS_BIN=/path/to/agentls tests that
@@ -60,6 +62,25 @@ for t in nvim:editors/nvim/test/screenshot_review.sh emacs:editors/emacs/test/sc
 		failed=$((failed + 1))
 	fi
 done
+
+# Each README shows the pictures its test takes, and they are checked in.
+echo "=== screenshots: the READMEs show them"
+sync=ok
+for name in nvim emacs; do
+	for png in "$TUI_SHOTS/$name"/*.png; do
+		[ -e "$png" ] || continue
+		b=$(basename "$png")
+		if [ ! -f "editors/$name/media/screenshots/$b" ]; then
+			echo "screenshots: editors/$name/media/screenshots/$b is missing (UPDATE_SCREENSHOTS=1 scripts/screenshots.sh)" >&2
+			sync=bad
+		fi
+		if ! grep -qF "(media/screenshots/$b)" "editors/$name/README.md"; then
+			echo "screenshots: editors/$name/README.md does not show media/screenshots/$b" >&2
+			sync=bad
+		fi
+	done
+done
+if [ "$sync" = ok ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 echo "screenshots: $TUI_SHOTS"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

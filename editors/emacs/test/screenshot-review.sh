@@ -20,7 +20,7 @@ repo=$(cd "$here/../../.." && pwd)
 : "${AGENTLS_BIN:?}" "${TUISHOT:?}" "${TUI_SHOTS:?}"
 # shellcheck source=../../../scripts/tui-shot.sh
 . "$repo/scripts/tui-shot.sh"
-tui_init emacs "$repo/editors/emacs/docs"
+tui_init emacs "$repo/editors/emacs/media/screenshots"
 ws="$TUI_TMP/hello"
 tui_workspace "$ws"
 mkdir -p "$TUI_TMP/home"

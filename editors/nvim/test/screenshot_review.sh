@@ -20,7 +20,7 @@ repo=$(cd "$here/../../.." && pwd)
 : "${AGENTLS_BIN:?}" "${AGENTLS_NVIM:?}" "${TUISHOT:?}" "${TUI_SHOTS:?}"
 # shellcheck source=../../../scripts/tui-shot.sh
 . "$repo/scripts/tui-shot.sh"
-tui_init nvim "$repo/editors/nvim/docs"
+tui_init nvim "$repo/editors/nvim/media/screenshots"
 ws="$TUI_TMP/hello"
 tui_workspace "$ws"
 mkdir -p "$TUI_TMP/home"
