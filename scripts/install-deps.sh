@@ -11,6 +11,9 @@
 #      mcp            node and npm for the MCP suite (scripts/mcp-test.sh runs npm ci in mcp/test)
 #      vscode-e2e     code-server 4.100.3, Debian chromium and their build packages
 #                     (scripts/vscode-e2e.sh installs them on its first run)
+#      tmux           tmux, the terminal the editors' screenshot tests run in
+#      screenshots    tmux, Debian chromium and fonts-dejavu-core, Neovim and Emacs
+#                     (scripts/screenshots.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 check=false
@@ -26,6 +29,10 @@ present() {
 	vscode-e2e)
 		command -v node >/dev/null && [ -x /usr/bin/chromium ] && command -v rg >/dev/null &&
 			[ -x .cache/code-server/node_modules/.bin/code-server ] ;;
+	tmux) command -v tmux >/dev/null ;;
+	screenshots)
+		command -v tmux >/dev/null && [ -x /usr/bin/chromium ] && [ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] &&
+			scripts/install-nvim.sh --check >/dev/null 2>&1 && scripts/install-emacs.sh --check >/dev/null 2>&1 ;;
 	*) echo "install-deps: unknown dependency $1" >&2; exit 2 ;;
 	esac
 }
@@ -50,5 +57,10 @@ for dep in "$@"; do
 		apt ripgrep chromium libkrb5-dev libxkbfile-dev libsecret-1-dev pkg-config
 		# code-server itself is installed into .cache/ by the suite's first run.
 		;;
+	tmux) apt tmux ;;
+	screenshots)
+		apt tmux chromium fonts-dejavu-core
+		scripts/install-nvim.sh
+		scripts/install-emacs.sh ;;
 	esac
 done

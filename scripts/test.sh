@@ -70,11 +70,12 @@ if [ "$what" = all ] || [ "$what" = mcp ]; then
 fi
 
 if [ "$what" = all ] || [ "$what" = editors ]; then
-	for ed in nvim emacs vscode vscode-e2e; do
+	for ed in nvim emacs screenshots vscode vscode-e2e; do
 		runner=""
 		case $ed in
 		nvim) runner=editors/nvim/test/run.sh ;;
 		emacs) runner=editors/emacs/test/run.sh ;;
+		screenshots) runner=scripts/screenshots.sh ;;
 		vscode) runner=scripts/vscode-test.sh ;;
 		vscode-e2e) runner=scripts/vscode-e2e.sh ;;
 		esac
