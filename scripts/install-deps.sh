@@ -6,7 +6,8 @@
 # DEP: ripgrep        the grep/glob comparisons with ripgrep
 #      bwrap          bubblewrap, the sandbox of run_code and of automatic commands
 #      nvim           Neovim >= 0.10 (scripts/install-nvim.sh, from Debian trixie)
-#      emacs          Emacs >= 30 (scripts/install-emacs.sh, from bookworm-backports)
+#      emacs          Emacs >= 30 (scripts/install-emacs.sh, from bookworm-backports), and tmux
+#                     for its terminal check
 #      vscode         node and npm for the extension's build and node:test suite
 #      mcp            node and npm for the MCP suite (scripts/mcp-test.sh runs npm ci in mcp/test)
 #      vscode-e2e     code-server 4.100.3, Debian chromium and their build packages
@@ -24,7 +25,7 @@ present() {
 	ripgrep) command -v rg >/dev/null ;;
 	bwrap) command -v bwrap >/dev/null ;;
 	nvim) scripts/install-nvim.sh --check >/dev/null 2>&1 ;;
-	emacs) scripts/install-emacs.sh --check >/dev/null 2>&1 ;;
+	emacs) scripts/install-emacs.sh --check >/dev/null 2>&1 && command -v tmux >/dev/null ;;
 	vscode | mcp) command -v node >/dev/null && command -v npm >/dev/null ;;
 	vscode-e2e)
 		command -v node >/dev/null && [ -x /usr/bin/chromium ] && command -v rg >/dev/null &&
@@ -51,7 +52,7 @@ for dep in "$@"; do
 	ripgrep) apt ripgrep ;;
 	bwrap) apt bubblewrap ;;
 	nvim) scripts/install-nvim.sh ;;
-	emacs) scripts/install-emacs.sh ;;
+	emacs) scripts/install-emacs.sh && apt tmux ;;
 	vscode | mcp) apt nodejs npm ;;
 	vscode-e2e)
 		apt ripgrep chromium libkrb5-dev libxkbfile-dev libsecret-1-dev pkg-config
