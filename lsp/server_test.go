@@ -428,7 +428,7 @@ func TestConfigLayers(t *testing.T) {
 	}
 	var res tools.Result
 	c.Call(ctx, "tool/call", map[string]any{"name": "get_current_directory", "agent": "reader"}, &res)
-	if res.Status != tools.StatusError || res.Error.Code != tools.UnknownTool {
+	if res.Status != tools.StatusRejected || res.Error == nil || res.Error.Code != tools.NotAllowed || !strings.Contains(res.Content, "not available to agent reader") {
 		t.Errorf("agent filter: %+v", res)
 	}
 	// settings.agentls wins; an invalid one is reported and the last good one stays.

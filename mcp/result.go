@@ -93,6 +93,7 @@ var nextStep = map[tools.Code]string{
 	tools.Rejected:         "the call did not run. Do not retry it unchanged: follow the person's message, or tell the person what you need and why.",
 	tools.Cancelled:        "the call was cancelled and whatever it started was stopped; do not retry unless asked.",
 	tools.Internal:         "a fault inside agentls: tell the person; retrying may not help.",
+	tools.NotAllowed:       "the configuration keeps this tool from you: do not retry it or reach it another way; use the tools tools/list gives you.",
 	tools.NotApplied:       "the edit did not land as proposed: read the file again before editing it.",
 	tools.UnsavedInEditor:  "the file has unsaved changes in the editor: ask the person to save or revert it, then try again.",
 }

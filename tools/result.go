@@ -50,6 +50,9 @@ const (
 	// UnsavedInEditor: the server would have to write a file the editor
 	// holds with unsaved changes, which it never does.
 	UnsavedInEditor Code = "UNSAVED_IN_EDITOR"
+	// NotAllowed: the configuration keeps the tool from this caller
+	// (tools.enabled, or the agent's agents.NAME.tools); status rejected.
+	NotAllowed Code = "NOT_ALLOWED"
 )
 
 // Result is the ToolResult of PROTOCOL.md section 4.

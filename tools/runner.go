@@ -164,7 +164,8 @@ func (r *Runner) run(ctx context.Context, env *Env, req Request, agent string, p
 		return failure(r.unknown(req.Name, cfg, agent)), nil, nil
 	}
 	if why := allowed(cfg, agent, tool.Name); why != "" {
-		return failure(Errorf(UnknownTool, "%s", why)), nil, tool
+		e := &Error{Code: NotAllowed, Message: why + "; the configuration keeps it from this caller: use the tools tool/list offers"}
+		return &Result{Status: StatusRejected, Content: "rejected: " + e.Message, Message: why, Error: e}, nil, tool
 	}
 	args, typed, verr := prepare(tool, req.Arguments, cfg)
 	if verr != nil {
