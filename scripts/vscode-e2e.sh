@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end suite of the VS Code extension in real VS Code: code-server
 # (VS Code for the web, from npm) with the packaged extension installed,
-# driven in headless Debian Chromium by playwright-core (issue 7).
+# driven in headless Debian Chromium by playwright-core.
 #
 # Installs what is missing (cached; nothing is reinstalled when present):
 #   apt: libkrb5-dev libxkbfile-dev libsecret-1-dev pkg-config ripgrep chromium

@@ -654,10 +654,11 @@ on purpose, waiting, y and the typed yes does."
   "Feed SERVER's approval/request handler PARAMS, as the server would send them."
   (apply #'eglot-handle-request server 'approval/request params))
 
-(ert-deftest agentls-test-review-shows-spec17-fields ()
+(ert-deftest agentls-test-review-shows-request-fields ()
   "agent, cwd, deadline (a countdown), options and alwaysLabel from the request
 are shown; the legend and the review window's mode line fit 80 columns.
-\(The request is fed to the handler as the server of issue 17 sends it.)"
+\(The request is fed to the handler as the server sends it: docs/protocol.md,
+"Approval".)"
   (agentls-test--with-workspace '(("a.txt" . "a\n"))
     (let* ((server (agentls--server))
            (a-cmd (agentls-test--request
@@ -723,9 +724,9 @@ are shown; the legend and the review window's mode line fit 80 columns.
       (agentls--approval-answer "reject" nil (car agentls--pending-approvals)))))
 
 (ert-deftest agentls-test-review-fields-from-server ()
-  "End to end with the server of issue 17: the review names the agent, a
-command's folder, counts down to its deadline, labels always with what it
-covers, and a dangerous call offers no always.  Skipped with an older
+  "End to end with the server (docs/protocol.md, \"Approval\"): the review
+names the agent, a command's folder, counts down to its deadline, labels
+always with what it covers, and a dangerous call offers no always.  Skipped with an older
 server (one without approval/rules, which came with those fields)."
   (agentls-test--with-workspace '(("victim/f" . "x\n") ("a.txt" . "a\n"))
     (skip-unless (member "shell_exec" (mapcar (lambda (d) (plist-get d :name)) (agentls-list-tools))))
@@ -838,7 +839,7 @@ server (one without approval/rules, which came with those fields)."
 
 (ert-deftest agentls-test-rules-list-revoke ()
   "always is listed by approval/rules with its label; revoking it makes the tool ask again.
-Needs the server of issue 17 (approval/rules); skipped with an older one."
+Needs a server with approval/rules; skipped with an older one."
   (agentls-test--with-workspace '(("a.txt" . "one\ntwo\n"))
     (let ((server (agentls--server)))
       (skip-unless (condition-case nil

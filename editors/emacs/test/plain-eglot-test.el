@@ -2,7 +2,7 @@
 
 ;;; Commentary:
 
-;; Issue 16 with a client nobody here wrote: eglot as Emacs 30 ships it,
+;; agentls with a client nobody here wrote: eglot as Emacs 30 ships it,
 ;; with its default settings and capabilities (documentChanges, no
 ;; resource operations, no change annotations), and without agentls.el.
 ;; Run by editors/emacs/test/run.sh:

@@ -1,5 +1,6 @@
--- Neovim's built-in client with no plugin (issue 16): `nvim --clean`, the
--- real agentls started with vim.lsp.start and the default capabilities of
+-- Neovim's built-in client with no plugin (a client with applyEdit only:
+-- docs/protocol.md, "Approval"): `nvim --clean`, the real agentls started
+-- with vim.lsp.start and the default capabilities of
 -- vim.lsp.protocol.make_client_capabilities() (applyEdit and resource
 -- operations, no documentChanges). run.sh runs this file alone, in its own
 -- Neovim, without the agentls plugin (AGENTLS_TEST_PLAIN=1); the person's
@@ -90,7 +91,7 @@ describe("plain Neovim client (no plugin, default capabilities)", function()
     H.remove_temps()
   end)
 
-  it("sends no documentChanges capability (the case of issue 16)", function()
+  it("sends no documentChanges capability (a client with applyEdit only)", function()
     local caps = vim.lsp.protocol.make_client_capabilities()
     eq(true, caps.workspace.applyEdit, "applyEdit")
     eq(nil, caps.workspace.workspaceEdit.documentChanges, "documentChanges")

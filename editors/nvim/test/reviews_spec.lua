@@ -1,4 +1,4 @@
--- Reviews nobody answers by accident (issue 17): typed input while a review
+-- Reviews nobody answers by accident (docs/protocol.md, "Approval"): typed input while a review
 -- arrives, in insert and in normal mode, never answers it; a list of the
 -- waiting reviews; remembered answers listed and revoked on the real server.
 local H = require("helpers")
