@@ -1,13 +1,17 @@
 # Steps shared by the node-based suites (scripts/mcp-test.sh,
 # scripts/vscode-test.sh, scripts/vscode-e2e.sh). Sourced, never run:
 #
-#   name=mcp-test; . "$repo/scripts/lib.sh"
+#   name=mcp-test; . "$(dirname "$0")/lib.sh"
 #
-# Rules: `name` (set before sourcing) prefixes every failure; `work` (a
-# temporary folder the caller made and removes) holds the logs; every
-# failure prints "0 passed, 1 failed" last, as the suites' own summary line,
-# and exits 1.
+# Sourcing sets `repo` (the checkout) and `work` (a new temporary folder,
+# /tmp/agentls-$name.XXXXXX, for the logs; removed at exit unless the caller
+# sets its own EXIT trap, which must remove it then). `name` prefixes every
+# failure; every failure prints "0 passed, 1 failed" last, as the suites'
+# own summary line, and exits 1.
 
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+work=$(mktemp -d "/tmp/agentls-$name.XXXXXX")
+trap 'rm -rf "$work"' EXIT
 export npm_config_loglevel=error npm_config_fund=false npm_config_audit=false
 
 # fail MESSAGE...: says what failed and exits 1.

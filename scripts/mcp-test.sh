@@ -3,14 +3,10 @@
 # `npm ci` when the lockfile changed) against the REAL `agentls mcp` binary
 # over stdio. Prints "N passed, M failed" last; exits non-zero on any failure.
 set -uo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
-dir="$repo/mcp/test"
-work=$(mktemp -d /tmp/agentls-mcp-test.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 name=mcp-test
-. "$repo/scripts/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
-cd "$dir" || fail "no $dir"
+cd "$repo/mcp/test" || fail "no $repo/mcp/test"
 npm_ci_when_changed
 
 echo "== build agentls"

@@ -16,13 +16,13 @@
 # Prints "N passed, M failed" last; exits non-zero on failure (also when the
 # dependencies cannot be installed).
 set -uo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
+name=vscode-e2e
+. "$(dirname "$0")/lib.sh"
 ext="$repo/editors/vscode"
 cache="${AGENTLS_CACHE:-$repo/.cache}"
 shots="${AGENTLS_E2E_SHOTS:-$repo/test-results/vscode}"
 cs_version=4.100.3
 rg_version=1.15.11
-work=$(mktemp -d /tmp/agentls-vscode-e2e.XXXXXX)
 cs_pgid=""
 test_pid=""
 cleanup() {
@@ -37,11 +37,9 @@ cleanup() {
   fi
   if [ -z "${AGENTLS_E2E_KEEP:-}" ]; then rm -rf "$work"; else echo "kept $work"; fi
 }
-trap cleanup EXIT
+trap cleanup EXIT # (instead of lib.sh's: it removes $work too)
 trap 'echo "vscode-e2e: interrupted" >&2; echo "0 passed, 1 failed"; exit 130' INT TERM
 
-name=vscode-e2e
-. "$repo/scripts/lib.sh"
 step() { echo "== $* ($(date +%T))"; }
 
 # ---- dependencies ----

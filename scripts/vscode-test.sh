@@ -4,14 +4,10 @@
 # node:test suite of the core module against the REAL agentls binary.
 # Prints "N passed, M failed" last; exits non-zero on any failure.
 set -uo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
-ext="$repo/editors/vscode"
-work=$(mktemp -d /tmp/agentls-vscode-test.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 name=vscode-test
-. "$repo/scripts/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
-cd "$ext" || fail "no $ext"
+cd "$repo/editors/vscode" || fail "no $repo/editors/vscode"
 # One build (and, here, run of out/test) at a time.
 lock_vscode_build
 npm_ci_when_changed
