@@ -10,10 +10,8 @@
 
 ;;; Code:
 
-(require 'ert)
-(require 'cl-lib)
 (require 'agentls)
-(require 'agentls-test-helpers)
+(require 'agentls-test-helpers)     ; with ert and cl-lib
 
 (ert-deftest agentls-test-edit-approve ()
   "The agent edits a file: the approval buffer shows the diff; y applies and saves."

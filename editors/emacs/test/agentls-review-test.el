@@ -10,10 +10,8 @@
 
 ;;; Code:
 
-(require 'ert)
-(require 'cl-lib)
 (require 'agentls)
-(require 'agentls-test-helpers)
+(require 'agentls-test-helpers)     ; with ert and cl-lib
 
 (ert-deftest agentls-test-two-waiting-approvals ()
   "Two calls wait at once: the mode line counts them, each is answered in turn."

@@ -10,10 +10,8 @@
 
 ;;; Code:
 
-(require 'ert)
-(require 'cl-lib)
 (require 'agentls)
-(require 'agentls-test-helpers)
+(require 'agentls-test-helpers)     ; with ert and cl-lib
 
 (ert-deftest agentls-test-read-unsaved-buffer ()
   "read_file returns the unsaved buffer text (didOpen + incremental didChange)."

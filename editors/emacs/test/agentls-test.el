@@ -10,10 +10,8 @@
 
 ;;; Code:
 
-(require 'ert)
-(require 'cl-lib)
 (require 'agentls)
-(require 'agentls-test-helpers)
+(require 'agentls-test-helpers)     ; with ert and cl-lib
 
 (ert-deftest agentls-test-tool-list ()
   "tool/list returns the server's tools, the edit tools among them."
