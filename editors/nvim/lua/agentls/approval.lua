@@ -163,7 +163,7 @@ local function confirm_word(prompt, word, on_yes)
 end
 
 --- The waiting entry (entry, else the current one) when it offers decision,
---- else nil; a decision it does not offer is "always" warns that it is not.
+--- else nil; "always" not offered is also said to the person.
 local function offering(entry, decision)
   entry = waiting(entry)
   if entry and not M.offers(entry, decision) then
