@@ -3,35 +3,18 @@
 # `npm ci` when the lockfile changed) against the REAL `agentls mcp` binary
 # over stdio. Prints "N passed, M failed" last; exits non-zero on any failure.
 set -uo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
-dir="$repo/mcp/test"
-work=$(mktemp -d /tmp/agentls-mcp-test.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-export npm_config_loglevel=error npm_config_fund=false npm_config_audit=false
+name=mcp-test
+. "$(dirname "$0")/lib.sh"
 
-fail() { echo "mcp-test: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
+cd "$repo/mcp/test" || fail "no $repo/mcp/test"
+npm_ci_when_changed
 
-cd "$dir" || fail "no $dir"
-stamp=node_modules/.agentls-lock-stamp
-if [ ! -f "$stamp" ] || ! cmp -s package-lock.json "$stamp"; then
-  echo "== npm ci"
-  npm ci >"$work/npm.log" 2>&1 || { cat "$work/npm.log"; fail "npm ci failed"; }
-  cp package-lock.json "$stamp"
-fi
-
-if [ -z "${AGENTLS_BIN:-}" ]; then
-  echo "== build agentls"
-  (cd "$repo" && go build -o "$work/agentls" ./cmd/agentls) || fail "go build failed"
-  export AGENTLS_BIN="$work/agentls"
-fi
+echo "== build agentls"
+build_agentls "$work/agentls"
+export AGENTLS_BIN="$work/agentls"
 
 echo "== node:test (@modelcontextprotocol/sdk client against $AGENTLS_BIN mcp)"
 node --test --test-reporter=spec --test-reporter-destination=stdout \
   --test-reporter=tap --test-reporter-destination="$work/tap.txt" .
-rc=$?
-pass=$(sed -n 's/^# pass //p' "$work/tap.txt" | tail -1)
-failn=$(sed -n 's/^# fail //p' "$work/tap.txt" | tail -1)
-: "${pass:=0}" "${failn:=0}"
-if [ "$rc" -ne 0 ] && [ "$failn" -eq 0 ]; then failn=1; fi
-echo "$pass passed, $failn failed"
-[ "$failn" -eq 0 ]
+tap_counts "$work/tap.txt" $?
+tap_summary

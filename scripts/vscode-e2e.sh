@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end suite of the VS Code extension in real VS Code: code-server
 # (VS Code for the web, from npm) with the packaged extension installed,
-# driven in headless Debian Chromium by playwright-core (issue 7).
+# driven in headless Debian Chromium by playwright-core.
 #
 # Installs what is missing (cached; nothing is reinstalled when present):
 #   apt: libkrb5-dev libxkbfile-dev libsecret-1-dev pkg-config ripgrep chromium
@@ -16,15 +16,13 @@
 # Prints "N passed, M failed" last; exits non-zero on failure (also when the
 # dependencies cannot be installed).
 set -uo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
+name=vscode-e2e
+. "$(dirname "$0")/lib.sh"
 ext="$repo/editors/vscode"
 cache="${AGENTLS_CACHE:-$repo/.cache}"
 shots="${AGENTLS_E2E_SHOTS:-$repo/test-results/vscode}"
 cs_version=4.100.3
 rg_version=1.15.11
-export npm_config_loglevel=error npm_config_fund=false npm_config_audit=false
-
-work=$(mktemp -d /tmp/agentls-vscode-e2e.XXXXXX)
 cs_pgid=""
 test_pid=""
 cleanup() {
@@ -39,10 +37,9 @@ cleanup() {
   fi
   if [ -z "${AGENTLS_E2E_KEEP:-}" ]; then rm -rf "$work"; else echo "kept $work"; fi
 }
-trap cleanup EXIT
+trap cleanup EXIT # (instead of lib.sh's: it removes $work too)
 trap 'echo "vscode-e2e: interrupted" >&2; echo "0 passed, 1 failed"; exit 130' INT TERM
 
-fail() { echo "vscode-e2e: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
 step() { echo "== $* ($(date +%T))"; }
 
 # ---- dependencies ----
@@ -87,21 +84,13 @@ fi
 
 step "extension npm packages"
 cd "$ext" || fail "no $ext"
-# The two VS Code scripts share node_modules/ and out/: one builds at a time.
-exec 9>"${TMPDIR:-/tmp}/agentls-vscode-build.lock"
-flock 9 || fail "cannot lock the build"
-stamp=node_modules/.agentls-lock-stamp
-if [ ! -f "$stamp" ] || ! cmp -s package-lock.json "$stamp"; then
-  npm ci >"$work/npm.log" 2>&1 || { tail -30 "$work/npm.log"; fail "npm ci failed"; }
-  cp package-lock.json "$stamp"
-fi
+lock_vscode_build
+npm_ci_when_changed
 
 # ---- build ----
 step "build agentls, the extension and the test driver"
 mkdir -p "$work/bin"
-if [ -n "${AGENTLS_BIN:-}" ]; then cp "$AGENTLS_BIN" "$work/bin/agentls"; else
-  (cd "$repo" && go build -o "$work/bin/agentls" ./cmd/agentls) || fail "go build failed"
-fi
+build_agentls "$work/bin/agentls"
 npm run --silent compile || fail "compile failed"
 npx --no-install vsce package --no-dependencies --skip-license -o "$work/agentls.vsix" >"$work/vsce.log" 2>&1 \
   || { cat "$work/vsce.log"; fail "vsce package failed"; }
@@ -170,11 +159,7 @@ test_pid=$!
 wait "$test_pid"
 rc=$?
 test_pid=""
-pass=$(sed -n 's/^# pass //p' "$work/tap.txt" | tail -1)
-failn=$(sed -n 's/^# fail //p' "$work/tap.txt" | tail -1)
-skip=$(sed -n 's/^# skipped //p' "$work/tap.txt" | tail -1)
-: "${pass:=0}" "${failn:=0}" "${skip:=0}"
-if [ "$rc" -ne 0 ] && [ "$failn" -eq 0 ]; then failn=1; fi
+tap_counts "$work/tap.txt" "$rc"
 if [ "$failn" -ne 0 ]; then
   echo "---- code-server log (tail)"; tail -20 "$work/code-server.log"
   echo "---- agentls log (tail)"; tail -30 "$work/agentls.log" 2>/dev/null
@@ -182,6 +167,4 @@ if [ "$failn" -ne 0 ]; then
 fi
 echo "screenshots: $shots"
 ls "$shots"
-[ "$skip" -gt 0 ] && echo "!!! $skip test(s) SKIPPED (see the SKIPPED lines above)"
-echo "$pass passed, $failn failed"
-[ "$failn" -eq 0 ]
+tap_summary

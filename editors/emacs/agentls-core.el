@@ -323,19 +323,27 @@ install agentls or set `agentls-server-program'"
 
 ;;; The log
 
+(defun agentls--mode-buffer (name mode)
+  "The buffer NAME, created when missing, in major MODE (a function).
+MODE is turned on only when the buffer is not in it already, so that
+its buffer-local state survives."
+  (let ((buf (get-buffer-create name)))
+    (with-current-buffer buf
+      (unless (derived-mode-p mode) (funcall mode)))
+    buf))
+
 (define-derived-mode agentls-log-mode special-mode "agentls-log"
   "Mode of the *agentls log* buffer: tool events, progress, messages."
   (setq-local truncate-lines nil))
 
 (defun agentls--log (server fmt &rest args)
   "Append a line to the log buffer, prefixed by time and SERVER's project."
-  (let ((buf (get-buffer-create agentls-log-buffer-name))
+  (let ((buf (agentls--mode-buffer agentls-log-buffer-name #'agentls-log-mode))
         (line (concat (format-time-string "%H:%M:%S ")
                       (if server (format "[%s] " (agentls--nickname (agentls--root server))) "")
                       (apply #'format fmt args)
                       "\n")))
     (with-current-buffer buf
-      (unless (derived-mode-p 'agentls-log-mode) (agentls-log-mode))
       (let* ((inhibit-read-only t)
              (wins (get-buffer-window-list buf nil t))
              (follow (cl-remove-if-not (lambda (w) (= (window-point w) (point-max))) wins)))
@@ -353,10 +361,8 @@ install agentls or set `agentls-server-program'"
 (defun agentls-show-log ()
   "Show the *agentls log* buffer: tool events, progress and messages."
   (interactive)
-  (let ((buf (get-buffer-create agentls-log-buffer-name)))
-    (with-current-buffer buf
-      (unless (derived-mode-p 'agentls-log-mode) (agentls-log-mode))
-      (goto-char (point-max)))
+  (let ((buf (agentls--mode-buffer agentls-log-buffer-name #'agentls-log-mode)))
+    (with-current-buffer buf (goto-char (point-max)))
     ;; At the newest entry (a window that showed it before keeps its point
     ;; otherwise); later lines keep it there.
     (let ((win (display-buffer buf)))

@@ -471,9 +471,8 @@ DISPLAY non-nil: also show the buffer in a window (never selected here):
         (a (agentls--approval-to-show)))
     (cond
      (a
-      (setq buf (get-buffer-create agentls-approval-buffer-name))
+      (setq buf (agentls--mode-buffer agentls-approval-buffer-name #'agentls-approval-mode))
       (with-current-buffer buf
-        (unless (derived-mode-p 'agentls-approval-mode) (agentls-approval-mode))
         (unless (eq agentls--approval a)
           (agentls--approval-render a)
           ;; A new review in an open window: its guard starts again.
@@ -715,9 +714,8 @@ left is in the header line).\n" agentls-approval-guard-time))))))
 (defun agentls-list-reviews ()
   "List the tool calls that wait for your review; RET opens one."
   (interactive)
-  (let ((buf (get-buffer-create agentls-reviews-buffer-name)))
+  (let ((buf (agentls--mode-buffer agentls-reviews-buffer-name #'agentls-reviews-mode)))
     (with-current-buffer buf
-      (unless (derived-mode-p 'agentls-reviews-mode) (agentls-reviews-mode))
       (agentls--reviews-entries)
       (tabulated-list-print t))
     (pop-to-buffer buf)

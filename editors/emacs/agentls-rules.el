@@ -87,9 +87,8 @@ one whose root the person picks."
   (let* ((server (or server (agentls--server nil t)
                      (agentls--pick-server)))
          (rules (agentls-approval-rules server))
-         (buf (get-buffer-create agentls-rules-buffer-name)))
+         (buf (agentls--mode-buffer agentls-rules-buffer-name #'agentls-rules-mode)))
     (with-current-buffer buf
-      (unless (derived-mode-p 'agentls-rules-mode) (agentls-rules-mode))
       (setq agentls--rules-server server)
       (agentls--rules-entries rules)
       (tabulated-list-print t))

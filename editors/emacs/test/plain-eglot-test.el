@@ -2,12 +2,14 @@
 
 ;;; Commentary:
 
-;; Issue 16 with a client nobody here wrote: eglot as Emacs 30 ships it,
+;; agentls with a client nobody here wrote: eglot as Emacs 30 ships it,
 ;; with its default settings and capabilities (documentChanges, no
 ;; resource operations, no change annotations), and without agentls.el.
 ;; Run by editors/emacs/test/run.sh:
-;;   AGENTLS_BIN=/path/to/agentls emacs --batch -Q \
+;;   AGENTLS_BIN=/path/to/agentls emacs --batch -Q -L editors/emacs/test \
 ;;     -l editors/emacs/test/plain-eglot-test.el -f ert-run-tests-batch-and-exit
+;; (agentls-test-helpers.el, from that folder, without agentls.el: only its
+;; first part is used here).
 ;;
 ;; What a person does is done the way they would: typing is an insert in
 ;; the buffer, answering eglot's own confirmation is `y-or-n-p' returning,
@@ -22,8 +24,7 @@
 (require 'cl-lib)
 (require 'eglot)
 (require 'flymake)
-
-(defvar plain-eglot-bin (or (getenv "AGENTLS_BIN") "agentls"))
+(require 'agentls-test-helpers)
 
 (defvar plain-eglot--answer-y t
   "What the person answers to eglot's own confirmation.")
@@ -45,17 +46,7 @@
 
 (defun plain-eglot--wait (pred what &optional timeout)
   "Process events (idle included) until PRED; fail naming WHAT after TIMEOUT s."
-  (let ((deadline (+ (float-time) (or timeout 20))))
-    (while (not (funcall pred))
-      (when (> (float-time) deadline)
-        (ert-fail (format "timed out waiting for %s" what)))
-      (accept-process-output nil 0.05)
-      (plain-eglot--idle))))
-
-(defun plain-eglot--read (file)
-  (with-temp-buffer
-    (insert-file-contents file)
-    (buffer-string)))
+  (agentls-test--wait pred what (or timeout 20) #'plain-eglot--idle))
 
 (defun plain-eglot--call (name args &optional extra)
   "Call tool NAME with ARGS (a plist) from the current buffer, as eglot
@@ -75,7 +66,7 @@ Emacs stays responsive.  Returns the ToolResult as a plist."
   "Run BODY with `ws' a new project holding FILES and eglot started on it.
 FILES is ((NAME . TEXT)...); INIT-OPTIONS is agentls's initializationOptions."
   (declare (indent 2) (debug t))
-  `(let* ((ws (file-name-as-directory (file-truename (make-temp-file "plain-eglot-" t))))
+  `(let* ((ws (agentls-test--make-workspace "plain-eglot-" ,files))
           (default-directory ws)
           (plain-eglot--asked nil)
           (plain-eglot--partials nil)
@@ -84,10 +75,7 @@ FILES is ((NAME . TEXT)...); INIT-OPTIONS is agentls's initializationOptions."
           (_ (make-directory (expand-file-name ".git" ws) t))
           (plain-eglot--init ,init-options)
           (eglot-server-programs
-           (list (cons 'text-mode (list plain-eglot-bin "serve" :initializationOptions plain-eglot--init)))))
-     (dolist (f ,files)
-       (make-directory (file-name-directory (expand-file-name (car f) ws)) t)
-       (with-temp-file (expand-file-name (car f) ws) (insert (cdr f))))
+           (list (cons 'text-mode (list agentls-test-bin "serve" :initializationOptions plain-eglot--init)))))
      (cl-letf (((symbol-function 'y-or-n-p)
                 (lambda (prompt)
                   (push prompt plain-eglot--asked)
@@ -102,12 +90,7 @@ FILES is ((NAME . TEXT)...); INIT-OPTIONS is agentls's initializationOptions."
        (unwind-protect
            (progn ,@body)
          (ignore-errors (eglot-shutdown-all))
-         (dolist (buf (buffer-list))
-           (let ((f (buffer-file-name buf)))
-             (when (and f (string-prefix-p ws (file-truename f)))
-               (with-current-buffer buf (set-buffer-modified-p nil))
-               (kill-buffer buf))))
-         (delete-directory ws t)))))
+         (agentls-test--delete-workspace ws)))))
 
 (defun plain-eglot--open (ws name)
   "Visit NAME of WS in `text-mode' with eglot managing it; return the buffer."
@@ -152,7 +135,7 @@ no change annotations."
           (should (equal ["a.txt"] (plain-eglot--get r :structured :unsaved))))
         (should (equal "one (unsaved é中😀)\nTWO 😀\nTHREE\n" (buffer-string)))
         (should (buffer-modified-p))
-        (should (equal "one\ntwo\nthree\n" (plain-eglot--read (expand-file-name "a.txt" ws))))))))
+        (should (equal "one\ntwo\nthree\n" (agentls-test--file ws "a.txt")))))))
 
 (ert-deftest plain-eglot-declined-confirmation-is-not-success ()
   "eglot asks before editing a file no buffer visits; declined, it still
@@ -166,7 +149,7 @@ answers applied: the result must not be success, and nothing changes."
         (should (equal "none" (plain-eglot--get r :structured :landed)))
         (should (equal ["other.txt"] (plain-eglot--get r :structured :not_landed)))
         (should (cl-some (lambda (p) (string-match-p "Server wants to edit" p)) plain-eglot--asked)))
-      (should (equal "x\n" (plain-eglot--read (expand-file-name "other.txt" ws))))
+      (should (equal "x\n" (agentls-test--file ws "other.txt")))
       ;; Accepted, the same edit lands (in a buffer eglot opens, unsaved).
       (setq plain-eglot--answer-y t)
       (let ((r (plain-eglot--call "edit_file" '(:path "other.txt" :old_string "x" :new_string "y"))))
@@ -179,7 +162,7 @@ answers applied: the result must not be success, and nothing changes."
     (with-current-buffer (plain-eglot--open ws "a.txt")
       (let ((r (plain-eglot--call "write_file" '(:path "new/made.txt" :content "made é\n"))))
         (should (equal "success" (plist-get r :status)))
-        (should (equal "made é\n" (plain-eglot--read (expand-file-name "new/made.txt" ws))))
+        (should (equal "made é\n" (agentls-test--file ws "new/made.txt")))
         (should-not (find-buffer-visiting (expand-file-name "new/made.txt" ws)))))))
 
 (ert-deftest plain-eglot-grep-partial-results-not-repeated ()

@@ -4,7 +4,8 @@
 #   AGENTLS_BIN=/path/to/agentls editors/emacs/test/run.sh   (use that binary)
 # Builds agentls into a temporary directory, installs Emacs 30 (through
 # scripts/install-emacs.sh) when no Emacs >= 30 is on PATH, byte-compiles
-# agentls*.el (the package's files) with warnings as errors, runs the ERT tests in `emacs --batch`,
+# agentls*.el (the package's files) with warnings as errors, runs the ERT tests
+# (every test/agentls*-test.el, with test/agentls-test-helpers.el) in `emacs --batch`,
 # then plain-eglot-test.el (Emacs's own eglot, no agentls.el), then (when
 # tmux is installed) test/tty.sh in a terminal `emacs -nw`.
 # Exits non-zero when anything fails.
@@ -50,12 +51,15 @@ done
 
 echo "emacs tests: running ERT"
 status=0
-AGENTLS_ERT_SELECTOR="$selector" emacs --batch -Q -L "$lisp" -l "$here/agentls-test.el" </dev/null \
+# Every agentls*-test.el, each loading agentls-test-helpers.el from this folder.
+tests=()
+for f in "$here"/agentls*-test.el; do tests+=(-l "$f"); done
+AGENTLS_ERT_SELECTOR="$selector" emacs --batch -Q -L "$lisp" -L "$here" "${tests[@]}" </dev/null \
 	--eval '(ert-run-tests-batch-and-exit (let ((s (getenv "AGENTLS_ERT_SELECTOR"))) (if (member s (list nil "")) t s)))' \
 	|| status=1
 
 echo "emacs tests: plain eglot (emacs -Q, without agentls.el)"
-AGENTLS_ERT_SELECTOR="$selector" emacs --batch -Q -l "$here/plain-eglot-test.el" \
+AGENTLS_ERT_SELECTOR="$selector" emacs --batch -Q -L "$here" -l "$here/plain-eglot-test.el" \
 	--eval '(ert-run-tests-batch-and-exit (let ((s (getenv "AGENTLS_ERT_SELECTOR"))) (if (member s (list nil "")) t s)))' \
 	|| status=1
 

@@ -46,6 +46,19 @@ local function multi()
   }
 end
 
+-- key asks to confirm: the wrong word keeps st waiting, then the right
+-- word answers it with decision. Returns the first question (H.confirm's).
+local function confirm_key(st, key, wrong, word, decision)
+  local asked = H.confirm(wrong)
+  H.feed(key)
+  vim.wait(50)
+  H.eq(nil, st.done, "not confirmed")
+  H.confirm(word)
+  H.feed(key)
+  H.eq({ decision = decision }, wait_answer(st), "answer")
+  return asked
+end
+
 describe("approval UI", function()
   before_each(function()
     require("agentls").setup({ cmd = { H.bin }, autostart = false, approval = { guard_ms = 0, focus = true } })
@@ -76,17 +89,13 @@ describe("approval UI", function()
     local e = approval.current
     H.eq("float", e.ui.kind, "float for a request without a file preview")
     local lines = H.win_lines(e.ui.win)
-    H.contains(lines, "agentls: claude wants to run shell_exec", "who asks")
-    H.contains(lines, "Tool:    shell_exec", "tool")
-    H.contains(lines, "Agent:   claude", "agent")
-    H.contains(lines, "In:      /work/project", "cwd")
+    -- Who asks, the tool, the agent, the folder, the command, why, the risk
+    -- and its warning; the command and the other arguments in the body.
+    H.contains_each(lines, { "agentls: claude wants to run shell_exec", "Tool:    shell_exec", "Agent:   claude",
+      "In:      /work/project", "Command: rm -r build && make", "Reason:  rebuild from scratch",
+      "Risk:    dangerous", "Warning: rm -r deletes a directory tree", "$ rm -r build && make",
+      '"timeout_ms": 1000' }, "the review")
     H.truthy(table.concat(lines, "\n"):match("Expires: [45]:%d%d left %(rejected by itself at %d%d:%d%d:%d%d%)"), "time left")
-    H.contains(lines, "Command: rm -r build && make", "command")
-    H.contains(lines, "Reason:  rebuild from scratch", "reason")
-    H.contains(lines, "Risk:    dangerous", "risk")
-    H.contains(lines, "Warning: rm -r deletes a directory tree", "warning")
-    H.contains(lines, "$ rm -r build && make", "the command in the body")
-    H.contains(lines, '"timeout_ms": 1000', "the other arguments")
     -- The warning is highlighted as an error.
     local marks = api.nvim_buf_get_extmarks(e.ui.buf, -1, 0, -1, { details = true })
     local groups = {}
@@ -107,27 +116,15 @@ describe("approval UI", function()
     H.feed(H.ALWAYS)
     H.eq(nil, st.done, "always refused")
     -- Approving it asks a second time: a wrong word keeps it waiting.
-    H.confirm("y")
-    H.feed(H.APPROVE)
-    vim.wait(50)
-    H.eq(nil, st.done, "not confirmed")
-    H.confirm("yes")
-    H.feed(H.APPROVE)
-    H.eq({ decision = "approve" }, wait_answer(st), "answer")
+    confirm_key(st, H.APPROVE, "y", "yes", "approve")
   end)
 
   it("always is labelled with what it covers and asks to confirm", function()
     local st = request(echo)
     local lines = H.win_lines(approval.current.ui.win)
     H.contains(lines, "\\A always allow `echo x …`", "label")
-    local asked = H.confirm("")
-    H.feed(H.ALWAYS)
-    vim.wait(50)
-    H.eq(nil, st.done, "not confirmed")
+    local asked = confirm_key(st, H.ALWAYS, "", "always", "always")
     H.contains(asked.prompt, "always allow `echo x …`", "prompt says what it covers")
-    H.confirm("always")
-    H.feed(H.ALWAYS)
-    H.eq({ decision = "always" }, wait_answer(st), "answer")
   end)
 
   it("reject asks for a message; an empty message rejects without one", function()

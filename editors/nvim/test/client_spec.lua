@@ -184,15 +184,8 @@ describe("client", function()
 
   it(":AgentlsTools picks a tool and runs it with the typed arguments", function()
     local ws = H.project({ ["a.txt"] = "x\n" }, "a.txt")
-    local shown
-    H.stub(vim.ui, "select", function(items, opts, on_choice)
-      shown = vim.tbl_map(opts.format_item, items)
-      for _, t in ipairs(items) do
-        if t.name == "get_current_directory" then
-          return on_choice(t)
-        end
-      end
-      on_choice(nil)
+    local picker = H.select(function(t)
+      return t.name == "get_current_directory"
     end)
     local asked = H.confirm("{}")
     vim.cmd("AgentlsTools")
@@ -200,7 +193,7 @@ describe("client", function()
       local b = vim.fn.bufnr("agentls://result")
       return b ~= -1 and api.nvim_buf_get_lines(b, 0, 1, false)[1]:find("get_current_directory", 1, true)
     end, "the result")
-    H.contains(shown, "read_file", "picker items")
+    H.contains(picker.shown, "read_file", "picker items")
     H.eq("{}", asked.default, "skeleton of a tool without required arguments")
     local lines = api.nvim_buf_get_lines(vim.fn.bufnr("agentls://result"), 0, -1, false)
     H.contains(lines, ws, "the directory")

@@ -33,6 +33,13 @@ function H.contains(hay, needle, what)
   end
 end
 
+--- H.contains for each of needles.
+function H.contains_each(hay, needles, what)
+  for _, needle in ipairs(needles) do
+    H.contains(hay, needle, what)
+  end
+end
+
 function H.not_contains(hay, needle, what)
   if type(hay) == "table" then
     hay = table.concat(hay, "\n")
@@ -193,6 +200,25 @@ function H.confirm(word)
       asked[k] = v
     end
     cb(word)
+  end)
+  return asked
+end
+
+--- The person answers vim.ui.select with the first item pick(item, index)
+--- accepts (none: cancels); the table returned gets the prompts asked, in
+--- order, and the items of the last question as shown (opts.format_item).
+function H.select(pick)
+  local asked = { prompts = {} }
+  H.stub(vim.ui, "select", function(items, opts, on_choice)
+    opts = opts or {}
+    table.insert(asked.prompts, opts.prompt)
+    asked.shown = vim.tbl_map(opts.format_item or tostring, items)
+    for i, it in ipairs(items) do
+      if pick(it, i) then
+        return on_choice(it)
+      end
+    end
+    on_choice(nil)
   end)
   return asked
 end

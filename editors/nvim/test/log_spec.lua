@@ -31,12 +31,10 @@ describe("log and progress", function()
     vim.cmd("AgentlsLog")
     H.eq("agentls://log", api.nvim_buf_get_name(0), "the log buffer")
     local text = table.concat(api.nvim_buf_get_lines(0, 0, -1, false), "\n")
-    H.contains(text, "shell_exec call", "call event")
-    H.contains(text, "(needs approval)", "needs approval")
-    H.contains(text, "shell_exec awaiting approval", "awaitingApproval event")
-    H.contains(text, "shell_exec: approved by you", "decision")
-    H.contains(text, "hello-from-shell", "streamed output")
-    H.contains(text, "shell_exec → success", "result event")
+    -- The call event (needing approval), the awaitingApproval event, the
+    -- decision, the streamed output and the result event.
+    H.contains_each(text, { "shell_exec call", "(needs approval)", "shell_exec awaiting approval",
+      "shell_exec: approved by you", "hello-from-shell", "shell_exec → success" }, "the log")
     H.truthy(st.done, "done")
   end)
 

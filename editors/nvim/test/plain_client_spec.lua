@@ -1,5 +1,6 @@
--- Neovim's built-in client with no plugin (issue 16): `nvim --clean`, the
--- real agentls started with vim.lsp.start and the default capabilities of
+-- Neovim's built-in client with no plugin (a client with applyEdit only:
+-- docs/protocol.md, "Approval"): `nvim --clean`, the real agentls started
+-- with vim.lsp.start and the default capabilities of
 -- vim.lsp.protocol.make_client_capabilities() (applyEdit and resource
 -- operations, no documentChanges). run.sh runs this file alone, in its own
 -- Neovim, without the agentls plugin (AGENTLS_TEST_PLAIN=1); the person's
@@ -15,20 +16,8 @@ local function wait(cond, what, ms)
   H.wait(cond, what, ms or 15000)
 end
 
--- The person approves every question the server asks (the default
--- handler shows it with vim.ui.select).
-local asked = {}
-local function approve_all()
-  H.stub(vim.ui, "select", function(items, opts, on_choice)
-    table.insert(asked, opts.prompt)
-    for _, it in ipairs(items) do
-      if it.title == "Approve" then
-        return on_choice(it)
-      end
-    end
-    on_choice(nil)
-  end)
-end
+-- The questions the person was asked in this test (H.select's record).
+local asked
 
 -- Starts the real server for the current buffer with the defaults: no
 -- capabilities given, so vim.lsp.start sends make_client_capabilities().
@@ -54,7 +43,11 @@ end
 local function project(files, approve)
   local ws = workspace(files)
   if approve then
-    approve_all()
+    -- The person approves every question the server asks (the default
+    -- handler shows it with vim.ui.select).
+    asked = H.select(function(it)
+      return it.title == "Approve"
+    end)
   end
   local buf = open(ws .. "/a.txt")
   return ws, buf, start(ws)
@@ -84,13 +77,13 @@ end
 describe("plain Neovim client (no plugin, default capabilities)", function()
   after_each(function()
     H.undo()
-    asked = {}
+    asked = nil
     H.stop_clients(3000)
     pcall(vim.cmd, "silent! %bwipeout!")
     H.remove_temps()
   end)
 
-  it("sends no documentChanges capability (the case of issue 16)", function()
+  it("sends no documentChanges capability (a client with applyEdit only)", function()
     local caps = vim.lsp.protocol.make_client_capabilities()
     eq(true, caps.workspace.applyEdit, "applyEdit")
     eq(nil, caps.workspace.workspaceEdit.documentChanges, "documentChanges")
@@ -111,7 +104,7 @@ describe("plain Neovim client (no plugin, default capabilities)", function()
     eq({ "one (unsaved é中😀)", "TWO 😀", "THREE" }, lines(buf), "buffer after the second edit")
     eq("one\ntwo\nthree\n", read(ws .. "/a.txt"), "disk after the second edit")
     truthy(vim.bo[buf].modified, "the buffer is still modified (unsaved)")
-    truthy(#asked == 2, "the person was asked twice: " .. vim.inspect(asked))
+    truthy(#asked.prompts == 2, "the person was asked twice: " .. vim.inspect(asked.prompts))
   end)
 
   it("write_file of a new file creates it with its content, and no stray buffer", function()

@@ -1,4 +1,4 @@
--- Reviews nobody answers by accident (issue 17): typed input while a review
+-- Reviews nobody answers by accident (docs/protocol.md, "Approval"): typed input while a review
 -- arrives, in insert and in normal mode, never answers it; a list of the
 -- waiting reviews; remembered answers listed and revoked on the real server.
 local H = require("helpers")
@@ -63,8 +63,8 @@ describe("reviews typed at by accident", function()
     H.eq(1, approval.pending_count(), "still waiting")
     H.eq("maybe yes always noagain", api.nvim_buf_get_lines(buf, 0, -1, false)[1], "a appended to the person's line")
     -- Only the deliberate way answers: go there, then the keys of the review.
-    H.stub(vim.ui, "select", function(items, _, cb)
-      cb(items[1])
+    H.select(function()
+      return true
     end)
     vim.cmd("AgentlsReviews")
     H.truthy(vim.b.agentls_approval ~= nil, "the cursor is in the review")
@@ -141,12 +141,11 @@ describe("reviews typed at by accident", function()
   it(":AgentlsReviews lists every waiting review with agent, tool, risk and time left", function()
     local a = request(shell("tc_list1", "echo x"))
     local b = request(shell("tc_list2", "rm -r build", "dangerous"))
-    local shown
-    H.stub(vim.ui, "select", function(items, opts, cb)
-      shown = vim.tbl_map(opts.format_item, items)
-      cb(items[2])
+    local picker = H.select(function(_, i)
+      return i == 2
     end)
     vim.cmd("AgentlsReviews")
+    local shown = picker.shown
     H.eq(2, #shown, "two listed")
     H.truthy(shown[1]:match("^claude: shell_exec `echo x` %[execute%] — [45]:%d%d left$"), shown[1])
     H.truthy(shown[2]:match("^claude: shell_exec `rm %-r build` %[dangerous%]"), shown[2])

@@ -86,7 +86,8 @@ describe("transports and options", function()
       end,
     })
     H.eq("success", res.status, "status")
-    -- LSP 3.17: the batches are the whole result; the final one repeats none (issue 16).
+    -- LSP 3.17: the batches are the whole result; the final one repeats none
+    -- (docs/protocol.md, "Methods": partialResultToken).
     H.eq(0, #res.structured.matches, "matches in the result")
     H.eq(600, res.structured.streamed, "streamed")
     H.truthy(batches >= 1 and matches == 600, string.format("partial batches (%d batches, %d matches)", batches, matches))

@@ -162,13 +162,23 @@ local function confirm_word(prompt, word, on_yes)
   end)
 end
 
+--- The waiting entry (entry, else the current one) when it offers decision,
+--- else nil; "always" not offered is also said to the person.
+local function offering(entry, decision)
+  entry = waiting(entry)
+  if entry and not M.offers(entry, decision) then
+    if decision == "always" then
+      require("agentls").echo_line("agentls: always is not offered for this call", vim.log.levels.WARN)
+    end
+    return nil
+  end
+  return entry
+end
+
 --- The approve key: a dangerous call asks to confirm first.
 function M.approve_key(entry)
-  entry = waiting(entry)
+  entry = offering(entry, "approve")
   if not entry then
-    return false
-  end
-  if not M.offers(entry, "approve") then
     return false
   end
   if entry.params.risk == "dangerous" then
@@ -182,12 +192,8 @@ end
 
 --- The always key: asks to confirm first (it covers later calls too).
 function M.always_key(entry)
-  entry = waiting(entry)
+  entry = offering(entry, "always")
   if not entry then
-    return false
-  end
-  if not M.offers(entry, "always") then
-    require("agentls").echo_line("agentls: always is not offered for this call", vim.log.levels.WARN)
     return false
   end
   confirm_word(M.always_label(entry) .. " (for later calls too; :AgentlsRules revokes)", "always", function()
@@ -197,12 +203,8 @@ function M.always_key(entry)
 end
 
 function M.always(entry)
-  entry = entry or M.current
-  if entry and not M.offers(entry, "always") then
-    require("agentls").echo_line("agentls: always is not offered for this call", vim.log.levels.WARN)
-    return false
-  end
-  return M.answer(entry, "always")
+  entry = offering(entry, "always")
+  return entry ~= nil and M.answer(entry, "always")
 end
 
 --- Approves with arguments the person changed (modifiedArguments; the server

@@ -4,6 +4,7 @@
 local C = {}
 
 local api = vim.api
+local log = require("agentls.log")
 
 --- The agentls module (the client, the calls), loaded on first use: it loads this one.
 local function A()
@@ -21,17 +22,10 @@ function C.format_result(result, err)
   if type(result) ~= "table" then
     return { "agentls: empty result" }, vim.log.levels.ERROR
   end
-  local head = string.format("%s · %s", result.tool or "?", result.status or "?")
-  if result.callId then
-    head = head .. " · " .. result.callId
-  end
-  if result.durationMs then
-    head = head .. string.format(" · %d ms", result.durationMs)
-  end
-  if result.approvedBy and result.approvedBy ~= "none" then
-    head = head .. " · approved by " .. result.approvedBy
-  end
-  table.insert(lines, head)
+  table.insert(lines, string.format("%s · %s", result.tool or "?", result.status or "?")
+    .. log.part(" · %s", result.callId)
+    .. log.part(" · %d ms", result.durationMs)
+    .. log.part(" · approved by %s", result.approvedBy ~= "none" and result.approvedBy or nil))
   local function add(text)
     vim.list_extend(lines, vim.split(text, "\n", { plain = true }))
   end

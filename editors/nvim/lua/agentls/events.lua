@@ -46,28 +46,13 @@ function M.format_event(e)
   local prefix = string.format("[%s] %s", e.callId or "?", e.tool or "?")
   local k = e.kind
   if k == "call" then
-    local s = prefix .. " call " .. short_json(e.arguments)
-    if e.needsApproval then
-      s = s .. " (needs approval)"
-    end
-    return s
+    return prefix .. " call " .. short_json(e.arguments) .. (e.needsApproval and " (needs approval)" or "")
   elseif k == "awaitingApproval" then
-    return prefix .. " awaiting approval" .. (e.risk and (" (risk: " .. e.risk .. ")") or "")
+    return prefix .. " awaiting approval" .. log.part(" (risk: %s)", e.risk)
   elseif k == "progress" then
-    local s = prefix .. " progress"
-    if e.percent then
-      s = s .. string.format(" %d%%", e.percent)
-    end
-    if e.message and e.message ~= "" then
-      s = s .. ": " .. e.message
-    end
-    return s
+    return prefix .. " progress" .. log.part(" %d%%", e.percent) .. log.part(": %s", e.message)
   elseif k == "result" then
-    local s = prefix .. " → " .. (e.status or "?")
-    if e.message and e.message ~= "" then
-      s = s .. ": " .. e.message
-    end
-    return s
+    return prefix .. " → " .. (e.status or "?") .. log.part(": %s", e.message)
   elseif k == "fileChanged" then
     return string.format("%s %s %s", prefix, e.operation or "changed", e.path or "?")
   end

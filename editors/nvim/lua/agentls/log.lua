@@ -79,6 +79,18 @@ function M.append(msg, opts)
   end
 end
 
+--- An optional part of a line: string.format(fmt, value), or "" when value
+--- is nil or "".
+--- @param fmt string
+--- @param value any
+--- @return string
+function M.part(fmt, value)
+  if value == nil or value == "" then
+    return ""
+  end
+  return string.format(fmt, value)
+end
+
 --- The log's lines (for tests and scripts).
 function M.lines()
   if not (M.buf and api.nvim_buf_is_valid(M.buf)) then

@@ -653,8 +653,12 @@ function R.show(entry, opts)
     A().current = nil
     return false
   end
-  vim.uv.update_time()
-  entry.opened_at = vim.uv.now()
+  -- The guard counts from now.
+  local function arm()
+    vim.uv.update_time()
+    entry.opened_at = vim.uv.now()
+  end
+  arm()
   entry.inside = focus
   local ui = entry.ui
   if not focus then
@@ -673,32 +677,31 @@ function R.show(entry, opts)
   end
   -- Every entering of the review (first or again) has the guard: keys typed
   -- as it appears were meant for the buffer the person came from.
+  -- (Each autocmd removes itself once the view or the call is gone.)
+  local function while_shown(event, b, fn)
+    api.nvim_create_autocmd(event, {
+      buffer = b,
+      callback = function()
+        if entry.ui ~= ui or entry.done then
+          return true
+        end
+        fn()
+      end,
+    })
+  end
   for _, b in ipairs(ui.bufs) do
-    api.nvim_create_autocmd("BufEnter", {
-      buffer = b,
-      callback = function()
-        if entry.ui ~= ui or entry.done then
-          return true
-        end
-        if not entry.inside then
-          vim.uv.update_time()
-          entry.opened_at = vim.uv.now()
-        end
-        entry.inside = true
-      end,
-    })
-    api.nvim_create_autocmd("BufLeave", {
-      buffer = b,
-      callback = function()
-        if entry.ui ~= ui or entry.done then
-          return true
-        end
-        vim.schedule(function()
-          local cur = api.nvim_get_current_buf()
-          entry.inside = vim.b[cur].agentls_approval == entry.id
-        end)
-      end,
-    })
+    while_shown("BufEnter", b, function()
+      if not entry.inside then
+        arm()
+      end
+      entry.inside = true
+    end)
+    while_shown("BufLeave", b, function()
+      vim.schedule(function()
+        local cur = api.nvim_get_current_buf()
+        entry.inside = vim.b[cur].agentls_approval == entry.id
+      end)
+    end)
   end
   -- The user closing the view by other means keeps the call pending.
   for _, b in ipairs(ui.bufs) do
