@@ -26,12 +26,4 @@ if [ -z "${AGENTLS_BIN:-}" ]; then
 fi
 
 echo "== node:test (@modelcontextprotocol/sdk client against $AGENTLS_BIN mcp)"
-node --test --test-reporter=spec --test-reporter-destination=stdout \
-  --test-reporter=tap --test-reporter-destination="$work/tap.txt" .
-rc=$?
-pass=$(sed -n 's/^# pass //p' "$work/tap.txt" | tail -1)
-failn=$(sed -n 's/^# fail //p' "$work/tap.txt" | tail -1)
-: "${pass:=0}" "${failn:=0}"
-if [ "$rc" -ne 0 ] && [ "$failn" -eq 0 ]; then failn=1; fi
-echo "$pass passed, $failn failed"
-[ "$failn" -eq 0 ]
+"$repo/scripts/node-test.sh" "$work/tap.txt" .

@@ -150,11 +150,19 @@ function result(run, n) {
   return r;
 }
 
-// What the person sees of the approval of an edit, and how its text reaches
-// the model (REJECTED first line, then next:).
+// assertRejected checks that the call of step n did not run and that the
+// model read so: an isError result whose first line is firstLine and whose
+// last says what to do; a.txt unchanged then. It returns the result.
+function assertRejected(run, n, firstLine) {
+  const r = result(run, n);
+  assert.equal(r.isError, true, r.text);
+  assert.equal(r.text.split('\n')[0], firstLine, r.text);
+  assert.match(r.text, /\nnext: the call did not run\. Do not retry it unchanged/);
+  assert.equal(r.files['a.txt'], 'one\ntwo\n', 'the rejected edit landed');
+  return r;
+}
+
 const editA = { name: 'edit_file', input: { path: 'a.txt', old_string: 'two', new_string: 'deux' } };
-const rejected = /^REJECTED: /;
-const nextRejected = /\nnext: the call did not run\./;
 
 describe('standalone: Claude Code starts `agentls mcp --root`, approvals go to Claude Code', () => {
   let run;
@@ -215,13 +223,8 @@ describe('standalone: Claude Code starts `agentls mcp --root`, approvals go to C
   });
 
   test('an edit with no answer: the model reads that nobody answered, nothing changed', () => {
-    const r = result(run, 1);
-    assert.equal(r.isError, true, r.text);
-    assert.match(r.text, rejected);
-    assert.match(r.text, /^REJECTED: approval failed: Claude Code dismissed the approval question without an answer; nobody approved or rejected the call\n/);
+    const r = assertRejected(run, 1, 'REJECTED: approval failed: Claude Code dismissed the approval question without an answer; nobody approved or rejected the call');
     assert.doesNotMatch(r.text, /by the user|declined/, 'no person rejected it');
-    assert.match(r.text, nextRejected);
-    assert.equal(r.files['a.txt'], 'one\ntwo\n');
   });
 
   test('the person saw the edit: who, what, the diff, the choices', () => {
@@ -235,19 +238,11 @@ describe('standalone: Claude Code starts `agentls mcp --root`, approvals go to C
   });
 
   test("a decline reaches the model as the person's rejection", () => {
-    const r = result(run, 2);
-    assert.equal(r.isError, true, r.text);
-    assert.match(r.text, /^REJECTED: rejected by the user: declined in Claude Code\n/);
-    assert.match(r.text, nextRejected);
-    assert.equal(r.files['a.txt'], 'one\ntwo\n');
+    assertRejected(run, 2, 'REJECTED: rejected by the user: declined in Claude Code');
   });
 
   test("a rejection's message reaches the model", () => {
-    const r = result(run, 3);
-    assert.equal(r.isError, true, r.text);
-    assert.match(r.text, /^REJECTED: rejected by the user: write DEUX in capitals\n/);
-    assert.match(r.text, nextRejected);
-    assert.equal(r.files['a.txt'], 'one\ntwo\n');
+    assertRejected(run, 3, 'REJECTED: rejected by the user: write DEUX in capitals');
   });
 
   test('an approved edit lands, and only it', () => {
