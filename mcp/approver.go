@@ -28,7 +28,11 @@ var ErrCannotAsk = errors.New("this MCP client cannot ask the person (it does no
 // request (form mode) with the call's diff or command, its risk and the
 // choices approve, reject (with a message for the agent) and, when the
 // request offers it, always. The answer maps to approval.Response: accept
-// with a decision is that decision; decline and cancel are a rejection.
+// with a decision is that decision; decline is the person's rejection. A
+// cancel is no answer at all (the client dismissed the question: Claude
+// Code does so in print mode, with no person to ask): Ask returns an error
+// that says so, and the call is rejected without claiming anyone rejected
+// it.
 //
 // Ask must be given the context of a call that the server's tool handler
 // started: it carries the MCP session to ask through. Without one, or when
@@ -64,9 +68,9 @@ func (Approver) Ask(ctx context.Context, req approval.Request) (approval.Respons
 		}
 		return approval.Response{}, fmt.Errorf("elicitation: the answer %q is not one of %s", decision, strings.Join(req.Options, ", "))
 	case "decline":
-		return approval.Response{Decision: approval.Reject, Message: "declined in the MCP client"}, nil
+		return approval.Response{Decision: approval.Reject, Message: "declined in " + clientName(ss)}, nil
 	}
-	return approval.Response{Decision: approval.Reject, Message: "dismissed in the MCP client without an answer"}, nil
+	return approval.Response{}, fmt.Errorf("%s dismissed the approval question without an answer; nobody approved or rejected the call", clientName(ss))
 }
 
 // canElicit reports whether the client declared form elicitation.

@@ -10,8 +10,17 @@ import (
 	"github.com/agentls/agentls/tools"
 )
 
+// TextKey is the property of every success's structuredContent that holds
+// the result's text (its content block), and of every outputSchema that
+// describes it. Some clients show the model only structuredContent when
+// there is one (Claude Code does), and a tool's text often says what its
+// structured result leaves out (read_file's lines): with it, every tool's
+// text reaches the model whichever part the client reads.
+const TextKey = "text"
+
 // callResult turns a ToolResult into the MCP result. A success is its
-// content as text and its structured result as structuredContent. Any other
+// content as text and its structured result, with the text as TextKey
+// (withText), as structuredContent. Any other
 // status is isError: the text says the code, the cause and what to do next
 // (errorText), and holds the structured result, if any, as JSON (MCP
 // clients check a structuredContent against the tool's outputSchema, which
@@ -20,11 +29,34 @@ func callResult(res *tools.Result) *sdk.CallToolResult {
 	if res.Status == tools.StatusSuccess {
 		out := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: res.Content}}}
 		if res.Structured != nil {
-			out.StructuredContent = res.Structured
+			out.StructuredContent = withText(res.Structured, res.Content)
 		}
 		return out
 	}
 	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: errorText(res)}}}
+}
+
+// withText is the structured result s with text added as TextKey. A result
+// that is not a JSON object, or has its own TextKey, is left as it is
+// (toolDef refuses an outputSchema with its own TextKey).
+func withText(s any, text string) any {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return s
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil || m == nil {
+		return s
+	}
+	if _, ok := m[TextKey]; ok {
+		return s
+	}
+	t, err := json.Marshal(text)
+	if err != nil {
+		return s
+	}
+	m[TextKey] = t
+	return m
 }
 
 // errorText is what the model reads of a failed, rejected or cancelled

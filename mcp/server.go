@@ -121,9 +121,48 @@ func toolDef(t *tools.Tool) (*sdk.Tool, error) {
 		Annotations: Annotations(t),
 	}
 	if len(t.OutputSchema) > 0 {
-		def.OutputSchema = t.OutputSchema
+		out, err := outputSchema(t.OutputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: tool %s: %w", t.Name, err)
+		}
+		def.OutputSchema = out
 	}
 	return def, nil
+}
+
+// outputSchema is a tool's output schema with the property TextKey added
+// and required: every success's structuredContent carries the result's
+// text (callResult). The schema must be an object schema without a TextKey
+// of its own.
+func outputSchema(raw json.RawMessage) (json.RawMessage, error) {
+	var s map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("the output schema: %w", err)
+	}
+	var typ string
+	_ = json.Unmarshal(s["type"], &typ)
+	if typ != "object" {
+		return nil, fmt.Errorf("the output schema must be an object schema")
+	}
+	props := map[string]json.RawMessage{}
+	if p, ok := s["properties"]; ok {
+		if err := json.Unmarshal(p, &props); err != nil {
+			return nil, fmt.Errorf("the output schema's properties: %w", err)
+		}
+	}
+	if _, ok := props[TextKey]; ok {
+		return nil, fmt.Errorf("the output schema has a property %q of its own, which MCP results use for the text", TextKey)
+	}
+	var required []string
+	if r, ok := s["required"]; ok {
+		if err := json.Unmarshal(r, &required); err != nil {
+			return nil, fmt.Errorf("the output schema's required: %w", err)
+		}
+	}
+	props[TextKey] = json.RawMessage(`{"type":"string","description":"the result as text, as in the content block"}`)
+	s["properties"], _ = json.Marshal(props)
+	s["required"], _ = json.Marshal(append(required, TextKey))
+	return json.Marshal(s)
 }
 
 // Annotations maps a tool's metadata to MCP's hints (docs/protocol.md,

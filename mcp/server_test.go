@@ -204,6 +204,12 @@ func TestListTools(t *testing.T) {
 				if tool.Title == "" || tool.Description == "" || tool.OutputSchema == nil {
 					t.Errorf("%s: title %q, description %q, outputSchema %v", name, tool.Title, tool.Description, tool.OutputSchema)
 				}
+				// The outputSchema describes the text every success carries.
+				o, _ := json.Marshal(tool.OutputSchema)
+				if !strings.Contains(string(o), `"text":{"description":"the result as text, as in the content block","type":"string"}`) ||
+					!strings.Contains(string(o), `"text"]`) {
+					t.Errorf("%s: outputSchema without a required text: %s", name, o)
+				}
 				// The input schema is agentls's own, caps included.
 				s, _ := json.Marshal(tool.InputSchema)
 				if name == "read_file" && !strings.Contains(string(s), `"maxLength":4096`) {
@@ -235,6 +241,11 @@ func TestCallReadFile(t *testing.T) {
 	sc, _ := res.StructuredContent.(map[string]any)
 	if sc["path"] != "a.txt" || sc["total_lines"] != float64(2) {
 		t.Errorf("structuredContent = %v", res.StructuredContent)
+	}
+	// A client that shows the model only structuredContent still shows it
+	// the lines.
+	if sc[TextKey] != text(res) {
+		t.Errorf("structuredContent.%s = %q, want the content %q", TextKey, sc[TextKey], text(res))
 	}
 }
 
@@ -319,8 +330,8 @@ func TestRejection(t *testing.T) {
 		want   string
 	}{
 		{"reject with a message", answer("reject", "use tabs, not spaces"), "use tabs, not spaces"},
-		{"decline", func(*sdk.ElicitParams) *sdk.ElicitResult { return &sdk.ElicitResult{Action: "decline"} }, "declined in the MCP client"},
-		{"cancel", func(*sdk.ElicitParams) *sdk.ElicitResult { return &sdk.ElicitResult{Action: "cancel"} }, "dismissed"},
+		{"decline", func(*sdk.ElicitParams) *sdk.ElicitResult { return &sdk.ElicitResult{Action: "decline"} }, "REJECTED: rejected by the user: declined in Test Agent\n"},
+		{"cancel", func(*sdk.ElicitParams) *sdk.ElicitResult { return &sdk.ElicitResult{Action: "cancel"} }, "REJECTED: approval failed: Test Agent dismissed the approval question without an answer; nobody approved or rejected the call\n"},
 		{"answer not offered", answer("sometimes", ""), "REJECTED"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -619,5 +630,53 @@ func TestLineTooLong(t *testing.T) {
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		t.Fatal("the next line was not read")
+	}
+}
+
+func TestOutputSchema(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want, err string
+	}{
+		{"properties and required", `{"type":"object","required":["path"],"properties":{"path":{"type":"string"}}}`,
+			`{"properties":{"path":{"type":"string"},"text":{"type":"string","description":"the result as text, as in the content block"}},"required":["path","text"],"type":"object"}`, ""},
+		{"no properties", `{"type":"object"}`,
+			`{"properties":{"text":{"type":"string","description":"the result as text, as in the content block"}},"required":["text"],"type":"object"}`, ""},
+		{"a text of its own", `{"type":"object","properties":{"text":{"type":"string"}}}`, "", `property "text" of its own`},
+		{"not an object", `{"type":"array"}`, "", "must be an object schema"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := outputSchema(json.RawMessage(tc.in))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || string(got) != tc.want {
+				t.Errorf("got %s, %v\nwant %s", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestWithText(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   any
+		want string
+	}{
+		{"object", map[string]any{"path": "a.txt"}, `{"path":"a.txt","text":"1\ta\n"}`},
+		{"struct", struct {
+			Path string `json:"path"`
+		}{"a.txt"}, `{"path":"a.txt","text":"1\ta\n"}`},
+		{"its own text", map[string]any{"text": "mine"}, `{"text":"mine"}`},
+		{"not an object", []int{1}, `[1]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, _ := json.Marshal(withText(tc.in, "1\ta\n"))
+			if string(b) != tc.want {
+				t.Errorf("got %s, want %s", b, tc.want)
+			}
+		})
 	}
 }

@@ -9,7 +9,8 @@
 #      emacs          Emacs >= 30 (scripts/install-emacs.sh, from bookworm-backports), and tmux
 #                     for its terminal check
 #      vscode         node and npm for the extension's build and node:test suite
-#      mcp            node and npm for the MCP suite (scripts/mcp-test.sh runs npm ci in mcp/test)
+#      mcp            node and npm for the MCP suites (scripts/mcp-test.sh runs npm ci in mcp/test;
+#                     scripts/claude-e2e.sh installs Claude Code into .cache/claude-code)
 #      vscode-e2e     code-server 4.100.3, Debian chromium and their build packages
 #                     (scripts/vscode-e2e.sh installs them on its first run)
 #      tmux           tmux, the terminal the editors' screenshot tests run in

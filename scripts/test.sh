@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every suite of agentls: `./scripts/test.sh [go|fuzz|mcp|editors]` (default:
-# all). The fuzz suite gives each fuzz target FUZZTIME seconds (default 3;
+# Runs every suite of agentls: `./scripts/test.sh [go|fuzz|mcp|claude-e2e|editors]`
+# (default: all). The fuzz suite gives each fuzz target FUZZTIME seconds (default 3;
 # `make fuzz` runs them longer through scripts/fuzz.sh).
 #
 # A suite whose external needs (ripgrep, Neovim 0.10, Emacs 30, code-server
@@ -66,6 +66,16 @@ if [ "$what" = all ] || [ "$what" = mcp ]; then
 		suite "mcp" scripts/mcp-test.sh
 	else
 		skip "mcp" "node and npm are not installed and this run may not install them (run as root or with CI=true)"
+	fi
+fi
+
+if [ "$what" = all ] || [ "$what" = claude-e2e ]; then
+	# Claude Code (from npm, into .cache/) with `agentls mcp`, its model
+	# replaced by a scripted server on 127.0.0.1.
+	if needs mcp; then
+		suite "claude-e2e" scripts/claude-e2e.sh
+	else
+		skip "claude-e2e" "node and npm are not installed and this run may not install them (run as root or with CI=true)"
 	fi
 fi
 
