@@ -1,5 +1,6 @@
 # Steps shared by the node-based suites (scripts/mcp-test.sh,
-# scripts/vscode-test.sh, scripts/vscode-e2e.sh). Sourced, never run:
+# scripts/claude-e2e.sh, scripts/vscode-test.sh, scripts/vscode-e2e.sh).
+# Sourced, never run:
 #
 #   name=mcp-test; . "$(dirname "$0")/lib.sh"
 #
