@@ -47,6 +47,9 @@ type initializeParams struct {
 			Agentls *agentlsCaps `json:"agentls"`
 		} `json:"experimental"`
 	} `json:"capabilities"`
+	ClientInfo struct {
+		Name string `json:"name"`
+	} `json:"clientInfo"`
 	InitializationOptions struct {
 		Config             json.RawMessage `json:"config"`
 		Model              tools.Model     `json:"model"`
@@ -155,6 +158,7 @@ func (s *server) initialize(ctx context.Context, p initializeParams) (*protocol.
 		ServerInfo: &protocol.ServerInfo{Name: "agentls", Version: s.opts.Version},
 	}
 	s.indexCapabilities(&result.Capabilities)
+	s.publish(p.ClientInfo.Name)
 	s.log.Info("initialized", "roots", s.ws.Roots(), "caps", fmt.Sprintf("%+v", caps), "tools", n)
 	afterReply(ctx, func() {
 		for _, e := range errs {
