@@ -120,7 +120,7 @@ type server struct {
 	// Both are set once, before the state becomes running.
 	sess *session.Session
 	ws   *workspace.Workspace
-	idx  indexState // the index's build and the diagnostics
+	idx  indexState   // the index's build and the diagnostics
 	pub  *publication // the published session (lsp/attach.go), or nil
 
 	mu       sync.Mutex
