@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.lsp.dev/jsonrpc2"
-
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/internal/listen"
 	"github.com/agentls/agentls/tools"
@@ -48,7 +46,7 @@ func (t Tool) AsTool() *tools.Tool {
 // session; it is safe for concurrent use.
 type Client struct {
 	Session Descriptor
-	conn    jsonrpc2.Conn
+	rpc     *rpc
 
 	next     atomic.Int64
 	mu       sync.Mutex
@@ -87,8 +85,7 @@ func Dial(ctx context.Context, d Descriptor, client string) (*Client, error) {
 		return nil, fmt.Errorf("session %s: %w", d.ID, err)
 	}
 	cl := &Client{Session: d, progress: map[string]tools.Progress{}}
-	cl.conn = jsonrpc2.NewConn(jsonrpc2.NewStream(c))
-	cl.conn.Go(context.Background(), cl.handle)
+	cl.rpc = newRPC(c, cl.handle)
 	params := map[string]any{
 		"processId":             os.Getpid(),
 		"clientInfo":            map[string]string{"name": client},
@@ -96,8 +93,8 @@ func Dial(ctx context.Context, d Descriptor, client string) (*Client, error) {
 		"initializationOptions": map[string]string{"token": token},
 	}
 	var res json.RawMessage
-	if err := cl.call(ctx, "initialize", params, &res); err != nil {
-		cl.conn.Close()
+	if err := cl.rpc.call(ctx, "initialize", params, &res); err != nil {
+		cl.rpc.close()
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("session %s did not answer within %s", d.ID, dialTimeout)
 		}
@@ -146,7 +143,7 @@ func (c *Client) Tools(ctx context.Context, agent string) ([]Tool, error) {
 	var res struct {
 		Tools []Tool `json:"tools"`
 	}
-	if err := c.call(ctx, "tool/list", map[string]string{"agent": agent}, &res); err != nil {
+	if err := c.rpc.call(ctx, "tool/list", map[string]string{"agent": agent}, &res); err != nil {
 		return nil, err
 	}
 	return res.Tools, nil
@@ -179,7 +176,7 @@ func (c *Client) Call(ctx context.Context, req tools.Request, p tools.Progress) 
 		}()
 	}
 	var res tools.Result
-	if err := c.call(ctx, "tool/call", params, &res); err != nil {
+	if err := c.rpc.call(ctx, "tool/call", params, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -189,44 +186,10 @@ func (c *Client) Call(ctx context.Context, req tools.Request, p tools.Progress) 
 // session closed) before the answer came.
 var ErrEnded = errors.New("the editor session ended")
 
-// call sends a request and waits for its answer, the end of ctx or the end
-// of the connection (ErrEnded). When ctx ends first the session gets
-// $/cancelRequest.
-func (c *Client) call(ctx context.Context, method string, params, result any) error {
-	cctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go func() {
-		select {
-		case <-c.conn.Done():
-			cancel(ErrEnded)
-		case <-cctx.Done():
-		}
-	}()
-	id, err := c.conn.Call(cctx, method, params, result)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(context.Cause(cctx), ErrEnded):
-		return ErrEnded
-	case ctx.Err() != nil:
-		_ = c.conn.Notify(context.Background(), "$/cancelRequest", map[string]any{"id": &id})
-		return ctx.Err()
-	}
-	select {
-	case <-c.conn.Done(): // a write that failed as the connection went
-		return ErrEnded
-	default:
-		return err
-	}
-}
-
 // handle takes the session's notifications: $/progress of a call.
-func (c *Client) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
-	if req.Method() != "$/progress" {
-		if _, ok := req.(*jsonrpc2.Call); ok {
-			return reply(ctx, nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, "method not found: "+req.Method()))
-		}
-		return nil
+func (c *Client) handle(method string, params json.RawMessage) {
+	if method != "$/progress" {
+		return
 	}
 	var p struct {
 		Token string `json:"token"`
@@ -236,8 +199,8 @@ func (c *Client) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 			Percentage *int   `json:"percentage"`
 		} `json:"value"`
 	}
-	if json.Unmarshal(req.Params(), &p) != nil || p.Value.Kind != "report" {
-		return nil
+	if json.Unmarshal(params, &p) != nil || p.Value.Kind != "report" {
+		return
 	}
 	c.mu.Lock()
 	pr := c.progress[p.Token]
@@ -249,11 +212,13 @@ func (c *Client) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 		}
 		pr.Report(p.Value.Message, pct)
 	}
-	return nil
 }
 
 // Done is closed when the connection ends (the editor session ended).
-func (c *Client) Done() <-chan struct{} { return c.conn.Done() }
+func (c *Client) Done() <-chan struct{} { return c.rpc.done }
 
 // Close ends the connection.
-func (c *Client) Close() error { return c.conn.Close() }
+func (c *Client) Close() error {
+	c.rpc.close()
+	return nil
+}
