@@ -70,12 +70,16 @@ const maxDescriptor = 64 << 10
 // ErrNoSession says that no editor session holds the directory.
 var ErrNoSession = errors.New("no editor session holds this directory")
 
+// ErrRuntimeDir says that the runtime directory cannot be used (not the
+// user's own, not private, a symlink…): nothing is published or found.
+var ErrRuntimeDir = errors.New("runtime directory refused")
+
 // Dir returns the runtime directory, created 0700 when missing, after
 // checking it is the user's own and private.
 func Dir() (string, error) {
 	dir := listen.TokenDir()
 	if err := listen.PrivateDir(dir); err != nil {
-		return "", fmt.Errorf("runtime directory: %w", err)
+		return "", fmt.Errorf("%w: %w", ErrRuntimeDir, err)
 	}
 	return dir, nil
 }

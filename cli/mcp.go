@@ -48,6 +48,8 @@ func mcpCommand(ctx context.Context, g *globals, fs *flag.FlagSet, args []string
 			d := a.Session()
 			log.Info("attached to an editor session", "id", d.ID, "editor", d.Editor, "roots", d.Roots)
 			return serveMCP(ctx, a, *agent, log, stdio, func() { a.Close(); closeLog() })
+		case errors.Is(err, attach.ErrRuntimeDir) && *sessionID == "":
+			fmt.Fprintf(stdio.Stderr, "agentls: mcp: no editor session can be found (%v); serving standalone\n", err)
 		case !errors.Is(err, attach.ErrNoSession):
 			fmt.Fprintf(stdio.Stderr, "agentls: mcp: attach to the editor session: %v (--standalone serves without it)\n", err)
 			return 1
