@@ -3,11 +3,13 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -256,5 +258,52 @@ func TestAttachedSessionFlag(t *testing.T) {
 	cs = startMCP(t, bin, elsewhere)
 	if res := call(t, cs, "read_file", map[string]any{"path": "x.txt"}); !strings.Contains(text(res), "alone") {
 		t.Errorf("standalone: %s", text(res))
+	}
+}
+
+// Cancelling an attached call (notifications/cancelled) reaches the
+// editor's session, which ends the command; a SIGTERM'd editor leaves no
+// session behind.
+func TestAttachedCancelAndSignal(t *testing.T) {
+	bin, root := attachedEnv(t)
+	ed := startEditor(t, bin, root)
+	cs := startMCP(t, bin, root)
+	secs := fmt.Sprintf("%d.%03d", 700, time.Now().UnixNano()%1000)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "shell_exec", Arguments: map[string]any{
+			"command": "sleep " + secs + "; echo done", "timeout_ms": 120000}})
+		done <- err
+	}()
+	pid := findProc(t, "sleep", secs)
+	cancel() // the SDK client sends notifications/cancelled
+	waitGone(t, pid, "cancelled attached call")
+	if err := <-done; err == nil {
+		t.Error("the cancelled call returned a result")
+	}
+	if asked := ed.requests(); len(asked) != 1 || asked[0].Tool != "shell_exec" {
+		t.Errorf("approvals: %+v", asked)
+	}
+
+	dir, err := attach.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ed.Cmd.Process.Signal(syscall.SIGTERM)
+	if code, err := ed.Wait(30 * time.Second); err != nil || code != 128+int(syscall.SIGTERM) {
+		t.Fatalf("editor after SIGTERM: %d %v", code, err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("left in the runtime directory after SIGTERM: %v", names)
+	}
+	res := call(t, cs, "read_file", map[string]any{"path": "x"})
+	if !strings.HasPrefix(text(res), "SESSION_ENDED: ") {
+		t.Errorf("after the editor's SIGTERM: %s", text(res))
 	}
 }
