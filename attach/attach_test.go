@@ -425,3 +425,36 @@ func TestPeerOfAnotherUID(t *testing.T) {
 		t.Errorf("dialUser: %v", err)
 	}
 }
+
+// A session that takes the connection and never answers is an error after
+// dialTimeout, not a hang.
+func TestDialSilentSession(t *testing.T) {
+	dir := runtimeDir(t)
+	old := dialTimeout
+	dialTimeout = 300 * time.Millisecond
+	defer func() { dialTimeout = old }()
+	id := "00000000000000bb"
+	sock := filepath.Join(dir, id+".sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	tok := filepath.Join(dir, "token-silent")
+	os.WriteFile(tok, []byte(strings.Repeat("y", 32)), 0o600)
+	d := Descriptor{ID: id, Roots: []string{t.TempDir()}, PID: os.Getpid(), Socket: sock, TokenFile: tok}
+	rewrite(t, dir, d)
+	_, err = Dial(context.Background(), d, "test")
+	if err == nil || !strings.Contains(err.Error(), "did not answer") {
+		t.Errorf("Dial of a silent session: %v", err)
+	}
+}
