@@ -63,10 +63,7 @@ func (s *server) publish(editor string) {
 	if p := s.ws.Config().LSP.PublishSession; p != nil && !*p {
 		return
 	}
-	var roots []string
-	for _, r := range s.ws.Roots() {
-		roots = append(roots, r)
-	}
+	roots := s.ws.Roots()
 	if len(roots) == 0 {
 		return
 	}
