@@ -20,6 +20,7 @@ import (
 	"syscall"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/attach"
 	"github.com/agentls/agentls/internal/listen"
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/redact"
@@ -66,7 +67,11 @@ usage:
                                            with the custom tools of DIR's configuration
   agentls call TOOL [JSON] [--root DIR] [--approve ask|yes|no]
                                            run one tool and print its ToolResult
-  agentls mcp [--root DIR] [--agent NAME]  MCP server on stdio (approvals by elicitation)
+  agentls mcp [--root DIR] [--agent NAME] [--session ID]
+                                           MCP server on stdio: attached to the editor's session
+                                           on the workspace when there is one, else standalone
+                                           (approvals by elicitation)
+  agentls sessions [--json]                the editor sessions agentls mcp can attach to
   agentls version
 
 global flags: --config FILE (user config), --log FILE, --log-level debug|info|warn|error
@@ -74,7 +79,7 @@ call exit codes: 0 success, 1 tool error, 2 usage error, 3 rejected
 `
 
 // boolFlag names the flags that take no value.
-var boolFlag = map[string]bool{"h": true, "help": true, "stdio": true, "allow-remote": true}
+var boolFlag = map[string]bool{"h": true, "help": true, "stdio": true, "allow-remote": true, "json": true, "standalone": true}
 
 // globals are the flags every command takes.
 type globals struct {
@@ -178,6 +183,8 @@ func Main(ctx context.Context, args []string, stdio IO) int {
 		return call(ctx, g, pos, *root, *approve, stdio)
 	case "mcp":
 		return mcpCommand(ctx, &g, fs, args, stdio)
+	case "sessions":
+		return sessionsCommand(fs, args, stdio)
 	case "version":
 		fmt.Fprintln(stdio.Stdout, versionString())
 		return exitOK
@@ -241,6 +248,7 @@ func serve(ctx context.Context, g globals, lo listenFlags, stdio IO) int {
 		if l != nil {
 			l.Close()
 		}
+		attach.CloseAll() // the published session, if any
 		closeLog()
 	})
 	defer stop()
@@ -254,6 +262,7 @@ func serve(ctx context.Context, g globals, lo listenFlags, stdio IO) int {
 		}
 		return 0
 	}
+	opts.Publish = true // an editor's session: `agentls mcp` may attach to it
 	return lsp.Serve(ctx, stdioConn{stdio.Stdin, stdio.Stdout}, opts)
 }
 

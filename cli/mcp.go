@@ -5,16 +5,22 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 
+	"github.com/agentls/agentls/attach"
 	"github.com/agentls/agentls/mcp"
 )
 
-// mcpCommand parses `agentls mcp [--root DIR] [--agent NAME]` and serves
-// MCP on stdio (docs/protocol.md, "MCP").
+// mcpCommand parses `agentls mcp [--root DIR] [--agent NAME] [--session
+// ID] [--standalone]` and serves MCP on stdio (docs/protocol.md, "MCP"):
+// attached to the editor session that holds the root when there is one
+// (package attach), else standalone.
 func mcpCommand(ctx context.Context, g *globals, fs *flag.FlagSet, args []string, stdio IO) int {
 	root := fs.String("root", "", "workspace root (default: the current directory)")
 	agent := fs.String("agent", "", "the agent whose tool filter applies (config agents.NAME)")
+	sessionID := fs.String("session", "", "attach to this editor session (agentls sessions lists them)")
+	standalone := fs.Bool("standalone", false, "never attach to an editor session")
 	if pos, err := parse(fs, args); err != nil || len(pos) > 0 {
 		return usageError(stdio, err, pos)
 	}
@@ -31,6 +37,24 @@ func mcpCommand(ctx context.Context, g *globals, fs *flag.FlagSet, args []string
 	if fi, err := os.Stat(*root); err != nil || !fi.IsDir() {
 		return usageError(stdio, fmt.Errorf("--root %s is not a directory", *root), nil)
 	}
+	if *standalone && *sessionID != "" {
+		return usageError(stdio, errors.New("--session and --standalone exclude each other"), nil)
+	}
+	if !*standalone {
+		a, err := mcp.Attach(ctx, mcp.AttachOptions{Dir: *root, Session: *sessionID, Agent: *agent, Log: log})
+		switch {
+		case err == nil:
+			defer a.Close()
+			d := a.Session()
+			log.Info("attached to an editor session", "id", d.ID, "editor", d.Editor, "roots", d.Roots)
+			return serveMCP(ctx, a, *agent, log, stdio, func() { a.Close(); closeLog() })
+		case errors.Is(err, attach.ErrRuntimeDir) && *sessionID == "":
+			fmt.Fprintf(stdio.Stderr, "agentls: mcp: no editor session can be found (%v); serving standalone\n", err)
+		case !errors.Is(err, attach.ErrNoSession):
+			fmt.Fprintf(stdio.Stderr, "agentls: mcp: attach to the editor session: %v (--standalone serves without it)\n", err)
+			return 1
+		}
+	}
 	backend, errs, closeSession, err := mcp.Standalone(mcp.StandaloneOptions{Root: *root, UserConfig: g.config, Agent: *agent, Log: log})
 	if err != nil {
 		return usageError(stdio, err, nil)
@@ -39,10 +63,15 @@ func mcpCommand(ctx context.Context, g *globals, fs *flag.FlagSet, args []string
 	for _, e := range errs {
 		fmt.Fprintf(stdio.Stderr, "agentls: %v (using the last valid configuration)\n", e)
 	}
-	// A signal ends the calls, their processes and the server.
-	ctx, stop := stopOnSignal(ctx, stdio.Stderr, func() { closeSession(); closeLog() })
+	return serveMCP(ctx, backend, *agent, log, stdio, func() { closeSession(); closeLog() })
+}
+
+// serveMCP serves backend on stdio until the client goes or a signal comes
+// (which ends the calls, their processes and the server after cleanup).
+func serveMCP(ctx context.Context, backend mcp.Backend, agent string, log *slog.Logger, stdio IO, cleanup func()) int {
+	ctx, stop := stopOnSignal(ctx, stdio.Stderr, cleanup)
 	defer stop()
-	err = mcp.Serve(ctx, mcp.Options{Backend: backend, Agent: *agent, Version: Version, Log: log},
+	err := mcp.Serve(ctx, mcp.Options{Backend: backend, Agent: agent, Version: Version, Log: log},
 		readCloser(stdio), writeCloser(stdio))
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stdio.Stderr, "agentls: mcp: %v\n", err)

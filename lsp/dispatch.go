@@ -24,7 +24,7 @@ import (
 func (s *server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
 	name := req.Method()
 	call, isCall := req.(*jsonrpc2.Call)
-	m, found := lookup(name, isCall)
+	m, found := lookup(s.table(), name, isCall)
 	var refuse *jsonrpc2.Error
 	switch st := s.getState(); {
 	case st == stateNew && !(found && m.preInit):

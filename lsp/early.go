@@ -36,7 +36,7 @@ func (s *server) earlyAnswer(body []byte) (id, result json.RawMessage, ok bool) 
 	if len(id) == 0 || len(id) > 64 || !validID(id) {
 		return nil, nil, false
 	}
-	m, found := lookup(name, true)
+	m, found := lookup(s.table(), name, true)
 	if !found || m.raw == nil || s.getState() != stateRunning {
 		return nil, nil, false
 	}

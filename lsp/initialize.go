@@ -47,6 +47,9 @@ type initializeParams struct {
 			Agentls *agentlsCaps `json:"agentls"`
 		} `json:"experimental"`
 	} `json:"capabilities"`
+	ClientInfo struct {
+		Name string `json:"name"`
+	} `json:"clientInfo"`
 	InitializationOptions struct {
 		Config             json.RawMessage `json:"config"`
 		Model              tools.Model     `json:"model"`
@@ -96,6 +99,7 @@ func (s *server) initialize(ctx context.Context, p initializeParams) (*protocol.
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize: %v", err)
 	}
+	named := len(roots) > 0 // only a session on roots the editor named is published
 	if len(roots) == 0 && s.opts.DefaultRoot != "" {
 		roots = []workspace.Folder{{Path: s.opts.DefaultRoot}}
 	}
@@ -155,6 +159,9 @@ func (s *server) initialize(ctx context.Context, p initializeParams) (*protocol.
 		ServerInfo: &protocol.ServerInfo{Name: "agentls", Version: s.opts.Version},
 	}
 	s.indexCapabilities(&result.Capabilities)
+	if named {
+		s.publish(p.ClientInfo.Name)
+	}
 	s.log.Info("initialized", "roots", s.ws.Roots(), "caps", fmt.Sprintf("%+v", caps), "tools", n)
 	afterReply(ctx, func() {
 		for _, e := range errs {

@@ -162,8 +162,8 @@ func (m method) feature(name string) method {
 }
 
 // lookup returns the entry that answers a message of this kind.
-func lookup(name string, isCall bool) (method, bool) {
-	m, ok := methods[name]
+func lookup(table map[string]method, name string, isCall bool) (method, bool) {
+	m, ok := table[name]
 	if !ok || isCall && !m.call || !isCall && !m.notify {
 		return method{}, false
 	}

@@ -29,6 +29,11 @@ type Options struct {
 	// initialize with initializationOptions.token equal to Token; anything
 	// else closes the connection unanswered. Listeners set it; stdio does not.
 	Token string
+	// Publish lets other programs of the user's attach to the session
+	// (lsp/attach.go): `agentls serve` on stdio sets it.
+	Publish bool
+
+	host *server // the editor's server, for an attached client's server
 }
 
 // Serve speaks LSP on rwc until the client sends exit or the connection
@@ -115,7 +120,8 @@ type server struct {
 	// Both are set once, before the state becomes running.
 	sess *session.Session
 	ws   *workspace.Workspace
-	idx  indexState // the index's build and the diagnostics
+	idx  indexState   // the index's build and the diagnostics
+	pub  *publication // the published session (lsp/attach.go), or nil
 
 	mu       sync.Mutex
 	state    state
@@ -149,10 +155,11 @@ func newServer(ctx context.Context, rwc io.ReadWriteCloser, opts Options) *serve
 func (s *server) stop() {
 	s.cancel()
 	s.calls.Wait()
+	s.unpublish()
 	s.mu.Lock()
 	sess := s.sess
 	s.mu.Unlock()
-	if sess != nil {
+	if sess != nil && s.opts.host == nil { // an attached server's is its host's
 		sess.Close() // background shells, the index and the cache end with it
 	}
 }
@@ -188,6 +195,7 @@ func (s *server) shutdown(context.Context, ignored) (any, error) {
 	s.mu.Unlock()
 	s.cancel() // running calls end now; their replies go out before ours
 	s.calls.Wait()
+	s.unpublish()
 	return nil, nil
 }
 

@@ -113,6 +113,7 @@ func (s *server) didChangeWorkspaceFolders(_ context.Context, p didChangeWorkspa
 	if err != nil {
 		return err
 	}
+	s.republish()
 	s.reportConfigErrors(errs)
 	return nil
 }

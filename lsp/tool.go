@@ -78,6 +78,10 @@ func (s *server) toolHistory(ctx context.Context, p toolHistoryParams) (any, err
 
 // sendEvent sends a tool/event notification.
 func (s *server) sendEvent(e tools.Event) {
+	if s.opts.host != nil { // an attached client's calls show in the editor
+		s.opts.host.sendEvent(e)
+		return
+	}
 	if err := s.conn.Notify(context.Background(), "tool/event", e); err != nil {
 		s.log.Debug("tool/event", "err", err)
 	}

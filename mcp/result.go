@@ -128,4 +128,5 @@ var nextStep = map[tools.Code]string{
 	tools.NotAllowed:       "the configuration keeps this tool from you: do not retry it or reach it another way; use the tools tools/list gives you.",
 	tools.NotApplied:       "the edit did not land as proposed: read the file again before editing it.",
 	tools.UnsavedInEditor:  "the file has unsaved changes in the editor: ask the person to save or revert it, then try again.",
+	SessionEnded:           "the editor this server was attached to closed the workspace: ask the person to open it again in an editor with agentls (the next call attaches to the new session by itself), then read the files again before you edit them.",
 }

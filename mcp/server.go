@@ -10,8 +10,10 @@
 // Server.AddTool, and the raw arguments reach agentls's own checks byte for
 // byte.
 //
-// Approvals go to the MCP client as elicitation requests (Approver); a
-// client that cannot elicit gets a refusal that says how to approve.
+// Standalone (Standalone), approvals go to the MCP client as elicitation
+// requests (Approver); a client that cannot elicit gets a refusal that says
+// how to approve. Attached (Attach), the Backend is an editor's session
+// reached through package attach, and the editor asks.
 package mcp
 
 import (

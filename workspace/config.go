@@ -171,6 +171,9 @@ type Limits struct {
 // LSPConfig is the "lsp" key.
 type LSPConfig struct {
 	Features []string `json:"features,omitempty"`
+	// PublishSession, unless false, lets `agentls mcp` attach to an
+	// editor's session (package attach); read when the session starts.
+	PublishSession *bool `json:"publishSession,omitempty"`
 }
 
 // HistoryConfig is the "history" key.

@@ -386,15 +386,18 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// IsolateHome points XDG_STATE_HOME and XDG_CONFIG_HOME at a fresh temporary
-// folder so tests never read the user's config or write their history. Call
-// it from TestMain; it returns a function that removes the folder.
+// IsolateHome points XDG_STATE_HOME, XDG_CONFIG_HOME and XDG_RUNTIME_DIR at
+// a fresh temporary folder so tests never read the user's config, write
+// their history or publish sessions where the user's `agentls mcp` would
+// find them. Call it from TestMain; it returns a function that removes the
+// folder.
 func IsolateHome() func() {
-	dir, err := os.MkdirTemp("", "agentls-home-")
+	dir, err := os.MkdirTemp("", "agentls-home-") // 0700
 	if err != nil {
 		panic(err)
 	}
 	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	os.Setenv("XDG_RUNTIME_DIR", dir)
 	return func() { os.RemoveAll(dir) }
 }
