@@ -39,10 +39,18 @@ present() {
 	esac
 }
 
+# apt waits for another apt (a second suite installing, unattended
+# upgrades) instead of failing on its lock: our own installs queue on a
+# lock of their own, and apt-get waits up to 10 minutes for dpkg's.
 apt_updated=false
 apt() {
-	if ! $apt_updated; then apt-get update -qq; apt_updated=true; fi
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+	exec 8>"${TMPDIR:-/tmp}/agentls-apt.lock"
+	flock 8
+	if ! $apt_updated; then apt-get -o DPkg::Lock::Timeout=600 update -qq; apt_updated=true; fi
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq "$@"
+	local rc=$?
+	flock -u 8
+	return $rc
 }
 
 for dep in "$@"; do

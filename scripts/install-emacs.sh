@@ -63,9 +63,9 @@ if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.
 fi
 
 echo "install-emacs: apt-get update"
-$sudo apt-get update -qq || die "apt-get update failed (network or sources problem)"
+$sudo apt-get -o DPkg::Lock::Timeout=600 update -qq || die "apt-get update failed (network or sources problem)"
 echo "install-emacs: apt-get install -t bookworm-backports emacs-nox"
-$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t bookworm-backports emacs-nox \
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq -t bookworm-backports emacs-nox \
 	|| die "apt-get install -t bookworm-backports emacs-nox failed"
 
 hash -r
