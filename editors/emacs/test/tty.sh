@@ -38,7 +38,7 @@ cat >"$tmp/init.el" <<EOF
 (add-to-list 'load-path "$lisp")
 (require 'agentls)
 (setq agentls-server-program "$bin"
-      agentls-approval-guard-time 0.5
+      agentls-approval-guard-time 2.0
       project-find-functions nil)
 (find-file "$ws/main.go")
 (defvar tty-status nil)
@@ -78,7 +78,7 @@ open_review() {
 	tmux send-keys -t "$session" M-x
 	tmux send-keys -t "$session" -l agentls-show-approval
 	tmux send-keys -t "$session" Enter
-	[ "${1:-}" = now ] || sleep 0.8
+	[ "${1:-}" = now ] || sleep 2.5
 }
 
 # 1. async call, approve with y
@@ -167,9 +167,10 @@ screen | grep -qF 'y approve (asks yes)   n reject   e edit args   ? details   l
 	fail "the key legend does not fit 80 columns"
 screen | grep -q 'review 1 of 1  · keys off: not selected' || fail "the review's mode line does not fit 80 columns"
 # reopened on purpose, then at once a burst of y (keys 0.1 s apart, for
-# longer than the guard)
+# longer than the guard; the guard is 2 s here so that a loaded machine's
+# late key is still within it)
 open_review now
-for _ in $(seq 12); do
+for _ in $(seq 30); do
 	tmux send-keys -t "$session" y
 	sleep 0.1
 done
@@ -177,8 +178,8 @@ sleep 0.2
 [ -s "$tmp/result" ] && fail "a burst of y answered the review: $(cat "$tmp/result")"
 [ -e "$ws/somedir/keep.txt" ] || fail "somedir was deleted by a burst of y"
 screen | grep -q 'agentls: approve a DANGEROUS call' && fail "a burst of y reached the confirmation"
-# deliberate: wait, y, then the word yes
-sleep 0.8
+# deliberate: wait longer than the guard, y, then the word yes
+sleep 2.5
 tmux send-keys -t "$session" y
 wait_for "the confirmation" bash -c "tmux capture-pane -p -t '$session' | grep -q 'approve a DANGEROUS call'"
 tmux send-keys -t "$session" -l yes
