@@ -11,6 +11,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-all}"
+# Every tool call in every suite checks its structured result against the
+# tool's output schema (tools/runner.go, checkOutput): a result that breaks
+# it becomes an INTERNAL error, which fails the test that made the call.
+export AGENTLS_CHECK_OUTPUTS=1
 ci="${CI:-}"
 may_install=false
 if [ -n "$ci" ] || [ "$(id -u)" = 0 ]; then may_install=true; fi

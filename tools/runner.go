@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -131,8 +132,47 @@ func (r *Runner) Run(ctx context.Context, env *Env, req Request, progress Progre
 	if args == nil {
 		args = req.Arguments
 	}
+	if checkOutputs && tool != nil {
+		if err := checkOutput(tool, res); err != nil {
+			*res = *failure(&Error{Code: Internal, Message: err.Error()})
+			res.CallID, res.Tool, res.ApprovedBy = req.CallID, name, "none"
+		}
+	}
 	r.finish(env, res, args, time.Since(start), events)
 	return res
+}
+
+// checkOutputs turns on checkOutput for every call: the test suites set
+// AGENTLS_CHECK_OUTPUTS=1 (scripts/test.sh), so that a tool whose result
+// breaks its own output schema fails whatever test calls it.
+var checkOutputs = os.Getenv("AGENTLS_CHECK_OUTPUTS") == "1"
+
+// checkOutput validates a successful result's structured part against the
+// tool's output schema.
+func checkOutput(t *Tool, res *Result) error {
+	if res.Status != StatusSuccess || len(t.OutputSchema) == 0 {
+		return nil
+	}
+	s, err := schema.Compile(t.OutputSchema)
+	if err != nil {
+		return fmt.Errorf("tool %s: output schema: %w", t.Name, err)
+	}
+	b, err := json.Marshal(res.Structured)
+	if err != nil {
+		return fmt.Errorf("tool %s: structured result: %w", t.Name, err)
+	}
+	v, err := schema.Decode(b)
+	if err != nil {
+		return fmt.Errorf("tool %s: structured result: %w", t.Name, err)
+	}
+	if vs := s.Validate(v); vs != nil {
+		msgs := make([]string, len(vs))
+		for i, v := range vs {
+			msgs[i] = v.String()
+		}
+		return fmt.Errorf("tool %s: the structured result breaks the tool's output schema: %s", t.Name, strings.Join(msgs, "; "))
+	}
+	return nil
 }
 
 func (r *Runner) finish(env *Env, res *Result, args json.RawMessage, d time.Duration, events *redactingEvents) {
