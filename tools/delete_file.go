@@ -47,11 +47,10 @@ type deleteFileArgs struct {
 }
 
 func planDelete(c *Call, a deleteFileArgs) (*workspace.Plan, error) {
-	path, err := c.Workspace.Resolve(a.Path)
+	path, rel, err := resolveArg(c, a.Path)
 	if err != nil {
 		return nil, err
 	}
-	rel := c.Workspace.Rel(path)
 	if err := refuseRoot(c, path, "delete"); err != nil {
 		return nil, err
 	}
@@ -74,11 +73,8 @@ func planDelete(c *Call, a deleteFileArgs) (*workspace.Plan, error) {
 	case !fi.Mode().IsRegular():
 		return nil, Errorf(NotAFile, "%s is not a regular file", rel)
 	default:
-		text, _, err := currentText(c, path)
+		text, err := freshText(c, path)
 		if err != nil {
-			return nil, err
-		}
-		if err := checkFresh(c, path, text, false); err != nil {
 			return nil, err
 		}
 		ch.OldText, ch.Version = text, version(c, path)
