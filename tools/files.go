@@ -1,12 +1,15 @@
 package tools
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/agentls/agentls/workspace"
 )
 
 // readRecord is what the model last saw of a file: the hash of the whole
@@ -181,4 +184,16 @@ func freshText(c *Call, path string) (string, error) {
 		return "", err
 	}
 	return text, checkFresh(c, path, text, false)
+}
+
+// walkAll walks everything beneath dir, directories too: hidden, ignored
+// and .git entries included, symlinks not followed, beneath the
+// workspace's roots (Workspace.Walk). workers 0 is the walk's default.
+func walkAll(c *Call, dir string, workers int, fn func(f *workspace.File) error) error {
+	ctx := c.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	_, err := c.Workspace.Walk(ctx, dir, workspace.WalkOptions{IncludeHidden: true, IncludeIgnored: true, IncludeGit: true, Dirs: true, Workers: workers}, fn)
+	return err
 }

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -88,23 +87,16 @@ func linksStayInside(c *Call, from, to string) error {
 	if !fi.IsDir() {
 		return nil
 	}
-	ctx := c.Ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	// Beneath the workspace's roots, links not followed, everything seen.
-	_, err = c.Workspace.Walk(ctx, from, workspace.WalkOptions{IncludeHidden: true, IncludeIgnored: true, IncludeGit: true, Dirs: true, Workers: 1},
-		func(f *workspace.File) error {
-			if f.Type&fs.ModeSymlink == 0 {
-				return nil
-			}
-			target, err := f.Readlink()
-			if err != nil {
-				return nil
-			}
-			return linkStaysInside(c, from, to, f.Path, target)
-		})
-	return err
+	return walkAll(c, from, 1, func(f *workspace.File) error {
+		if f.Type&fs.ModeSymlink == 0 {
+			return nil
+		}
+		target, err := f.Readlink()
+		if err != nil {
+			return nil
+		}
+		return linkStaysInside(c, from, to, f.Path, target)
+	})
 }
 
 // linkStaysInside checks one symlink p (below from, or from itself) with
