@@ -117,11 +117,11 @@ func (c *Call) resolvePosition(a *positionArgs) (string, error) {
 }
 
 // askIndex answers definition, references or hover for the call's
-// position or symbol (resolvePosition): a symbol from the built index
-// (bySymbol), a position in its file (at) from the index as it is for Go,
-// whose type checker needs no first build, unless whole says the answer
-// needs every file, and from the built index for other languages. A
-// failure becomes the model's error (indexError).
+// position or symbol (resolvePosition). bySymbol looks a symbol up in the
+// built index. at answers a position: in a Go file from the index as it is
+// (the type checker needs no first build) unless whole says the answer
+// needs every file, otherwise from the built index. A failure becomes the
+// model's error (indexError).
 func askIndex(c *Call, a *positionArgs, whole bool,
 	bySymbol func(ix *codeindex.Index) (*answer, error),
 	at func(ix *codeindex.Index, path string) (*answer, error)) (*answer, error) {
