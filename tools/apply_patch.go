@@ -148,10 +148,18 @@ func planPatch(c *Call, a applyPatchArgs) (*workspace.Plan, error) {
 		}
 		plan.Changes = append(plan.Changes, changes...)
 	}
+	return finishPatch(c, plan, "hunks", failures, failDetails, notes)
+}
+
+// finishPatch ends the plan of a patch, all or nothing: PATCH_FAILED
+// listing every failure (unit names what failed: hunks, chunks) with its
+// details, INVALID_PARAMS when the patch changes nothing; the notes are
+// kept for the question (withPatchNotes).
+func finishPatch(c *Call, plan *workspace.Plan, unit string, failures []string, failDetails []map[string]any, notes []string) (*workspace.Plan, error) {
 	if len(failures) > 0 {
 		msg := strings.Join(failures, "\n\n")
 		if len(failures) > 1 {
-			msg = fmt.Sprintf("%d hunks do not apply.\n\n%s", len(failures), msg)
+			msg = fmt.Sprintf("%d %s do not apply.\n\n%s", len(failures), unit, msg)
 		}
 		msg += "\n\nNothing was written. Read the files again and make the patch against their current text."
 		return nil, Errorf(PatchFailed, "%s", msg).WithDetails(map[string]any{"failed": failDetails})

@@ -88,21 +88,7 @@ func planEnvelope(c *Call, text string) (*workspace.Plan, error) {
 		}
 		plan.Changes = append(plan.Changes, changes...)
 	}
-	if len(failures) > 0 {
-		msg := strings.Join(failures, "\n\n")
-		if len(failures) > 1 {
-			msg = fmt.Sprintf("%d chunks do not apply.\n\n%s", len(failures), msg)
-		}
-		msg += "\n\nNothing was written. Read the files again and make the patch against their current text."
-		return nil, Errorf(PatchFailed, "%s", msg).WithDetails(map[string]any{"failed": failDetails})
-	}
-	if len(plan.Changes) == 0 {
-		return nil, Errorf(InvalidParams, "the patch changes nothing")
-	}
-	if len(notes) > 0 {
-		patchNotes.Store(c, notes)
-	}
-	return plan, nil
+	return finishPatch(c, plan, "chunks", failures, failDetails, notes)
 }
 
 // envelopeTarget checks the file an operation names and returns its text:

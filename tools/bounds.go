@@ -423,10 +423,7 @@ func (s *scanner) str(maxLen, maxBytes int) string {
 }
 
 func (s *scanner) object(b *bounds, depth int) {
-	s.i++
-	s.skipSpace()
-	if s.i < len(s.data) && s.data[s.i] == '}' {
-		s.i++
+	if s.open('}') {
 		return
 	}
 	for !s.stop() {
@@ -468,16 +465,35 @@ func (s *scanner) object(b *bounds, depth int) {
 			return
 		}
 		s.i++
-		s.skipSpace()
-		s.value(child, depth+1)
-		if s.stop() {
-			return
-		}
-		s.path = s.path[:len(s.path)-1]
-		if s.next('}') {
+		if s.element(child, depth, '}') {
 			return
 		}
 	}
+}
+
+// open steps into an object or array (s.i at its opener) and reports
+// whether it is empty, when it steps over its closer too.
+func (s *scanner) open(closer byte) bool {
+	s.i++
+	s.skipSpace()
+	if s.i < len(s.data) && s.data[s.i] == closer {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// element scans a member's value or an item, whose key or index is the
+// last of the path, and what follows it; it reports whether the scan of
+// the object or array is over (its closer, or a stop).
+func (s *scanner) element(b *bounds, depth int, closer byte) bool {
+	s.skipSpace()
+	s.value(b, depth+1)
+	if s.stop() {
+		return true
+	}
+	s.path = s.path[:len(s.path)-1]
+	return s.next(closer)
 }
 
 // next steps over what follows a member or an item: a comma (false) or
@@ -499,10 +515,7 @@ func (s *scanner) next(closer byte) bool {
 }
 
 func (s *scanner) array(b *bounds, depth int) {
-	s.i++
-	s.skipSpace()
-	if s.i < len(s.data) && s.data[s.i] == ']' {
-		s.i++
+	if s.open(']') {
 		return
 	}
 	var items *bounds
@@ -516,13 +529,7 @@ func (s *scanner) array(b *bounds, depth int) {
 			return
 		}
 		s.path = append(s.path, strconv.Itoa(n))
-		s.skipSpace()
-		s.value(items, depth+1)
-		if s.stop() {
-			return
-		}
-		s.path = s.path[:len(s.path)-1]
-		if s.next(']') {
+		if s.element(items, depth, ']') {
 			return
 		}
 	}

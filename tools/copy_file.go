@@ -2,8 +2,6 @@ package tools
 
 import (
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"strings"
 	"unicode/utf8"
 
@@ -31,48 +29,32 @@ type copyFileArgs struct {
 }
 
 func planCopy(c *Call, a copyFileArgs) (*workspace.Plan, error) {
-	src, err := c.Workspace.Resolve(a.Source)
+	p, err := resolvePair(c, "source", a.Source, "dest", a.Dest)
 	if err != nil {
 		return nil, err
 	}
-	dst, err := c.Workspace.Resolve(a.Dest)
-	if err != nil {
-		return nil, err
+	if fi, err := c.Workspace.Stat(p.from); err == nil && fi.IsDir() {
+		return nil, Errorf(NotAFile, "%s is a directory; copy_file copies files", p.fromRel)
 	}
-	srcRel, dstRel := c.Workspace.Rel(src), c.Workspace.Rel(dst)
-	if src == dst {
-		return nil, Errorf(InvalidParams, "source and dest are the same path (%s)", srcRel)
-	}
-	if fi, err := c.Workspace.Stat(src); err == nil && fi.IsDir() {
-		return nil, Errorf(NotAFile, "%s is a directory; copy_file copies files", srcRel)
-	}
-	text, exists, err := currentText(c, src)
+	text, exists, err := currentText(c, p.from)
 	if err != nil {
 		return nil, err
 	}
 	if !exists {
-		return nil, Errorf(FileNotFound, "%s does not exist", srcRel)
+		return nil, Errorf(FileNotFound, "%s does not exist", p.fromRel)
 	}
-	ch := workspace.FileChange{Op: workspace.OpCreate, Path: dst, NewText: text,
+	ch := workspace.FileChange{Op: workspace.OpCreate, Path: p.to, NewText: text,
 		Binary: strings.IndexByte(text, 0) >= 0 || !utf8.ValidString(text)}
-	fi, err := c.Workspace.Lstat(dst)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return nil, fileError(dstRel, err)
-	case fi.IsDir():
-		return nil, Errorf(AlreadyExists, "%s is an existing directory; give the full path of the copy", dstRel)
-	case !a.Overwrite:
-		return nil, Errorf(AlreadyExists, "%s already exists; pass overwrite: true to replace it", dstRel)
-	default:
-		old, _, err := currentText(c, dst)
+	existing, err := checkDest(c, p, a.Overwrite, false, "give the full path of the copy")
+	if err != nil {
+		return nil, err
+	}
+	if existing != nil {
+		old, err := freshText(c, p.to)
 		if err != nil {
 			return nil, err
 		}
-		if err := checkFresh(c, dst, old, false); err != nil {
-			return nil, err
-		}
-		ch.Overwrite, ch.OldText, ch.Version = true, old, version(c, dst)
+		ch.Overwrite, ch.OldText, ch.Version = true, old, version(c, p.to)
 	}
 	return &workspace.Plan{Changes: []workspace.FileChange{ch}}, nil
 }

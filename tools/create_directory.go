@@ -2,8 +2,6 @@ package tools
 
 import (
 	"encoding/json"
-	"errors"
-	"io/fs"
 
 	"github.com/agentls/agentls/workspace"
 )
@@ -24,19 +22,18 @@ type createDirectoryArgs struct {
 }
 
 func planCreateDirectory(c *Call, a createDirectoryArgs) (*workspace.Plan, error) {
-	path, err := c.Workspace.Resolve(a.Path)
+	path, rel, err := resolveArg(c, a.Path)
 	if err != nil {
 		return nil, err
 	}
-	rel := c.Workspace.Rel(path)
-	fi, err := c.Workspace.Lstat(path)
+	fi, err := lstatIfAny(c, path, rel)
 	switch {
-	case err == nil && fi.IsDir():
+	case err != nil:
+		return nil, err
+	case fi != nil && fi.IsDir():
 		return nil, Errorf(AlreadyExists, "the directory %s already exists; nothing to do", rel)
-	case err == nil:
+	case fi != nil:
 		return nil, Errorf(AlreadyExists, "%s already exists and is not a directory", rel)
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, fileError(rel, err)
 	}
 	return &workspace.Plan{Changes: []workspace.FileChange{{Op: workspace.OpMkdir, Path: path, Dir: true}}}, nil
 }

@@ -15,12 +15,13 @@ import (
 // placeholder is {{name}} in a custom tool's argv.
 var placeholder = regexp.MustCompile(`\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}`)
 
-// customTool makes a tool of a configured command (PROTOCOL.md section 6,
-// "custom"). Its argv is a template: {{name}} is replaced by the argument
-// name; an element that is only {{name}} takes an array argument as several
-// elements and disappears when the argument is absent. No shell is ever
-// involved, and an argument value starting with "-" is refused, so that no
-// value can turn into an option of the command.
+// customTool makes a tool of a configured command (a "custom" entry of
+// the configuration; docs/protocol.md, Beyond the contract). Its argv is a
+// template: {{name}} is replaced by the argument name; an element that is
+// only {{name}} takes an array argument as several elements and disappears
+// when the argument is absent. No shell is ever involved, and an argument
+// value starting with "-" is refused, so that no value can turn into an
+// option of the command.
 func customTool(ct workspace.CustomTool) (*Tool, error) {
 	schema := ct.InputSchema
 	if len(schema) == 0 {

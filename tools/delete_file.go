@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,11 +46,10 @@ type deleteFileArgs struct {
 }
 
 func planDelete(c *Call, a deleteFileArgs) (*workspace.Plan, error) {
-	path, err := c.Workspace.Resolve(a.Path)
+	path, rel, err := resolveArg(c, a.Path)
 	if err != nil {
 		return nil, err
 	}
-	rel := c.Workspace.Rel(path)
 	if err := refuseRoot(c, path, "delete"); err != nil {
 		return nil, err
 	}
@@ -74,11 +72,8 @@ func planDelete(c *Call, a deleteFileArgs) (*workspace.Plan, error) {
 	case !fi.Mode().IsRegular():
 		return nil, Errorf(NotAFile, "%s is not a regular file", rel)
 	default:
-		text, _, err := currentText(c, path)
+		text, err := freshText(c, path)
 		if err != nil {
-			return nil, err
-		}
-		if err := checkFresh(c, path, text, false); err != nil {
 			return nil, err
 		}
 		ch.OldText, ch.Version = text, version(c, path)
@@ -106,14 +101,9 @@ func refuseRoot(c *Call, path, verb string) error {
 var errSensitiveFound = errors.New("sensitive")
 
 // sensitiveInside refuses a directory that holds a path matching the
-// sensitive globs: deleting or moving it would touch that file. Symlinks
-// are not followed; the walk runs beneath the workspace's roots
-// (Workspace.Walk), hidden, ignored and .git entries included.
+// sensitive globs: deleting or moving it would touch that file. It walks
+// everything beneath the directory (walkAll).
 func sensitiveInside(c *Call, dir string) error {
-	ctx := c.Ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	var mu sync.Mutex
 	var found string
 	if rel := c.Workspace.Rel(dir); rel != "." && c.Workspace.IsSensitive(rel) {
@@ -121,18 +111,17 @@ func sensitiveInside(c *Call, dir string) error {
 	}
 	var err error
 	if found == "" {
-		_, err = c.Workspace.Walk(ctx, dir, workspace.WalkOptions{IncludeHidden: true, IncludeIgnored: true, IncludeGit: true, Dirs: true},
-			func(f *workspace.File) error {
-				if rel := c.Workspace.Rel(f.Path); rel != "." && c.Workspace.IsSensitive(rel) {
-					mu.Lock()
-					if found == "" {
-						found = rel
-					}
-					mu.Unlock()
-					return errSensitiveFound
+		err = walkAll(c, dir, 0, func(f *workspace.File) error {
+			if rel := c.Workspace.Rel(f.Path); rel != "." && c.Workspace.IsSensitive(rel) {
+				mu.Lock()
+				if found == "" {
+					found = rel
 				}
-				return nil
-			})
+				mu.Unlock()
+				return errSensitiveFound
+			}
+			return nil
+		})
 		if err == nil && found != "" {
 			err = errSensitiveFound
 		}

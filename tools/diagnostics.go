@@ -39,11 +39,10 @@ func diagnostics(c *Call, a diagnosticsArgs) (*Result, error) {
 	if a.Path == "" {
 		a.Path = "."
 	}
-	path, err := c.Workspace.Resolve(a.Path)
+	path, rel, err := resolveArg(c, a.Path)
 	if err != nil {
 		return nil, err
 	}
-	rel := c.Workspace.Rel(path)
 	ix := c.Index()
 	if !isGo(path) {
 		ix = c.builtIndex() // a directory needs the file list

@@ -43,11 +43,10 @@ func planEdit(c *Call, a editFileArgs) (*workspace.Plan, error) {
 
 // planEdits applies edits in order to the current text of path; all or none.
 func planEdits(c *Call, arg string, edits []Edit) (*workspace.Plan, error) {
-	path, err := c.Workspace.Resolve(arg)
+	path, rel, err := resolveArg(c, arg)
 	if err != nil {
 		return nil, err
 	}
-	rel := c.Workspace.Rel(path)
 	old, exists, err := currentText(c, path)
 	if err != nil {
 		return nil, err

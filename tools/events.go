@@ -8,7 +8,7 @@ import (
 	"github.com/agentls/agentls/redact"
 )
 
-// Event is a tool/event notification (PROTOCOL.md section 3).
+// Event is a tool/event notification (docs/protocol.md, Methods).
 type Event struct {
 	CallID        string          `json:"callId"`
 	Tool          string          `json:"tool"`

@@ -1,12 +1,15 @@
 package tools
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/agentls/agentls/workspace"
 )
 
 // readRecord is what the model last saw of a file: the hash of the whole
@@ -86,4 +89,111 @@ func checkRegular(rel string, fi os.FileInfo) (os.FileInfo, error) {
 		return nil, Errorf(NotAFile, "%s is not a regular file", rel)
 	}
 	return fi, nil
+}
+
+// resolveArg resolves a path argument (Workspace.Resolve: confined to the
+// workspace) and returns it with its root-relative form, as messages name
+// it.
+func resolveArg(c *Call, arg string) (path, rel string, err error) {
+	path, err = c.Workspace.Resolve(arg)
+	if err != nil {
+		return "", "", err
+	}
+	return path, c.Workspace.Rel(path), nil
+}
+
+// resolveDir resolves a path argument that must name a directory;
+// notDir is what the NOT_A_DIRECTORY error says after the path when it
+// names something else.
+func resolveDir(c *Call, arg, notDir string) (dir, rel string, err error) {
+	dir, rel, err = resolveArg(c, arg)
+	if err != nil {
+		return "", "", err
+	}
+	fi, err := c.Workspace.Stat(dir)
+	if err != nil {
+		return "", "", fileError(rel, err)
+	}
+	if !fi.IsDir() {
+		return "", "", Errorf(NotADirectory, "%s %s", rel, notDir)
+	}
+	return dir, rel, nil
+}
+
+// pathPair is the source and the destination of a copy or a move,
+// resolved, with their root-relative forms.
+type pathPair struct {
+	from, to, fromRel, toRel string
+}
+
+// resolvePair resolves the source and destination arguments of a copy or
+// a move (named fromField and toField in messages), which must differ.
+func resolvePair(c *Call, fromField, from, toField, to string) (pathPair, error) {
+	var p pathPair
+	var err error
+	if p.from, p.fromRel, err = resolveArg(c, from); err != nil {
+		return pathPair{}, err
+	}
+	if p.to, p.toRel, err = resolveArg(c, to); err != nil {
+		return pathPair{}, err
+	}
+	if p.from == p.to {
+		return pathPair{}, Errorf(InvalidParams, "%s and %s are the same path (%s)", fromField, toField, p.fromRel)
+	}
+	return p, nil
+}
+
+// lstatIfAny is Lstat of path, without following a final symlink: nil
+// when nothing is there, a coded error (fileError) when it cannot tell.
+func lstatIfAny(c *Call, path, rel string) (os.FileInfo, error) {
+	fi, err := c.Workspace.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, fileError(rel, err)
+	}
+	return fi, nil
+}
+
+// checkDest checks the destination of a copy or a move: nothing there, or
+// something overwrite lets the call replace, which it returns (nil when
+// nothing is there). A directory is never replaced (intoDir is the advice
+// the error gives), nor is a file by a directory (dirSource).
+func checkDest(c *Call, p pathPair, overwrite, dirSource bool, intoDir string) (os.FileInfo, error) {
+	fi, err := lstatIfAny(c, p.to, p.toRel)
+	switch {
+	case err != nil || fi == nil:
+		return nil, err
+	case fi.IsDir():
+		return nil, Errorf(AlreadyExists, "%s is an existing directory; %s", p.toRel, intoDir)
+	case dirSource:
+		return nil, Errorf(AlreadyExists, "%s exists and is a file; a directory cannot replace it", p.toRel)
+	case !overwrite:
+		return nil, Errorf(AlreadyExists, "%s already exists; pass overwrite: true to replace it", p.toRel)
+	}
+	return fi, nil
+}
+
+// freshText returns the text of an existing file now (currentText),
+// failing with STALE_FILE when it changed since the model last read it
+// (checkFresh; a file it never read passes).
+func freshText(c *Call, path string) (string, error) {
+	text, _, err := currentText(c, path)
+	if err != nil {
+		return "", err
+	}
+	return text, checkFresh(c, path, text, false)
+}
+
+// walkAll walks everything beneath dir, directories too: hidden, ignored
+// and .git entries included, symlinks not followed, beneath the
+// workspace's roots (Workspace.Walk). workers 0 is the walk's default.
+func walkAll(c *Call, dir string, workers int, fn func(f *workspace.File) error) error {
+	ctx := c.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	_, err := c.Workspace.Walk(ctx, dir, workspace.WalkOptions{IncludeHidden: true, IncludeIgnored: true, IncludeGit: true, Dirs: true, Workers: workers}, fn)
+	return err
 }

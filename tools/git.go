@@ -25,6 +25,44 @@ func openRepo(c *Call, near string) (*git.Repo, error) {
 	return git.Open(c.Ctx, c.Workspace, near, git.Options{Safe: safe, Env: CommandEnv(c.Workspace.Config(), nil)})
 }
 
+// openRepoOf checks the path arguments args (resolvePaths; field names
+// them) and ref, a revision or range when not "", and opens the repository
+// of the first path's root (openRepo), where ref must name something. It
+// returns the repository and the resolved paths.
+func openRepoOf(c *Call, field string, args []string, ref string) (*git.Repo, []string, error) {
+	paths, err := resolvePaths(c, field, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ref != "" {
+		if err := git.OptionLike("ref", ref); err != nil {
+			return nil, nil, err
+		}
+	}
+	near := ""
+	if len(paths) > 0 {
+		near = paths[0]
+	}
+	repo, err := openRepo(c, near)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ref != "" {
+		if err := repo.CheckRev("ref", ref); err != nil {
+			return nil, nil, err
+		}
+	}
+	return repo, paths, nil
+}
+
+// optionalArg is a path argument that may be left out, as a list.
+func optionalArg(arg string) []string {
+	if arg == "" {
+		return nil
+	}
+	return []string{arg}
+}
+
 // resolvePaths checks each path argument; field names the argument.
 func resolvePaths(c *Call, field string, args []string) ([]string, error) {
 	var out []string

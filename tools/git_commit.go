@@ -104,15 +104,7 @@ func commitTexts(repo *git.Repo, o git.Cmd, files []git.DiffFile) map[string][]b
 // named files into a throwaway copy of the index: the repository is not
 // changed.
 func planGitCommit(c *Call, a gitCommitArgs) (*gitCommitPlan, error) {
-	paths, err := resolvePaths(c, "files", a.Files)
-	if err != nil {
-		return nil, err
-	}
-	near := ""
-	if len(paths) > 0 {
-		near = paths[0]
-	}
-	repo, err := openRepo(c, near)
+	repo, paths, err := openRepoOf(c, "files", a.Files, "")
 	if err != nil {
 		return nil, err
 	}

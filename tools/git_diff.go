@@ -40,33 +40,16 @@ type gitDiffArgs struct {
 }
 
 func gitDiff(c *Call, a gitDiffArgs) (*Result, error) {
-	var d git.DiffSpec
-	var abs string
-	if a.Path != "" {
-		p, err := resolvePaths(c, "path", []string{a.Path})
-		if err != nil {
-			return nil, err
-		}
-		abs = p[0]
-		d.Paths = p
+	repo, paths, err := openRepoOf(c, "path", optionalArg(a.Path), a.Ref)
+	if err != nil {
+		return nil, err
 	}
+	d := git.DiffSpec{Paths: paths}
 	if a.Ref != "" {
-		if err := git.OptionLike("ref", a.Ref); err != nil {
-			return nil, err
-		}
 		d.Revs = []string{a.Ref}
 	}
 	if a.Staged {
 		d.Opts = []string{"--cached"}
-	}
-	repo, err := openRepo(c, abs)
-	if err != nil {
-		return nil, err
-	}
-	if a.Ref != "" {
-		if err := repo.CheckRev("ref", a.Ref); err != nil {
-			return nil, err
-		}
 	}
 	files, err := repo.DiffFiles(git.Cmd{}, d)
 	if err != nil {

@@ -48,31 +48,9 @@ func gitLog(c *Call, a gitLogArgs) (*Result, error) {
 	if a.Limit == 0 {
 		a.Limit = 20
 	}
-	var paths []string
-	if a.Path != "" {
-		p, err := resolvePaths(c, "path", []string{a.Path})
-		if err != nil {
-			return nil, err
-		}
-		paths = p
-	}
-	if a.Ref != "" {
-		if err := git.OptionLike("ref", a.Ref); err != nil {
-			return nil, err
-		}
-	}
-	near := ""
-	if len(paths) > 0 {
-		near = paths[0]
-	}
-	repo, err := openRepo(c, near)
+	repo, paths, err := openRepoOf(c, "path", optionalArg(a.Path), a.Ref)
 	if err != nil {
 		return nil, err
-	}
-	if a.Ref != "" {
-		if err := repo.CheckRev("ref", a.Ref); err != nil {
-			return nil, err
-		}
 	}
 	commits := []gitCommitInfo{}
 	if a.Ref == "" {

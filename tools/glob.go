@@ -65,17 +65,9 @@ func glob(c *Call, a globArgs) (*Result, error) {
 	if !doublestar.ValidatePattern(pattern) {
 		return nil, Errorf(InvalidParams, "pattern %q is not a valid glob", a.Pattern)
 	}
-	root, err := c.Workspace.Resolve(base)
+	root, rootRel, err := resolveDir(c, base, "is not a directory; glob searches a directory")
 	if err != nil {
 		return nil, err
-	}
-	rootRel := c.Workspace.Rel(root)
-	fi, err := c.Workspace.Stat(root)
-	if err != nil {
-		return nil, fileError(rootRel, err)
-	}
-	if !fi.IsDir() {
-		return nil, Errorf(NotADirectory, "%s is not a directory; glob searches a directory", rootRel)
 	}
 	limit := a.Limit
 	if limit <= 0 {

@@ -147,19 +147,20 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 func partialBatch(mode search.Mode, b search.Batch) map[string]any {
 	switch mode {
 	case search.Content:
-		ms := make([]any, len(b.Matches))
-		for i, m := range b.Matches {
-			ms[i] = m
-		}
-		return map[string]any{"matches": ms}
+		return map[string]any{"matches": anys(b.Matches)}
 	case search.FilesWithMatches:
-		fs := make([]any, len(b.Files))
-		for i, f := range b.Files {
-			fs[i] = f
-		}
-		return map[string]any{"files": fs}
+		return map[string]any{"files": anys(b.Files)}
 	}
 	return map[string]any{"counts": b.Counts}
+}
+
+// anys copies s into a []any.
+func anys[T any](s []T) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
 }
 
 // grepResult is the result of a search that was not streamed: the first

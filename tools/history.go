@@ -14,7 +14,8 @@ import (
 	"github.com/agentls/agentls/workspace"
 )
 
-// LogEntry is one line of the execution log (PROTOCOL.md's ExecutionLog).
+// LogEntry is one line of the execution log, as tool/history answers it
+// (docs/protocol.md, Methods).
 type LogEntry struct {
 	CallID     string          `json:"callId"`
 	Tool       string          `json:"tool"`

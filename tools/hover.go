@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/agentls/agentls/codeindex"
 )
 
 // Hover is hover: the declaration and documentation of the identifier at a
@@ -26,22 +28,13 @@ var Hover = builtin(Def[positionArgs]{
 })
 
 func hover(c *Call, a positionArgs) (*Result, error) {
-	path, err := c.resolvePosition(&a)
+	ans, err := askIndex(c, &a, false,
+		func(ix *codeindex.Index) (*answer, error) { return ix.HoverOf(c.Ctx, a.Symbol) },
+		func(ix *codeindex.Index, path string) (*answer, error) {
+			return ix.Hover(c.Ctx, path, a.Line, a.Column)
+		})
 	if err != nil {
 		return nil, err
-	}
-	var ans *answer
-	if a.Symbol != "" {
-		ans, err = c.builtIndex().HoverOf(c.Ctx, a.Symbol)
-	} else {
-		ix := c.Index()
-		if !isGo(path) {
-			ix = c.builtIndex()
-		}
-		ans, err = ix.Hover(c.Ctx, path, a.Line, a.Column)
-	}
-	if err != nil {
-		return nil, indexError(c, path, err)
 	}
 	if len(ans.Locations) == 0 && ans.Signature == "" {
 		return nil, Errorf(NoMatch, "no declaration found for %s", ans.Name)

@@ -116,6 +116,35 @@ func (c *Call) resolvePosition(a *positionArgs) (string, error) {
 	return "", nil
 }
 
+// askIndex answers definition, references or hover for the call's
+// position or symbol (resolvePosition). bySymbol looks a symbol up in the
+// built index. at answers a position: in a Go file from the index as it is
+// (the type checker needs no first build) unless whole says the answer
+// needs every file, otherwise from the built index. A failure becomes the
+// model's error (indexError).
+func askIndex(c *Call, a *positionArgs, whole bool,
+	bySymbol func(ix *codeindex.Index) (*answer, error),
+	at func(ix *codeindex.Index, path string) (*answer, error)) (*answer, error) {
+	path, err := c.resolvePosition(a)
+	if err != nil {
+		return nil, err
+	}
+	var ans *answer
+	if a.Symbol != "" {
+		ans, err = bySymbol(c.builtIndex())
+	} else {
+		ix := c.Index()
+		if whole || !isGo(path) {
+			ix = c.builtIndex()
+		}
+		ans, err = at(ix, path)
+	}
+	if err != nil {
+		return nil, indexError(c, path, err)
+	}
+	return ans, nil
+}
+
 // wordColumn is the 1-based byte column of the first whole-word
 // occurrence of w in line, or 0.
 func wordColumn(line, w string) int {

@@ -68,17 +68,9 @@ func listDirectory(c *Call, a listDirectoryArgs) (*Result, error) {
 	if a.Path == "" {
 		a.Path = "."
 	}
-	dir, err := c.Workspace.Resolve(a.Path)
+	dir, rel, err := resolveDir(c, a.Path, "is a file, not a directory; read it with read_file")
 	if err != nil {
 		return nil, err
-	}
-	rel := c.Workspace.Rel(dir)
-	fi, err := c.Workspace.Stat(dir)
-	if err != nil {
-		return nil, fileError(rel, err)
-	}
-	if !fi.IsDir() {
-		return nil, Errorf(NotADirectory, "%s is a file, not a directory; read it with read_file", rel)
 	}
 	depth := a.MaxDepth
 	if !a.Recursive && depth <= 1 {

@@ -1,9 +1,8 @@
 package tools
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 
@@ -31,56 +30,37 @@ type moveFileArgs struct {
 }
 
 func planMove(c *Call, a moveFileArgs) (*workspace.Plan, error) {
-	from, err := c.Workspace.Resolve(a.From)
+	p, err := resolvePair(c, "from", a.From, "to", a.To)
 	if err != nil {
 		return nil, err
 	}
-	to, err := c.Workspace.Resolve(a.To)
-	if err != nil {
+	if err := refuseRoot(c, p.from, "move"); err != nil {
 		return nil, err
 	}
-	fromRel, toRel := c.Workspace.Rel(from), c.Workspace.Rel(to)
-	if from == to {
-		return nil, Errorf(InvalidParams, "from and to are the same path (%s)", fromRel)
-	}
-	if err := refuseRoot(c, from, "move"); err != nil {
-		return nil, err
-	}
-	fi, err := c.Workspace.Lstat(from)
+	fi, err := c.Workspace.Lstat(p.from)
 	if err != nil {
-		return nil, fileError(fromRel, err)
+		return nil, fileError(p.fromRel, err)
 	}
 	if fi.IsDir() {
-		if r, err := filepath.Rel(from, to); err == nil && filepath.IsLocal(r) {
-			return nil, Errorf(InvalidParams, "cannot move %s into itself (%s)", fromRel, toRel)
+		if r, err := filepath.Rel(p.from, p.to); err == nil && filepath.IsLocal(r) {
+			return nil, Errorf(InvalidParams, "cannot move %s into itself (%s)", p.fromRel, p.toRel)
 		}
-		if err := sensitiveInside(c, from); err != nil {
+		if err := sensitiveInside(c, p.from); err != nil {
 			return nil, err
 		}
 	}
-	if err := linksStayInside(c, from, to); err != nil {
+	if err := linksStayInside(c, p.from, p.to); err != nil {
 		return nil, err
 	}
-	ch := workspace.FileChange{Op: workspace.OpRename, Path: from, NewPath: to, Dir: fi.IsDir()}
-	ti, err := c.Workspace.Lstat(to)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return nil, fileError(toRel, err)
-	case ti.IsDir():
-		return nil, Errorf(AlreadyExists, "%s is an existing directory; give the full new path (for example %s)", toRel,
-			filepath.ToSlash(filepath.Join(toRel, filepath.Base(from))))
-	case fi.IsDir():
-		return nil, Errorf(AlreadyExists, "%s exists and is a file; a directory cannot replace it", toRel)
-	case !a.Overwrite:
-		return nil, Errorf(AlreadyExists, "%s already exists; pass overwrite: true to replace it", toRel)
-	default:
-		if ti.Mode().IsRegular() {
-			text, _, err := currentText(c, to)
-			if err != nil {
-				return nil, err
-			}
-			if err := checkFresh(c, to, text, false); err != nil {
+	ch := workspace.FileChange{Op: workspace.OpRename, Path: p.from, NewPath: p.to, Dir: fi.IsDir()}
+	existing, err := checkDest(c, p, a.Overwrite, fi.IsDir(), fmt.Sprintf("give the full new path (for example %s)",
+		filepath.ToSlash(filepath.Join(p.toRel, filepath.Base(p.from)))))
+	if err != nil {
+		return nil, err
+	}
+	if existing != nil {
+		if existing.Mode().IsRegular() {
+			if _, err := freshText(c, p.to); err != nil {
 				return nil, err
 			}
 		}
@@ -107,23 +87,16 @@ func linksStayInside(c *Call, from, to string) error {
 	if !fi.IsDir() {
 		return nil
 	}
-	ctx := c.Ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	// Beneath the workspace's roots, links not followed, everything seen.
-	_, err = c.Workspace.Walk(ctx, from, workspace.WalkOptions{IncludeHidden: true, IncludeIgnored: true, IncludeGit: true, Dirs: true, Workers: 1},
-		func(f *workspace.File) error {
-			if f.Type&fs.ModeSymlink == 0 {
-				return nil
-			}
-			target, err := f.Readlink()
-			if err != nil {
-				return nil
-			}
-			return linkStaysInside(c, from, to, f.Path, target)
-		})
-	return err
+	return walkAll(c, from, 1, func(f *workspace.File) error {
+		if f.Type&fs.ModeSymlink == 0 {
+			return nil
+		}
+		target, err := f.Readlink()
+		if err != nil {
+			return nil
+		}
+		return linkStaysInside(c, from, to, f.Path, target)
+	})
 }
 
 // linkStaysInside checks one symlink p (below from, or from itself) with

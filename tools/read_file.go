@@ -46,11 +46,10 @@ type readFileArgs struct {
 }
 
 func readFile(c *Call, a readFileArgs) (*Result, error) {
-	path, err := c.Workspace.Resolve(a.Path)
+	path, rel, err := resolveArg(c, a.Path)
 	if err != nil {
 		return nil, err
 	}
-	rel := c.Workspace.Rel(path)
 	limits := c.Workspace.Config().Limits
 	if a.Limit == 0 {
 		a.Limit = limits.ReadLines

@@ -2,6 +2,8 @@ package tools
 
 import (
 	"encoding/json"
+
+	"github.com/agentls/agentls/codeindex"
 )
 
 // References is references: the uses of the identifier at a position, or
@@ -28,19 +30,16 @@ type referencesArgs struct {
 }
 
 func references(c *Call, a referencesArgs) (*Result, error) {
-	path, err := c.resolvePosition(&a.positionArgs)
+	// Every use, in Go too, needs the whole index.
+	ans, err := askIndex(c, &a.positionArgs, true,
+		func(ix *codeindex.Index) (*answer, error) {
+			return ix.ReferencesOf(c.Ctx, a.Symbol, a.IncludeDeclaration)
+		},
+		func(ix *codeindex.Index, path string) (*answer, error) {
+			return ix.References(c.Ctx, path, a.Line, a.Column, a.IncludeDeclaration)
+		})
 	if err != nil {
 		return nil, err
-	}
-	ix := c.builtIndex()
-	var ans *answer
-	if a.Symbol != "" {
-		ans, err = ix.ReferencesOf(c.Ctx, a.Symbol, a.IncludeDeclaration)
-	} else {
-		ans, err = ix.References(c.Ctx, path, a.Line, a.Column, a.IncludeDeclaration)
-	}
-	if err != nil {
-		return nil, indexError(c, path, err)
 	}
 	return answerResult(c, ans, "reference"), nil
 }

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -13,9 +14,9 @@ import (
 )
 
 // toolDefinition is a package-level variable of a non-test file of tools/
-// whose value defines a tool.
+// whose value defines a tool; File is the file's name.
 type toolDefinition struct {
-	Var, Name, Pos string
+	Var, Name, Pos, File string
 }
 
 // toolDefinitions parses the non-test Go files of dir and returns every
@@ -52,7 +53,7 @@ func toolDefinitions(t *testing.T, dir string) []toolDefinition {
 					if !found {
 						continue
 					}
-					def := toolDefinition{Var: vs.Names[i].Name, Pos: fset.Position(v.Pos()).String()}
+					def := toolDefinition{Var: vs.Names[i].Name, Pos: fset.Position(v.Pos()).String(), File: name}
 					if lit != nil {
 						def.Name = literalName(lit)
 					}
@@ -170,4 +171,85 @@ func TestEveryToolIsRegistered(t *testing.T) {
 	if len(defs) != len(builtins) {
 		t.Errorf("%d tool definitions in tools/, %d built-in tools", len(defs), len(builtins))
 	}
+}
+
+// TestEveryToolHasItsFile: one file per tool, named after it. Each built-in
+// tool is defined in tools/<name>.go (its Name literal is there), and a
+// file defines one tool at the most, so that a tool's code is found by its
+// name. (A file that defines a tool the registry lacks fails
+// TestEveryToolIsRegistered.)
+func TestEveryToolHasItsFile(t *testing.T) {
+	t.Parallel()
+	checkToolFiles(t, toolDefinitions(t, "."), Builtins())
+}
+
+// checkToolFiles reports the built-in tools that are not defined in a file
+// named after them, and the files that define more than one tool.
+func checkToolFiles(t testing.TB, defs []toolDefinition, builtins []*Tool) {
+	t.Helper()
+	byName := map[string][]toolDefinition{}
+	perFile := map[string][]string{}
+	for _, d := range defs {
+		byName[d.Name] = append(byName[d.Name], d)
+		perFile[d.File] = append(perFile[d.File], d.Name)
+	}
+	for _, tool := range builtins {
+		want := tool.Name + ".go"
+		switch ds := byName[tool.Name]; {
+		case len(ds) == 0:
+			t.Errorf("built-in tool %s: no definition with Name %q in the files of tools/; define it in %s", tool.Name, tool.Name, want)
+		case len(ds) > 1:
+			t.Errorf("tool %s is defined %d times: %v", tool.Name, len(ds), ds)
+		case ds[0].File != want:
+			t.Errorf("%s: tool %s is defined in %s; define it in %s (one file per tool, named after it)", ds[0].Pos, tool.Name, ds[0].File, want)
+		}
+	}
+	files := make([]string, 0, len(perFile))
+	for f := range perFile {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		if names := perFile[f]; len(names) > 1 {
+			t.Errorf("%s defines %d tools (%s); give each its own file, named after it", f, len(names), strings.Join(names, ", "))
+		}
+	}
+}
+
+// TestCheckToolFilesFails: the check above fails for a tool defined in a
+// file of another name, for a file that defines two tools, and for a
+// built-in tool with no definition, and passes for the real layout.
+func TestCheckToolFilesFails(t *testing.T) {
+	t.Parallel()
+	tool := func(name string) *Tool { return &Tool{Name: name} }
+	for _, tt := range []struct {
+		name     string
+		defs     []toolDefinition
+		builtins []*Tool
+		fails    bool
+	}{
+		{"named after it", []toolDefinition{{Name: "glob", File: "glob.go"}}, []*Tool{tool("glob")}, false},
+		{"another file", []toolDefinition{{Name: "shell_kill", File: "shell_background.go"}}, []*Tool{tool("shell_kill")}, true},
+		{"two in a file", []toolDefinition{{Name: "glob", File: "glob.go"}, {Name: "grep", File: "glob.go"}},
+			[]*Tool{tool("glob"), tool("grep")}, true},
+		{"not defined", nil, []*Tool{tool("glob")}, true},
+	} {
+		rec := &failRecorder{TB: t}
+		checkToolFiles(rec, tt.defs, tt.builtins)
+		if rec.failed != tt.fails {
+			t.Errorf("%s: failed %v, want %v (%q)", tt.name, rec.failed, tt.fails, rec.msgs)
+		}
+	}
+}
+
+// failRecorder records the failures of a check instead of failing the test.
+type failRecorder struct {
+	testing.TB
+	failed bool
+	msgs   []string
+}
+
+func (r *failRecorder) Errorf(format string, args ...any) {
+	r.failed = true
+	r.msgs = append(r.msgs, fmt.Sprintf(format, args...))
 }

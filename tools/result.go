@@ -8,7 +8,7 @@ import (
 // Status is a ToolResult's status.
 type Status string
 
-// The statuses of PROTOCOL.md section 4.
+// The statuses of a ToolResult (docs/protocol.md, ToolResult).
 const (
 	StatusSuccess   Status = "success"
 	StatusError     Status = "error"
@@ -19,7 +19,7 @@ const (
 // Code is a ToolResult error code.
 type Code string
 
-// The error codes of PROTOCOL.md section 4.
+// The error codes of a ToolResult (docs/protocol.md, ToolResult).
 const (
 	UnknownTool      Code = "UNKNOWN_TOOL"
 	InvalidParams    Code = "INVALID_PARAMS"
@@ -55,7 +55,7 @@ const (
 	NotAllowed Code = "NOT_ALLOWED"
 )
 
-// Result is the ToolResult of PROTOCOL.md section 4.
+// Result is the ToolResult of docs/protocol.md.
 type Result struct {
 	CallID     string `json:"callId"`
 	Tool       string `json:"tool"`

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -77,7 +76,7 @@ func assessShell(c *Call, a shellExecArgs) (Assessment, error) {
 // envAssess makes a call ask when its env argument sets a risky variable or
 // a value that holds shell code (which arithmetic on it would run).
 func envAssess(as *approval.Assessment, env map[string]string) {
-	for _, k := range sortedKeys(env) {
+	for _, k := range workspace.Names(env) {
 		w := ""
 		switch {
 		case approval.RiskyEnv(k):
@@ -94,15 +93,6 @@ func envAssess(as *approval.Assessment, env map[string]string) {
 		}
 		as.Warning = w
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // shellDir resolves the cwd argument to a folder inside the roots.
@@ -217,7 +207,7 @@ func CommandEnv(cfg *workspace.Config, extra map[string]string) []string {
 		}
 		env = append(env, kv)
 	}
-	for _, k := range sortedKeys(extra) {
+	for _, k := range workspace.Names(extra) {
 		env = append(env, k+"="+extra[k])
 	}
 	return env

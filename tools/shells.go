@@ -18,8 +18,12 @@ func shellsOf(s *Session) (*process.Store, error) {
 	return s.Shells, nil
 }
 
-// shellByID returns a shell of the session's store by id.
-func shellByID(st *process.Store, id string) (*process.Proc, error) {
+// shellOf returns the shell of the call's session with the given id.
+func shellOf(c *Call, id string) (*process.Proc, error) {
+	st, err := shellsOf(c.Session)
+	if err != nil {
+		return nil, err
+	}
 	p, ok := st.Get(id)
 	if !ok {
 		return nil, Errorf(InvalidParams, "no shell %q in this session (shells: %s)", id, strings.Join(st.IDs(), ", "))

@@ -55,11 +55,10 @@ func symbols(c *Call, a symbolsArgs) (*Result, error) {
 	if a.Query != "" {
 		return searchSymbols(c, a)
 	}
-	path, err := c.Workspace.Resolve(a.Path)
+	path, rel, err := resolveArg(c, a.Path)
 	if err != nil {
 		return nil, err
 	}
-	rel := c.Workspace.Rel(path)
 	if fi, err := c.Workspace.Stat(path); err == nil && fi.IsDir() {
 		return directorySymbols(c, path, a.Limit)
 	}
@@ -70,14 +69,10 @@ func symbols(c *Call, a symbolsArgs) (*Result, error) {
 	if err != nil {
 		return nil, fileError(rel, err)
 	}
-	syms = c.relSymbols(syms)
-	truncated := false
 	if a.Limit == 0 {
 		a.Limit = maxOutline
 	}
-	if len(syms) > a.Limit {
-		syms, truncated = syms[:a.Limit], true
-	}
+	syms, truncated := c.firstSymbols(syms, a.Limit)
 	var b strings.Builder
 	if len(syms) == 0 {
 		fmt.Fprintf(&b, "%s declares no symbols the index recognises\n", rel)
@@ -119,11 +114,7 @@ func searchSymbols(c *Call, a symbolsArgs) (*Result, error) {
 	} else {
 		syms, partial = c.builtIndex().Search(a.Query, limit+1)
 	}
-	truncated := len(syms) > limit
-	if truncated {
-		syms = syms[:limit]
-	}
-	syms = c.relSymbols(syms)
+	syms, truncated := c.firstSymbols(syms, limit)
 	var b strings.Builder
 	if len(syms) == 0 {
 		fmt.Fprintf(&b, "no symbol matches %q", a.Query)
@@ -184,11 +175,7 @@ func directorySymbols(c *Call, dir string, limit int) (*Result, error) {
 			syms = append(syms, s)
 		}
 	}
-	truncated := len(syms) > limit
-	if truncated {
-		syms = syms[:limit]
-	}
-	syms = c.relSymbols(syms)
+	syms, truncated := c.firstSymbols(syms, limit)
 	var b strings.Builder
 	if len(syms) == 0 {
 		fmt.Fprintf(&b, "no symbols in the files of %s\n", c.Workspace.Rel(dir))
@@ -204,6 +191,16 @@ func directorySymbols(c *Call, dir string, limit int) (*Result, error) {
 		fmt.Fprintf(&b, "(first %d symbols; raise limit for more)\n", limit)
 	}
 	return Success(b.String(), map[string]any{"symbols": syms, "partial": false, "truncated": truncated}), nil
+}
+
+// firstSymbols keeps the first limit symbols, with paths relative to the
+// root (relSymbols), and says whether there were more.
+func (c *Call) firstSymbols(syms []codeindex.Symbol, limit int) ([]codeindex.Symbol, bool) {
+	truncated := len(syms) > limit
+	if truncated {
+		syms = syms[:limit]
+	}
+	return c.relSymbols(syms), truncated
 }
 
 // relSymbols copies symbols with paths relative to the root.

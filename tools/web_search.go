@@ -94,7 +94,7 @@ func NewSearchProvider(cfg workspace.SearchConfig, client *http.Client) (SearchP
 		if !strings.HasSuffix(u.Path, "/search") {
 			u.Path = strings.TrimSuffix(u.Path, "/") + "/search"
 		}
-		return &searxng{endpoint: u, apiKey: cfg.APIKey, client: client}, nil
+		return &searxng{searchAPI{endpoint: u, apiKey: cfg.APIKey, client: client}}, nil
 	case "brave":
 		if cfg.APIKey == "" {
 			return nil, Errorf(NotConfigured, "web.search.provider is brave but web.search.apiKey is not set: "+
@@ -108,7 +108,7 @@ func NewSearchProvider(cfg workspace.SearchConfig, client *http.Client) (SearchP
 		if err != nil {
 			return nil, err
 		}
-		return &brave{endpoint: u, apiKey: cfg.APIKey, client: client}, nil
+		return &brave{searchAPI{endpoint: u, apiKey: cfg.APIKey, client: client}}, nil
 	}
 	return nil, Errorf(NotConfigured, "web.search.provider %q is not known (searxng or brave): %s", cfg.Provider, webSearchHowTo)
 }
@@ -204,87 +204,94 @@ func searchHint(name string) string {
 	return ""
 }
 
-// searxng queries a SearXNG instance's JSON API.
-type searxng struct {
+// searchAPI is a provider's endpoint, key and HTTP client.
+type searchAPI struct {
 	endpoint *url.URL
 	apiKey   string
 	client   *http.Client
 }
 
+// get sends one GET to the endpoint with params added to its query
+// (searchGet) and decodes the JSON answer into v.
+func (s *searchAPI) get(ctx context.Context, name string, params map[string]string, h http.Header, v any) error {
+	u := *s.endpoint
+	q := u.Query()
+	for k, val := range params {
+		q.Set(k, val)
+	}
+	u.RawQuery = q.Encode()
+	return searchGet(ctx, s.client, name, &u, h, v)
+}
+
+// firstResults makes results of at most n of a provider's hits: fields
+// gives a hit's title, URL and snippet, whose markup is removed.
+func firstResults[H any](hits []H, n int, fields func(H) (title, url, snippet string)) []SearchResult {
+	out := []SearchResult{}
+	for _, h := range hits {
+		if len(out) == n {
+			break
+		}
+		title, u, snippet := fields(h)
+		out = append(out, SearchResult{Title: plainSnippet(title), URL: u, Snippet: plainSnippet(snippet)})
+	}
+	return out
+}
+
+// searxng queries a SearXNG instance's JSON API.
+type searxng struct{ searchAPI }
+
 func (s *searxng) Name() string { return "searxng" }
+
+// searxngHit is one result of a SearXNG answer.
+type searxngHit struct {
+	Title   string `json:"title"`
+	URL     string `json:"url"`
+	Content string `json:"content"`
+}
 
 // Search implements SearchProvider: GET /search?q=…&format=json. An
 // apiKey, when set, is sent as a bearer token (for instances behind an
 // authenticating proxy).
 func (s *searxng) Search(ctx context.Context, query string, n int) ([]SearchResult, error) {
-	u := *s.endpoint
-	q := u.Query()
-	q.Set("q", query)
-	q.Set("format", "json")
-	u.RawQuery = q.Encode()
 	h := http.Header{}
 	if s.apiKey != "" {
 		h.Set("Authorization", "Bearer "+s.apiKey)
 	}
 	var answer struct {
-		Results []struct {
-			Title   string `json:"title"`
-			URL     string `json:"url"`
-			Content string `json:"content"`
-		} `json:"results"`
+		Results []searxngHit `json:"results"`
 	}
-	if err := searchGet(ctx, s.client, s.Name(), &u, h, &answer); err != nil {
+	if err := s.get(ctx, s.Name(), map[string]string{"q": query, "format": "json"}, h, &answer); err != nil {
 		return nil, err
 	}
-	out := []SearchResult{}
-	for _, r := range answer.Results {
-		if len(out) == n {
-			break
-		}
-		out = append(out, SearchResult{Title: plainSnippet(r.Title), URL: r.URL, Snippet: plainSnippet(r.Content)})
-	}
-	return out, nil
+	return firstResults(answer.Results, n, func(r searxngHit) (string, string, string) { return r.Title, r.URL, r.Content }), nil
 }
 
 // brave queries the Brave Search API.
-type brave struct {
-	endpoint *url.URL
-	apiKey   string
-	client   *http.Client
-}
+type brave struct{ searchAPI }
 
 func (b *brave) Name() string { return "brave" }
+
+// braveHit is one web result of a Brave Search answer.
+type braveHit struct {
+	Title       string `json:"title"`
+	URL         string `json:"url"`
+	Description string `json:"description"`
+}
 
 // Search implements SearchProvider: GET ?q=…&count=n with the key in
 // X-Subscription-Token.
 func (b *brave) Search(ctx context.Context, query string, n int) ([]SearchResult, error) {
-	u := *b.endpoint
-	q := u.Query()
-	q.Set("q", query)
-	q.Set("count", strconv.Itoa(n))
-	u.RawQuery = q.Encode()
 	h := http.Header{}
 	h.Set("X-Subscription-Token", b.apiKey)
 	var answer struct {
 		Web struct {
-			Results []struct {
-				Title       string `json:"title"`
-				URL         string `json:"url"`
-				Description string `json:"description"`
-			} `json:"results"`
+			Results []braveHit `json:"results"`
 		} `json:"web"`
 	}
-	if err := searchGet(ctx, b.client, b.Name(), &u, h, &answer); err != nil {
+	if err := b.get(ctx, b.Name(), map[string]string{"q": query, "count": strconv.Itoa(n)}, h, &answer); err != nil {
 		return nil, err
 	}
-	out := []SearchResult{}
-	for _, r := range answer.Web.Results {
-		if len(out) == n {
-			break
-		}
-		out = append(out, SearchResult{Title: plainSnippet(r.Title), URL: r.URL, Snippet: plainSnippet(r.Description)})
-	}
-	return out, nil
+	return firstResults(answer.Web.Results, n, func(r braveHit) (string, string, string) { return r.Title, r.URL, r.Description }), nil
 }
 
 var snippetTag = regexp.MustCompile(`<[^>]*>`)

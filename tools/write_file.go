@@ -34,11 +34,10 @@ type writeFileArgs struct {
 }
 
 func planWrite(c *Call, a writeFileArgs) (*workspace.Plan, error) {
-	path, err := c.Workspace.Resolve(a.Path)
+	path, rel, err := resolveArg(c, a.Path)
 	if err != nil {
 		return nil, err
 	}
-	rel := c.Workspace.Rel(path)
 	content := a.Content
 	binary := false
 	if a.Encoding == "base64" {

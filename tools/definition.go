@@ -2,6 +2,8 @@ package tools
 
 import (
 	"encoding/json"
+
+	"github.com/agentls/agentls/codeindex"
 )
 
 // FindDefinition is definition: where the identifier at a position, or a named
@@ -22,22 +24,13 @@ var FindDefinition = builtin(Def[positionArgs]{
 })
 
 func definition(c *Call, a positionArgs) (*Result, error) {
-	path, err := c.resolvePosition(&a)
+	ans, err := askIndex(c, &a, false,
+		func(ix *codeindex.Index) (*answer, error) { return ix.DefinitionOf(a.Symbol) },
+		func(ix *codeindex.Index, path string) (*answer, error) {
+			return ix.Definition(c.Ctx, path, a.Line, a.Column)
+		})
 	if err != nil {
 		return nil, err
-	}
-	var ans *answer
-	if a.Symbol != "" {
-		ans, err = c.builtIndex().DefinitionOf(a.Symbol)
-	} else {
-		ix := c.Index()
-		if !isGo(path) {
-			ix = c.builtIndex()
-		}
-		ans, err = ix.Definition(c.Ctx, path, a.Line, a.Column)
-	}
-	if err != nil {
-		return nil, indexError(c, path, err)
 	}
 	return answerResult(c, ans, "definition"), nil
 }
