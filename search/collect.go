@@ -199,7 +199,9 @@ func (s *state) flushLocked() {
 func (s *state) searchFile(m *matcher, data []byte, path string) *File {
 	var hits []hit
 	cutoff := -1 // where ripgrep would stop reading (binary data), computed at the first hit
-	maxHits := s.limit + 1
+	// One more than the limit says there were more; the matches within the
+	// after-context of the last one kept are shown as matches (ripgrep's way).
+	maxHits := s.limit + 1 + s.after
 	m.search(data, func(h hit) bool {
 		if cutoff < 0 {
 			cutoff = binaryCutoff(data)

@@ -131,7 +131,7 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 	if res.Streamed {
 		out = grepStreamSummary(res)
 	} else {
-		out = grepResult(res, before > 0 || after > 0)
+		out = grepResult(res, before > 0 || after > 0, after)
 	}
 	st := out.Structured.(map[string]any)
 	st["files_searched"] = res.Searched
@@ -166,7 +166,7 @@ func anys[T any](s []T) []any {
 // grepResult is the result of a search that was not streamed: the first
 // Limit units, as ripgrep prints them (`path:line:text`, context lines
 // `path-line-text`, "--" between groups).
-func grepResult(res *search.Result, withContext bool) *Result {
+func grepResult(res *search.Result, withContext bool, after int) *Result {
 	var b strings.Builder
 	st := map[string]any{"truncated": res.Truncated}
 	n := 0
@@ -195,17 +195,31 @@ func grepResult(res *search.Result, withContext bool) *Result {
 		}
 		st["counts"] = counts
 	default:
+		// Once the list is full, the after-context of its last match
+		// still follows (its lines up to end, matching ones marked as
+		// matches but not counted, as ripgrep prints them).
 		matches := []GrepMatch{}
+		full, inLast, end := false, false, 0
 	files:
 		for fi, f := range res.Files {
+			if full {
+				break
+			}
 			for li, l := range f.Lines {
-				if l.Starts >= 0 {
-					if n == res.Limit {
-						break files
-					}
-					matches = append(matches, f.Matches[l.Starts])
-					n++
+				if full && l.N > end && !(inLast && l.Match && l.Starts < 0) {
+					break files // (a kept match's own lines always show)
 				}
+				if l.Starts >= 0 {
+					inLast = !full
+					if !full {
+						matches = append(matches, f.Matches[l.Starts])
+						n++
+					}
+				}
+				if l.Match && inLast {
+					end = l.N + after
+				}
+				full = n == res.Limit
 				if withContext && (l.Gap || (li == 0 && fi > 0)) {
 					b.WriteString("--\n")
 				}
