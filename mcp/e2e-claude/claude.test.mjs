@@ -19,11 +19,11 @@
 // One Claude Code run plays one scenario (a list of steps, one tool call
 // each) and the tests check what each step did. A mode of agentls is a
 // describe block with its own run: `standalone` below (no editor session:
-// approvals go to Claude Code as elicitation). Attached to an editor
-// session, the same steps would run with the editor's session started on
-// the workspace first (with XDG_RUNTIME_DIR = the run's runtimeDir, where
-// `agentls mcp` finds it) and the questions answered in the editor: pass
-// `before: async (run) => …` to runClaude to start it.
+// approvals go to Claude Code as elicitation), and `attached`: an editor's
+// session (the real `agentls serve`, driven by mcp/test/editor.mjs) is
+// started on the workspace first, with XDG_RUNTIME_DIR = the run's
+// runtimeDir where `agentls mcp` finds it, and the questions are answered
+// in that editor.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -32,6 +32,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startModel, FINAL_TEXT } from './model.mjs';
+import { Editor } from '../test/editor.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const agentls = process.env.AGENTLS_BIN;
@@ -46,10 +47,11 @@ const RUN_TIMEOUT_MS = 100_000; // a run normally takes 10-30 s on a busy machin
 //   answers:    the person's answers to the approval questions, in order
 //   userConfig: agentls's user configuration ($XDG_CONFIG_HOME/agentls/config.json)
 //   before:     async (run) => …, called before Claude Code starts
+//   mcpArgs:    the arguments of agentls (default `mcp --root <root>`)
 // It returns {root, model, asked, output, code, stderr, debugLog}; each of
 // model.results also has `files`: the workspace's files (those of `files`)
 // when the result reached the model.
-async function runClaude({ files, steps, answers = [], userConfig, before: setup }) {
+async function runClaude({ files, steps, answers = [], userConfig, before: setup, mcpArgs }) {
   const run = { dir: fs.mkdtempSync(path.join(workBase, 'claude-run-')) };
   const d = (...p) => path.join(run.dir, ...p);
   for (const p of ['root', 'home', 'config', 'state', 'cache', 'data', 'runtime', 'person']) fs.mkdirSync(d(p), { mode: 0o700 });
@@ -65,7 +67,7 @@ async function runClaude({ files, steps, answers = [], userConfig, before: setup
   }
   fs.writeFileSync(d('person', 'answers.json'), JSON.stringify(answers));
   fs.writeFileSync(d('mcp.json'), JSON.stringify({
-    mcpServers: { agentls: { type: 'stdio', command: agentls, args: ['mcp', '--root', run.root] } },
+    mcpServers: { agentls: { type: 'stdio', command: agentls, args: mcpArgs || ['mcp', '--root', run.root] } },
   }));
   fs.writeFileSync(d('settings.json'), JSON.stringify({
     hooks: {
@@ -261,5 +263,74 @@ describe('standalone: Claude Code starts `agentls mcp --root`, approvals go to C
     assert.equal(r.files['a.txt'], 'one\ndeux\n');
     assert.equal(read('new.txt'), 'made by the agent\n');
     assert.equal(run.asked.length, 4, 'write_file asked the person');
+  });
+});
+
+describe('attached: Claude Code starts `agentls mcp` in the workspace, approvals go to the editor', () => {
+  let run;
+  let editor;
+  const read = (p) => fs.readFileSync(path.join(run.root, p), 'utf8');
+  const rejection = 'not in French: keep the numbers in English';
+  before(async () => {
+    run = await runClaude({
+      files: { 'a.txt': 'one\ntwo\n' },
+      steps: [
+        [editA], // 0: approved in the editor
+        [{ name: 'edit_file', input: { path: 'a.txt', old_string: 'one', new_string: 'un' } }], // 1: rejected with a message
+      ],
+      // No flag: `agentls mcp` finds the editor's session on its folder.
+      mcpArgs: ['mcp'],
+      before: async (r) => {
+        const env = {
+          PATH: process.env.PATH,
+          HOME: path.join(r.dir, 'home'),
+          XDG_CONFIG_HOME: path.join(r.dir, 'config'),
+          XDG_STATE_HOME: path.join(r.dir, 'state'),
+          XDG_RUNTIME_DIR: r.runtimeDir,
+          TMPDIR: os.tmpdir(),
+        };
+        editor = new Editor(agentls, r.root, env, (req) =>
+          req.arguments?.new_string === 'un' ? { decision: 'reject', message: rejection } : { decision: 'approve' });
+        await editor.initialize(r.root); // the session is published before the answer
+      },
+    });
+  });
+  after(async () => {
+    if (editor) await editor.end().catch(() => {});
+    if (!process.env.AGENTLS_E2E_KEEP && run) fs.rmSync(run.dir, { recursive: true, force: true });
+  });
+
+  test('Claude Code ran the whole script and ended', () => {
+    assert.equal(run.code, 0, diagnose(run));
+    assert.equal(run.output.is_error, false, diagnose(run));
+    assert.equal(run.output.result, FINAL_TEXT, diagnose(run));
+    assert.equal(run.model.results.size, 2, diagnose(run));
+  });
+
+  test('the editor reviewed both edits, asked for by Claude Code; Claude Code asked nobody', () => {
+    assert.equal(editor.approvals.length, 2, `approval requests: ${JSON.stringify(editor.approvals, null, 1)}\n${diagnose(run)}`);
+    for (const a of editor.approvals) {
+      assert.equal(a.agent, 'Claude Code');
+      assert.equal(a.tool, 'edit_file');
+    }
+    assert.equal(editor.approvals[0].arguments.new_string, 'deux');
+    assert.equal(run.asked.length, 0, 'Claude Code asked its own question');
+    assert.ok(editor.events.some((e) => e.tool === 'edit_file'), 'the editor saw the calls');
+  });
+
+  test('the edit approved in the editor lands', () => {
+    const r = result(run, 0);
+    assert.equal(r.isError, false, r.text);
+    assert.match(r.text, /Applied to a\.txt/);
+    assert.equal(r.files['a.txt'], 'one\ndeux\n');
+  });
+
+  test("the editor's rejection and its message reach the model as the tool result", () => {
+    const r = result(run, 1);
+    assert.equal(r.isError, true, r.text);
+    assert.match(r.text.split('\n')[0], /^REJECTED: /, r.text);
+    assert.ok(r.text.includes(rejection), `the message is not in what the model read:\n${r.text}`);
+    assert.equal(r.files['a.txt'], 'one\ndeux\n', 'the rejected edit landed');
+    assert.equal(read('a.txt'), 'one\ndeux\n');
   });
 });

@@ -6,7 +6,8 @@
 # scripts/install-nvim.sh), runs every editors/nvim/test/*_spec.lua in headless
 # Neovim and prints "N passed, M failed". Exits non-zero on any failure.
 # AGENTLS_TEST_FILTER=text runs only the tests whose name contains text;
-# AGENTLS_BIN=/path/to/agentls tests that binary instead of building one.
+# AGENTLS_BIN=/path/to/agentls tests that binary instead of building one
+# (the MCP client of attached_spec.lua is built in any case).
 set -uo pipefail
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,6 +31,14 @@ else
 		exit 1
 	fi
 fi
+
+# The MCP client of attached_spec.lua (the Go SDK's, editors/nvim/test/mcpclient).
+if ! go build -o "$tmp/mcpclient" ./editors/nvim/test/mcpclient; then
+	echo "nvim suite: FAILED: go build ./editors/nvim/test/mcpclient failed"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+export AGENTLS_MCP_CLIENT="$tmp/mcpclient"
 
 nvim_ok() { # nvim_ok CMD: CMD is Neovim >= 0.10
 	"$1" --headless -u NONE -i NONE -n -c 'lua io.stdout:write(vim.fn.has("nvim-0.10") == 1 and "yes" or "no")' -c 'qa!' 2>/dev/null | grep -q yes
