@@ -1,7 +1,8 @@
 // Regenerates what the extension offers VS Code's agents from the server:
 // contributes.languageModelTools in package.json from the registry
 // (`agentls tools`, run with no configuration of the person's or of a
-// repository), and src/core/nextSteps.ts from mcp/result.go.
+// repository), and src/core/nextSteps.ts from mcp/result.go (the codes
+// from tools/result.go and package mcp).
 // test/lmTools.test.ts fails when either is out of date. Run after
 // `npm run compile`:
 //   node gen-lm-tools.mjs            (builds agentls with go, or takes $AGENTLS_BIN)
@@ -11,7 +12,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 const require = createRequire(import.meta.url);
-const { lmToolContributions, nextStepsFromGo, nextStepsModule } = require('./out/src/core/lmTools.js');
+const { lmToolContributions, nextStepsFromGo, nextStepsModule, goCodeSources } = require('./out/src/core/lmTools.js');
 
 const repo = new URL('../../', import.meta.url).pathname;
 const tmp = mkdtempSync(join(tmpdir(), 'agentls-gen-lm-tools-'));
@@ -27,7 +28,7 @@ try {
   const pkg = JSON.parse(readFileSync(pkgUrl, 'utf8'));
   pkg.contributes.languageModelTools = lmToolContributions(defs);
   writeFileSync(pkgUrl, JSON.stringify(pkg, null, 2) + '\n');
-  const steps = nextStepsFromGo(readFileSync(join(repo, 'tools/result.go'), 'utf8'), readFileSync(join(repo, 'mcp/result.go'), 'utf8'));
+  const steps = nextStepsFromGo(goCodeSources(repo).map(f => readFileSync(f, 'utf8')), readFileSync(join(repo, 'mcp/result.go'), 'utf8'));
   writeFileSync(new URL('./src/core/nextSteps.ts', import.meta.url), nextStepsModule(steps));
   console.log(`${defs.length} language model tools, ${Object.keys(steps).length} next steps`);
 } finally {

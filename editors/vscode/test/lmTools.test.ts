@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   LmAgent, ToolDefinition, ToolResult, agentlsToolOf, firstSentence, formatEvent, invokeLmTool, lmResultText, lmToolContributions,
-  lmToolName, nextSteps, nextStepsFromGo, nextStepsModule, requester,
+  goCodeSources, lmToolName, nextSteps, nextStepsFromGo, nextStepsModule, requester,
 } from '../src/core';
 import { agentlsBinary, repoRoot, startEditor, tempWorkspace, waitFor } from './harness';
 
@@ -71,7 +71,7 @@ describe('core: the contribution of each tool', () => {
   });
 
   test('the next steps are those of mcp/result.go (node gen-lm-tools.mjs)', () => {
-    const steps = nextStepsFromGo(fs.readFileSync(path.join(repoRoot, 'tools', 'result.go'), 'utf8'), fs.readFileSync(path.join(repoRoot, 'mcp', 'result.go'), 'utf8'));
+    const steps = nextStepsFromGo(goCodeSources(repoRoot).map(f => fs.readFileSync(f, 'utf8')), fs.readFileSync(path.join(repoRoot, 'mcp', 'result.go'), 'utf8'));
     assert.ok(Object.keys(steps).length >= 20 && steps.REJECTED && steps.NO_MATCH, `a table was read: ${Object.keys(steps).join(', ')}`);
     assert.equal(fs.readFileSync(path.join(extRoot, 'src', 'core', 'nextSteps.ts'), 'utf8'), nextStepsModule(steps),
       'src/core/nextSteps.ts is out of date: run npm run compile && node gen-lm-tools.mjs in editors/vscode');
@@ -79,11 +79,12 @@ describe('core: the contribution of each tool', () => {
   });
 
   test('a table the reader does not know fails loudly', () => {
-    const codes = 'const (\n\tNoMatch Code = "NO_MATCH"\n)';
-    assert.deepEqual(nextStepsFromGo(codes, 'var nextStep = map[tools.Code]string{\n\ttools.NoMatch: "read \\"it\\" again.",\n}'), { NO_MATCH: 'read "it" again.' });
-    assert.throws(() => nextStepsFromGo(codes, 'var nextStep = map[tools.Code]string{\n\ttools.Other: "x",\n}'), /tools\.Other is not a code/);
+    const codes = ['const (\n\tNoMatch Code = "NO_MATCH"\n)', 'const Ended tools.Code = "SESSION_ENDED"'];
+    assert.deepEqual(nextStepsFromGo(codes, 'var nextStep = map[tools.Code]string{\n\ttools.NoMatch: "read \\"it\\" again.",\n\tEnded:   "wait.",\n}'),
+      { NO_MATCH: 'read "it" again.', SESSION_ENDED: 'wait.' });
+    assert.throws(() => nextStepsFromGo(codes, 'var nextStep = map[tools.Code]string{\n\ttools.Other: "x",\n}'), /Other is not a code/);
     assert.throws(() => nextStepsFromGo(codes, 'var nextStep = map[tools.Code]string{\n\tfoo(),\n}'), /does not know/);
-    assert.throws(() => nextStepsFromGo('', ''), /no error codes/);
+    assert.throws(() => nextStepsFromGo([], ''), /no error codes/);
   });
 });
 
