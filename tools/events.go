@@ -21,6 +21,7 @@ type Event struct {
 	Path          string          `json:"path,omitempty"`
 	Operation     string          `json:"operation,omitempty"`
 	Risk          string          `json:"risk,omitempty"`
+	Agent         string          `json:"agent,omitempty"` // kind call: the call's agent, when known
 }
 
 // Events receives the events of calls. Event must not block.
@@ -40,7 +41,7 @@ func (noEvents) Event(Event) {}
 
 // Redacted returns the event with every field that holds text from the
 // agent or a tool redacted by package redact (arguments, message, call id,
-// tool name): what leaves the server as tool/event never holds a secret it
+// tool name, agent name): what leaves the server as tool/event never holds a secret it
 // can recognise, nor a string longer than redact.Cap. The path of a
 // fileChanged event is only cut to redact.Cap: it names a file that exists
 // in the workspace (the editor shows it anyway), and the server's own
@@ -51,6 +52,7 @@ func (e Event) Redacted() Event {
 	}
 	e.CallID = redact.String(e.CallID)
 	e.Tool = redact.String(e.Tool)
+	e.Agent = redact.String(e.Agent)
 	e.Message = redact.String(e.Message)
 	e.Path = redact.Cut(e.Path, redact.Cap)
 	return e

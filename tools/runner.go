@@ -223,7 +223,7 @@ func (r *Runner) run(ctx context.Context, env *Env, req Request, agent string, p
 	}
 	d := approval.Decide(cfg, env.Memory, tool.policyTool(), a.Assessment)
 	need := d.Action == approval.Ask
-	events.Event(Event{CallID: c.ID, Tool: tool.Name, Kind: "call", Arguments: args, NeedsApproval: &need})
+	events.Event(Event{CallID: c.ID, Tool: tool.Name, Kind: "call", Arguments: args, NeedsApproval: &need, Agent: c.Agent})
 	c.Log.Debug("approval policy", "action", d.Action.String(), "reason", d.Reason)
 	switch d.Action {
 	case approval.Deny:

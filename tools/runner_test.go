@@ -167,6 +167,29 @@ func TestPipelineOutcomes(t *testing.T) {
 	}
 }
 
+// TestCallEventNamesTheAgent: the call event names the call's agent, else
+// the session's, and none when neither is known.
+func TestCallEventNamesTheAgent(t *testing.T) {
+	reg := NewRegistry(nil)
+	reg.MustRegister(validated)
+	r := NewRunner(reg, nil)
+	tests := []struct{ request, session, want string }{
+		{"Claude Code", "VS Code agent", "Claude Code"},
+		{"", "VS Code agent", "VS Code agent"},
+		{"", "", ""},
+	}
+	for _, tt := range tests {
+		env := testEnv(t)
+		env.Agent = tt.session
+		var got []Event
+		env.Events = EventsFunc(func(e Event) { got = append(got, e) })
+		r.Run(context.Background(), env, Request{Name: "validated", Arguments: json.RawMessage(`{"name":"x"}`), Agent: tt.request}, nil)
+		if len(got) == 0 || got[0].Kind != "call" || got[0].Agent != tt.want {
+			t.Errorf("request %q, session %q: events %+v, want a call event of agent %q first", tt.request, tt.session, got, tt.want)
+		}
+	}
+}
+
 func TestApprovalTimeout(t *testing.T) {
 	reg := NewRegistry(nil)
 	reg.MustRegister(Define(Def[json.RawMessage]{Name: "writes", Description: "x", Annotations: Annotations{Approval: "ask"},

@@ -1,7 +1,8 @@
 // End-to-end tests of the agentls extension in real VS Code (code-server),
 // driven in headless Debian Chromium by playwright-core, the way a person
 // uses it: the command palette, the editor, the diff view, the Refactor
-// Preview, notifications, the output panel. Run by scripts/vscode-e2e.sh,
+// Preview, notifications, the output panel, and VS Code's own agents
+// calling the tools through vscode.lm. Run by scripts/vscode-e2e.sh,
 // which starts code-server and sets the environment read below.
 import { after, before, describe, test } from 'node:test';
 import * as assert from 'node:assert/strict';
@@ -89,11 +90,13 @@ async function waitEditorText(needle, ms = 15000) {
 
 /**
  * The agent front-end: asks the test driver extension to call the agentls
- * extension's public API (callTool). Returns a promise of the result.
+ * extension's public API (callTool), or with via "lm" to invoke a language
+ * model tool as VS Code's agents do (vscode.lm.invokeTool). Returns a
+ * promise of the result.
  */
-async function agentCall(name, args) {
+async function agentCall(name, args, via = 'api') {
   const id = `r${++reqN}`;
-  fs.writeFileSync(path.join(io, 'request.json'), JSON.stringify({ id, name, arguments: args }));
+  fs.writeFileSync(path.join(io, 'request.json'), JSON.stringify({ id, name, arguments: args, via }));
   await palette('Agent E2E: Call Tool From Request File');
   const file = path.join(io, `result-${id}.json`);
   return {
@@ -105,6 +108,26 @@ async function agentCall(name, args) {
       return r.result;
     },
   };
+}
+
+/** Invokes agentls's language model tool for tool (agentls_<tool>) through vscode.lm. */
+function lmCall(tool, args) {
+  return agentCall(`agentls_${tool}`, args, 'lm');
+}
+
+/** Picks tool in "Agent Tools: Run Tool…" and waits for the box of its arguments. */
+async function runToolArguments(tool) {
+  await palette('Agent Tools: Run Tool…');
+  await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Agent Tools: Run Tool' }).waitFor();
+  await page.locator('.quick-input-widget .quick-input-box input').fill(tool);
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: tool }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget .quick-input-title', { hasText: `Arguments of ${tool}` }).waitFor();
+}
+
+/** Waits until the "Agent Tools" log matches re; returns the log. */
+async function waitLog(re, ms = 10000) {
+  return waitFor(() => { const l = agentToolsLog(); return re.test(l) && l; }, ms, `the Agent Tools log to match ${re}`);
 }
 
 function writeWs(name, text) {
@@ -141,12 +164,14 @@ async function setNativePreview(on) {
   await search.waitFor({ state: 'attached' });
   await page.waitForTimeout(500);
   await page.keyboard.type('agentls.approval.nativePreview');
-  const cb = page.locator('.settings-editor .setting-item-bool .setting-value-checkbox').first();
+  // Until the search has settled, other settings (chat.agent.enabled…) are listed and re-rendered.
+  await page.locator('.settings-editor .settings-count-widget', { hasText: /^\d Settings? Found$/ }).waitFor({ timeout: 30000 });
+  const cb = page.locator('.settings-editor .setting-item-bool', { hasText: 'Native Preview' }).locator('.setting-value-checkbox').first();
   await cb.waitFor({ state: 'visible' });
   if ((await cb.getAttribute('aria-checked')) !== String(on)) {
     await cb.click();
   }
-  await waitFor(async () => (await cb.getAttribute('aria-checked')) === String(on), 5000, 'the checkbox');
+  await waitFor(async () => (await cb.getAttribute('aria-checked')) === String(on), 15000, 'the checkbox');
   if (on) { await shot('settings-native-preview'); }
   await waitFor(() => connected() > before, 30000, `the server restarted with nativePreview ${on}`);
   assert.match(agentToolsLog(), new RegExp(`native preview: ${on}`));
@@ -187,6 +212,9 @@ before(async () => {
   writeWs('reject.txt', 'keep me\n');
   writeWs('preview.txt', 'one\ntwo\n');
   writeWs('multi1.txt', 'm1\n');
+  writeWs('lm-edit.txt', 'a draft line\n');
+  writeWs('lm-reject.txt', 'keep it a draft\n');
+  writeWs('lm-read.txt', 'read by the VS Code agent\n');
   fs.mkdirSync(path.join(ws, 'junk'), { recursive: true });
   writeWs('junk/keep.txt', 'do not delete\n');
   browser = await chromium.launch({
@@ -196,7 +224,7 @@ before(async () => {
   });
   page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   page.setDefaultTimeout(20000);
-  await page.goto(`${url}/?folder=${encodeURIComponent(ws)}`);
+  await page.goto(`${url}/?folder=${encodeURIComponent(ws)}`, { timeout: 90000 });
   await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 90000 });
   await page.locator('.statusbar-item', { hasText: 'agentls' }).first().waitFor({ state: 'visible', timeout: 90000 });
   // The server is up when the API answers.
@@ -237,13 +265,8 @@ describe('agentls in VS Code (code-server)', { concurrency: false }, () => {
     await page.locator('.tabs-container .tab.active.dirty', { hasText: 'notes.txt' }).waitFor();
     assert.equal(readWs('notes.txt'), 'saved text on disk\n');
 
-    await palette('Agent Tools: Run Tool…');
+    await runToolArguments('read_file');
     const input = page.locator('.quick-input-widget .quick-input-box input');
-    await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Agent Tools: Run Tool' }).waitFor();
-    await input.fill('read_file');
-    await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'read_file' }).first().waitFor();
-    await page.keyboard.press('Enter');
-    await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Arguments of read_file' }).waitFor();
     await input.fill('{"path": "notes.txt"}');
     await shot('run-tool-arguments');
     await page.keyboard.press('Enter');
@@ -253,12 +276,7 @@ describe('agentls in VS Code (code-server)', { concurrency: false }, () => {
     await shot('read-file-unsaved-result');
 
     // An invalid argument is shown clearly.
-    await palette('Agent Tools: Run Tool…');
-    await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Agent Tools: Run Tool' }).waitFor();
-    await input.fill('read_file');
-    await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'read_file' }).first().waitFor();
-    await page.keyboard.press('Enter');
-    await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Arguments of read_file' }).waitFor();
+    await runToolArguments('read_file');
     await input.fill('{"path": 5}');
     await page.keyboard.press('Enter');
     const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'invalid arguments for read_file' });
@@ -416,7 +434,61 @@ describe('agentls in VS Code (code-server)', { concurrency: false }, () => {
     assert.equal(readWs('junk/keep.txt'), 'do not delete\n');
   });
 
-  test('6. a missing server binary is reported clearly, with a way to the setting', { timeout: 120000 }, async () => {
+  test('6a. VS Code\'s agents see every tool as a language model tool (vscode.lm.tools)', { timeout: 60000 }, async () => {
+    const list = await (await agentCall('__list__', {}, 'lm')).result();
+    const ours = list.filter(t => t.name.startsWith('agentls_'));
+    assert.deepEqual(ours.map(t => t.name).sort(), toolNames.map(n => `agentls_${n}`).sort(), 'one language model tool per tool of the registry');
+    const read = ours.find(t => t.name === 'agentls_read_file');
+    assert.deepEqual(read.tags, ['agentls', 'read-only']);
+    assert.ok(read.hasSchema, 'with its input schema');
+  });
+
+  test('6b. an edit by VS Code\'s agent (vscode.lm.invokeTool) is reviewed in the diff, naming the agent; Approve → it lands', { timeout: 120000 }, async () => {
+    await openFile('lm-edit.txt');
+    const call = await lmCall('edit_file', { path: 'lm-edit.txt', old_string: 'a draft line', new_string: 'the final line (by the VS Code agent)' });
+    await page.locator('.monaco-diff-editor').first().waitFor({ state: 'visible', timeout: 30000 });
+    await activeTab('agent proposal');
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'VS Code agent (edit_file) wants to modify lm-edit.txt' });
+    await toast.locator('.monaco-button', { hasText: /^Approve$/ }).waitFor({ state: 'visible' });
+    // The review is the only question: neither VS Code nor the extension asks a confirmation of its own.
+    assert.equal(await page.locator('.monaco-dialog-box').count(), 0, 'no confirmation dialog');
+    await sleep(600);
+    await shot('lm-tool-approval');
+    await toast.locator('.monaco-button', { hasText: /^Approve$/ }).click();
+    const r = await call.result();
+    assert.equal(r.texts.length, 1, JSON.stringify(r));
+    assert.doesNotMatch(r.texts[0], /^[A-Z_]+: /, `a success: ${r.texts[0]}`);
+    await waitFor(() => readWs('lm-edit.txt') === 'the final line (by the VS Code agent)\n', 10000, 'lm-edit.txt saved on disk');
+    await waitLog(/\[lm\] VS Code agent calls edit_file/);
+    await waitLog(/\[approval\] .*VS Code agent wants to run edit_file/);
+    await waitLog(/edit_file tc_\S+ call by VS Code agent/);
+    await closeAllEditors();
+  });
+
+  test('6c. a rejection of VS Code\'s agent\'s edit returns the person\'s message to it', { timeout: 120000 }, async () => {
+    const call = await lmCall('edit_file', { path: 'lm-reject.txt', old_string: 'keep it a draft', new_string: 'overwritten' });
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'VS Code agent (edit_file) wants to modify lm-reject.txt' });
+    await toast.locator('.monaco-button', { hasText: 'Reject…' }).click({ timeout: 30000 });
+    await page.locator('.quick-input-widget', { hasText: 'Tell the agent why' }).waitFor();
+    await page.locator('.quick-input-widget .quick-input-box input').fill('it stays a draft');
+    await page.keyboard.press('Enter');
+    const r = await call.result();
+    assert.match(r.texts[0], /^REJECTED: .*it stays a draft/);
+    assert.match(r.texts[0], /\nnext: the call did not run/);
+    assert.equal(readWs('lm-reject.txt'), 'keep it a draft\n');
+    await closeAllEditors();
+  });
+
+  test('6d. a read-only tool invoked by VS Code\'s agent runs without a review', { timeout: 60000 }, async () => {
+    const asked = (agentToolsLog().match(/\[approval\]/g) ?? []).length;
+    const r = await (await lmCall('read_file', { path: 'lm-read.txt' })).result();
+    assert.match(r.texts[0], /read by the VS Code agent/);
+    await waitLog(/\[lm\] VS Code agent calls read_file/);
+    assert.equal((agentToolsLog().match(/\[approval\]/g) ?? []).length, asked, 'no review');
+    assert.equal(await page.locator('.statusbar-item', { hasText: 'waiting' }).count(), 0);
+  });
+
+  test('7. a missing server binary is reported clearly, with a way to the setting', { timeout: 120000 }, async () => {
     const connected = () => (agentToolsLog().match(/connected to agentls/g) ?? []).length;
     await palette('Preferences: Open Settings (UI)');
     await page.locator('.settings-editor').waitFor();

@@ -1,7 +1,8 @@
 // The VS Code side of the agentls extension: the language client, the
 // approval UI (diff view, CodeLens, editor title buttons, notifications),
-// the output channel, the status bar item, the commands and the public API.
-// Everything that is not UI lives in core/ and is tested in plain node.
+// the output channel, the status bar item, the commands, the public API and
+// the language model tools offered to VS Code's own agents. Everything that
+// is not UI lives in core/ and is tested in plain node.
 import * as vscode from 'vscode';
 import {
   ApplyWorkspaceEditParams, ApplyWorkspaceEditResult, LanguageClient, LanguageClientOptions, ServerOptions,
@@ -14,7 +15,8 @@ import {
   describeArguments, describeRequest, diffStat, formatEvent, formatResult, isAgentlsToken, missingServerMessage,
   parseArguments, parseProposalUri, proposalUriParts, proposalText, requestTarget, resolveServer, schemaErrors,
   serverConfig, sortTools, statusText, summarizeResult, touchedUris,
-  alwaysButton, describeRules, describeWaiting, offers, timeLeft, whoAsks,
+  alwaysButton, describeRules, describeWaiting, offers, timeLeft, whoAsks, requester,
+  LmAgent, LmToolContribution, agentlsToolOf, invokeLmTool,
 } from './core';
 
 const ResultScheme = 'agentls-result';
@@ -129,6 +131,7 @@ class Extension implements vscode.Disposable {
       vscode.commands.registerCommand('agentls.approval.always', (key?: string) => this.decide(key, 'always')),
     );
     d.push(vscode.workspace.onDidChangeConfiguration(e => this.configChanged(e)));
+    this.registerLmTools();
   }
 
   dispose(): void {
@@ -277,6 +280,38 @@ class Extension implements vscode.Disposable {
     }
   }
 
+  // ---- the tools for VS Code's agents ----
+
+  /** The agent a language model tool call runs as: the agentls.agent setting, else "VS Code agent". */
+  private lmAgent(): string {
+    return this.settings().get<string>('agent') || LmAgent;
+  }
+
+  /**
+   * Registers every contributed language model tool (package.json,
+   * generated from the registry). A call runs through this session like
+   * any other: the server's policy decides, and what needs approval is
+   * reviewed in this extension's diff view and notifications, so
+   * prepareInvocation asks for no confirmation of its own.
+   */
+  private registerLmTools(): void {
+    const contributed = (this.context.extension.packageJSON?.contributes?.languageModelTools ?? []) as LmToolContribution[];
+    for (const c of contributed) {
+      const tool = agentlsToolOf(c.name);
+      if (!tool) { continue; }
+      this.disposables.push(vscode.lm.registerTool<Record<string, unknown>>(c.name, {
+        prepareInvocation: () => ({ invocationMessage: `agentls: ${tool}` }),
+        invoke: async (options, token) => {
+          const agent = this.lmAgent();
+          // The arguments and the result are logged by the call's tool/event (redacted there).
+          this.output.appendLine(`[lm] ${agent} calls ${tool}`);
+          const text = await invokeLmTool(this.api, c.name, options.input, agent, token);
+          return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
+        },
+      }));
+    }
+  }
+
   // ---- output ----
 
   private printProgress(token: string, v: WorkDoneProgressValue): void {
@@ -418,14 +453,13 @@ class Extension implements vscode.Disposable {
       const stat = diffStat(proposal.unifiedDiff);
       const what = proposal.files.length === 1 ? `${proposal.files[0].operation} ${proposal.files[0].path}` : `change ${proposal.files.length} files`;
       const risk = `risk: ${req.risk || 'write'}`;
-      message = `agentls: ${req.tool} wants to ${what} (${proposal.unifiedDiff ? `+${stat.added} −${stat.removed}, ` : ''}${risk}). Review the diff.`;
+      message = `agentls: ${requester(req)} wants to ${what} (${proposal.unifiedDiff ? `+${stat.added} −${stat.removed}, ` : ''}${risk}). Review the diff.`;
     } else if (typeof req.arguments?.command === 'string') {
-      message = `agentls: ${req.tool} wants to run \`${target}\`${req.cwd ? ` in ${req.cwd}` : ''} (risk: ${req.risk || 'none'}).`;
+      message = `agentls: ${requester(req)} wants to run \`${target}\`${req.cwd ? ` in ${req.cwd}` : ''} (risk: ${req.risk || 'none'}).`;
     } else {
       const args = JSON.stringify(req.arguments ?? {});
-      message = `agentls: ${req.tool} wants to run${target ? ' on ' + target : ''} (risk: ${req.risk || 'none'}) with ${args.length > 200 ? args.slice(0, 197) + '...' : args}.`;
+      message = `agentls: ${requester(req)} wants to run${target ? ' on ' + target : ''} (risk: ${req.risk || 'none'}) with ${args.length > 200 ? args.slice(0, 197) + '...' : args}.`;
     }
-    if (req.agent) { message += ` Asked by ${req.agent}.`; }
     if (req.reason) { message += ` Reason: ${req.reason}`; }
     if (req.warning) { message += ` WARNING: ${req.warning}`; }
     const pend = this.queue.get(key);

@@ -1,4 +1,4 @@
-// Issue 16 with a client nobody here wrote: the node
+// The protocol with a client nobody here wrote: the node
 // vscode-languageserver-protocol client (createProtocolConnection over the
 // REAL agentls's stdio), first with the workspaceEdit capabilities
 // vscode-languageclient declares (documentChanges, create/rename/delete,

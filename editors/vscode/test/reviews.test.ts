@@ -1,4 +1,4 @@
-// Issue 17 in the VS Code extension: reviews offer exactly the server's
+// Reviews in the VS Code extension: they offer exactly the server's
 // options, label "always" with what it covers, say who asks, where and how
 // long is left; the waiting reviews are listed; remembered answers are
 // listed and revoked (approval/rules). Unit tests of core/, then the same

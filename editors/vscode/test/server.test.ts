@@ -94,7 +94,7 @@ describe('partial results', () => {
     const batches: unknown[] = [];
     const r = await e.tools.callTool('grep', { pattern: 'needle' }, { onPartialResult: v => batches.push(v) });
     assert.equal(r.status, 'success', JSON.stringify(r));
-    // LSP 3.17: the batches are the whole result; the final one repeats none (issue 16).
+    // LSP 3.17: the batches are the whole result; the final one repeats none (docs/protocol.md, partialResultToken).
     assert.equal(r.structured.matches.length, 0);
     assert.equal(r.structured.streamed, 30);
     assert.ok(batches.length > 0, 'at least one batch');

@@ -148,6 +148,11 @@ export function whoAsks(r: ApprovalRequest): string {
   return `${who} wants to run ${r.tool}${where}`;
 }
 
+/** Who wants the call, to start a question with: "claude (shell_exec)", or the tool alone when no agent is named. */
+export function requester(r: ApprovalRequest): string {
+  return typeof r.agent === 'string' && r.agent !== '' ? `${r.agent} (${r.tool})` : r.tool;
+}
+
 /** One line per waiting review, for the list of reviews. */
 export function describeWaiting(p: PendingApproval, now: number = Date.now()): { label: string; description: string; detail: string } {
   const r = p.request;

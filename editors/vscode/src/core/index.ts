@@ -9,3 +9,5 @@ export * from './args';
 export * from './settings';
 export * from './log';
 export * from './server';
+export * from './lmTools';
+export * from './nextSteps';

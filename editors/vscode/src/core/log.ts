@@ -15,7 +15,7 @@ export function formatEvent(e: ToolEvent, now = new Date()): string {
   const head = `[${time(now)}] ${e.tool} ${e.callId}`;
   switch (e.kind) {
     case 'call':
-      return `${head} call ${short(e.arguments)}${e.needsApproval ? ' (needs approval)' : ''}`;
+      return `${head} call${e.agent ? ` by ${e.agent}` : ''} ${short(e.arguments)}${e.needsApproval ? ' (needs approval)' : ''}`;
     case 'awaitingApproval':
       return `${head} waiting for approval${e.risk ? ` (risk: ${e.risk})` : ''}`;
     case 'progress':

@@ -150,6 +150,8 @@ export interface ToolEvent {
   path?: string;
   operation?: string;
   risk?: string;
+  /** The call's agent (kind call), when known. */
+  agent?: string;
 }
 
 /** The value of a $/progress notification on a workDoneToken. */
