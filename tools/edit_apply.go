@@ -130,7 +130,9 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 	res.Landed = "all"
 	res.LandedFiles = files
 	recordLanded(c, p, landed)
-	return Success(editSummary(res), res), nil
+	out := Success(editSummary(res), res)
+	out.Display = res.Diff // a person reads the change itself
+	return out, nil
 }
 
 // notApplied is the result of an edit that did not land, or only in part:

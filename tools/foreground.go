@@ -151,11 +151,35 @@ func foreground(c *Call, sp process.Spec, timeout time.Duration, extra func(p *p
 		if content == "" {
 			content = "(no output)\n"
 		}
-		return Success(content+"[exit code 0]", s), nil
+		res := Success(content+"[exit code 0]", s)
+		res.Display = commandDisplay(sp.Command, content, "exit code 0")
+		return res, nil
 	}
 	res := failure(e)
 	res.Content = content + "[" + e.Message + "]"
+	res.Display = commandDisplay(sp.Command, content, e.Message)
 	return res, nil
+}
+
+// displayLines is how many of the output's last lines a command's display
+// shows.
+const displayLines = 20
+
+// commandDisplay is what a person sees of a command's run (the result's
+// display): the command, the last lines of its output and how it ended.
+func commandDisplay(command, output, end string) string {
+	lines := strings.SplitAfter(strings.TrimSuffix(output, "\n"), "\n")
+	var b strings.Builder
+	b.WriteString("$ " + command + "\n")
+	if len(lines) > displayLines {
+		fmt.Fprintf(&b, "… (%d lines before)\n", len(lines)-displayLines)
+		lines = lines[len(lines)-displayLines:]
+	}
+	if out := strings.Join(lines, ""); out != "" {
+		b.WriteString(strings.TrimSuffix(out, "\n") + "\n")
+	}
+	b.WriteString("[" + end + "]")
+	return b.String()
 }
 
 // shellContent is the text the model reads: stdout, then stderr under a
