@@ -19,7 +19,7 @@ func TestGitBranch(t *testing.T) {
 	g.git("branch", "topic", "HEAD~1")
 
 	// Listing never asks: a person who rejects everything does not stop it.
-	g.answer = func(approval.Request) approval.Response { return approval.Response{Decision: approval.Reject} }
+	g.answer = always(approval.Reject)
 	type branch struct {
 		Name     string
 		Current  bool

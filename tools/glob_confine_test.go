@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentls/agentls/internal/testenv"
 )
 
 // TestGlobConfinement attacks glob's pattern (issue 10, hole 2): patterns
@@ -15,8 +17,8 @@ import (
 func TestGlobConfinement(t *testing.T) {
 	env, root := ftEnv(t)
 	outside := t.TempDir()
-	ftWrite(t, outside, map[string]string{"secret-outside.txt": "x", "deep/secret-outside.go": "x"})
-	ftWrite(t, root, map[string]string{
+	testenv.WriteFiles(t, outside, map[string]string{"secret-outside.txt": "x", "deep/secret-outside.go": "x"})
+	testenv.WriteFiles(t, root, map[string]string{
 		"a/one.txt":     "1",
 		"b/two.txt":     "2",
 		"b/sub/tri.txt": "3",
@@ -72,12 +74,12 @@ func TestGlobConfinement(t *testing.T) {
 				t.Fatalf("glob %q listed outside names:\n%s", tc.pattern, res.Content)
 			}
 			if tc.code != "" {
-				ftWantError(t, res, tc.code)
+				wantError(t, res, tc.code)
 				return
 			}
-			ftWantSuccess(t, res)
+			wantSuccess(t, res)
 			var out struct{ Files []string }
-			ftStructured(t, res, &out)
+			decode(t, res, &out)
 			if !slices.Equal(out.Files, tc.files) {
 				t.Fatalf("glob %q = %q, want %q", tc.pattern, out.Files, tc.files)
 			}
@@ -90,8 +92,8 @@ func TestGlobConfinement(t *testing.T) {
 func TestWalksDoNotFollowLinksOut(t *testing.T) {
 	env, root := ftEnv(t)
 	outside := t.TempDir()
-	ftWrite(t, outside, map[string]string{"secret-outside.txt": "needle-outside"})
-	ftWrite(t, root, map[string]string{"in/x.txt": "needle-inside"})
+	testenv.WriteFiles(t, outside, map[string]string{"secret-outside.txt": "needle-outside"})
+	testenv.WriteFiles(t, root, map[string]string{"in/x.txt": "needle-inside"})
 	for name, target := range map[string]string{"out": outside, "in/loop": "..", "self": "self"} {
 		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
 			t.Fatal(err)
@@ -105,7 +107,7 @@ func TestWalksDoNotFollowLinksOut(t *testing.T) {
 		{"grep", map[string]any{"pattern": "needle", "include_ignored": true}},
 	} {
 		res := ftCall(t, env, c.tool, c.args)
-		ftWantSuccess(t, res)
+		wantSuccess(t, res)
 		if strings.Contains(res.Content, "outside") {
 			t.Fatalf("%s reached outside:\n%s", c.tool, res.Content)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -52,22 +53,13 @@ var grepTree = map[string]string{
 	"deep/a/skip/keep.md": "helper\n",
 }
 
+// makeTree writes files in a fresh folder, with git isolated from the
+// machine's configuration (the person's git excludes must not count).
 func makeTree(t *testing.T, files map[string]string) string {
 	t.Helper()
-	// The user's own git excludes file must not count.
-	home := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", home)
-	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	testenv.IsolateGit(t)
 	dir := t.TempDir()
-	for p, c := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.WriteFiles(t, dir, files)
 	return dir
 }
 
@@ -327,7 +319,7 @@ func TestGrepCachedSession(t *testing.T) {
 	for i := range 10 {
 		files[fmt.Sprintf("d%d/f%d.go", i%3, i)] = fmt.Sprintf("package d\n\nfunc F%d() {}\n", i)
 	}
-	ftWrite(t, root, files)
+	testenv.WriteFiles(t, root, files)
 	for p := range files {
 		if err := os.Chtimes(filepath.Join(root, p), old, old); err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -53,7 +54,7 @@ func TestRequestSaysEverything(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env, root := ftEnv(t)
-			ftWrite(t, root, map[string]string{"f.txt": "one\n", "somedir/keep": "k", "sub/x": "x"})
+			testenv.WriteFiles(t, root, map[string]string{"f.txt": "one\n", "somedir/keep": "k", "sub/x": "x"})
 			rec := &scriptedApprover{}
 			env.Approver = rec
 			env.Agent = "claude"
@@ -92,7 +93,7 @@ func TestRequestSaysEverything(t *testing.T) {
 // deleted and nothing remembered.
 func TestAlwaysNotOfferedIsRefused(t *testing.T) {
 	env, root := ftEnv(t)
-	ftWrite(t, root, map[string]string{"somedir/keep": "k"})
+	testenv.WriteFiles(t, root, map[string]string{"somedir/keep": "k"})
 	env.Approver = &scriptedApprover{answers: []approval.Response{{Decision: approval.Always}}}
 	res := ftCall(t, env, "shell_exec", map[string]any{"command": "rm -r somedir"})
 	if res.Status != StatusRejected || !strings.Contains(res.Content, "did not offer") {
@@ -139,7 +140,7 @@ func TestEditedCallJudgedAgain(t *testing.T) {
 	for _, second := range []string{approval.Reject, approval.Approve} {
 		t.Run(second, func(t *testing.T) {
 			env, root := ftEnv(t)
-			ftWrite(t, root, map[string]string{"somedir/keep": "k"})
+			testenv.WriteFiles(t, root, map[string]string{"somedir/keep": "k"})
 			rec := &scriptedApprover{answers: []approval.Response{
 				{Decision: approval.Approve, ModifiedArguments: edit},
 				{Decision: second, Message: "no"},
@@ -221,7 +222,7 @@ func TestNewFileAsksInSafeMode(t *testing.T) {
 				asks       bool
 			}{{"safe", "", true}, {"safe", "auto", false}, {"yolo", "", false}, {"ask", "", true}} {
 				env, root := ftEnv(t)
-				ftWrite(t, root, map[string]string{"a.txt": "a\n"})
+				testenv.WriteFiles(t, root, map[string]string{"a.txt": "a\n"})
 				cfg := workspace.DefaultConfig()
 				cfg.Approval.Mode = setup.mode
 				if setup.rule != "" {
@@ -252,13 +253,13 @@ func TestStaleFileSaysWhatChanged(t *testing.T) {
 	for _, where := range []string{"editor", "disk"} {
 		t.Run(where, func(t *testing.T) {
 			env, root := ftEnv(t)
-			ftWrite(t, root, map[string]string{"f.txt": "one\ntwo\n"})
-			ftWantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": "f.txt"}))
+			testenv.WriteFiles(t, root, map[string]string{"f.txt": "one\ntwo\n"})
+			wantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": "f.txt"}))
 			path := filepath.Join(root, "f.txt")
 			if where == "editor" {
 				env.Workspace.Overlays.Open(workspace.Document{URI: workspace.PathToURI(path), Path: path, Version: 2, Text: "one\nTWO typed\n"})
 			} else {
-				ftWrite(t, root, map[string]string{"f.txt": "one\nTWO typed\n"})
+				testenv.WriteFiles(t, root, map[string]string{"f.txt": "one\nTWO typed\n"})
 			}
 			res := ftCall(t, env, "write_file", map[string]any{"path": "f.txt", "content": "x\n"})
 			want := []string{"f.txt changed since you last read it", "1 line(s) added and 1 removed",
@@ -268,9 +269,9 @@ func TestStaleFileSaysWhatChanged(t *testing.T) {
 			} else {
 				want = append(want, "on disk")
 			}
-			ftWantError(t, res, StaleFile, want...)
+			wantError(t, res, StaleFile, want...)
 			var d struct{ ChangedIn string }
-			ftStructuredDetails(t, res, &d)
+			decodeDetails(t, res, &d)
 			if d.ChangedIn != where {
 				t.Errorf("details.changedIn = %q", d.ChangedIn)
 			}
@@ -278,8 +279,8 @@ func TestStaleFileSaysWhatChanged(t *testing.T) {
 	}
 	t.Run("while waiting for approval", func(t *testing.T) {
 		env, root := ftEnv(t)
-		ftWrite(t, root, map[string]string{"f.txt": "one\ntwo\n"})
-		ftWantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": "f.txt"}))
+		testenv.WriteFiles(t, root, map[string]string{"f.txt": "one\ntwo\n"})
+		wantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": "f.txt"}))
 		path := filepath.Join(root, "f.txt")
 		env.Approver = approval.ApproverFunc(func(context.Context, approval.Request) (approval.Response, error) {
 			// The person types in the file while the question is open.
@@ -287,7 +288,7 @@ func TestStaleFileSaysWhatChanged(t *testing.T) {
 			return approval.Response{Decision: approval.Approve}, nil
 		})
 		res := ftCall(t, env, "edit_file", map[string]any{"path": "f.txt", "old_string": "one", "new_string": "1"})
-		ftWantError(t, res, StaleFile, "changed while the edit waited for approval", "the person typed in it",
+		wantError(t, res, StaleFile, "changed while the edit waited for approval", "the person typed in it",
 			"1 line(s) added and 0 removed", "+three", "Read it again with read_file")
 		if ftRead(t, root, "f.txt") != "one\ntwo\n" {
 			t.Error("file written")

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/sandbox"
 	"github.com/agentls/agentls/workspace"
 )
@@ -429,12 +430,7 @@ func runScenario(t *testing.T, path string) {
 			}
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testenv.WriteFiles(t, root, map[string]string{f.Name: string(f.Data)})
 	}
 	for _, l := range sc.links {
 		full := filepath.Join(root, filepath.FromSlash(l.Name))
@@ -457,13 +453,7 @@ func runScenario(t *testing.T, path string) {
 		}
 	}
 	for _, f := range sc.worktree {
-		full := filepath.Join(root, filepath.FromSlash(f.Name))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testenv.WriteFiles(t, root, map[string]string{f.Name: string(f.Data)})
 	}
 	n.roots = []string{root}
 	if real, err := filepath.EvalSymlinks(root); err == nil && real != root {

@@ -44,43 +44,24 @@ func (p *shellProgress) text() string {
 	return strings.Join(p.msgs, "")
 }
 
-// shellRig is a runner with the shell tools over a temporary workspace.
-type shellRig struct {
-	t    testing.TB
-	r    *Runner
-	env  *Env
-	root string
-}
+// shellRig is a rig with the shell tools, configured by edit, whose root
+// holds a folder sub.
+type shellRig struct{ *rig }
 
 func newShellRig(t testing.TB, edit func(*workspace.Config)) *shellRig {
 	t.Helper()
-	root := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(root, "sub"), 0o755); err != nil {
+	g := &shellRig{newRig(t, "", ShellExec, ShellBackground, ShellOutput, ShellKill, RunCode)}
+	g.config(edit)
+	if err := os.Mkdir(filepath.Join(g.root, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := workspace.DefaultConfig()
-	if edit != nil {
-		edit(cfg)
-	}
-	ws.SetConfig(cfg)
-	reg := NewRegistry(nil)
-	reg.MustRegister(ShellExec, ShellBackground, ShellOutput, ShellKill, RunCode)
-	env := &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Approver: approval.Fixed(approval.Approve, ""), Memory: approval.NewMemory("")}
-	t.Cleanup(func() { env.Session.Close() })
-	return &shellRig{t: t, r: NewRunner(reg, nil), env: env, root: root}
+	return g
 }
 
+// call runs a tool under ctx, reporting its progress to p.
 func (g *shellRig) call(ctx context.Context, name string, args any, p Progress) *Result {
 	g.t.Helper()
-	b, err := json.Marshal(args)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	return g.r.Run(ctx, g.env, Request{Name: name, Arguments: b}, p)
+	return runTool(g.t, ctx, g.r, g.env, name, args, p)
 }
 
 // fields returns a result's structured value as a map.

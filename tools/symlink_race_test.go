@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/internal/testenv"
 )
 
 // raceCalls is how many tool calls TestSymlinkRace makes while the links
@@ -32,12 +34,12 @@ func TestSymlinkRace(t *testing.T) {
 	env, root := ftEnv(t)
 	outside := t.TempDir()
 	marker := fmt.Sprintf("OUTSIDE%dMARKER", time.Now().UnixNano())
-	ftWrite(t, outside, map[string]string{
+	testenv.WriteFiles(t, outside, map[string]string{
 		"target.txt":           marker + " secret bytes\n",
 		marker + ".txt":        marker + "\n",
 		"sub/" + marker + ".c": marker + "\n",
 	})
-	ftWrite(t, root, map[string]string{
+	testenv.WriteFiles(t, root, map[string]string{
 		"real/target.txt":   "inside bytes\n",
 		"real/inside.txt":   "inside\n",
 		"w/target.txt":      "inside w\n",

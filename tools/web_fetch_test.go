@@ -1,8 +1,6 @@
 package tools
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -10,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -20,58 +17,14 @@ import (
 
 // The web tests talk only to httptest servers on loopback addresses.
 
-// webRig runs the web tools through the runner, recording every approval
-// question; answer decides them (approve by default).
-type webRig struct {
-	t   *testing.T
-	ws  *workspace.Workspace
-	r   *Runner
-	env *Env
-
-	mu     sync.Mutex
-	asked  []approval.Request
-	answer string
-}
+// webRig is a rig with the web tools, configured by edit.
+type webRig struct{ *rig }
 
 func newWebRig(t *testing.T, edit func(*workspace.Config)) *webRig {
 	t.Helper()
-	ws, err := workspace.New(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := workspace.DefaultConfig()
-	if edit != nil {
-		edit(cfg)
-	}
-	ws.SetConfig(cfg)
-	reg := NewRegistry(nil)
-	reg.MustRegister(WebFetch, WebSearch)
-	w := &webRig{t: t, ws: ws, r: NewRunner(reg, nil), answer: approval.Approve}
-	w.env = &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Memory: approval.NewMemory(""),
-		Approver: approval.ApproverFunc(func(_ context.Context, req approval.Request) (approval.Response, error) {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			w.asked = append(w.asked, req)
-			return approval.Response{Decision: w.answer}, nil
-		})}
+	w := &webRig{newRig(t, "", WebFetch, WebSearch)}
+	w.config(edit)
 	return w
-}
-
-func (w *webRig) call(name string, args any) *Result {
-	w.t.Helper()
-	b, err := json.Marshal(args)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return w.r.Run(context.Background(), w.env, Request{Name: name, Arguments: b}, nil)
-}
-
-func (w *webRig) questions() []approval.Request {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	q := w.asked
-	w.asked = nil
-	return q
 }
 
 // webFetched is web_fetch's structured result.
@@ -214,7 +167,7 @@ func TestWebFetchAllowedLocal(t *testing.T) {
 		c.Web.AllowPrivate = true
 		c.Web.Allow = []string{"127.0.0.1"}
 	})
-	w.answer = approval.Reject // an allowed host is fetched without asking
+	w.answer = always(approval.Reject) // an allowed host is fetched without asking
 	tests := []struct {
 		name  string
 		args  map[string]any
@@ -285,7 +238,7 @@ func TestWebFetchAllowedLocal(t *testing.T) {
 	}
 
 	// A request that changes something asks, even on an allowed host.
-	w.answer = approval.Approve
+	w.answer = always(approval.Approve)
 	res := w.call("web_fetch", map[string]any{"url": srv.URL + "/echo", "method": "POST", "body": "payload",
 		"headers": map[string]string{"X-Test": "yes"}, "format": "raw"})
 	wantSuccess(t, res)
@@ -302,7 +255,7 @@ func TestWebFetchAllowedLocal(t *testing.T) {
 func TestWebFetchAsks(t *testing.T) {
 	srv, hits := countingServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello") })
 	w := newWebRig(t, func(c *workspace.Config) { c.Web.AllowPrivate = true })
-	w.answer = approval.Reject
+	w.answer = always(approval.Reject)
 	res := w.call("web_fetch", map[string]any{"url": srv.URL})
 	if res.Status != StatusRejected || hits.Load() != 0 {
 		t.Fatalf("%s %s, %d hits", res.Status, res.Content, hits.Load())
@@ -311,7 +264,7 @@ func TestWebFetchAsks(t *testing.T) {
 	if len(q) != 1 || q[0].Risk != approval.RiskNetwork {
 		t.Fatalf("questions %+v", q)
 	}
-	w.answer = approval.Approve
+	w.answer = always(approval.Approve)
 	res = w.call("web_fetch", map[string]any{"url": srv.URL})
 	wantSuccess(t, res)
 	if res.Content != "hello" || res.ApprovedBy != "user" {

@@ -92,7 +92,7 @@ func TestWebSearch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWebRig(t, func(c *workspace.Config) { c.Web.Search = tt.search })
-			w.answer = approval.Reject // web_search needs no approval
+			w.answer = always(approval.Reject) // web_search needs no approval
 			res := w.call("web_search", tt.args)
 			checkOutputSchema(t, WebSearch, res)
 			var s struct {
