@@ -46,6 +46,7 @@ func commandWorkspace(t *testing.T) (*workspace.Workspace, *workspace.Config) {
 }
 
 func TestCommandPolicy(t *testing.T) {
+	t.Parallel()
 	ws, cfg := commandWorkspace(t)
 	tests := []struct {
 		cmd  string
@@ -276,6 +277,7 @@ func TestCommandPolicy(t *testing.T) {
 }
 
 func TestCommandAlwaysKey(t *testing.T) {
+	t.Parallel()
 	ws, cfg := commandWorkspace(t)
 	tests := []struct{ cmd, want string }{
 		{"npm run build", "shell:npm run"},
@@ -299,6 +301,7 @@ func TestCommandAlwaysKey(t *testing.T) {
 // ask in yolo mode, blocked ones are denied, allowed ones are automatic, and
 // "always" covers one command prefix, never the tool.
 func TestCommandDecide(t *testing.T) {
+	t.Parallel()
 	ws, cfg := commandWorkspace(t)
 	tool := Tool{Name: "shell_exec", Approval: "ask", Risk: RiskExecute}
 	yolo := *cfg
@@ -332,6 +335,7 @@ func TestCommandDecide(t *testing.T) {
 }
 
 func TestCommandWarnings(t *testing.T) {
+	t.Parallel()
 	ws, cfg := commandWorkspace(t)
 	for cmd, want := range map[string]string{
 		"cat .env":          "sensitive",
@@ -352,6 +356,7 @@ func TestCommandWarnings(t *testing.T) {
 // TestCommandCdPaths: relative paths are checked from every folder the
 // command cds into, so an anchored sensitive pattern holds after cd.
 func TestCommandCdPaths(t *testing.T) {
+	t.Parallel()
 	ws, cfg := commandWorkspace(t)
 	cfg.Paths.Sensitive = append(cfg.Paths.Sensitive, "sub/*.key")
 	ws.SetConfig(cfg)

@@ -60,6 +60,7 @@ func newTestIndexIn(t testing.TB, root string, files map[string]string) (*Index,
 // against an index of its files and compares the answers with its want
 // section (rewritten with -update).
 func TestIndexTxtar(t *testing.T) {
+	t.Parallel()
 	paths, _ := filepath.Glob("testdata/index/*.txtar")
 	if len(paths) == 0 {
 		t.Fatal("no testdata")
@@ -228,6 +229,7 @@ func runQuery(t *testing.T, ix *Index, ws *workspace.Workspace, root, q string) 
 // TestIndexIncremental checks that overlay changes and removals reach the
 // outline, the search and the type checker.
 func TestIndexIncremental(t *testing.T) {
+	t.Parallel()
 	ix, ws, root := newTestIndex(t, map[string]string{
 		"go.mod":   "module m\n\ngo 1.22\n",
 		"p/p.go":   "package p\n\nfunc Old() int { return 1 }\n",
@@ -280,6 +282,7 @@ func TestIndexIncremental(t *testing.T) {
 
 // TestIndexPartial checks that answers before the build finished say so.
 func TestIndexPartial(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	for i := range 50 {
 		os.WriteFile(filepath.Join(root, fmt.Sprintf("f%d.py", i)), []byte(fmt.Sprintf("def f%d():\n    pass\n", i)), 0o644)
@@ -310,6 +313,7 @@ func TestIndexPartial(t *testing.T) {
 // TestIndexPositionErrors checks that bad positions are errors that name
 // the identifiers of the line.
 func TestIndexPositionErrors(t *testing.T) {
+	t.Parallel()
 	ix, _, root := newTestIndex(t, map[string]string{
 		"go.mod": "module m\n\ngo 1.22\n",
 		"a.go":   "package m\n\nfunc F() {}\n",
@@ -336,6 +340,7 @@ func TestIndexPositionErrors(t *testing.T) {
 
 // TestIndexMatcher checks the ranking of the fuzzy search.
 func TestIndexMatcher(t *testing.T) {
+	t.Parallel()
 	m := newMatcher("NewReader")
 	order := []string{"NewReader", "newreader", "NewReaderSize", "newReaderFrom", "MyNewReader", "NewRecordReader"}
 	prev := 1 << 30
@@ -369,6 +374,7 @@ func goroot(t testing.TB) string {
 // TestIndexGOROOT indexes the Go source tree and finds bufio.NewReader by
 // name and, precisely, from a use in another package.
 func TestIndexGOROOT(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("indexes the whole Go source tree")
 	}
@@ -478,6 +484,7 @@ func BenchmarkIndexGOROOT(b *testing.B) {
 // TestIndexStripBodies checks on the Go source tree that removing function
 // bodies and literals before parsing changes no outline.
 func TestIndexStripBodies(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("reads the whole Go source tree")
 	}
@@ -504,6 +511,7 @@ func TestIndexStripBodies(t *testing.T) {
 
 // TestIndexRoots checks that the index follows the workspace folders.
 func TestIndexRoots(t *testing.T) {
+	t.Parallel()
 	ix, ws, a := newTestIndex(t, map[string]string{"one.py": "def in_a():\n    pass\n"})
 	b := t.TempDir()
 	os.WriteFile(filepath.Join(b, "two.py"), []byte("def in_b():\n    pass\n"), 0o644)
@@ -527,6 +535,7 @@ func TestIndexRoots(t *testing.T) {
 // TestIndexReferencesBudget checks that a references query out of time
 // says it is partial.
 func TestIndexReferencesBudget(t *testing.T) {
+	t.Parallel()
 	ix, _, root := newTestIndex(t, map[string]string{
 		"go.mod": "module m\n\ngo 1.22\n",
 		"p/p.go": "package p\n\nfunc F() {}\n",
@@ -549,6 +558,7 @@ func TestIndexReferencesBudget(t *testing.T) {
 // TestIndexLanguages checks the line-based extractors on constructs the
 // txtar files do not show.
 func TestIndexLanguages(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		file, src string
 		want      []string // kind name container, depth-first
@@ -611,6 +621,7 @@ func FuzzIndexExtract(f *testing.F) {
 // TestIndexDepStripping checks that what an importer sees of a package is
 // the same whether its bodies and literals were stripped or not.
 func TestIndexDepStripping(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("type-checks part of the standard library twice")
 	}
@@ -662,6 +673,7 @@ func TestIndexDepStripping(t *testing.T) {
 
 // TestIndexMatcherLongNames checks names longer than the matcher's buffer.
 func TestIndexMatcherLongNames(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("VeryLongName", 30)
 	for _, q := range []string{"VLN", "verylong", "Name", "vln"} {
 		if s := newMatcher(q).score(long); s <= 0 {

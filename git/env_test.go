@@ -109,6 +109,7 @@ func TestSafetyEnv(t *testing.T) {
 
 // TestRedactURLs: credentials in URLs do not reach what git tools return.
 func TestRedactURLs(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"To https://user:ghp_abc123@github.com/o/r.git":         "To https://[redacted]@github.com/o/r.git",
 		"fatal: unable to access 'https://tok@host/r/': 403":    "fatal: unable to access 'https://[redacted]@host/r/': 403",

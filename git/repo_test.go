@@ -117,6 +117,7 @@ func TestCheckNames(t *testing.T) {
 // TestOptionLike: a refused value names its field in the message and in
 // the violation's pointer.
 func TestOptionLike(t *testing.T) {
+	t.Parallel()
 	e := wantCode(t, OptionLike("files/1", "--exec=x"), CodeInvalid)
 	if !strings.Contains(e.Message, "would be read as a git option") || e.ErrorDetails() == nil {
 		t.Errorf("message %q details %v", e.Message, e.Details)

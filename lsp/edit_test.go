@@ -31,6 +31,7 @@ func editStructured(t *testing.T, res *tools.Result) tools.EditResult {
 }
 
 func TestAnnotatedEditOfLargeUnsavedBuffer(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
 	path := filepath.Join(root, "big.txt")
@@ -94,6 +95,7 @@ func TestAnnotatedEditOfLargeUnsavedBuffer(t *testing.T) {
 }
 
 func TestAnnotatedEditRejectedChangesNothing(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
 	path := filepath.Join(root, "a.go")
@@ -123,6 +125,7 @@ func TestAnnotatedEditRejectedChangesNothing(t *testing.T) {
 }
 
 func TestAppliedIsNotTrusted(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
 	path := filepath.Join(root, "a.txt")
@@ -157,6 +160,7 @@ func TestAppliedIsNotTrusted(t *testing.T) {
 }
 
 func TestApprovalRequestThenPlainApplyEdit(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, lsptest.AgentlsCaps(), nil)
 	ctx := ctxT(t)
 	path := filepath.Join(root, "a.txt")
@@ -194,6 +198,7 @@ func TestApprovalRequestThenPlainApplyEdit(t *testing.T) {
 }
 
 func TestBareClientShowMessageThenServerWrites(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, map[string]any{}, nil)
 	ctx := ctxT(t)
 	path := filepath.Join(root, "crlf.txt")
@@ -224,6 +229,7 @@ func TestBareClientShowMessageThenServerWrites(t *testing.T) {
 }
 
 func TestBufferChangedAfterApproval(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, lsptest.AgentlsCaps(), nil)
 	ctx := ctxT(t)
 	path := filepath.Join(root, "a.txt")
@@ -249,6 +255,7 @@ func TestBufferChangedAfterApproval(t *testing.T) {
 }
 
 func TestCRLFFileHeldWithLFIsSaved(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, lsptest.AgentlsCaps(), nil)
 	ctx := ctxT(t)
 	path := filepath.Join(root, "w.txt")
@@ -288,6 +295,7 @@ var yolo = map[string]any{"config": map[string]any{"approval": map[string]any{"m
 // documentChanges gets the changes map for its open buffer; the disk keeps
 // the saved text, and a second edit keeps the first.
 func TestPlainChangesKeepUnsavedWork(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, neovimCaps(), yolo)
 	ctx := ctxT(t)
 	path := filepath.Join(root, "a.txt")
@@ -379,6 +387,7 @@ func TestPlainChangesKeepUnsavedWork(t *testing.T) {
 // (a delete without resource operations; anything for a client without
 // applyEdit) is refused for a buffer with unsaved changes.
 func TestServerNeverWritesAroundUnsavedText(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		caps map[string]any
@@ -415,6 +424,7 @@ func TestServerNeverWritesAroundUnsavedText(t *testing.T) {
 // create operation gets no empty file on disk: the server creates the file
 // with its content and sends the rest of the plan to the editor.
 func TestEglotNewFileLandsWithContent(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, eglotCaps(), yolo)
 	ctx := ctxT(t)
 	open := filepath.Join(root, "open.txt")

@@ -55,6 +55,7 @@ type lspLoc struct {
 // definition, references and hover with UTF-16 positions, published
 // diagnostics that follow the buffer, and the tools sharing the index.
 func TestIndexFeatures(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeTree(t, root, indexModule)
 	c := lsptest.Pipe(t, nil)
@@ -214,6 +215,7 @@ func TestIndexFeatures(t *testing.T) {
 // TestIndexFeaturesOff checks that the features are neither advertised nor
 // served unless lsp.features names them.
 func TestIndexFeaturesOff(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeTree(t, root, indexModule)
 	c := lsptest.Pipe(t, nil)

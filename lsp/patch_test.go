@@ -55,6 +55,7 @@ func patchTree(t *testing.T, c *lsptest.Client, root string) (mod, modDisk, modB
 // (create, minimal versioned text edits computed from the buffer, delete);
 // applying it is the approval.
 func TestApplyPatchAnnotatedEditor(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
 	mod, _, modBuffer := patchTree(t, c, root)
@@ -147,6 +148,7 @@ func TestApplyPatchAnnotatedEditor(t *testing.T) {
 // TestApplyPatchDeclinedInEditor: a declined preview changes nothing, and
 // the call is rejected.
 func TestApplyPatchDeclinedInEditor(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
 	mod, modDisk, modBuffer := patchTree(t, c, root)
@@ -174,6 +176,7 @@ func TestApplyPatchDeclinedInEditor(t *testing.T) {
 // TestApplyPatchFailedSendsNothing: PATCH_FAILED is found before any
 // question; the editor sees no edit.
 func TestApplyPatchFailedSendsNothing(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
 	patchTree(t, c, root)
@@ -196,6 +199,7 @@ func TestApplyPatchFailedSendsNothing(t *testing.T) {
 // TestApplyPatchApprovalRequest: a client of editors/ gets approval/request
 // with the whole patch as a unified diff, then the edit.
 func TestApplyPatchApprovalRequest(t *testing.T) {
+	t.Parallel()
 	caps := lsptest.AgentlsCaps()
 	caps["workspace"].(map[string]any)["workspaceEdit"] = map[string]any{"documentChanges": true, "resourceOperations": []string{"create", "rename", "delete"}}
 	c, root := started(t, caps, nil)
@@ -232,6 +236,7 @@ func TestApplyPatchApprovalRequest(t *testing.T) {
 // TestApplyPatchRenameInEditor: a rename with changes is a RenameFile then
 // the renamed file's text edits; what landed is checked under the new name.
 func TestApplyPatchRenameInEditor(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
 	os.WriteFile(filepath.Join(root, "old.txt"), []byte("a\nb\nc\n"), 0o644)
@@ -270,6 +275,7 @@ func TestApplyPatchRenameInEditor(t *testing.T) {
 // editor's preview asks about; create_directory, which no WorkspaceEdit
 // can express, is asked with showMessageRequest and made by the server.
 func TestPatchToolsMoveDeleteMkdirInEditor(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
 	os.WriteFile(filepath.Join(root, "a.txt"), []byte("a\n"), 0o644)

@@ -132,6 +132,7 @@ func frame(body string) string {
 // dropped, never a hang), the reader finds the good request after it, and
 // the session goes on serving.
 func TestFramingResync(t *testing.T) {
+	t.Parallel()
 	good := `{"jsonrpc":"2.0","id":2,"method":"tool/list","params":{}}`
 	cases := []struct {
 		name   string
@@ -215,6 +216,7 @@ func TestFramingResync(t *testing.T) {
 // TestFramingTolerated: frames that bend the base protocol but are
 // unambiguous are served without an error.
 func TestFramingTolerated(t *testing.T) {
+	t.Parallel()
 	body := `{"jsonrpc":"2.0","id":2,"method":"tool/list","params":{}}`
 	for name, raw := range map[string]string{
 		"bare LF":                fmt.Sprintf("Content-Length: %d\n\n%s", len(body), body),
@@ -293,6 +295,7 @@ func BenchmarkOversizeToolCall(b *testing.B) {
 // refused (INVALID_PARAMS with the pointer) without decoding the message;
 // every other big message still goes the usual way and gets its usual answer.
 func TestHugeToolCalls(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("x", 3<<20)
 	for _, tc := range []struct {
 		name, body string

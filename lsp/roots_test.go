@@ -15,6 +15,7 @@ import (
 // folder, results name its files with the folder's name first, and that
 // path given back to read_file reads the file.
 func TestAddedFolderPathsRoundTrip(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, nil, nil)
 	ctx := ctxT(t)
 	os.WriteFile(filepath.Join(root, "first.txt"), []byte("marker in the first root\n"), 0o644)
@@ -62,6 +63,7 @@ func TestAddedFolderPathsRoundTrip(t *testing.T) {
 // are relative to a root, and a result path with the root's name first
 // must not slip past an anchored glob, in any root.
 func TestSensitiveInEveryRoot(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, nil, map[string]any{"config": map[string]any{"paths": map[string]any{"sensitive": []string{"secrets/**", ".env"}}}})
 	ctx := ctxT(t)
 	second := t.TempDir()

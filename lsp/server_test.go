@@ -62,6 +62,7 @@ func started(t *testing.T, caps, initOptions any) (*lsptest.Client, string) {
 }
 
 func TestInitializeResult(t *testing.T) {
+	t.Parallel()
 	runner := testRunner(t)
 	c := lsptest.Pipe(t, runner)
 	res, err := c.Initialize(ctxT(t), t.TempDir(), nil, nil)
@@ -101,6 +102,7 @@ func TestInitializeResult(t *testing.T) {
 }
 
 func TestToolCallErrors(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, nil, nil)
 	os.WriteFile(filepath.Join(root, "a.txt"), []byte("one\ntwo\n"), 0o644)
 	tests := []struct {
@@ -158,6 +160,7 @@ func TestToolCallErrors(t *testing.T) {
 }
 
 func TestGarbageDoesNotStopServer(t *testing.T) {
+	t.Parallel()
 	c := newRaw(t, testRunner(t))
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
 	if m := c.response("1"); m["error"] != nil {
@@ -198,6 +201,7 @@ func TestGarbageDoesNotStopServer(t *testing.T) {
 }
 
 func TestLifecycleErrors(t *testing.T) {
+	t.Parallel()
 	c := newRaw(t, testRunner(t))
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"tool/list","params":{}}`)
 	if got := errCode(c.response("1")); got != -32002 {
@@ -220,6 +224,7 @@ func TestLifecycleErrors(t *testing.T) {
 }
 
 func TestCancelNumericID(t *testing.T) {
+	t.Parallel()
 	c := newRaw(t, testRunner(t))
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
 	c.response("1")
@@ -241,6 +246,7 @@ func TestCancelNumericID(t *testing.T) {
 }
 
 func TestSlowCallDoesNotDelayFastOne(t *testing.T) {
+	t.Parallel()
 	c, _ := started(t, nil, nil)
 	ctx := ctxT(t)
 	slowDone := make(chan time.Time, 1)
@@ -265,6 +271,7 @@ func TestSlowCallDoesNotDelayFastOne(t *testing.T) {
 }
 
 func TestApprovalWaitDoesNotBlock(t *testing.T) {
+	t.Parallel()
 	c, _ := started(t, lsptest.AgentlsCaps(), nil)
 	ctx := ctxT(t)
 	release := make(chan struct{})
@@ -297,6 +304,7 @@ func TestApprovalWaitDoesNotBlock(t *testing.T) {
 }
 
 func TestApprovalDecisions(t *testing.T) {
+	t.Parallel()
 	c, _ := started(t, lsptest.AgentlsCaps(), nil)
 	ctx := ctxT(t)
 	var mu sync.Mutex
@@ -339,6 +347,7 @@ func TestApprovalDecisions(t *testing.T) {
 }
 
 func TestShowMessageRequestFallback(t *testing.T) {
+	t.Parallel()
 	c, _ := started(t, map[string]any{}, nil)
 	ctx := ctxT(t)
 	var msg struct {
@@ -367,6 +376,7 @@ func TestShowMessageRequestFallback(t *testing.T) {
 }
 
 func TestIncrementalSyncUTF16(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, nil, nil)
 	ctx := ctxT(t)
 	path := filepath.Join(root, "u.txt")
@@ -398,6 +408,7 @@ func TestIncrementalSyncUTF16(t *testing.T) {
 }
 
 func TestConfigLayers(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	os.WriteFile(filepath.Join(root, ".agentls.json"), []byte(`{"tools":{"enabled":["read_file","get_current_directory","touch"]}}`), 0o644)
 	c := lsptest.Pipe(t, testRunner(t))
@@ -447,6 +458,7 @@ func TestConfigLayers(t *testing.T) {
 }
 
 func TestProgressEventsHistoryMetrics(t *testing.T) {
+	t.Parallel()
 	c, _ := started(t, lsptest.AgentlsCaps(), nil)
 	ctx := ctxT(t)
 	var res tools.Result
@@ -504,6 +516,7 @@ func TestProgressEventsHistoryMetrics(t *testing.T) {
 }
 
 func TestDisconnectCancelsCalls(t *testing.T) {
+	t.Parallel()
 	runner := testRunner(t)
 	c := lsptest.Pipe(t, runner)
 	ctx := ctxT(t)
@@ -526,6 +539,7 @@ func TestDisconnectCancelsCalls(t *testing.T) {
 }
 
 func TestBackgroundShellsEndWithSession(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	c := lsptest.Pipe(t, nil)
 	ctx := ctxT(t)
@@ -563,6 +577,7 @@ func TestBackgroundShellsEndWithSession(t *testing.T) {
 }
 
 func TestWatchedFilesRegistration(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	c := lsptest.Pipe(t, nil)
 	ctx := ctxT(t)
@@ -585,6 +600,7 @@ func TestWatchedFilesRegistration(t *testing.T) {
 }
 
 func TestApprovalTimeoutCancelsTheQuestion(t *testing.T) {
+	t.Parallel()
 	c, _ := started(t, lsptest.AgentlsCaps(), map[string]any{"config": map[string]any{"approval": map[string]any{"timeoutSeconds": 1}}})
 	ctx := ctxT(t)
 	c.SetHooks(lsptest.Hooks{Approval: func(approval.Request) approval.Response {
@@ -601,6 +617,7 @@ func TestApprovalTimeoutCancelsTheQuestion(t *testing.T) {
 }
 
 func TestCancelKillsShell(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	c := newRaw(t, tools.NewRunner(tools.NewBuiltinRegistry(), nil))
 	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"rootUri":%q,"capabilities":{},"initializationOptions":{"config":{"approval":{"mode":"yolo"}}}}}`, "file://"+root))

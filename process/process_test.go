@@ -284,6 +284,7 @@ func TestTerminate(t *testing.T) {
 // and WaitOutput returns on new output, at the end, at its limit, and with
 // the context's error when the context ends.
 func TestOutput(t *testing.T) {
+	t.Parallel()
 	st := NewStore()
 	defer st.Close()
 	var mu sync.Mutex
@@ -334,6 +335,7 @@ func TestOutput(t *testing.T) {
 
 // TestEndAll: EndAll ends the processes of every Store.
 func TestEndAll(t *testing.T) {
+	t.Parallel()
 	mk := marker(705)
 	var stores []*Store
 	for range 2 {
@@ -361,6 +363,7 @@ func TestEndAll(t *testing.T) {
 
 // TestSweepCgroups: the cgroup of a server that died is emptied and removed.
 func TestSweepCgroups(t *testing.T) {
+	t.Parallel()
 	parent := pidsCgroupParent()
 	if parent == "" {
 		t.Skip("no pids cgroup here")

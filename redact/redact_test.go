@@ -55,6 +55,7 @@ func leaks(out, secret string) []string {
 }
 
 func TestCorpus(t *testing.T) {
+	t.Parallel()
 	rules := map[string]int{}
 	through := 0
 	cs := corpus(t)
@@ -77,6 +78,7 @@ func TestCorpus(t *testing.T) {
 }
 
 func TestPlainTextUnchanged(t *testing.T) {
+	t.Parallel()
 	a, err := txtar.ParseFile("testdata/plain.txtar")
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +91,7 @@ func TestPlainTextUnchanged(t *testing.T) {
 }
 
 func TestRules(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"https://user:p%40ss@host/x", "https://user:[REDACTED:url-userinfo]@host/x"},
 		{"https://u:a@b@host/x", "https://u:[REDACTED:url-userinfo]@host/x"},
@@ -118,6 +121,7 @@ func TestRules(t *testing.T) {
 }
 
 func TestSecretName(t *testing.T) {
+	t.Parallel()
 	yes := []string{"password", "DB_PASSWORD", "apiKey", "api_key", "X-Api-Key", "X-Auth-Token", "AWS_SECRET_ACCESS_KEY",
 		"OPENAI_API_KEY", "STRIPE_KEY", "client_secret", "passphrase", "github-token", "Authorization", "dbpassword", "pass"}
 	no := []string{"key", "keys", "monkey", "keyword", "password_file", "token_url", "max_tokens", "secretName",
@@ -135,6 +139,7 @@ func TestSecretName(t *testing.T) {
 }
 
 func TestCut(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("word ", 30000) // 150,000 bytes
 	got := Cut(long, Cap)
 	if len(got) > Cap {
@@ -175,6 +180,7 @@ func fmtSscan(s string, n *int) (int, error) {
 
 // A private key cut by the cap has no end line: the rest is still a key.
 func TestCutPrivateKey(t *testing.T) {
+	t.Parallel()
 	body := strings.Repeat("MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n", 2000)
 	got := String("-----BEGIN PRIVATE KEY-----\n" + body + "-----END PRIVATE KEY-----\n")
 	if strings.Contains(got, "MIIEvQIBADANBgkqhkiG9w0") {
@@ -183,6 +189,7 @@ func TestCutPrivateKey(t *testing.T) {
 }
 
 func TestJSON(t *testing.T) {
+	t.Parallel()
 	in := `{"command":"deploy","env":{"PATH":"/usr/bin","LC_ALL":"C","APP_MODE":"blue","NODE_ENV":"sk_live_aB3dE5fG7hJ9kL1mN3pQ5rS7"},` +
 		`"password":"x","private":{"a":"b"},"n":12,"ok":true,"list":["AKIAKUF5XJ4NB4X7JYPI"],"headers":{"X-ghp_Iuwk7tWSNqi0xTEfYiW3rirXJtivfaO99UzC":"1"}}`
 	got := string(JSON(json.RawMessage(in)))
@@ -212,6 +219,7 @@ type boom struct{}
 func (*boom) String() string { panic("boom") }
 
 func TestHandler(t *testing.T) {
+	t.Parallel()
 	cs := corpus(t)
 	var buf bytes.Buffer
 	log := slog.New(NewHandler(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
@@ -250,6 +258,7 @@ func mustJSON(v any) []byte {
 
 // The rules are shared by every session: run them at once (go test -race).
 func TestConcurrent(t *testing.T) {
+	t.Parallel()
 	cs := corpus(t)
 	var wg sync.WaitGroup
 	for g := 0; g < 4; g++ {
@@ -321,6 +330,7 @@ func BenchmarkCommand(b *testing.B) {
 
 // Secrets in strings of code arrive escaped: \", \n, \u0026.
 func TestEscapedInCode(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, secret string }{
 		{`print("curl 'https://h/v1?city=oslo\u0026api_key=DSrPDijrqade\u0026units=metric'")`, "DSrPDijrqade"},
 		{`print("{\"client_id\": \"web\", \"client_secret\": \"cs5D1Iu9HQqg\"}")`, "cs5D1Iu9HQqg"},

@@ -91,6 +91,7 @@ func goSrcWorkspace(t testing.TB) *workspace.Workspace {
 // must equal the uncached one exactly (tools' TestGrepMatchesRipgrep checks
 // those against ripgrep).
 func TestCachedMatchesUncached(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("searches GOROOT/src")
 	}
@@ -149,6 +150,7 @@ func put(t *testing.T, root, rel, content string, mtime time.Time) {
 // and checks that every cached search returns exactly what a fresh search
 // does.
 func TestCacheInvalidation(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	old := time.Now().Add(-time.Hour)
 	for i := range 20 {
@@ -292,6 +294,7 @@ func cachedFiles(t *testing.T, cache *Cache, n int) {
 // initialized: the files a search would read, never a sensitive one; the
 // first search then skips files and returns what a fresh search does.
 func TestWarm(t *testing.T) {
+	t.Parallel()
 	root, ws := warmTree(t)
 	cache := NewCache()
 	defer cache.Close()
@@ -317,6 +320,7 @@ func TestWarm(t *testing.T) {
 // nothing and starts no fill, while searches through it still answer as
 // fresh ones.
 func TestCacheClose(t *testing.T) {
+	t.Parallel()
 	cache := NewCache()
 	if runtime.GOROOT() != "" {
 		if src := filepath.Join(runtime.GOROOT(), "src"); dirExists(src) {

@@ -24,6 +24,7 @@ import (
 // nonl lists sections whose final newline is not part of the content.
 // After an error every file of the tree must be as it was.
 func TestApplyPatchFixtures(t *testing.T) {
+	t.Parallel()
 	archives, _ := filepath.Glob("testdata/apply_patch/*.txtar")
 	if len(archives) == 0 {
 		t.Fatal("no fixtures")
@@ -83,6 +84,7 @@ func TestApplyPatchFixtures(t *testing.T) {
 }
 
 func TestApplyPatchCRLFAndBuffers(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	testenv.WriteFiles(t, root, map[string]string{"win.txt": "one\r\ntwo\r\nthree\r\n", "open.go": "package open\n"})
 	open := filepath.Join(root, "open.go")
@@ -118,6 +120,7 @@ func TestApplyPatchCRLFAndBuffers(t *testing.T) {
 }
 
 func TestApplyPatchErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, patch string
 		code        Code
@@ -147,6 +150,7 @@ func TestApplyPatchErrors(t *testing.T) {
 // the occurrence nearest its stated line, searched patchFuzz lines around
 // it; beyond that it fails.
 func TestApplyPatchFuzzLimit(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	for i := 0; i < 100; i++ {
 		b.WriteString("a\nb\n")
@@ -176,6 +180,7 @@ func TestApplyPatchFuzzLimit(t *testing.T) {
 // to new, applied to old, gives new; also when lines were added above the
 // hunks since (their context moved), and with or without a final newline.
 func TestApplyPatchRoundTrip(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	words := []string{"a", "b", "c", "func x() {", "}", "", "\treturn nil", "// note"}
 	randomLines := func(n int) []string {
@@ -236,6 +241,7 @@ func TestApplyPatchRoundTrip(t *testing.T) {
 // TestApplyPatchNotes: a hunk found away from its stated line, or only
 // with whitespace ignored, is said in the question and in the result.
 func TestApplyPatchNotes(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	testenv.WriteFiles(t, root, map[string]string{"f.txt": "x\ny\nz\na  \nb\nc\n"})
 	var warning string
@@ -267,6 +273,7 @@ func TestApplyPatchNotes(t *testing.T) {
 // TestApplyPatchSplitDiffsOfOneFile: several diffs of one file are its
 // hunks, in the order of the file.
 func TestApplyPatchSplitDiffsOfOneFile(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	testenv.WriteFiles(t, root, map[string]string{"f.txt": "a\nb\nc\nd\ne\nf\ng\nh\n"})
 	patch := "--- a/f.txt\n+++ b/f.txt\n@@ -7,2 +7,2 @@\n g\n-h\n+H\n" +
@@ -280,6 +287,7 @@ func TestApplyPatchSplitDiffsOfOneFile(t *testing.T) {
 // TestApplyPatchHeadersWithoutNumbers: "@@" alone, as models write it,
 // finds the hunk by its lines, which must occur once.
 func TestApplyPatchHeadersWithoutNumbers(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	testenv.WriteFiles(t, root, map[string]string{"f.go": "package f\n\nfunc A() {\n\treturn\n}\n\nfunc B() {\n\treturn\n}\n"})
 	patch := "--- a/f.go\n+++ b/f.go\n@@\n func B() {\n-\treturn\n+\tpanic(1)\n }\n@@ @@ func A\n-func A() {\n+func A2() {\n"

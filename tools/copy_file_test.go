@@ -10,6 +10,7 @@ import (
 )
 
 func TestCopyFile(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	bin := string([]byte{0x89, 'P', 'N', 'G', 0, 0, 0xff, 0xfe, '\n'})
 	testenv.WriteFiles(t, root, map[string]string{"a.txt": "A\r\nB\r\n", "img.png": bin, "dir/x": "x"})
@@ -43,6 +44,7 @@ func TestCopyFile(t *testing.T) {
 }
 
 func TestCopyFileBinaryPlan(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	testenv.WriteFiles(t, root, map[string]string{"b.bin": "a\x00b"})
 	c := &Call{Workspace: env.Workspace, Session: env.Session, Tool: CopyFile}

@@ -9,6 +9,7 @@ import (
 )
 
 func TestCreateDirectory(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	testenv.WriteFiles(t, root, map[string]string{"file.txt": "x"})
 	var asked int

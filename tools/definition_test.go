@@ -71,6 +71,7 @@ type locsResult struct {
 }
 
 func TestDefinition(t *testing.T) {
+	t.Parallel()
 	g := newIndexRig(t)
 	tests := []struct {
 		name      string

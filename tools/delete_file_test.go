@@ -11,6 +11,7 @@ import (
 )
 
 func TestDeleteFile(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	testenv.WriteFiles(t, root, map[string]string{"a.txt": "bye\n", "dir/x.txt": "x\n", "dir/sub/y.txt": "y\n"})
 	os.Mkdir(filepath.Join(root, "emptydir"), 0o755)
@@ -65,6 +66,7 @@ func TestDeleteFile(t *testing.T) {
 // walks beneath the root with hidden, ignored and .git entries included, so
 // a sensitive file the ignore rules hide still refuses the delete.
 func TestDeleteSeesHiddenIgnoredSensitive(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	testenv.WriteFiles(t, root, map[string]string{
 		"d/.gitignore":         ".aws/\n",

@@ -15,6 +15,7 @@ import (
 // and a symlink loop ends. Every answer is checked for the outside
 // folder's names.
 func TestGlobConfinement(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	outside := t.TempDir()
 	testenv.WriteFiles(t, outside, map[string]string{"secret-outside.txt": "x", "deep/secret-outside.go": "x"})
@@ -90,6 +91,7 @@ func TestGlobConfinement(t *testing.T) {
 // TestWalksDoNotFollowLinksOut: list_directory and grep list a link to an
 // outside folder as a link and never enter it, and a link loop ends.
 func TestWalksDoNotFollowLinksOut(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	outside := t.TempDir()
 	testenv.WriteFiles(t, outside, map[string]string{"secret-outside.txt": "needle-outside"})

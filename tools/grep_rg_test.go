@@ -71,6 +71,7 @@ func rgWorkspace(t *testing.T, src string) *workspace.Workspace {
 }
 
 func TestGrepMatchesRipgrep(t *testing.T) {
+	t.Parallel()
 	src := goSrc(t)
 	ws := rgWorkspace(t, src)
 	for _, q := range search.Queries {
@@ -106,6 +107,7 @@ func TestGrepMatchesRipgrep(t *testing.T) {
 // TestGrepCountAndFilesMatchRipgrep checks the other output modes on a
 // common query.
 func TestGrepCountAndFilesMatchRipgrep(t *testing.T) {
+	t.Parallel()
 	src := goSrc(t)
 	ws := rgWorkspace(t, src)
 	res := RunTool(context.Background(), ws, "grep", json.RawMessage(`{"pattern":"if err != nil","output_mode":"count","max_results":100000}`))
@@ -144,6 +146,7 @@ func TestGrepCountAndFilesMatchRipgrep(t *testing.T) {
 }
 
 func TestGlobMatchesRipgrep(t *testing.T) {
+	t.Parallel()
 	src := goSrc(t)
 	ws, err := workspace.New(src)
 	if err != nil {
@@ -210,6 +213,7 @@ func diff(t *testing.T, gotName string, got map[string]bool, wantName string, wa
 // TestGrepMultilineMatchesRipgrep compares the lines multiline matches
 // print (every line a match spans) with rg -U.
 func TestGrepMultilineMatchesRipgrep(t *testing.T) {
+	t.Parallel()
 	src := goSrc(t)
 	ws := rgWorkspace(t, src)
 	for _, q := range []struct{ pattern, rg string }{

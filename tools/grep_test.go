@@ -313,6 +313,7 @@ func TestGrepPartialAndDeterminism(t *testing.T) {
 // session after each change: the answers must be the same. The engine's
 // own tests (search/cache_test.go) attack the cache in more ways.
 func TestGrepCachedSession(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	old := time.Now().Add(-time.Hour)
 	files := map[string]string{"a/target.go": "package a\n// nothing here\n", "b/other.go": "package b\n// xyzzy plugh\n"}

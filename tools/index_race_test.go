@@ -33,6 +33,7 @@ const indexRaceCalls = 600
 // the inside targets must still succeed, so the test cannot pass by
 // refusing everything.
 func TestIndexSymlinkRace(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	outside := t.TempDir()
 	marker := fmt.Sprintf("OUTSIDE%dMARKER", time.Now().UnixNano())

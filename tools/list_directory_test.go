@@ -10,6 +10,7 @@ import (
 )
 
 func TestListDirectory(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	os.Mkdir(filepath.Join(root, ".git"), 0o755) // a repository: .gitignore applies
 	testenv.WriteFiles(t, root, map[string]string{
@@ -62,6 +63,7 @@ func TestListDirectory(t *testing.T) {
 }
 
 func TestListDirectoryCapAndEmpty(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	files := map[string]string{}
 	for i := 0; i < listMaxEntries+5; i++ {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestMoveFile(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	testenv.WriteFiles(t, root, map[string]string{"a.txt": "A\n", "b.txt": "B\n", "dir/x.txt": "x\n", "other/": ""})
 	var asked int

@@ -10,6 +10,7 @@ import (
 )
 
 func TestMultiEdit(t *testing.T) {
+	t.Parallel()
 	const text = "alpha\nbeta\ngamma\nbeta\ndelta\n"
 	tests := []struct {
 		name  string
@@ -72,6 +73,7 @@ func TestMultiEdit(t *testing.T) {
 }
 
 func TestMultiEditEditsTheBuffer(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	testenv.WriteFiles(t, root, map[string]string{"f.go": "package f\n"})
 	path := filepath.Join(root, "f.go")
@@ -99,6 +101,7 @@ func TestMultiEditEditsTheBuffer(t *testing.T) {
 // file changed (on disk or in the buffer) since the model read it, and an
 // overwrite of a file never read.
 func TestStaleFile(t *testing.T) {
+	t.Parallel()
 	type change func(t *testing.T, env *Env, root string)
 	onDisk := func(t *testing.T, env *Env, root string) {
 		testenv.WriteFiles(t, root, map[string]string{"f.txt": "one\ntwo changed on disk\nthree\n"})
@@ -160,6 +163,7 @@ func TestStaleFile(t *testing.T) {
 
 // TestNoMatchAndAmbiguous checks the hints of edit_file's two failures.
 func TestNoMatchAndAmbiguous(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	testenv.WriteFiles(t, root, map[string]string{"f.go": "package f\n\nfunc Total(items []int) int {\n\treturn 0\n}\n\nfunc Count() int { return 0 }\n"})
 	res := ftCall(t, env, "edit_file", map[string]any{"path": "f.go", "old_string": "func Totals(items []int) int {", "new_string": "x"})

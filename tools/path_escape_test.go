@@ -186,6 +186,7 @@ func escapeCalls(p string) []struct {
 // argument of every file tool: each is refused with INVALID_PATH or
 // SENSITIVE_PATH, and neither the outside folder nor the workspace changes.
 func TestPathEscapeCorpus(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	outside := t.TempDir() // a sibling of root: ../<base> reaches it
 	escapeTree(t, root, outside)
@@ -235,6 +236,7 @@ func TestPathEscapeCorpus(t *testing.T) {
 // no outside content, and that the tools still work on the workspace's own
 // files next to the traps (the corpus does not pass by refusing everything).
 func TestPathEscapeControls(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	outside := t.TempDir()
 	escapeTree(t, root, outside)
@@ -270,6 +272,7 @@ func TestPathEscapeControls(t *testing.T) {
 // root deleted or moved, and a relative symlink that would lead out once
 // moved.
 func TestPathEscapeThroughContents(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	outside := t.TempDir()
 	escapeTree(t, root, outside)
@@ -309,6 +312,7 @@ func TestPathEscapeThroughContents(t *testing.T) {
 // TestPathEscapeRootIsSymlink: a workspace opened through a symlinked
 // folder still refuses the corpus and still reaches its own files.
 func TestPathEscapeRootIsSymlink(t *testing.T) {
+	t.Parallel()
 	real := t.TempDir()
 	outside := t.TempDir()
 	escapeTree(t, real, outside)
@@ -341,6 +345,7 @@ func TestPathEscapeRootIsSymlink(t *testing.T) {
 // that leads out, between the plan and the write (while the person was
 // asked), is refused when the edit is applied.
 func TestPathEscapeWhileWaitingForApproval(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		tool string
 		args map[string]any

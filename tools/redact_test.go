@@ -101,6 +101,7 @@ func (s *sinks) all(t *testing.T, h *History) string {
 // tool/event notifications or the debug log, while the tools still did
 // their work with the real value.
 func TestRedactionEndToEnd(t *testing.T) {
+	t.Parallel()
 	corpus := secretCorpus(t)
 	root := t.TempDir()
 	ws, err := workspace.New(root)

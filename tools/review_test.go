@@ -38,6 +38,7 @@ func (r *scriptedApprover) Ask(ctx context.Context, req approval.Request) (appro
 // folder of a command and its deadline; a dangerous call never offers
 // "always", and "always" is labelled with what it covers.
 func TestRequestSaysEverything(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, tool  string
 		args        map[string]any
@@ -92,6 +93,7 @@ func TestRequestSaysEverything(t *testing.T) {
 // dangerous call (which did not offer it) has the call rejected, nothing
 // deleted and nothing remembered.
 func TestAlwaysNotOfferedIsRefused(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	testenv.WriteFiles(t, root, map[string]string{"somedir/keep": "k"})
 	env.Approver = &scriptedApprover{answers: []approval.Response{{Decision: approval.Always}}}
@@ -110,6 +112,7 @@ func TestAlwaysNotOfferedIsRefused(t *testing.T) {
 // TestAlwaysCoversWhatItsLabelSays: "always" for `echo x` makes `echo x y`
 // automatic, not `echo y` nor `ls`; the rule listed has the label shown.
 func TestAlwaysCoversWhatItsLabelSays(t *testing.T) {
+	t.Parallel()
 	env, _ := ftEnv(t)
 	rec := &scriptedApprover{answers: []approval.Response{{Decision: approval.Always}}}
 	env.Approver = rec
@@ -136,6 +139,7 @@ func TestAlwaysCoversWhatItsLabelSays(t *testing.T) {
 // again as dangerous, without "always", and the folder survives a rejection
 // of that second question; approved, it runs the edited command.
 func TestEditedCallJudgedAgain(t *testing.T) {
+	t.Parallel()
 	edit := json.RawMessage(`{"command":"rm -r somedir"}`)
 	for _, second := range []string{approval.Reject, approval.Approve} {
 		t.Run(second, func(t *testing.T) {
@@ -207,6 +211,7 @@ func TestEditedCallJudgedAgain(t *testing.T) {
 // safe mode even when they create something new; a rule makes them
 // automatic again, and yolo mode does not ask.
 func TestNewFileAsksInSafeMode(t *testing.T) {
+	t.Parallel()
 	calls := []struct {
 		tool string
 		args map[string]any
@@ -250,6 +255,7 @@ func TestNewFileAsksInSafeMode(t *testing.T) {
 // (the person typing in the editor, or the disk), summarises it, shows the
 // diff and tells the agent to read the file again.
 func TestStaleFileSaysWhatChanged(t *testing.T) {
+	t.Parallel()
 	for _, where := range []string{"editor", "disk"} {
 		t.Run(where, func(t *testing.T) {
 			env, root := ftEnv(t)

@@ -14,6 +14,7 @@ import (
 // an alias counts for the tool it names; a call of a name the registry
 // does not know counts for none.
 func TestEveryToolHasAScenario(t *testing.T) {
+	t.Parallel()
 	paths, err := filepath.Glob("testdata/scenarios/*.txtar")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no scenarios: %v", err)

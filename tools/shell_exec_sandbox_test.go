@@ -47,6 +47,7 @@ open("inside.txt", "w").write("in")
 // the network back; approved commands and shell.sandboxAuto false run as
 // before, outside any sandbox.
 func TestAllowListedCommandIsSandboxed(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	needInterpreter(t, "python3")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -123,6 +124,7 @@ func TestAllowListedCommandIsSandboxed(t *testing.T) {
 // TestAllowListedBackgroundIsSandboxed: shell_background of an
 // allow-listed command runs in the same sandbox.
 func TestAllowListedBackgroundIsSandboxed(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	g := newShellRig(t, func(c *workspace.Config) { c.Shell.Allow = []string{"bash escape.sh"} })
 	g.env.Approver = approval.Fixed(approval.Reject, "")
@@ -214,6 +216,7 @@ func sleepPids(token string) []int {
 // allow-listed one runs in the sandbox, where there is no cgroup file
 // system to leave by).
 func TestTimeoutKillsEscapedChildren(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	g := newShellRig(t, nil)
 	token := fmt.Sprintf("%d.%04d", 5000+rand.IntN(4000), rand.IntN(10000))

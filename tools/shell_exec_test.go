@@ -157,6 +157,7 @@ func TestShellExec(t *testing.T) {
 // TestShellTimeoutLeavesNoProcess: a command that times out is ended with
 // every process it started.
 func TestShellTimeoutLeavesNoProcess(t *testing.T) {
+	t.Parallel()
 	g := newShellRig(t, nil)
 	marker := fmt.Sprintf("100.%d", time.Now().UnixNano()%1000000)
 	res := g.call(context.Background(), "shell_exec", map[string]any{
@@ -179,6 +180,7 @@ func TestShellTimeoutLeavesNoProcess(t *testing.T) {
 // TestShellCancel: a cancelled call is answered as cancelled and its processes
 // are killed.
 func TestShellCancel(t *testing.T) {
+	t.Parallel()
 	g := newShellRig(t, nil)
 	marker := fmt.Sprintf("200.%d", time.Now().UnixNano()%1000000)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -207,6 +209,7 @@ func TestShellCancel(t *testing.T) {
 // first line reported (it waits for a file the report creates), so output
 // held back to the end makes the call time out.
 func TestShellStreams(t *testing.T) {
+	t.Parallel()
 	g := newShellRig(t, nil)
 	flag := filepath.Join(g.root, "streamed")
 	p := &shellProgress{onReport: func(m string) {
@@ -229,6 +232,7 @@ func TestShellStreams(t *testing.T) {
 // TestShellLargeOutput: several MB are cut to head and tail with a marker,
 // and every byte can be read back by range.
 func TestShellLargeOutput(t *testing.T) {
+	t.Parallel()
 	g := newShellRig(t, func(c *workspace.Config) { c.Shell.MaxOutputBytes = 64 << 10 })
 	var want strings.Builder
 	for i := 1; i <= 500000; i++ {
@@ -297,6 +301,7 @@ func TestShellLargeOutput(t *testing.T) {
 
 // TestShellPolicy: the command policy decides through the pipeline.
 func TestShellPolicy(t *testing.T) {
+	t.Parallel()
 	g := newShellRig(t, func(c *workspace.Config) { c.Shell.Allow = []string{"echo", "ls"}; c.Shell.Deny = []string{"curl"} })
 	g.env.Approver = approval.Fixed(approval.Reject, "no")
 	tests := []struct {
@@ -343,6 +348,7 @@ func TestShellPolicy(t *testing.T) {
 // TestShellSetsidEscape: a process that leaves the process group (setsid)
 // still ends with the call where the machine gives a cgroup.
 func TestShellSetsidEscape(t *testing.T) {
+	t.Parallel()
 	if g := process.NewCgroup(0, 0); g == nil {
 		t.Skip("no pids cgroup here: only the process group is ended")
 	} else {
@@ -364,6 +370,7 @@ func TestShellSetsidEscape(t *testing.T) {
 
 // TestRunArgv: programs run without a shell get the same handling.
 func TestRunArgv(t *testing.T) {
+	t.Parallel()
 	g := newShellRig(t, nil)
 	c := &Call{Ctx: context.Background(), Workspace: g.env.Workspace, Session: g.env.Session, Progress: &shellProgress{}}
 	res, err := RunArgv(c, []string{"printf", "%s|", "a b", "$HOME", ";rm x"}, g.root, nil, 5*time.Second)
@@ -382,6 +389,7 @@ func TestRunArgv(t *testing.T) {
 // TestShellBinaryOutput: binary output is described, not dumped, and can be
 // read back.
 func TestShellBinaryOutput(t *testing.T) {
+	t.Parallel()
 	g := newShellRig(t, nil)
 	res := g.call(context.Background(), "shell_exec", map[string]any{"command": `printf 'a\000b\377'`}, nil)
 	s := fields(t, res)

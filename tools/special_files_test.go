@@ -14,6 +14,7 @@ import (
 // TestSpecialFilesDoNotHang: a FIFO in the workspace is refused by every
 // tool that reads what it changes, before approval, instead of blocking.
 func TestSpecialFilesDoNotHang(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	if err := syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644); err != nil {
 		t.Skip(err)

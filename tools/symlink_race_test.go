@@ -31,6 +31,7 @@ const raceCalls = 5000
 // marker that no result may contain. Calls that meet the inside target must
 // still succeed, so the test cannot pass by refusing everything.
 func TestSymlinkRace(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	outside := t.TempDir()
 	marker := fmt.Sprintf("OUTSIDE%dMARKER", time.Now().UnixNano())

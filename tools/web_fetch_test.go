@@ -111,6 +111,7 @@ const testPageText = "Main heading\n\n" +
 // is reached, whether the URL names its address or a name that resolves to
 // it (the check runs on the resolved address, when connecting).
 func TestWebFetchRefusesLoopback(t *testing.T) {
+	t.Parallel()
 	srv, hits := countingServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "reached") })
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
 	w := newWebRig(t, func(c *workspace.Config) { c.Web.Allow = []string{"127.0.0.1", "localhost"} })
@@ -142,6 +143,7 @@ func TestWebFetchRefusesLoopback(t *testing.T) {
 }
 
 func TestWebFetchAllowedLocal(t *testing.T) {
+	t.Parallel()
 	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/page":
@@ -253,6 +255,7 @@ func TestWebFetchAllowedLocal(t *testing.T) {
 
 // TestWebFetchAsks: a host off the allow list asks, as a network call.
 func TestWebFetchAsks(t *testing.T) {
+	t.Parallel()
 	srv, hits := countingServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello") })
 	w := newWebRig(t, func(c *workspace.Config) { c.Web.AllowPrivate = true })
 	w.answer = always(approval.Reject)
@@ -303,6 +306,7 @@ func TestWebFetchRedirectToPrivate(t *testing.T) {
 }
 
 func TestWebFetchRedirects(t *testing.T) {
+	t.Parallel()
 	other, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "elsewhere") })
 	var srv *httptest.Server
 	srv, hits := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -356,6 +360,7 @@ func TestWebFetchRedirects(t *testing.T) {
 }
 
 func TestWebFetchLimits(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -396,6 +401,7 @@ func TestWebFetchLimits(t *testing.T) {
 }
 
 func TestWebFetchInvalid(t *testing.T) {
+	t.Parallel()
 	w := newWebRig(t, func(c *workspace.Config) { c.Web.AllowPrivate = true })
 	for _, args := range []map[string]any{
 		{"url": "ftp://example.com/x"},
@@ -416,6 +422,7 @@ func TestWebFetchInvalid(t *testing.T) {
 }
 
 func TestWebHostAllowed(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		allow []string
 		url   string
@@ -443,6 +450,7 @@ func TestWebHostAllowed(t *testing.T) {
 }
 
 func TestWebAddrClass(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		ip   string
 		want string

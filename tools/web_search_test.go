@@ -65,6 +65,7 @@ func fakeBrave(t *testing.T) *httptest.Server {
 }
 
 func TestWebSearch(t *testing.T) {
+	t.Parallel()
 	searx := fakeSearXNG(t, 0)
 	brave := fakeBrave(t)
 	tests := []struct {
@@ -122,6 +123,7 @@ func TestWebSearch(t *testing.T) {
 }
 
 func TestWebSearchNotConfigured(t *testing.T) {
+	t.Parallel()
 	forbidden := fakeSearXNG(t, http.StatusForbidden)
 	brave := fakeBrave(t)
 	tests := []struct {

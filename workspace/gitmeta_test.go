@@ -11,6 +11,7 @@ import (
 // folder gets the others' entries only when it already has (or the same
 // plan gives it) HEAD, objects/ or refs/; HEAD itself always counts.
 func TestGitMetadata(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	for _, p := range []string{"gitlike/HEAD", "half/objects/x", "src/hooks/a.ts", "objs/objects/x"} {
 		full := filepath.Join(root, filepath.FromSlash(p))

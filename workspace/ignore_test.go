@@ -12,6 +12,7 @@ import (
 )
 
 func TestIgnoreWildmatch(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		pattern, text string
 		pathname      bool
@@ -60,6 +61,7 @@ func TestIgnoreWildmatch(t *testing.T) {
 }
 
 func TestIgnoreParse(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		line    string
 		want    ignoreRule
@@ -301,6 +303,7 @@ func sortedKeys(m map[string]bool) []string {
 // TestIgnoreIndex checks the indexed Match of long rule lists against
 // trying every rule in order.
 func TestIgnoreIndex(t *testing.T) {
+	t.Parallel()
 	pool := []string{"a", "b.go", "*.go", "*.txt", "!*.txt", "!keep.go", "x/", "/top", "/a/b", "src/*.go", "**/gen",
 		"*~", "[ab].go", "!a", "dir/**", "*.tar.gz", "!/top", "c*", "*.go/", ".env*", "b.go/"}
 	paths := []string{"a", "b.go", "c.txt", "x", "top", "a/b", "src/m.go", "q/gen", "f~", "a.go", "dir/z", "v.tar.gz",

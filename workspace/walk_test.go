@@ -196,6 +196,7 @@ func TestWalkSkipDirAndErrors(t *testing.T) {
 }
 
 func TestWalkComparePaths(t *testing.T) {
+	t.Parallel()
 	got := []string{"a.go", "a/b", "a", "a-b", "B", "a/b/c", "ab"}
 	files := make([]*File, len(got))
 	for i, s := range got {

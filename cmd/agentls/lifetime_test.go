@@ -129,6 +129,7 @@ sleep %[1]s5`, token)
 // that its shells started is left: not the background shell, not the
 // running command, not a child that called setsid or was double-forked.
 func TestNoChildOutlivesKilledServer(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, config string }{
 		{"approved", ""},
 		{"allow-listed", `{"shell":{"allow":["sleep","setsid sleep","touch"]}}`},
@@ -149,6 +150,7 @@ func TestNoChildOutlivesKilledServer(t *testing.T) {
 // TestSignalStopsServer: SIGTERM and SIGINT end every command and the
 // server within 2 s, although the client keeps stdin open.
 func TestSignalStopsServer(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			p, token, _ := lifetimeRig(t, "")

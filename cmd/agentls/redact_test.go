@@ -25,6 +25,7 @@ import (
 // or the history file. (approval/request is not checked: it is the
 // question to the person, who must see what they approve.)
 func TestServerRedaction(t *testing.T) {
+	t.Parallel()
 	a, err := txtar.ParseFile("../../redact/testdata/secrets.txtar")
 	if err != nil {
 		t.Fatal(err)
