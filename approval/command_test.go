@@ -1,11 +1,10 @@
 package approval
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -25,15 +24,7 @@ func verdict(a Assessment) string {
 func commandWorkspace(t *testing.T) (*workspace.Workspace, *workspace.Config) {
 	t.Helper()
 	root := t.TempDir()
-	for _, f := range []string{"main.go", ".env", "sub/x.txt"} {
-		p := filepath.Join(root, f)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("x\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.WriteFiles(t, root, map[string]string{"main.go": "x\n", ".env": "x\n", "sub/x.txt": "x\n"})
 	ws, err := workspace.New(root)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/tools/txtar"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -32,15 +33,7 @@ func newTestIndex(t testing.TB, files map[string]string) (*Index, *workspace.Wor
 // newTestIndexIn is newTestIndex with the root given.
 func newTestIndexIn(t testing.TB, root string, files map[string]string) (*Index, *workspace.Workspace, string) {
 	t.Helper()
-	for name, text := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.WriteFiles(t, root, files)
 	ws, err := workspace.New(root)
 	if err != nil {
 		t.Fatal(err)
@@ -454,13 +447,13 @@ func BenchmarkIndexGOROOT(b *testing.B) {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		cpu0 := cpuTime()
+		cpu0 := testenv.CPUTime()
 		ix := New(ws)
 		start := time.Now()
 		ix.Start(nil)
 		ix.Wait(context.Background())
 		d := time.Since(start)
-		cpu := cpuTime() - cpu0
+		cpu := testenv.CPUTime() - cpu0
 		st := ix.Status()
 		files = st.Files
 		syms = 0

@@ -30,7 +30,7 @@ func TestProgramKeysOverridden(t *testing.T) {
 		}
 		return string(out)
 	}
-	run(os.Environ(), "init", "-q")
+	testenv.Git(t, root, nil, "init", "-q")
 	keyOf := func(p string) string { return strings.Replace(p, "*", "Some.Name", 1) }
 	for _, k := range gitProgramKeys {
 		v := "sh /attacker"

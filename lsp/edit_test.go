@@ -291,7 +291,7 @@ func eglotCaps() map[string]any {
 
 var yolo = map[string]any{"config": map[string]any{"approval": map[string]any{"mode": "yolo"}}}
 
-// TestPlainChangesKeepUnsavedWork is issue 16's data loss: a client without
+// TestPlainChangesKeepUnsavedWork: no unsaved work is lost. A client without
 // documentChanges gets the changes map for its open buffer; the disk keeps
 // the saved text, and a second edit keeps the first.
 func TestPlainChangesKeepUnsavedWork(t *testing.T) {

@@ -2,11 +2,11 @@ package lsp_test
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/lsp/lsptest"
 	"github.com/agentls/agentls/workspace"
 )
@@ -34,17 +34,6 @@ func Use(g *a.Greeter) string {
 `,
 }
 
-func writeTree(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for name, text := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 type lspLoc struct {
 	URI   string          `json:"uri"`
 	Range workspace.Range `json:"range"`
@@ -57,7 +46,7 @@ type lspLoc struct {
 func TestIndexFeatures(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	writeTree(t, root, indexModule)
+	testenv.WriteFiles(t, root, indexModule)
 	c := lsptest.Pipe(t, nil)
 	c.SetHooks(lsptest.Hooks{Other: func(method string, params json.RawMessage) (any, error) {
 		return nil, nil // window/workDoneProgress/create
@@ -174,7 +163,7 @@ func TestIndexFeatures(t *testing.T) {
 	// A type error in an open buffer is published, and withdrawn when the
 	// buffer is fixed.
 	cPath := filepath.Join(root, "c", "c.go")
-	writeTree(t, root, map[string]string{"c/c.go": "package c\n\nfunc F() int { return 0 }\n"})
+	testenv.WriteFiles(t, root, map[string]string{"c/c.go": "package c\n\nfunc F() int { return 0 }\n"})
 	c.Notify(ctx, "workspace/didChangeWatchedFiles", map[string]any{"changes": []map[string]any{{"uri": workspace.PathToURI(cPath), "type": 1}}})
 	c.Open(ctx, cPath, "package c\n\nfunc F() int { return \"x\" }\n")
 	diags := func(n int) func(json.RawMessage) bool {
@@ -217,7 +206,7 @@ func TestIndexFeatures(t *testing.T) {
 func TestIndexFeaturesOff(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	writeTree(t, root, indexModule)
+	testenv.WriteFiles(t, root, indexModule)
 	c := lsptest.Pipe(t, nil)
 	ctx := ctxT(t)
 	res, err := c.Initialize(ctx, root, nil, map[string]any{"config": map[string]any{"lsp": map[string]any{"features": []string{"hover"}}}})

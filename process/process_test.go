@@ -17,31 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/sandbox"
 )
-
-// pgrepF lists the processes (not zombies) whose command line contains
-// pattern, one "pid cmdline" a line, read from /proc (tests hide PATH).
-func pgrepF(pattern string) string {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		panic(err)
-	}
-	var out []string
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		cmdline := strings.ReplaceAll(string(b), "\x00", " ")
-		if err != nil || !strings.Contains(cmdline, pattern) || !running(pid) {
-			continue
-		}
-		out = append(out, fmt.Sprintf("%d %s", pid, cmdline))
-	}
-	return strings.Join(out, "\n")
-}
 
 // marker returns an argument for sleep that no other process has: a long
 // duration whose decimals are unique to the test.
@@ -52,19 +30,14 @@ func marker(base int) string {
 // gone waits a little for no process to match pattern, and returns (and
 // kills, so that a failing test leaves nothing) those that are left.
 func gone(pattern string) string {
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		left := pgrepF(pattern)
-		if left == "" || time.Now().After(deadline) {
-			for _, line := range strings.Split(left, "\n") {
-				if pid, err := strconv.Atoi(strings.Fields(line + " x")[0]); err == nil {
-					syscall.Kill(pid, syscall.SIGKILL)
-				}
-			}
-			return left
+	testenv.Eventually(3*time.Second, func() bool { return testenv.Procs(pattern) == "" })
+	left := testenv.Procs(pattern)
+	for _, line := range strings.Split(left, "\n") {
+		if pid, err := strconv.Atoi(strings.Fields(line + " x")[0]); err == nil {
+			syscall.Kill(pid, syscall.SIGKILL)
 		}
-		time.Sleep(25 * time.Millisecond)
 	}
+	return left
 }
 
 // mode is how a test runs its processes: with bwrap's pid namespace (where
@@ -391,7 +364,7 @@ func TestSweepCgroups(t *testing.T) {
 		os.Remove(dir)
 	}
 	time.Sleep(100 * time.Millisecond)
-	if left := pgrepF("sleep " + mk); left != "" {
+	if left := testenv.Procs("sleep " + mk); left != "" {
 		t.Errorf("process of a dead server left:\n%s", left)
 	}
 }

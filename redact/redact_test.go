@@ -12,6 +12,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"golang.org/x/tools/txtar"
 )
 
@@ -311,11 +312,11 @@ func bench(b *testing.B, s string) {
 	Load()
 	b.SetBytes(int64(len(s)))
 	b.ResetTimer()
-	start := cpuTime()
+	start := testenv.CPUTime()
 	for i := 0; i < b.N; i++ {
 		String(s)
 	}
-	if used := cpuTime() - start; used > 0 {
+	if used := testenv.CPUTime() - start; used > 0 {
 		b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -131,13 +132,8 @@ func TestCachedMatchesUncached(t *testing.T) {
 // put writes a file below root, with mtime unless it is zero.
 func put(t *testing.T, root, rel, content string, mtime time.Time) {
 	t.Helper()
+	testenv.WriteFiles(t, root, map[string]string{rel: content})
 	p := filepath.Join(root, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	if !mtime.IsZero() {
 		if err := os.Chtimes(p, mtime, mtime); err != nil {
 			t.Fatal(err)

@@ -18,7 +18,7 @@ func TestCopyFile(t *testing.T) {
 	env.Approver = approverCounting(&asked, env.Approver)
 
 	wantSuccess(t, ftCall(t, env, "copy_file", map[string]any{"source": "a.txt", "dest": "copies/a.txt"}))
-	// A copy to a new path asks too in safe mode (issue 17: every change is seen first).
+	// A copy to a new path asks too in safe mode (every change is seen first).
 	if asked != 1 || ftRead(t, root, "copies/a.txt") != "A\r\nB\r\n" || ftRead(t, root, "a.txt") != "A\r\nB\r\n" {
 		t.Errorf("asked %d, copy %q", asked, ftRead(t, root, "copies/a.txt"))
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/agentls/agentls/workspace"
 )
 
-// The standing adversarial suite for automatic git (issue 10, holes 1 and
-// 10). The attacker steers the agent: every file below is written through
+// The standing adversarial suite for automatic git: a repository's
+// configuration must not run a program nobody approved. The attacker steers the agent: every file below is written through
 // the real runner with the built-in tools, and git is the real git. A
 // program the attacker names writes a line to a marker file (in the
 // workspace, which automatic commands may write); the suite fails when the marker exists after a call nobody

@@ -10,7 +10,7 @@ import (
 	"github.com/agentls/agentls/internal/testenv"
 )
 
-// TestGlobConfinement attacks glob's pattern (issue 10, hole 2): patterns
+// TestGlobConfinement attacks glob's pattern: patterns
 // are confined like paths, symlinks that lead out are never walked into,
 // and a symlink loop ends. Every answer is checked for the outside
 // folder's names.

@@ -16,7 +16,7 @@ func TestRedact(t *testing.T) {
 			`{"X-Auth-Token":"[REDACTED:secret-key]","apiKey":"[REDACTED:secret-key]","api_key":"[REDACTED:secret-key]","password":"[REDACTED:secret-key]","token":"[REDACTED:secret-key]"}`},
 		{`{"headers":{"Authorization":"Bearer x"},"path":"src/main.go"}`, `{"headers":{"Authorization":"[REDACTED:secret-key]"},"path":"src/main.go"}`},
 		{`{"env":{"OPENAI_KEY":"sk-abcdefghijklmnopqrstu","GOOS":"linux"}}`, `{"env":{"GOOS":"linux","OPENAI_KEY":"[REDACTED:env]"}}`},
-		// a secret inside a string (it used to pass: the hole of issue 10)
+		// a secret inside a string, not only a whole value
 		{`{"command":"echo ghp_abcdefghijklmnopqrstuvwxyz0123"}`, `{"command":"echo [REDACTED:known-prefix]"}`},
 		{`{"value":"ghp_abcdefghijklmnopqrstuvwxyz0123"}`, `{"value":"[REDACTED:high-entropy]"}`},
 		{`{"value":"q8Zp3KxW9vTn2LmR7yHb4CdF6gJs1Ae5"}`, `{"value":"[REDACTED:high-entropy]"}`},

@@ -15,7 +15,8 @@ func TestMoveFile(t *testing.T) {
 	var asked int
 	env.Approver = approverCounting(&asked, env.Approver)
 
-	// A move to a new path asks in safe mode (issue 17), parents are made.
+	// A move to a new path asks in safe mode (every change is seen first),
+	// parents are made.
 	res := ftCall(t, env, "move_file", map[string]any{"from": "a.txt", "to": "new/place/a2.txt"})
 	wantSuccess(t, res)
 	if asked != 1 || ftRead(t, root, "new/place/a2.txt") != "A\n" || ftRead(t, root, "a.txt") != "<absent>" {

@@ -81,7 +81,7 @@ func TestMultiEditEditsTheBuffer(t *testing.T) {
 	res := ftCall(t, env, "multi_edit", map[string]any{"path": "f.go", "edits": []any{map[string]any{"old_string": "unsaved = 1", "new_string": "unsaved = 2"}}})
 	// Without an editor that applies edits, the server would write the
 	// buffer's unsaved text with the edit, and the person's next save would
-	// undo it (issue 16): refused, nothing written.
+	// undo it: refused, nothing written.
 	wantError(t, res, UnsavedInEditor, "f.go")
 	if got := ftRead(t, root, "f.go"); got != "package f\n" {
 		t.Errorf("file = %q", got)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/process"
 	"github.com/agentls/agentls/workspace"
 )
@@ -94,11 +95,9 @@ func liveInGroup(t *testing.T, pgid int) []string {
 	return live
 }
 
-// pgrepF lists live processes whose command line contains pattern.
-func pgrepF(pattern string) string {
-	out, _ := exec.Command("pgrep", "-af", pattern).Output()
-	return strings.TrimSpace(string(out))
-}
+// pgrepF lists the live processes whose command line contains pattern,
+// one "pid cmdline" a line.
+var pgrepF = testenv.Procs
 
 func TestShellExec(t *testing.T) {
 	t.Setenv("AGENTLS_TEST_TOKEN", "hunter2")

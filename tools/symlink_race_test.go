@@ -15,8 +15,8 @@ import (
 )
 
 // raceCalls is how many tool calls TestSymlinkRace makes while the links
-// are swapped (issue 10's standing adversarial suite: 0 of them may get
-// outside bytes or names).
+// are swapped (a standing adversarial suite: 0 of them may get outside
+// bytes or names).
 const raceCalls = 5000
 
 // TestSymlinkRace attacks the check-then-use gap: while one goroutine keeps

@@ -31,15 +31,12 @@ func WriteFiles(t testing.TB, root string, files map[string]string) {
 	}
 }
 
-// IsolateGit skips the test when git is not installed, and keeps the
-// machine's system and global git configuration, and the person's git
-// excludes file (XDG_CONFIG_HOME/git/ignore), out of the test. It sets
-// environment variables, so the test may not be parallel.
+// IsolateGit keeps the machine's system and global git configuration, and
+// the person's git excludes file (XDG_CONFIG_HOME/git/ignore), out of the
+// test: out of the git it runs and out of agentls's own reading of them.
+// It sets environment variables, so the test may not be parallel.
 func IsolateGit(t testing.TB) {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
@@ -47,9 +44,12 @@ func IsolateGit(t testing.TB) {
 
 // Git runs git in dir with the process's environment plus env, fails the
 // test when git fails, and returns git's output (standard output and
-// error).
+// error). It skips the test when git is not installed.
 func Git(t testing.TB, dir string, env []string, args ...string) string {
 	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
