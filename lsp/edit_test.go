@@ -1,6 +1,7 @@
 package lsp_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -20,6 +21,18 @@ func annotatedCaps() map[string]any {
 }
 
 // editStructured decodes an edit tool's structured result.
+// recordEdits is an ApplyEdit hook that keeps the params of every
+// workspace/applyEdit in *seen and applies the edit to the client's
+// documents, saving them when save.
+func recordEdits(ctx context.Context, c *lsptest.Client, seen *[]lsptest.ApplyEditParams, save bool) func(json.RawMessage) lsptest.ApplyResult {
+	return func(raw json.RawMessage) lsptest.ApplyResult {
+		var p lsptest.ApplyEditParams
+		json.Unmarshal(raw, &p)
+		*seen = append(*seen, p)
+		return c.ApplyEdit(ctx, raw, save)
+	}
+}
+
 func editStructured(t *testing.T, res *tools.Result) tools.EditResult {
 	t.Helper()
 	b, _ := json.Marshal(res.Structured)
@@ -45,12 +58,7 @@ func TestAnnotatedEditOfLargeUnsavedBuffer(t *testing.T) {
 	c.OpenDoc(ctx, path, buffer)
 
 	var seen []lsptest.ApplyEditParams
-	c.SetHooks(lsptest.Hooks{ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
-		var p lsptest.ApplyEditParams
-		json.Unmarshal(raw, &p)
-		seen = append(seen, p)
-		return c.ApplyEdit(ctx, raw, false)
-	}})
+	c.SetHooks(lsptest.Hooks{ApplyEdit: recordEdits(ctx, c, &seen, false)})
 	res, err := c.ToolCall(ctx, "edit_file", map[string]any{"path": "big.txt", "old_string": "line 7 (unsaved é中😀)\n", "new_string": "line 7 — edited 😀\n"})
 	if err != nil {
 		t.Fatal(err)
@@ -172,12 +180,7 @@ func TestApprovalRequestThenPlainApplyEdit(t *testing.T) {
 			req = r
 			return approval.Response{Decision: approval.Approve}
 		},
-		ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
-			var p lsptest.ApplyEditParams
-			json.Unmarshal(raw, &p)
-			applied = append(applied, p)
-			return c.ApplyEdit(ctx, raw, true)
-		},
+		ApplyEdit: recordEdits(ctx, c, &applied, true),
 	})
 	res, _ := c.ToolCall(ctx, "edit_file", map[string]any{"path": "a.txt", "old_string": "中", "new_string": "😀"})
 	if res.Status != tools.StatusSuccess {
@@ -431,12 +434,7 @@ func TestEglotNewFileLandsWithContent(t *testing.T) {
 	os.WriteFile(open, []byte("a\n"), 0o644)
 	c.OpenDoc(ctx, open, "a (unsaved)\n")
 	var seen []lsptest.ApplyEditParams
-	c.SetHooks(lsptest.Hooks{ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
-		var p lsptest.ApplyEditParams
-		json.Unmarshal(raw, &p)
-		seen = append(seen, p)
-		return c.ApplyEdit(ctx, raw, false)
-	}})
+	c.SetHooks(lsptest.Hooks{ApplyEdit: recordEdits(ctx, c, &seen, false)})
 	patch := "--- /dev/null\n+++ b/made.txt\n@@ -0,0 +1 @@\n+made\n--- a/open.txt\n+++ b/open.txt\n@@ -1 +1 @@\n-a (unsaved)\n+b (unsaved)\n"
 	res, _ := c.ToolCall(ctx, "apply_patch", map[string]any{"patch": patch})
 	if res.Status != tools.StatusSuccess {

@@ -282,12 +282,7 @@ func TestPatchToolsMoveDeleteMkdirInEditor(t *testing.T) {
 	var edits []lsptest.ApplyEditParams
 	var asked []string
 	c.SetHooks(lsptest.Hooks{
-		ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
-			var p lsptest.ApplyEditParams
-			json.Unmarshal(raw, &p)
-			edits = append(edits, p)
-			return c.ApplyEdit(ctx, raw, false)
-		},
+		ApplyEdit: recordEdits(ctx, c, &edits, false),
 		ShowMessageRequest: func(p json.RawMessage) any {
 			var m struct{ Message string }
 			json.Unmarshal(p, &m)
