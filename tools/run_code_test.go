@@ -170,7 +170,7 @@ print("started", n)
 // asserted is behaviour (the status, the output so far, no process left),
 // never how long it took: the machine may be busy.
 func TestRunCodeTimeout(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it counts the process's cgroups.
 	needInterpreter(t, "python3")
 	g := newShellRig(t, nil)
 	marker := fmt.Sprintf("300.%d", time.Now().UnixNano()%1000000)
