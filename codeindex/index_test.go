@@ -1,13 +1,11 @@
 package codeindex
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"go/types"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -356,14 +354,6 @@ func TestIndexMatcher(t *testing.T) {
 	}
 }
 
-func goroot(t testing.TB) string {
-	out, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		t.Skip("no go command")
-	}
-	return filepath.Join(string(bytes.TrimSpace(out)), "src")
-}
-
 // TestIndexGOROOT indexes the Go source tree and finds bufio.NewReader by
 // name and, precisely, from a use in another package.
 func TestIndexGOROOT(t *testing.T) {
@@ -371,7 +361,7 @@ func TestIndexGOROOT(t *testing.T) {
 	if testing.Short() {
 		t.Skip("indexes the whole Go source tree")
 	}
-	src := goroot(t)
+	src := testenv.GoSrc(t)
 	ws, err := workspace.New(src)
 	if err != nil {
 		t.Fatal(err)
@@ -437,7 +427,7 @@ func TestIndexGOROOT(t *testing.T) {
 //
 //	go test -bench Index -run '^$' -benchtime 3x ./workspace
 func BenchmarkIndexGOROOT(b *testing.B) {
-	src := goroot(b)
+	src := testenv.GoSrc(b)
 	ws, err := workspace.New(src)
 	if err != nil {
 		b.Fatal(err)
@@ -481,7 +471,7 @@ func TestIndexStripBodies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads the whole Go source tree")
 	}
-	src := goroot(t)
+	src := testenv.GoSrc(t)
 	var n atomic.Int64
 	workspace.Walk(context.Background(), src, workspace.WalkOptions{Prune: pruneIndexDir}, func(f *workspace.File) error {
 		if !strings.HasSuffix(f.Name, ".go") {
@@ -528,7 +518,7 @@ func TestIndexRoots(t *testing.T) {
 // TestIndexReferencesBudget checks that a references query out of time
 // says it is partial.
 func TestIndexReferencesBudget(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it sets the package's ReferencesBudget.
 	ix, _, root := newTestIndex(t, map[string]string{
 		"go.mod": "module m\n\ngo 1.22\n",
 		"p/p.go": "package p\n\nfunc F() {}\n",
@@ -618,7 +608,7 @@ func TestIndexDepStripping(t *testing.T) {
 	if testing.Short() {
 		t.Skip("type-checks part of the standard library twice")
 	}
-	src := goroot(t)
+	src := testenv.GoSrc(t)
 	api := func(strip bool, path string) map[string]string {
 		ws, _ := workspace.New(t.TempDir())
 		ix := New(ws)

@@ -72,11 +72,7 @@ func sameResult(t *testing.T, what string, got, want *Result) {
 // globs (as the ripgrep comparison has it).
 func goSrcWorkspace(t testing.TB) *workspace.Workspace {
 	t.Helper()
-	src := filepath.Join(runtime.GOROOT(), "src")
-	if _, err := os.Stat(src); err != nil {
-		t.Skip("no GOROOT/src")
-	}
-	ws, err := workspace.New(src)
+	ws, err := workspace.New(testenv.GoSrc(t))
 	if err != nil {
 		t.Fatal(err)
 	}

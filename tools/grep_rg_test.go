@@ -5,14 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/search"
 	"github.com/agentls/agentls/workspace"
 )
@@ -26,11 +24,7 @@ func goSrc(t testing.TB) string {
 	if _, err := exec.LookPath("rg"); err != nil {
 		t.Skip("ripgrep (rg) is not installed: apt-get install ripgrep")
 	}
-	src := filepath.Join(runtime.GOROOT(), "src")
-	if _, err := os.Stat(src); err != nil {
-		t.Skip("no GOROOT/src")
-	}
-	return src
+	return testenv.GoSrc(t)
 }
 
 // rgLines runs ripgrep in dir and returns its "path:line" set.

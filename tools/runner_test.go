@@ -247,7 +247,7 @@ func TestReadFile(t *testing.T) {
 }
 
 func TestCurrentDatetime(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it sets the package's now.
 	defer func(f func() time.Time) { now = f }(now)
 	now = func() time.Time { return time.Date(2026, 3, 1, 12, 30, 0, 0, time.UTC) }
 	r := NewRunner(NewBuiltinRegistry(), nil)

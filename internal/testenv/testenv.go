@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -83,4 +84,15 @@ func Eventually(d time.Duration, cond func() bool) bool {
 		time.Sleep(25 * time.Millisecond)
 	}
 	return cond()
+}
+
+// GoSrc returns $GOROOT/src, the large real tree that search and index
+// tests and benchmarks measure, or skips the test where there is none.
+func GoSrc(t testing.TB) string {
+	t.Helper()
+	src := filepath.Join(runtime.GOROOT(), "src")
+	if _, err := os.Stat(src); err != nil {
+		t.Skip("no GOROOT/src")
+	}
+	return src
 }
