@@ -16,33 +16,6 @@ import (
 	"golang.org/x/tools/txtar"
 )
 
-// Secret is one entry of testdata/secrets.txtar: a text and the secret in it.
-type Secret struct {
-	Shape, Text, Secret string
-}
-
-var marked = regexp.MustCompile(`(?s)\{\{(.*?)\}\}`)
-
-// Corpus reads testdata/secrets.txtar (exported for tools' end-to-end test
-// through redacttest-style copying: tools reads the same file).
-func corpus(t testing.TB) []Secret {
-	t.Helper()
-	a, err := txtar.ParseFile("testdata/secrets.txtar")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []Secret
-	for _, f := range a.Files {
-		text := strings.TrimSuffix(string(f.Data), "\n")
-		m := marked.FindStringSubmatch(text)
-		if m == nil {
-			t.Fatalf("%s: no {{secret}}", f.Name)
-		}
-		out = append(out, Secret{Shape: f.Name, Text: strings.Replace(text, m[0], m[1], 1), Secret: m[1]})
-	}
-	return out
-}
-
 // leaks returns the pieces of secret found in out: the secret, and each
 // line of a multi-line one that is long enough to mean something.
 func leaks(out, secret string) []string {
@@ -59,7 +32,7 @@ func TestCorpus(t *testing.T) {
 	t.Parallel()
 	rules := map[string]int{}
 	through := 0
-	cs := corpus(t)
+	cs := testenv.Secrets(t)
 	for _, c := range cs {
 		got := String(c.Text)
 		if l := leaks(got, c.Secret); l != nil {
@@ -221,7 +194,7 @@ func (*boom) String() string { panic("boom") }
 
 func TestHandler(t *testing.T) {
 	t.Parallel()
-	cs := corpus(t)
+	cs := testenv.Secrets(t)
 	var buf bytes.Buffer
 	log := slog.New(NewHandler(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if Logger(log) != log || NewHandler(log.Handler()) != log.Handler() {
@@ -260,7 +233,7 @@ func mustJSON(v any) []byte {
 // The rules are shared by every session: run them at once (go test -race).
 func TestConcurrent(t *testing.T) {
 	t.Parallel()
-	cs := corpus(t)
+	cs := testenv.Secrets(t)
 	var wg sync.WaitGroup
 	for g := 0; g < 4; g++ {
 		wg.Add(1)
