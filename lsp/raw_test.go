@@ -121,6 +121,16 @@ func errCode(m map[string]any) int {
 	return int(e["code"].(float64))
 }
 
+// initialize sends initialize (request 1, no capabilities) and fails the
+// test unless it succeeds.
+func (c *rawClient) initialize(t *testing.T) {
+	t.Helper()
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
+	if m := c.response("1"); m["error"] != nil {
+		t.Fatalf("initialize: %v", m)
+	}
+}
+
 // frame wraps body in a well-formed frame.
 func frame(body string) string {
 	return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)
@@ -165,10 +175,7 @@ func TestFramingResync(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newRaw(t, testRunner(t))
-			c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
-			if m := c.response("1"); m["error"] != nil {
-				t.Fatalf("initialize: %v", m)
-			}
+			c.initialize(t)
 			c.writeRaw(tc.bad + frame(good))
 			var errs []map[string]any
 			for {
@@ -227,8 +234,7 @@ func TestFramingTolerated(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := newRaw(t, testRunner(t))
-			c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
-			c.response("1")
+			c.initialize(t)
 			c.writeRaw(raw)
 			for {
 				select {

@@ -162,10 +162,7 @@ func TestToolCallErrors(t *testing.T) {
 func TestGarbageDoesNotStopServer(t *testing.T) {
 	t.Parallel()
 	c := newRaw(t, testRunner(t))
-	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
-	if m := c.response("1"); m["error"] != nil {
-		t.Fatalf("initialize: %v", m)
-	}
+	c.initialize(t)
 	c.send(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
 	bad := []struct {
 		name, frame string
@@ -200,34 +197,39 @@ func TestGarbageDoesNotStopServer(t *testing.T) {
 	}
 }
 
+// TestLifecycleErrors: before initialize a request is -32002, a second
+// initialize and a request after shutdown are -32600.
 func TestLifecycleErrors(t *testing.T) {
 	t.Parallel()
 	c := newRaw(t, testRunner(t))
-	c.send(`{"jsonrpc":"2.0","id":1,"method":"tool/list","params":{}}`)
-	if got := errCode(c.response("1")); got != -32002 {
-		t.Errorf("request before initialize: code %d, want -32002", got)
-	}
-	c.send(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"capabilities":{}}}`)
-	c.response("2")
-	c.send(`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"capabilities":{}}}`)
-	if got := errCode(c.response("3")); got != -32600 {
-		t.Errorf("second initialize: code %d, want -32600", got)
-	}
-	c.send(`{"jsonrpc":"2.0","id":4,"method":"shutdown"}`)
-	if m := c.response("4"); m["error"] != nil {
-		t.Fatalf("shutdown: %v", m)
-	}
-	c.send(`{"jsonrpc":"2.0","id":5,"method":"tool/list","params":{}}`)
-	if got := errCode(c.response("5")); got != -32600 {
-		t.Errorf("request after shutdown: code %d, want -32600", got)
+	for _, step := range []struct {
+		what, id, method string
+		code             int // 0: a result
+	}{
+		{"request before initialize", "1", "tool/list", -32002},
+		{"initialize", "2", "initialize", 0},
+		{"second initialize", "3", "initialize", -32600},
+		{"shutdown", "4", "shutdown", 0},
+		{"request after shutdown", "5", "tool/list", -32600},
+	} {
+		c.send(`{"jsonrpc":"2.0","id":` + step.id + `,"method":"` + step.method + `","params":{"capabilities":{}}}`)
+		m := c.response(step.id)
+		if step.code == 0 {
+			if m["error"] != nil {
+				t.Fatalf("%s: %v", step.what, m)
+			}
+			continue
+		}
+		if got := errCode(m); got != step.code {
+			t.Errorf("%s: code %d, want %d", step.what, got, step.code)
+		}
 	}
 }
 
 func TestCancelNumericID(t *testing.T) {
 	t.Parallel()
 	c := newRaw(t, testRunner(t))
-	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
-	c.response("1")
+	c.initialize(t)
 	c.send(`{"jsonrpc":"2.0","id":42,"method":"tool/call","params":{"name":"slow","arguments":{"ms":60000}}}`)
 	time.Sleep(100 * time.Millisecond)
 	// Uncancelled, the call would answer with a result after a minute.
