@@ -34,6 +34,23 @@ func Use(g *a.Greeter) string {
 `,
 }
 
+// docSymbol is an entry of a textDocument/documentSymbol answer.
+type docSymbol struct {
+	Name     string
+	Kind     int
+	Children []struct{ Name string }
+}
+
+// documentSymbols asks for the outline of the document uri.
+func documentSymbols(t *testing.T, c *lsptest.Client, uri string) []docSymbol {
+	t.Helper()
+	var outline []docSymbol
+	if err := c.Call(ctxT(t), "textDocument/documentSymbol", map[string]any{"textDocument": map[string]string{"uri": uri}}, &outline); err != nil {
+		t.Fatal(err)
+	}
+	return outline
+}
+
 type lspLoc struct {
 	URI   string          `json:"uri"`
 	Range workspace.Range `json:"range"`
@@ -86,14 +103,7 @@ func TestIndexFeatures(t *testing.T) {
 	aURI := workspace.PathToURI(filepath.Join(root, "a", "a.go"))
 	bURI := workspace.PathToURI(filepath.Join(root, "b", "b.go"))
 
-	var outline []struct {
-		Name     string
-		Kind     int
-		Children []struct{ Name string }
-	}
-	if err := c.Call(ctx, "textDocument/documentSymbol", map[string]any{"textDocument": map[string]string{"uri": aURI}}, &outline); err != nil {
-		t.Fatal(err)
-	}
+	outline := documentSymbols(t, c, aURI)
 	if len(outline) != 2 || outline[0].Name != "Greeter" || outline[0].Kind != 23 || len(outline[0].Children) != 1 || outline[1].Name != "Greet" || outline[1].Kind != 6 {
 		t.Errorf("documentSymbol = %+v", outline)
 	}
@@ -140,14 +150,7 @@ func TestIndexFeatures(t *testing.T) {
 
 	// Other languages answer by name.
 	pyURI := workspace.PathToURI(filepath.Join(root, "tool.py"))
-	var pyOutline []struct {
-		Name     string
-		Kind     int
-		Children []struct{ Name string }
-	}
-	if err := c.Call(ctx, "textDocument/documentSymbol", map[string]any{"textDocument": map[string]string{"uri": pyURI}}, &pyOutline); err != nil {
-		t.Fatal(err)
-	}
+	pyOutline := documentSymbols(t, c, pyURI)
 	if len(pyOutline) != 2 || pyOutline[0].Name != "Box" || pyOutline[0].Kind != 5 || len(pyOutline[0].Children) != 1 {
 		t.Errorf("python documentSymbol = %+v", pyOutline)
 	}
