@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,9 +10,7 @@ import (
 func TestGitBranch(t *testing.T) {
 	g := newGitRig(t, true)
 	g.commit("first", map[string]string{"a.txt": "a\n"})
-	bare := filepath.Join(t.TempDir(), "remote.git")
-	g.gitIn(g.root, nil, "init", "-q", "--bare", bare)
-	g.git("remote", "add", "origin", bare)
+	g.addRemote()
 	g.git("push", "-q", "-u", "origin", "main")
 	g.commit("second", map[string]string{"a.txt": "a2\n"})
 	g.git("branch", "topic", "HEAD~1")

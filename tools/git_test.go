@@ -28,6 +28,16 @@ func newGitRig(t *testing.T, init bool) *gitRig {
 	return g
 }
 
+// addRemote makes a bare repository in a temporary folder, adds it as
+// the remote origin and returns its path.
+func (g *gitRig) addRemote() string {
+	g.t.Helper()
+	bare := filepath.Join(g.t.TempDir(), "remote.git")
+	g.gitIn(g.root, nil, "init", "-q", "--bare", bare)
+	g.git("remote", "add", "origin", bare)
+	return bare
+}
+
 // gitIn runs git in dir with env added and returns its output.
 func (g *gitRig) gitIn(dir string, env []string, args ...string) string {
 	g.t.Helper()
@@ -41,9 +51,7 @@ func TestGitOptionLikeValues(t *testing.T) {
 	g := newGitRig(t, true)
 	g.commit("first", map[string]string{"a.txt": "a\n"})
 	g.git("branch", "feature")
-	bare := filepath.Join(t.TempDir(), "remote.git")
-	g.gitIn(g.root, nil, "init", "-q", "--bare", bare)
-	g.git("remote", "add", "origin", bare)
+	g.addRemote()
 	g.write("a.txt", "changed\n")
 	target := filepath.Join(t.TempDir(), "x")
 	opt := "--output=" + target
@@ -149,9 +157,7 @@ func checkOutputSchema(t *testing.T, tool *Tool, res *Result) {
 func TestGitOutputSchemas(t *testing.T) {
 	g := newGitRig(t, true)
 	g.commit("first", map[string]string{"a.txt": "a\n", "old.txt": strings.Repeat("x\n", 10)})
-	bare := filepath.Join(t.TempDir(), "remote.git")
-	g.gitIn(g.root, nil, "init", "-q", "--bare", bare)
-	g.git("remote", "add", "origin", bare)
+	g.addRemote()
 	g.write("a.txt", "changed\n")
 	g.write("new.txt", "n\n")
 	g.git("mv", "old.txt", "renamed.txt")
