@@ -54,13 +54,18 @@ var grepTree = map[string]string{
 }
 
 // makeTree writes files in a fresh folder, with git isolated from the
-// machine's configuration (the person's git excludes must not count).
-func makeTree(t *testing.T, files map[string]string) string {
+// machine's configuration (the person's git excludes must not count), and
+// returns the folder and its workspace.
+func makeTree(t *testing.T, files map[string]string) (string, *workspace.Workspace) {
 	t.Helper()
 	testenv.IsolateGit(t)
 	dir := t.TempDir()
 	testenv.WriteFiles(t, dir, files)
-	return dir
+	ws, err := workspace.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, ws
 }
 
 // recorder collects partial results.
@@ -92,11 +97,7 @@ func runSearch(t *testing.T, ws *workspace.Workspace, tool, args string, progres
 }
 
 func TestGrep(t *testing.T) {
-	dir := makeTree(t, grepTree)
-	ws, err := workspace.New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, ws := makeTree(t, grepTree)
 	tests := []struct {
 		name string
 		args string
@@ -175,8 +176,7 @@ func TestGrep(t *testing.T) {
 }
 
 func TestGrepStructured(t *testing.T) {
-	dir := makeTree(t, grepTree)
-	ws, _ := workspace.New(dir)
+	_, ws := makeTree(t, grepTree)
 	res := runSearch(t, ws, "grep", `{"pattern":"hel+o","path":"docs","case_insensitive":true}`, nil)
 	st := res.Structured.(map[string]any)
 	want := []GrepMatch{
@@ -206,8 +206,7 @@ func TestGrepStructured(t *testing.T) {
 }
 
 func TestGrepErrors(t *testing.T) {
-	dir := makeTree(t, grepTree)
-	ws, _ := workspace.New(dir)
+	_, ws := makeTree(t, grepTree)
 	tests := []struct {
 		args string
 		code Code
@@ -230,8 +229,7 @@ func TestGrepErrors(t *testing.T) {
 }
 
 func TestGrepOverlay(t *testing.T) {
-	dir := makeTree(t, grepTree)
-	ws, _ := workspace.New(dir)
+	dir, ws := makeTree(t, grepTree)
 	path := filepath.Join(dir, "main.go")
 	ws.Overlays.Open(workspace.Document{Path: path, Text: "package main\n\n// unsaved edit\n"})
 	res := runSearch(t, ws, "grep", `{"pattern":"unsaved|World"}`, nil)
@@ -261,8 +259,7 @@ func TestGrepPartialAndDeterminism(t *testing.T) {
 	for i := 0; i < 300; i++ {
 		files[filepath.Join("d", string(rune('a'+i%26)), strings.Repeat("f", 1+i/26)+".txt")] = "needle\nhay\nneedle\n"
 	}
-	dir := makeTree(t, files)
-	ws, _ := workspace.New(dir)
+	_, ws := makeTree(t, files)
 	// Streamed: the batches hold the whole result (max_results units, each
 	// once), the final result none of it, only the summary (LSP 3.17).
 	rec := &recorder{}
