@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/lsp/lsptest"
 	"github.com/agentls/agentls/tools"
 )
@@ -21,6 +22,14 @@ func annotatedCaps() map[string]any {
 }
 
 // editStructured decodes an edit tool's structured result.
+// writeFile writes a file below root, making its folders, and returns its
+// path.
+func writeFile(t *testing.T, root, rel, content string) string {
+	t.Helper()
+	testenv.WriteFiles(t, root, map[string]string{rel: content})
+	return filepath.Join(root, filepath.FromSlash(rel))
+}
+
 // recordEdits is an ApplyEdit hook that keeps the params of every
 // workspace/applyEdit in *seen and applies the edit to the client's
 // documents, saving them when save.
@@ -106,8 +115,7 @@ func TestAnnotatedEditRejectedChangesNothing(t *testing.T) {
 	t.Parallel()
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
-	path := filepath.Join(root, "a.go")
-	os.WriteFile(path, []byte("package a\n"), 0o644)
+	path := writeFile(t, root, "a.go", "package a\n")
 	c.OpenDoc(ctx, path, "package a // unsaved\n")
 	c.SetHooks(lsptest.Hooks{ApplyEdit: func(json.RawMessage) lsptest.ApplyResult {
 		return lsptest.ApplyResult{Applied: false}
@@ -136,8 +144,7 @@ func TestAppliedIsNotTrusted(t *testing.T) {
 	t.Parallel()
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
-	path := filepath.Join(root, "a.txt")
-	os.WriteFile(path, []byte("one\ntwo\n"), 0o644)
+	path := writeFile(t, root, "a.txt", "one\ntwo\n")
 	c.OpenDoc(ctx, path, "one\ntwo\n")
 	// An editor that says applied but changes nothing (Neovim 0.12, some eglot).
 	c.SetHooks(lsptest.Hooks{ApplyEdit: func(json.RawMessage) lsptest.ApplyResult { return lsptest.ApplyResult{Applied: true} }})
@@ -171,8 +178,7 @@ func TestApprovalRequestThenPlainApplyEdit(t *testing.T) {
 	t.Parallel()
 	c, root := started(t, lsptest.AgentlsCaps(), nil)
 	ctx := ctxT(t)
-	path := filepath.Join(root, "a.txt")
-	os.WriteFile(path, []byte("héllo 中\nworld\n"), 0o644)
+	path := writeFile(t, root, "a.txt", "héllo 中\nworld\n")
 	var req approval.Request
 	var applied []lsptest.ApplyEditParams
 	c.SetHooks(lsptest.Hooks{
@@ -235,8 +241,7 @@ func TestBufferChangedAfterApproval(t *testing.T) {
 	t.Parallel()
 	c, root := started(t, lsptest.AgentlsCaps(), nil)
 	ctx := ctxT(t)
-	path := filepath.Join(root, "a.txt")
-	os.WriteFile(path, []byte("one\n"), 0o644)
+	path := writeFile(t, root, "a.txt", "one\n")
 	c.OpenDoc(ctx, path, "one\n")
 	c.SetHooks(lsptest.Hooks{
 		Approval: func(approval.Request) approval.Response {
@@ -261,8 +266,7 @@ func TestCRLFFileHeldWithLFIsSaved(t *testing.T) {
 	t.Parallel()
 	c, root := started(t, lsptest.AgentlsCaps(), nil)
 	ctx := ctxT(t)
-	path := filepath.Join(root, "w.txt")
-	os.WriteFile(path, []byte("a\r\nb\r\n"), 0o644)
+	path := writeFile(t, root, "w.txt", "a\r\nb\r\n")
 	c.OpenDoc(ctx, path, "a\nb\n") // Emacs shows a CRLF file with LF breaks
 	c.SetHooks(lsptest.Hooks{
 		Approval: func(approval.Request) approval.Response { return approval.Response{Decision: approval.Approve} },
@@ -301,8 +305,7 @@ func TestPlainChangesKeepUnsavedWork(t *testing.T) {
 	t.Parallel()
 	c, root := started(t, neovimCaps(), yolo)
 	ctx := ctxT(t)
-	path := filepath.Join(root, "a.txt")
-	os.WriteFile(path, []byte("one\ntwo\nthree\n"), 0o644)
+	path := writeFile(t, root, "a.txt", "one\ntwo\nthree\n")
 	buffer := "one (unsaved é中😀)\ntwo\nthree\n"
 	c.OpenDoc(ctx, path, buffer)
 	var seen []json.RawMessage
@@ -352,7 +355,7 @@ func TestPlainChangesKeepUnsavedWork(t *testing.T) {
 
 	// A file no editor holds, and a new file: the server writes them, with
 	// their content, and sends nothing.
-	os.WriteFile(filepath.Join(root, "closed.txt"), []byte("x\n"), 0o644)
+	testenv.WriteFiles(t, root, map[string]string{"closed.txt": "x\n"})
 	seen = nil
 	res, _ = c.ToolCall(ctx, "edit_file", map[string]any{"path": "closed.txt", "old_string": "x", "new_string": "y"})
 	if s := editStructured(t, res); res.Status != tools.StatusSuccess || s.AppliedBy != "server" {

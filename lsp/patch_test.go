@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/lsp/lsptest"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -43,7 +44,7 @@ func patchTree(t *testing.T, c *lsptest.Client, root string) (mod, modDisk, modB
 	modDisk = "one\ntwo\nthree\nfour\nfive\n"
 	modBuffer = strings.Replace(modDisk, "three\n", "three (unsaved é中😀)\n", 1)
 	os.WriteFile(mod, []byte(modDisk), 0o644)
-	os.WriteFile(filepath.Join(root, "del.txt"), []byte("bye\n"), 0o644)
+	testenv.WriteFiles(t, root, map[string]string{"del.txt": "bye\n"})
 	if err := c.OpenDoc(ctx, mod, modBuffer); err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +240,7 @@ func TestApplyPatchRenameInEditor(t *testing.T) {
 	t.Parallel()
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
-	os.WriteFile(filepath.Join(root, "old.txt"), []byte("a\nb\nc\n"), 0o644)
+	testenv.WriteFiles(t, root, map[string]string{"old.txt": "a\nb\nc\n"})
 	var kinds []string
 	c.SetHooks(lsptest.Hooks{ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
 		var p lsptest.ApplyEditParams
@@ -278,7 +279,7 @@ func TestPatchToolsMoveDeleteMkdirInEditor(t *testing.T) {
 	t.Parallel()
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
-	os.WriteFile(filepath.Join(root, "a.txt"), []byte("a\n"), 0o644)
+	testenv.WriteFiles(t, root, map[string]string{"a.txt": "a\n"})
 	var edits []lsptest.ApplyEditParams
 	var asked []string
 	c.SetHooks(lsptest.Hooks{

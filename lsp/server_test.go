@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/lsp/lsptest"
 	"github.com/agentls/agentls/tools"
 )
@@ -104,7 +105,7 @@ func TestInitializeResult(t *testing.T) {
 func TestToolCallErrors(t *testing.T) {
 	t.Parallel()
 	c, root := started(t, nil, nil)
-	os.WriteFile(filepath.Join(root, "a.txt"), []byte("one\ntwo\n"), 0o644)
+	testenv.WriteFiles(t, root, map[string]string{"a.txt": "one\ntwo\n"})
 	tests := []struct {
 		name, tool string
 		args       any
@@ -381,8 +382,7 @@ func TestIncrementalSyncUTF16(t *testing.T) {
 	t.Parallel()
 	c, root := started(t, nil, nil)
 	ctx := ctxT(t)
-	path := filepath.Join(root, "u.txt")
-	os.WriteFile(path, []byte("on disk\n"), 0o644)
+	path := writeFile(t, root, "u.txt", "on disk\n")
 	c.Open(ctx, path, "é中😀x\nsecond\n")
 	uri := "file://" + path
 	// Replace "x" (after é=1, 中=1, 😀=2 UTF-16 units: character 4) with "Y",
@@ -412,7 +412,7 @@ func TestIncrementalSyncUTF16(t *testing.T) {
 func TestConfigLayers(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	os.WriteFile(filepath.Join(root, ".agentls.json"), []byte(`{"tools":{"enabled":["read_file","get_current_directory","touch"]}}`), 0o644)
+	testenv.WriteFiles(t, root, map[string]string{".agentls.json": `{"tools":{"enabled":["read_file","get_current_directory","touch"]}}`})
 	c := lsptest.Pipe(t, testRunner(t))
 	ctx := ctxT(t)
 	_, err := c.Initialize(ctx, root, nil, map[string]any{
@@ -593,7 +593,7 @@ func TestWatchedFilesRegistration(t *testing.T) {
 		t.Fatalf("registration: %v %s", err, m.Params)
 	}
 	// A changed .agentls.json, reported by the watcher, is read again.
-	os.WriteFile(filepath.Join(root, ".agentls.json"), []byte(`{"tools":{"enabled":["get_current_datetime"]}}`), 0o644)
+	testenv.WriteFiles(t, root, map[string]string{".agentls.json": `{"tools":{"enabled":["get_current_datetime"]}}`})
 	c.Notify(ctx, "workspace/didChangeWatchedFiles", map[string]any{"changes": []any{map[string]any{"uri": "file://" + filepath.Join(root, ".agentls.json"), "type": 2}}})
 	var out struct{ Tools []struct{ Name string } }
 	if err := c.Call(ctx, "tool/list", nil, &out); err != nil || len(out.Tools) != 1 {
