@@ -388,7 +388,9 @@ func TestScenarios(t *testing.T) {
 	}
 }
 
-func runScenario(t *testing.T, path string) {
+// loadScenario reads and parses the scenario file path.
+func loadScenario(t *testing.T, path string) *scenario {
+	t.Helper()
 	ar, err := txtar.ParseFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -397,6 +399,11 @@ func runScenario(t *testing.T, path string) {
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+	return sc
+}
+
+func runScenario(t *testing.T, path string) {
+	sc := loadScenario(t, path)
 	needs := sc.needs
 	if len(sc.git) > 0 && !slices.Contains(needs, "git") {
 		needs = append(slices.Clone(needs), "git") // a git section needs git
