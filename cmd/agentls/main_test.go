@@ -175,7 +175,8 @@ func TestServeStdioExitCodes(t *testing.T) {
 }
 
 func TestServeTCP(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it picks a free port, frees it and hands it to the
+	// server, and gives a refused connection 3 s to close.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
