@@ -284,6 +284,7 @@ func BenchmarkToolCallRoundTrip(b *testing.B) {
 // the root: the configuration's custom tools too, and with --agent only
 // that agent's tools.
 func TestToolsCommandCustom(t *testing.T) {
+	t.Parallel()
 	dir, home := t.TempDir(), t.TempDir()
 	cfg := filepath.Join(home, "config.json")
 	if err := os.WriteFile(cfg, []byte(`{"custom":[{"name":"count_lines","description":"Counts lines.","argv":["wc","-l","{{file}}"],
