@@ -60,11 +60,8 @@ func TestApplyPatchAnnotatedEditor(t *testing.T) {
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
 	mod, _, modBuffer := patchTree(t, c, root)
-	var seen []json.RawMessage
-	c.SetHooks(lsptest.Hooks{ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
-		seen = append(seen, raw)
-		return c.ApplyEdit(ctx, raw, false)
-	}})
+	var seen []lsptest.ApplyEditParams
+	c.SetHooks(lsptest.Hooks{ApplyEdit: recordEdits(ctx, c, &seen, false)})
 	res, err := c.ToolCall(ctx, "apply_patch", map[string]any{"patch": patchE2E})
 	if err != nil {
 		t.Fatal(err)
@@ -75,8 +72,7 @@ func TestApplyPatchAnnotatedEditor(t *testing.T) {
 	if len(seen) != 1 {
 		t.Fatalf("%d applyEdit requests, want 1", len(seen))
 	}
-	var p lsptest.ApplyEditParams
-	json.Unmarshal(seen[0], &p)
+	p := seen[0]
 	a, ok := p.Edit.ChangeAnnotations["agentls"]
 	if !ok || !a.NeedsConfirmation || !strings.Contains(a.Label, "apply_patch") || !strings.Contains(a.Label, "new/made.txt, mod.txt, del.txt") {
 		t.Errorf("annotation = %+v", p.Edit.ChangeAnnotations)
