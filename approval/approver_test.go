@@ -11,6 +11,7 @@ import (
 // request does, labelled with what it covers; "a" typed for a dangerous
 // call is not an answer, and the question is asked again.
 func TestTerminalFollowsOptions(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	term := NewTerminal(strings.NewReader("a\ny\n"), &out)
 	resp, err := term.Ask(context.Background(), Request{Tool: "shell_exec", Risk: RiskDangerous, Agent: "claude",

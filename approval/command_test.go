@@ -1,11 +1,10 @@
 package approval
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -25,15 +24,7 @@ func verdict(a Assessment) string {
 func commandWorkspace(t *testing.T) (*workspace.Workspace, *workspace.Config) {
 	t.Helper()
 	root := t.TempDir()
-	for _, f := range []string{"main.go", ".env", "sub/x.txt"} {
-		p := filepath.Join(root, f)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("x\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.WriteFiles(t, root, map[string]string{"main.go": "x\n", ".env": "x\n", "sub/x.txt": "x\n"})
 	ws, err := workspace.New(root)
 	if err != nil {
 		t.Fatal(err)
@@ -46,6 +37,7 @@ func commandWorkspace(t *testing.T) (*workspace.Workspace, *workspace.Config) {
 }
 
 func TestCommandPolicy(t *testing.T) {
+	t.Parallel()
 	ws, cfg := commandWorkspace(t)
 	tests := []struct {
 		cmd  string
@@ -276,6 +268,7 @@ func TestCommandPolicy(t *testing.T) {
 }
 
 func TestCommandAlwaysKey(t *testing.T) {
+	t.Parallel()
 	ws, cfg := commandWorkspace(t)
 	tests := []struct{ cmd, want string }{
 		{"npm run build", "shell:npm run"},
@@ -299,6 +292,7 @@ func TestCommandAlwaysKey(t *testing.T) {
 // ask in yolo mode, blocked ones are denied, allowed ones are automatic, and
 // "always" covers one command prefix, never the tool.
 func TestCommandDecide(t *testing.T) {
+	t.Parallel()
 	ws, cfg := commandWorkspace(t)
 	tool := Tool{Name: "shell_exec", Approval: "ask", Risk: RiskExecute}
 	yolo := *cfg
@@ -332,6 +326,7 @@ func TestCommandDecide(t *testing.T) {
 }
 
 func TestCommandWarnings(t *testing.T) {
+	t.Parallel()
 	ws, cfg := commandWorkspace(t)
 	for cmd, want := range map[string]string{
 		"cat .env":          "sensitive",
@@ -352,6 +347,7 @@ func TestCommandWarnings(t *testing.T) {
 // TestCommandCdPaths: relative paths are checked from every folder the
 // command cds into, so an anchored sensitive pattern holds after cd.
 func TestCommandCdPaths(t *testing.T) {
+	t.Parallel()
 	ws, cfg := commandWorkspace(t)
 	cfg.Paths.Sensitive = append(cfg.Paths.Sensitive, "sub/*.key")
 	ws.SetConfig(cfg)

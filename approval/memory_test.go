@@ -9,6 +9,7 @@ import (
 )
 
 func TestRuleFor(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ key, tool, label string }{
 		{"edit_file", "edit_file", "always allow edit_file"},
 		{"shell:echo x", "shell_exec", "always allow `echo x …`"},
@@ -33,6 +34,7 @@ func TestRuleFor(t *testing.T) {
 }
 
 func TestOptionsFor(t *testing.T) {
+	t.Parallel()
 	if o := OptionsFor(RiskDangerous); slices.Contains(o, Always) || !slices.Contains(o, Approve) || !slices.Contains(o, Reject) {
 		t.Errorf("dangerous options = %v", o)
 	}
@@ -47,6 +49,7 @@ func TestOptionsFor(t *testing.T) {
 // are listed; forgetting one removes it from the file as well, so the next
 // session asks again; an unknown id removes nothing.
 func TestMemoryRulesAndForget(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "state", "always.json")
 	m := NewMemory(file)
 	for _, k := range []string{"edit_file", "shell:echo x"} {
@@ -87,6 +90,7 @@ func TestMemoryRulesAndForget(t *testing.T) {
 // TestMemoryForgetUnwritableFile: when the file cannot be rewritten the
 // rule is forgotten for the session and the error says so.
 func TestMemoryForgetUnwritableFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "always.json")
 	m := NewMemory(file)
@@ -108,6 +112,7 @@ func TestMemoryForgetUnwritableFile(t *testing.T) {
 // rule one of them revokes is not written back by the other, and a rule
 // one of them adds is not dropped by the other.
 func TestMemoryTwoSessions(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "always.json")
 	a := NewMemory(file)
 	a.Remember("edit_file")

@@ -8,6 +8,7 @@ import (
 )
 
 func TestDecide(t *testing.T) {
+	t.Parallel()
 	read := Tool{Name: "read_file", ReadOnly: true, Approval: "auto"}
 	write := Tool{Name: "write_file", Approval: "conditional", Risk: RiskWrite}
 	edit := Tool{Name: "edit_file", Approval: "ask", Risk: RiskWrite}
@@ -60,6 +61,7 @@ func TestDecide(t *testing.T) {
 }
 
 func TestMemoryPersists(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "a", "always.json")
 	m := NewMemory(file)
 	if err := m.Remember("shell_exec:go test"); err != nil {

@@ -241,6 +241,7 @@ func TestListenRefusals(t *testing.T) {
 // TestListenerCleanupOnSignal: SIGTERM to the real binary removes the Unix
 // socket and the generated token file before it exits.
 func TestListenerCleanupOnSignal(t *testing.T) {
+	t.Parallel()
 	bin := lsptest.BuildBinary(t)
 	run := t.TempDir()
 	sock := filepath.Join(t.TempDir(), "s", "agentls.sock")

@@ -16,6 +16,7 @@ import (
 // by Outline, and not by the queries at a position in them. A regular file
 // written after the build is the control: the same calls do read it.
 func TestIndexConfined(t *testing.T) {
+	t.Parallel()
 	outside := t.TempDir()
 	secrets := map[string]string{
 		"secret.go": "package s\n\n// OutsideDoc is private.\nfunc OutsideSecret() int { return 42 }\n",

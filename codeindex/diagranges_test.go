@@ -8,8 +8,9 @@ import (
 )
 
 // TestDiagnosticRanges: every diagnostic covers the code it is about,
-// never an empty range (issue 16: editors mark nothing, or guess).
+// never an empty range (on an empty range editors mark nothing, or guess).
 func TestDiagnosticRanges(t *testing.T) {
+	t.Parallel()
 	src := "package d\n\n" +
 		"func F() int {\n" +
 		"\tvar ünused = 1\n" + // declared and not used: the identifier (byte columns)

@@ -1,13 +1,11 @@
 package codeindex
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"go/types"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -18,6 +16,7 @@ import (
 
 	"golang.org/x/tools/txtar"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -32,15 +31,7 @@ func newTestIndex(t testing.TB, files map[string]string) (*Index, *workspace.Wor
 // newTestIndexIn is newTestIndex with the root given.
 func newTestIndexIn(t testing.TB, root string, files map[string]string) (*Index, *workspace.Workspace, string) {
 	t.Helper()
-	for name, text := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.WriteFiles(t, root, files)
 	ws, err := workspace.New(root)
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +51,7 @@ func newTestIndexIn(t testing.TB, root string, files map[string]string) (*Index,
 // against an index of its files and compares the answers with its want
 // section (rewritten with -update).
 func TestIndexTxtar(t *testing.T) {
+	t.Parallel()
 	paths, _ := filepath.Glob("testdata/index/*.txtar")
 	if len(paths) == 0 {
 		t.Fatal("no testdata")
@@ -228,6 +220,7 @@ func runQuery(t *testing.T, ix *Index, ws *workspace.Workspace, root, q string) 
 // TestIndexIncremental checks that overlay changes and removals reach the
 // outline, the search and the type checker.
 func TestIndexIncremental(t *testing.T) {
+	t.Parallel()
 	ix, ws, root := newTestIndex(t, map[string]string{
 		"go.mod":   "module m\n\ngo 1.22\n",
 		"p/p.go":   "package p\n\nfunc Old() int { return 1 }\n",
@@ -280,6 +273,7 @@ func TestIndexIncremental(t *testing.T) {
 
 // TestIndexPartial checks that answers before the build finished say so.
 func TestIndexPartial(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	for i := range 50 {
 		os.WriteFile(filepath.Join(root, fmt.Sprintf("f%d.py", i)), []byte(fmt.Sprintf("def f%d():\n    pass\n", i)), 0o644)
@@ -310,6 +304,7 @@ func TestIndexPartial(t *testing.T) {
 // TestIndexPositionErrors checks that bad positions are errors that name
 // the identifiers of the line.
 func TestIndexPositionErrors(t *testing.T) {
+	t.Parallel()
 	ix, _, root := newTestIndex(t, map[string]string{
 		"go.mod": "module m\n\ngo 1.22\n",
 		"a.go":   "package m\n\nfunc F() {}\n",
@@ -336,6 +331,7 @@ func TestIndexPositionErrors(t *testing.T) {
 
 // TestIndexMatcher checks the ranking of the fuzzy search.
 func TestIndexMatcher(t *testing.T) {
+	t.Parallel()
 	m := newMatcher("NewReader")
 	order := []string{"NewReader", "newreader", "NewReaderSize", "newReaderFrom", "MyNewReader", "NewRecordReader"}
 	prev := 1 << 30
@@ -358,21 +354,14 @@ func TestIndexMatcher(t *testing.T) {
 	}
 }
 
-func goroot(t testing.TB) string {
-	out, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		t.Skip("no go command")
-	}
-	return filepath.Join(string(bytes.TrimSpace(out)), "src")
-}
-
 // TestIndexGOROOT indexes the Go source tree and finds bufio.NewReader by
 // name and, precisely, from a use in another package.
 func TestIndexGOROOT(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("indexes the whole Go source tree")
 	}
-	src := goroot(t)
+	src := testenv.GoSrc(t)
 	ws, err := workspace.New(src)
 	if err != nil {
 		t.Fatal(err)
@@ -438,7 +427,7 @@ func TestIndexGOROOT(t *testing.T) {
 //
 //	go test -bench Index -run '^$' -benchtime 3x ./workspace
 func BenchmarkIndexGOROOT(b *testing.B) {
-	src := goroot(b)
+	src := testenv.GoSrc(b)
 	ws, err := workspace.New(src)
 	if err != nil {
 		b.Fatal(err)
@@ -448,13 +437,13 @@ func BenchmarkIndexGOROOT(b *testing.B) {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		cpu0 := cpuTime()
+		cpu0 := testenv.CPUTime()
 		ix := New(ws)
 		start := time.Now()
 		ix.Start(nil)
 		ix.Wait(context.Background())
 		d := time.Since(start)
-		cpu := cpuTime() - cpu0
+		cpu := testenv.CPUTime() - cpu0
 		st := ix.Status()
 		files = st.Files
 		syms = 0
@@ -478,10 +467,11 @@ func BenchmarkIndexGOROOT(b *testing.B) {
 // TestIndexStripBodies checks on the Go source tree that removing function
 // bodies and literals before parsing changes no outline.
 func TestIndexStripBodies(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("reads the whole Go source tree")
 	}
-	src := goroot(t)
+	src := testenv.GoSrc(t)
 	var n atomic.Int64
 	workspace.Walk(context.Background(), src, workspace.WalkOptions{Prune: pruneIndexDir}, func(f *workspace.File) error {
 		if !strings.HasSuffix(f.Name, ".go") {
@@ -504,6 +494,7 @@ func TestIndexStripBodies(t *testing.T) {
 
 // TestIndexRoots checks that the index follows the workspace folders.
 func TestIndexRoots(t *testing.T) {
+	t.Parallel()
 	ix, ws, a := newTestIndex(t, map[string]string{"one.py": "def in_a():\n    pass\n"})
 	b := t.TempDir()
 	os.WriteFile(filepath.Join(b, "two.py"), []byte("def in_b():\n    pass\n"), 0o644)
@@ -527,6 +518,7 @@ func TestIndexRoots(t *testing.T) {
 // TestIndexReferencesBudget checks that a references query out of time
 // says it is partial.
 func TestIndexReferencesBudget(t *testing.T) {
+	// Not parallel: it sets the package's ReferencesBudget.
 	ix, _, root := newTestIndex(t, map[string]string{
 		"go.mod": "module m\n\ngo 1.22\n",
 		"p/p.go": "package p\n\nfunc F() {}\n",
@@ -549,6 +541,7 @@ func TestIndexReferencesBudget(t *testing.T) {
 // TestIndexLanguages checks the line-based extractors on constructs the
 // txtar files do not show.
 func TestIndexLanguages(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		file, src string
 		want      []string // kind name container, depth-first
@@ -611,10 +604,11 @@ func FuzzIndexExtract(f *testing.F) {
 // TestIndexDepStripping checks that what an importer sees of a package is
 // the same whether its bodies and literals were stripped or not.
 func TestIndexDepStripping(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("type-checks part of the standard library twice")
 	}
-	src := goroot(t)
+	src := testenv.GoSrc(t)
 	api := func(strip bool, path string) map[string]string {
 		ws, _ := workspace.New(t.TempDir())
 		ix := New(ws)
@@ -662,6 +656,7 @@ func TestIndexDepStripping(t *testing.T) {
 
 // TestIndexMatcherLongNames checks names longer than the matcher's buffer.
 func TestIndexMatcherLongNames(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("VeryLongName", 30)
 	for _, q := range []string{"VLN", "verylong", "Name", "vln"} {
 		if s := newMatcher(q).score(long); s <= 0 {

@@ -7,19 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
-
-// isolateGit keeps the machine's global and system git configuration out of
-// the tests.
-func isolateGit(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-}
 
 // TestProgramKeysOverridden: every key of gitProgramKeys, set in the
 // repository's configuration (with a subsection where the key has one), is
@@ -27,7 +17,7 @@ func isolateGit(t *testing.T) {
 // back; and each Always key is overridden when only the global
 // configuration sets it.
 func TestProgramKeysOverridden(t *testing.T) {
-	isolateGit(t)
+	testenv.IsolateGit(t)
 	root := t.TempDir()
 	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(root))
 	run := func(env []string, args ...string) string {
@@ -40,7 +30,7 @@ func TestProgramKeysOverridden(t *testing.T) {
 		}
 		return string(out)
 	}
-	run(os.Environ(), "init", "-q")
+	testenv.Git(t, root, nil, "init", "-q")
 	keyOf := func(p string) string { return strings.Replace(p, "*", "Some.Name", 1) }
 	for _, k := range gitProgramKeys {
 		v := "sh /attacker"
@@ -73,7 +63,7 @@ func TestProgramKeysOverridden(t *testing.T) {
 // without a repository names one that cannot exist; the search stops at
 // the roots.
 func TestSafetyEnv(t *testing.T) {
-	isolateGit(t)
+	testenv.IsolateGit(t)
 	parent := t.TempDir()
 	t.Setenv("GIT_CEILING_DIRECTORIES", parent)
 	withRepo, without := filepath.Join(parent, "a"), filepath.Join(parent, "b")
@@ -82,9 +72,7 @@ func TestSafetyEnv(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if out, err := exec.Command("git", "init", "-q", withRepo).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
+	testenv.Git(t, withRepo, nil, "init", "-q")
 	ws, err := workspace.New(withRepo, without)
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +109,7 @@ func TestSafetyEnv(t *testing.T) {
 
 // TestRedactURLs: credentials in URLs do not reach what git tools return.
 func TestRedactURLs(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"To https://user:ghp_abc123@github.com/o/r.git":         "To https://[redacted]@github.com/o/r.git",
 		"fatal: unable to access 'https://tok@host/r/': 403":    "fatal: unable to access 'https://[redacted]@host/r/': 403",
@@ -137,10 +126,8 @@ func TestRedactURLs(t *testing.T) {
 // git: the root's repository (cached) and a read of its configuration.
 func BenchmarkSafetyEnv(b *testing.B) {
 	root := b.TempDir()
-	b.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
-	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
-		b.Fatalf("%v %s", err, out)
-	}
+	testenv.IsolateGit(b)
+	testenv.Git(b, root, nil, "init", "-q")
 	ws, err := workspace.New(root)
 	if err != nil {
 		b.Fatal(err)

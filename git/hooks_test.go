@@ -3,11 +3,11 @@ package git
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -18,13 +18,11 @@ import (
 // link to an outside folder after git named it, the warning says the hooks
 // were not listed and names nothing from that folder.
 func TestGitHooksBeneathRoot(t *testing.T) {
-	isolateGit(t)
+	testenv.IsolateGit(t)
 	root := t.TempDir()
 	outside := t.TempDir()
 	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(root))
-	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v: %s", err, out)
-	}
+	testenv.Git(t, root, nil, "init", "-q")
 	hooks := filepath.Join(root, ".git", "hooks")
 	write := func(p string, mode os.FileMode) {
 		t.Helper()

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -16,15 +16,11 @@ import (
 // in a temporary workspace root and opens it.
 func newRepo(t *testing.T, o Options) (*Repo, string) {
 	t.Helper()
-	isolateGit(t)
+	testenv.IsolateGit(t)
 	root := t.TempDir()
 	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(root))
-	gitIn(t, root, "init", "-q", "-b", "main")
-	gitIn(t, root, "config", "user.name", "N")
-	gitIn(t, root, "config", "user.email", "n@example.com")
-	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("one\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.GitInit(t, root)
+	testenv.WriteFiles(t, root, map[string]string{"a.txt": "one\n"})
 	gitIn(t, root, "add", "a.txt")
 	gitIn(t, root, "commit", "-q", "-m", "first")
 	ws, err := workspace.New(root)
@@ -38,15 +34,10 @@ func newRepo(t *testing.T, o Options) (*Repo, string) {
 	return r, root
 }
 
+// gitIn runs git in dir and returns its output.
 func gitIn(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return testenv.Git(t, dir, nil, args...)
 }
 
 // wantCode fails unless err is an *Error with code.
@@ -77,69 +68,56 @@ func TestPathsAfterDoubleDash(t *testing.T) {
 	}
 }
 
-// TestCheckRev: a revision argument is a commit, branch or tag or a range
-// of them; an option, an object path (HEAD:a.txt, which would show a
-// blob) and a blob id are refused as INVALID_PARAMS.
-func TestCheckRev(t *testing.T) {
+// TestCheckNames: a revision argument is a commit, branch or tag or a
+// range of them; an option, an object path (HEAD:a.txt, which would show a
+// blob) and a blob id are refused as INVALID_PARAMS. Names git refuses as
+// branches, and names that would be options or refspecs, are refused as
+// INVALID_PARAMS too.
+func TestCheckNames(t *testing.T) {
 	r, root := newRepo(t, Options{Safe: true})
 	blob := strings.TrimSpace(gitIn(t, root, "rev-parse", "HEAD:a.txt"))
+	rev, branch := r.CheckRev, r.CheckBranchName
 	for _, tc := range []struct {
-		ref string
-		ok  bool
+		check func(field, value string) error
+		value string
+		ok    bool
 	}{
-		{"HEAD", true},
-		{"main", true},
-		{"main..HEAD", true},
-		{"...HEAD", true},
-		{"-p", false},
-		{"--output=/tmp/x", false},
-		{"main..-p", false},
-		{"HEAD:a.txt", false},
-		{blob, false},
-		{"nosuchbranch", false},
-		{"a\x00b", false},
+		{rev, "HEAD", true},
+		{rev, "main", true},
+		{rev, "main..HEAD", true},
+		{rev, "...HEAD", true},
+		{rev, "-p", false},
+		{rev, "--output=/tmp/x", false},
+		{rev, "main..-p", false},
+		{rev, "HEAD:a.txt", false},
+		{rev, blob, false},
+		{rev, "nosuchbranch", false},
+		{rev, "a\x00b", false},
+		{branch, "feature/x", true},
+		{branch, "-b", false},
+		{branch, "+main", false},
+		{branch, "a:b", false},
+		{branch, "a b", false},
+		{branch, "a..b", false},
+		{branch, "x.lock", false},
 	} {
-		err := r.CheckRev("ref", tc.ref)
+		err := tc.check("name", tc.value)
 		if tc.ok {
 			if err != nil {
-				t.Errorf("CheckRev(%q): %v", tc.ref, err)
+				t.Errorf("check %q: %v", tc.value, err)
 			}
 			continue
 		}
-		wantCode(t, err, CodeInvalid)
-	}
-}
-
-// TestCheckBranchName: names git refuses as branches, and names that would
-// be options or refspecs, are INVALID_PARAMS.
-func TestCheckBranchName(t *testing.T) {
-	r, _ := newRepo(t, Options{Safe: true})
-	for _, tc := range []struct {
-		name string
-		ok   bool
-	}{
-		{"feature/x", true},
-		{"-b", false},
-		{"+main", false},
-		{"a:b", false},
-		{"a b", false},
-		{"a..b", false},
-		{"x.lock", false},
-	} {
-		err := r.CheckBranchName("name", tc.name)
-		if tc.ok {
-			if err != nil {
-				t.Errorf("CheckBranchName(%q): %v", tc.name, err)
-			}
-			continue
+		if e := new(*Error); !errors.As(err, e) || (*e).Code != CodeInvalid {
+			t.Errorf("check %q: error %v, want an *Error with code %s", tc.value, err, CodeInvalid)
 		}
-		wantCode(t, err, CodeInvalid)
 	}
 }
 
 // TestOptionLike: a refused value names its field in the message and in
 // the violation's pointer.
 func TestOptionLike(t *testing.T) {
+	t.Parallel()
 	e := wantCode(t, OptionLike("files/1", "--exec=x"), CodeInvalid)
 	if !strings.Contains(e.Message, "would be read as a git option") || e.ErrorDetails() == nil {
 		t.Errorf("message %q details %v", e.Message, e.Details)

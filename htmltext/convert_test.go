@@ -6,6 +6,7 @@ import (
 )
 
 func TestConvert(t *testing.T) {
+	t.Parallel()
 	base, _ := url.Parse("https://example.com/dir/page.html")
 	tests := []struct {
 		name, html string

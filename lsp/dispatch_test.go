@@ -34,6 +34,7 @@ func startedRaw(t *testing.T) (*rawClient, string) {
 // found, a request's name sent as a notification is never run nor answered,
 // and after each the server answers the next request, and only it.
 func TestDispatchParamsAndKinds(t *testing.T) {
+	t.Parallel()
 	c, root := startedRaw(t)
 	uri := "file://" + filepath.ToSlash(filepath.Join(root, "a.go"))
 	tests := []struct {
@@ -107,6 +108,7 @@ func TestDispatchParamsAndKinds(t *testing.T) {
 // value whatever its JSON form (7.0); ids of nothing running, null,
 // objects, fractions (7.5) and numbers that wrap to 7 in 32 bits are ignored. A cancelled request is answered once, -32800.
 func TestCancelMatchesIDExactly(t *testing.T) {
+	t.Parallel()
 	c, _ := startedRaw(t)
 	c.send(`{"jsonrpc":"2.0","id":7,"method":"tool/call","params":{"name":"slow","arguments":{"ms":60000}}}`)
 	c.send(`{"jsonrpc":"2.0","id":"7","method":"tool/call","params":{"name":"slow","arguments":{"ms":60000}}}`)
@@ -138,6 +140,7 @@ func TestCancelMatchesIDExactly(t *testing.T) {
 // -32002 and notifications (a cancel, a didOpen) are dropped, unanswered;
 // exit is accepted in every state.
 func TestNotificationsBeforeInitializeDropped(t *testing.T) {
+	t.Parallel()
 	c := newRaw(t, testRunner(t))
 	c.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}`)
 	c.send(`{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{}}`)

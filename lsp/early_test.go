@@ -8,6 +8,7 @@ import (
 // TestMembers: the scanner that finds a huge call's members agrees with the
 // decoder on what it accepts, and refuses what it cannot be sure of.
 func TestMembers(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want map[string]string // nil: refused

@@ -1,6 +1,7 @@
 package lsp_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/lsp/lsptest"
 	"github.com/agentls/agentls/tools"
 )
@@ -20,6 +22,26 @@ func annotatedCaps() map[string]any {
 }
 
 // editStructured decodes an edit tool's structured result.
+// writeFile writes a file below root, making its folders, and returns its
+// path.
+func writeFile(t *testing.T, root, rel, content string) string {
+	t.Helper()
+	testenv.WriteFiles(t, root, map[string]string{rel: content})
+	return filepath.Join(root, filepath.FromSlash(rel))
+}
+
+// recordEdits is an ApplyEdit hook that keeps the params of every
+// workspace/applyEdit in *seen and applies the edit to the client's
+// documents, saving them when save.
+func recordEdits(ctx context.Context, c *lsptest.Client, seen *[]lsptest.ApplyEditParams, save bool) func(json.RawMessage) lsptest.ApplyResult {
+	return func(raw json.RawMessage) lsptest.ApplyResult {
+		var p lsptest.ApplyEditParams
+		json.Unmarshal(raw, &p)
+		*seen = append(*seen, p)
+		return c.ApplyEdit(ctx, raw, save)
+	}
+}
+
 func editStructured(t *testing.T, res *tools.Result) tools.EditResult {
 	t.Helper()
 	b, _ := json.Marshal(res.Structured)
@@ -31,6 +53,7 @@ func editStructured(t *testing.T, res *tools.Result) tools.EditResult {
 }
 
 func TestAnnotatedEditOfLargeUnsavedBuffer(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
 	path := filepath.Join(root, "big.txt")
@@ -44,12 +67,7 @@ func TestAnnotatedEditOfLargeUnsavedBuffer(t *testing.T) {
 	c.OpenDoc(ctx, path, buffer)
 
 	var seen []lsptest.ApplyEditParams
-	c.SetHooks(lsptest.Hooks{ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
-		var p lsptest.ApplyEditParams
-		json.Unmarshal(raw, &p)
-		seen = append(seen, p)
-		return c.ApplyEdit(ctx, raw, false)
-	}})
+	c.SetHooks(lsptest.Hooks{ApplyEdit: recordEdits(ctx, c, &seen, false)})
 	res, err := c.ToolCall(ctx, "edit_file", map[string]any{"path": "big.txt", "old_string": "line 7 (unsaved é中😀)\n", "new_string": "line 7 — edited 😀\n"})
 	if err != nil {
 		t.Fatal(err)
@@ -94,10 +112,10 @@ func TestAnnotatedEditOfLargeUnsavedBuffer(t *testing.T) {
 }
 
 func TestAnnotatedEditRejectedChangesNothing(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
-	path := filepath.Join(root, "a.go")
-	os.WriteFile(path, []byte("package a\n"), 0o644)
+	path := writeFile(t, root, "a.go", "package a\n")
 	c.OpenDoc(ctx, path, "package a // unsaved\n")
 	c.SetHooks(lsptest.Hooks{ApplyEdit: func(json.RawMessage) lsptest.ApplyResult {
 		return lsptest.ApplyResult{Applied: false}
@@ -123,10 +141,10 @@ func TestAnnotatedEditRejectedChangesNothing(t *testing.T) {
 }
 
 func TestAppliedIsNotTrusted(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
-	path := filepath.Join(root, "a.txt")
-	os.WriteFile(path, []byte("one\ntwo\n"), 0o644)
+	path := writeFile(t, root, "a.txt", "one\ntwo\n")
 	c.OpenDoc(ctx, path, "one\ntwo\n")
 	// An editor that says applied but changes nothing (Neovim 0.12, some eglot).
 	c.SetHooks(lsptest.Hooks{ApplyEdit: func(json.RawMessage) lsptest.ApplyResult { return lsptest.ApplyResult{Applied: true} }})
@@ -157,10 +175,10 @@ func TestAppliedIsNotTrusted(t *testing.T) {
 }
 
 func TestApprovalRequestThenPlainApplyEdit(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, lsptest.AgentlsCaps(), nil)
 	ctx := ctxT(t)
-	path := filepath.Join(root, "a.txt")
-	os.WriteFile(path, []byte("héllo 中\nworld\n"), 0o644)
+	path := writeFile(t, root, "a.txt", "héllo 中\nworld\n")
 	var req approval.Request
 	var applied []lsptest.ApplyEditParams
 	c.SetHooks(lsptest.Hooks{
@@ -168,12 +186,7 @@ func TestApprovalRequestThenPlainApplyEdit(t *testing.T) {
 			req = r
 			return approval.Response{Decision: approval.Approve}
 		},
-		ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
-			var p lsptest.ApplyEditParams
-			json.Unmarshal(raw, &p)
-			applied = append(applied, p)
-			return c.ApplyEdit(ctx, raw, true)
-		},
+		ApplyEdit: recordEdits(ctx, c, &applied, true),
 	})
 	res, _ := c.ToolCall(ctx, "edit_file", map[string]any{"path": "a.txt", "old_string": "中", "new_string": "😀"})
 	if res.Status != tools.StatusSuccess {
@@ -194,6 +207,7 @@ func TestApprovalRequestThenPlainApplyEdit(t *testing.T) {
 }
 
 func TestBareClientShowMessageThenServerWrites(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, map[string]any{}, nil)
 	ctx := ctxT(t)
 	path := filepath.Join(root, "crlf.txt")
@@ -224,10 +238,10 @@ func TestBareClientShowMessageThenServerWrites(t *testing.T) {
 }
 
 func TestBufferChangedAfterApproval(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, lsptest.AgentlsCaps(), nil)
 	ctx := ctxT(t)
-	path := filepath.Join(root, "a.txt")
-	os.WriteFile(path, []byte("one\n"), 0o644)
+	path := writeFile(t, root, "a.txt", "one\n")
 	c.OpenDoc(ctx, path, "one\n")
 	c.SetHooks(lsptest.Hooks{
 		Approval: func(approval.Request) approval.Response {
@@ -249,10 +263,10 @@ func TestBufferChangedAfterApproval(t *testing.T) {
 }
 
 func TestCRLFFileHeldWithLFIsSaved(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, lsptest.AgentlsCaps(), nil)
 	ctx := ctxT(t)
-	path := filepath.Join(root, "w.txt")
-	os.WriteFile(path, []byte("a\r\nb\r\n"), 0o644)
+	path := writeFile(t, root, "w.txt", "a\r\nb\r\n")
 	c.OpenDoc(ctx, path, "a\nb\n") // Emacs shows a CRLF file with LF breaks
 	c.SetHooks(lsptest.Hooks{
 		Approval: func(approval.Request) approval.Response { return approval.Response{Decision: approval.Approve} },
@@ -284,14 +298,14 @@ func eglotCaps() map[string]any {
 
 var yolo = map[string]any{"config": map[string]any{"approval": map[string]any{"mode": "yolo"}}}
 
-// TestPlainChangesKeepUnsavedWork is issue 16's data loss: a client without
+// TestPlainChangesKeepUnsavedWork: no unsaved work is lost. A client without
 // documentChanges gets the changes map for its open buffer; the disk keeps
 // the saved text, and a second edit keeps the first.
 func TestPlainChangesKeepUnsavedWork(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, neovimCaps(), yolo)
 	ctx := ctxT(t)
-	path := filepath.Join(root, "a.txt")
-	os.WriteFile(path, []byte("one\ntwo\nthree\n"), 0o644)
+	path := writeFile(t, root, "a.txt", "one\ntwo\nthree\n")
 	buffer := "one (unsaved é中😀)\ntwo\nthree\n"
 	c.OpenDoc(ctx, path, buffer)
 	var seen []json.RawMessage
@@ -341,7 +355,7 @@ func TestPlainChangesKeepUnsavedWork(t *testing.T) {
 
 	// A file no editor holds, and a new file: the server writes them, with
 	// their content, and sends nothing.
-	os.WriteFile(filepath.Join(root, "closed.txt"), []byte("x\n"), 0o644)
+	testenv.WriteFiles(t, root, map[string]string{"closed.txt": "x\n"})
 	seen = nil
 	res, _ = c.ToolCall(ctx, "edit_file", map[string]any{"path": "closed.txt", "old_string": "x", "new_string": "y"})
 	if s := editStructured(t, res); res.Status != tools.StatusSuccess || s.AppliedBy != "server" {
@@ -379,6 +393,7 @@ func TestPlainChangesKeepUnsavedWork(t *testing.T) {
 // (a delete without resource operations; anything for a client without
 // applyEdit) is refused for a buffer with unsaved changes.
 func TestServerNeverWritesAroundUnsavedText(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		caps map[string]any
@@ -415,18 +430,14 @@ func TestServerNeverWritesAroundUnsavedText(t *testing.T) {
 // create operation gets no empty file on disk: the server creates the file
 // with its content and sends the rest of the plan to the editor.
 func TestEglotNewFileLandsWithContent(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, eglotCaps(), yolo)
 	ctx := ctxT(t)
 	open := filepath.Join(root, "open.txt")
 	os.WriteFile(open, []byte("a\n"), 0o644)
 	c.OpenDoc(ctx, open, "a (unsaved)\n")
 	var seen []lsptest.ApplyEditParams
-	c.SetHooks(lsptest.Hooks{ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
-		var p lsptest.ApplyEditParams
-		json.Unmarshal(raw, &p)
-		seen = append(seen, p)
-		return c.ApplyEdit(ctx, raw, false)
-	}})
+	c.SetHooks(lsptest.Hooks{ApplyEdit: recordEdits(ctx, c, &seen, false)})
 	patch := "--- /dev/null\n+++ b/made.txt\n@@ -0,0 +1 @@\n+made\n--- a/open.txt\n+++ b/open.txt\n@@ -1 +1 @@\n-a (unsaved)\n+b (unsaved)\n"
 	res, _ := c.ToolCall(ctx, "apply_patch", map[string]any{"patch": patch})
 	if res.Status != tools.StatusSuccess {

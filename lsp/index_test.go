@@ -2,11 +2,11 @@ package lsp_test
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/lsp/lsptest"
 	"github.com/agentls/agentls/workspace"
 )
@@ -34,15 +34,21 @@ func Use(g *a.Greeter) string {
 `,
 }
 
-func writeTree(t *testing.T, root string, files map[string]string) {
+// docSymbol is an entry of a textDocument/documentSymbol answer.
+type docSymbol struct {
+	Name     string
+	Kind     int
+	Children []struct{ Name string }
+}
+
+// documentSymbols asks for the outline of the document uri.
+func documentSymbols(t *testing.T, c *lsptest.Client, uri string) []docSymbol {
 	t.Helper()
-	for name, text := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	var outline []docSymbol
+	if err := c.Call(ctxT(t), "textDocument/documentSymbol", map[string]any{"textDocument": map[string]string{"uri": uri}}, &outline); err != nil {
+		t.Fatal(err)
 	}
+	return outline
 }
 
 type lspLoc struct {
@@ -55,8 +61,9 @@ type lspLoc struct {
 // definition, references and hover with UTF-16 positions, published
 // diagnostics that follow the buffer, and the tools sharing the index.
 func TestIndexFeatures(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
-	writeTree(t, root, indexModule)
+	testenv.WriteFiles(t, root, indexModule)
 	c := lsptest.Pipe(t, nil)
 	c.SetHooks(lsptest.Hooks{Other: func(method string, params json.RawMessage) (any, error) {
 		return nil, nil // window/workDoneProgress/create
@@ -96,14 +103,7 @@ func TestIndexFeatures(t *testing.T) {
 	aURI := workspace.PathToURI(filepath.Join(root, "a", "a.go"))
 	bURI := workspace.PathToURI(filepath.Join(root, "b", "b.go"))
 
-	var outline []struct {
-		Name     string
-		Kind     int
-		Children []struct{ Name string }
-	}
-	if err := c.Call(ctx, "textDocument/documentSymbol", map[string]any{"textDocument": map[string]string{"uri": aURI}}, &outline); err != nil {
-		t.Fatal(err)
-	}
+	outline := documentSymbols(t, c, aURI)
 	if len(outline) != 2 || outline[0].Name != "Greeter" || outline[0].Kind != 23 || len(outline[0].Children) != 1 || outline[1].Name != "Greet" || outline[1].Kind != 6 {
 		t.Errorf("documentSymbol = %+v", outline)
 	}
@@ -150,14 +150,7 @@ func TestIndexFeatures(t *testing.T) {
 
 	// Other languages answer by name.
 	pyURI := workspace.PathToURI(filepath.Join(root, "tool.py"))
-	var pyOutline []struct {
-		Name     string
-		Kind     int
-		Children []struct{ Name string }
-	}
-	if err := c.Call(ctx, "textDocument/documentSymbol", map[string]any{"textDocument": map[string]string{"uri": pyURI}}, &pyOutline); err != nil {
-		t.Fatal(err)
-	}
+	pyOutline := documentSymbols(t, c, pyURI)
 	if len(pyOutline) != 2 || pyOutline[0].Name != "Box" || pyOutline[0].Kind != 5 || len(pyOutline[0].Children) != 1 {
 		t.Errorf("python documentSymbol = %+v", pyOutline)
 	}
@@ -173,7 +166,7 @@ func TestIndexFeatures(t *testing.T) {
 	// A type error in an open buffer is published, and withdrawn when the
 	// buffer is fixed.
 	cPath := filepath.Join(root, "c", "c.go")
-	writeTree(t, root, map[string]string{"c/c.go": "package c\n\nfunc F() int { return 0 }\n"})
+	testenv.WriteFiles(t, root, map[string]string{"c/c.go": "package c\n\nfunc F() int { return 0 }\n"})
 	c.Notify(ctx, "workspace/didChangeWatchedFiles", map[string]any{"changes": []map[string]any{{"uri": workspace.PathToURI(cPath), "type": 1}}})
 	c.Open(ctx, cPath, "package c\n\nfunc F() int { return \"x\" }\n")
 	diags := func(n int) func(json.RawMessage) bool {
@@ -214,8 +207,9 @@ func TestIndexFeatures(t *testing.T) {
 // TestIndexFeaturesOff checks that the features are neither advertised nor
 // served unless lsp.features names them.
 func TestIndexFeaturesOff(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
-	writeTree(t, root, indexModule)
+	testenv.WriteFiles(t, root, indexModule)
 	c := lsptest.Pipe(t, nil)
 	ctx := ctxT(t)
 	res, err := c.Initialize(ctx, root, nil, map[string]any{"config": map[string]any{"lsp": map[string]any{"features": []string{"hover"}}}})

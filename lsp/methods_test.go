@@ -18,6 +18,7 @@ import (
 // notification reordered would break text synchronisation), and every
 // entry answers some kind of message.
 func TestMethodTable(t *testing.T) {
+	t.Parallel()
 	lifecycle := map[string]bool{"initialize": true, "shutdown": true, "exit": true}
 	for name, m := range methods {
 		if m.handler == nil || !m.call && !m.notify {
@@ -53,6 +54,7 @@ var testMethods = map[string]method{
 // error and the connection keeps serving (TestDispatchParamsAndKinds checks
 // that nothing is answered twice).
 func TestDispatcherAlwaysAnswers(t *testing.T) {
+	t.Parallel()
 	for name, m := range testMethods {
 		methods[name] = m // before any session reads the table
 	}

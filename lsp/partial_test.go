@@ -14,6 +14,7 @@ import (
 // matches come as $/progress batches and the final result carries none of
 // them, only the summary (LSP 3.17).
 func TestGrepPartialResultsNotRepeated(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, nil, nil)
 	ctx := ctxT(t)
 	for i := range 30 {

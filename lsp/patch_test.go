@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/lsp/lsptest"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -43,7 +44,7 @@ func patchTree(t *testing.T, c *lsptest.Client, root string) (mod, modDisk, modB
 	modDisk = "one\ntwo\nthree\nfour\nfive\n"
 	modBuffer = strings.Replace(modDisk, "three\n", "three (unsaved é中😀)\n", 1)
 	os.WriteFile(mod, []byte(modDisk), 0o644)
-	os.WriteFile(filepath.Join(root, "del.txt"), []byte("bye\n"), 0o644)
+	testenv.WriteFiles(t, root, map[string]string{"del.txt": "bye\n"})
 	if err := c.OpenDoc(ctx, mod, modBuffer); err != nil {
 		t.Fatal(err)
 	}
@@ -55,14 +56,12 @@ func patchTree(t *testing.T, c *lsptest.Client, root string) (mod, modDisk, modB
 // (create, minimal versioned text edits computed from the buffer, delete);
 // applying it is the approval.
 func TestApplyPatchAnnotatedEditor(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
 	mod, _, modBuffer := patchTree(t, c, root)
-	var seen []json.RawMessage
-	c.SetHooks(lsptest.Hooks{ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
-		seen = append(seen, raw)
-		return c.ApplyEdit(ctx, raw, false)
-	}})
+	var seen []lsptest.ApplyEditParams
+	c.SetHooks(lsptest.Hooks{ApplyEdit: recordEdits(ctx, c, &seen, false)})
 	res, err := c.ToolCall(ctx, "apply_patch", map[string]any{"patch": patchE2E})
 	if err != nil {
 		t.Fatal(err)
@@ -73,8 +72,7 @@ func TestApplyPatchAnnotatedEditor(t *testing.T) {
 	if len(seen) != 1 {
 		t.Fatalf("%d applyEdit requests, want 1", len(seen))
 	}
-	var p lsptest.ApplyEditParams
-	json.Unmarshal(seen[0], &p)
+	p := seen[0]
 	a, ok := p.Edit.ChangeAnnotations["agentls"]
 	if !ok || !a.NeedsConfirmation || !strings.Contains(a.Label, "apply_patch") || !strings.Contains(a.Label, "new/made.txt, mod.txt, del.txt") {
 		t.Errorf("annotation = %+v", p.Edit.ChangeAnnotations)
@@ -147,6 +145,7 @@ func TestApplyPatchAnnotatedEditor(t *testing.T) {
 // TestApplyPatchDeclinedInEditor: a declined preview changes nothing, and
 // the call is rejected.
 func TestApplyPatchDeclinedInEditor(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
 	mod, modDisk, modBuffer := patchTree(t, c, root)
@@ -174,6 +173,7 @@ func TestApplyPatchDeclinedInEditor(t *testing.T) {
 // TestApplyPatchFailedSendsNothing: PATCH_FAILED is found before any
 // question; the editor sees no edit.
 func TestApplyPatchFailedSendsNothing(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
 	patchTree(t, c, root)
@@ -196,6 +196,7 @@ func TestApplyPatchFailedSendsNothing(t *testing.T) {
 // TestApplyPatchApprovalRequest: a client of editors/ gets approval/request
 // with the whole patch as a unified diff, then the edit.
 func TestApplyPatchApprovalRequest(t *testing.T) {
+	t.Parallel()
 	caps := lsptest.AgentlsCaps()
 	caps["workspace"].(map[string]any)["workspaceEdit"] = map[string]any{"documentChanges": true, "resourceOperations": []string{"create", "rename", "delete"}}
 	c, root := started(t, caps, nil)
@@ -232,9 +233,10 @@ func TestApplyPatchApprovalRequest(t *testing.T) {
 // TestApplyPatchRenameInEditor: a rename with changes is a RenameFile then
 // the renamed file's text edits; what landed is checked under the new name.
 func TestApplyPatchRenameInEditor(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
-	os.WriteFile(filepath.Join(root, "old.txt"), []byte("a\nb\nc\n"), 0o644)
+	testenv.WriteFiles(t, root, map[string]string{"old.txt": "a\nb\nc\n"})
 	var kinds []string
 	c.SetHooks(lsptest.Hooks{ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
 		var p lsptest.ApplyEditParams
@@ -270,18 +272,14 @@ func TestApplyPatchRenameInEditor(t *testing.T) {
 // editor's preview asks about; create_directory, which no WorkspaceEdit
 // can express, is asked with showMessageRequest and made by the server.
 func TestPatchToolsMoveDeleteMkdirInEditor(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
-	os.WriteFile(filepath.Join(root, "a.txt"), []byte("a\n"), 0o644)
+	testenv.WriteFiles(t, root, map[string]string{"a.txt": "a\n"})
 	var edits []lsptest.ApplyEditParams
 	var asked []string
 	c.SetHooks(lsptest.Hooks{
-		ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
-			var p lsptest.ApplyEditParams
-			json.Unmarshal(raw, &p)
-			edits = append(edits, p)
-			return c.ApplyEdit(ctx, raw, false)
-		},
+		ApplyEdit: recordEdits(ctx, c, &edits, false),
 		ShowMessageRequest: func(p json.RawMessage) any {
 			var m struct{ Message string }
 			json.Unmarshal(p, &m)

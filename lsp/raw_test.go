@@ -121,6 +121,16 @@ func errCode(m map[string]any) int {
 	return int(e["code"].(float64))
 }
 
+// initialize sends initialize (request 1, no capabilities) and fails the
+// test unless it succeeds.
+func (c *rawClient) initialize(t *testing.T) {
+	t.Helper()
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
+	if m := c.response("1"); m["error"] != nil {
+		t.Fatalf("initialize: %v", m)
+	}
+}
+
 // frame wraps body in a well-formed frame.
 func frame(body string) string {
 	return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)
@@ -132,6 +142,7 @@ func frame(body string) string {
 // dropped, never a hang), the reader finds the good request after it, and
 // the session goes on serving.
 func TestFramingResync(t *testing.T) {
+	t.Parallel()
 	good := `{"jsonrpc":"2.0","id":2,"method":"tool/list","params":{}}`
 	cases := []struct {
 		name   string
@@ -164,10 +175,7 @@ func TestFramingResync(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newRaw(t, testRunner(t))
-			c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
-			if m := c.response("1"); m["error"] != nil {
-				t.Fatalf("initialize: %v", m)
-			}
+			c.initialize(t)
 			c.writeRaw(tc.bad + frame(good))
 			var errs []map[string]any
 			for {
@@ -215,6 +223,7 @@ func TestFramingResync(t *testing.T) {
 // TestFramingTolerated: frames that bend the base protocol but are
 // unambiguous are served without an error.
 func TestFramingTolerated(t *testing.T) {
+	t.Parallel()
 	body := `{"jsonrpc":"2.0","id":2,"method":"tool/list","params":{}}`
 	for name, raw := range map[string]string{
 		"bare LF":                fmt.Sprintf("Content-Length: %d\n\n%s", len(body), body),
@@ -225,8 +234,7 @@ func TestFramingTolerated(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := newRaw(t, testRunner(t))
-			c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
-			c.response("1")
+			c.initialize(t)
 			c.writeRaw(raw)
 			for {
 				select {
@@ -293,6 +301,7 @@ func BenchmarkOversizeToolCall(b *testing.B) {
 // refused (INVALID_PARAMS with the pointer) without decoding the message;
 // every other big message still goes the usual way and gets its usual answer.
 func TestHugeToolCalls(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("x", 3<<20)
 	for _, tc := range []struct {
 		name, body string

@@ -23,6 +23,7 @@ type rulesResult struct {
 // session and the persisted ones of an earlier session, removes one (from
 // the file too), and a removed rule asks again.
 func TestApprovalRules(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "somedir"), 0o755)
 	init := map[string]any{"agent": "claude", "config": map[string]any{"approval": map[string]any{"persistAlways": true}}}
@@ -105,6 +106,7 @@ func TestApprovalRules(t *testing.T) {
 // showMessageRequest fallback offers no "Always" action either, and labels
 // it with what it covers otherwise.
 func TestDangerousRequestOverLSP(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, lsptest.AgentlsCaps(), map[string]any{"agent": "claude"})
 	os.MkdirAll(filepath.Join(root, "somedir"), 0o755)
 	ctx := ctxT(t)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -15,9 +16,10 @@ import (
 // folder, results name its files with the folder's name first, and that
 // path given back to read_file reads the file.
 func TestAddedFolderPathsRoundTrip(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, nil, nil)
 	ctx := ctxT(t)
-	os.WriteFile(filepath.Join(root, "first.txt"), []byte("marker in the first root\n"), 0o644)
+	testenv.WriteFiles(t, root, map[string]string{"first.txt": "marker in the first root\n"})
 	second := t.TempDir()
 	os.MkdirAll(filepath.Join(second, "pkg"), 0o755)
 	os.WriteFile(filepath.Join(second, "pkg", "two.txt"), []byte("marker in the second root\n"), 0o644)
@@ -62,13 +64,14 @@ func TestAddedFolderPathsRoundTrip(t *testing.T) {
 // are relative to a root, and a result path with the root's name first
 // must not slip past an anchored glob, in any root.
 func TestSensitiveInEveryRoot(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, nil, map[string]any{"config": map[string]any{"paths": map[string]any{"sensitive": []string{"secrets/**", ".env"}}}})
 	ctx := ctxT(t)
 	second := t.TempDir()
 	for _, r := range []string{root, second} {
 		os.MkdirAll(filepath.Join(r, "secrets"), 0o755)
 		os.WriteFile(filepath.Join(r, "secrets", "key.txt"), []byte("TOPSECRET\n"), 0o644)
-		os.WriteFile(filepath.Join(r, "plain.txt"), []byte("not secret\n"), 0o644)
+		testenv.WriteFiles(t, r, map[string]string{"plain.txt": "not secret\n"})
 	}
 	c.Notify(ctx, "workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
 		"added": []any{map[string]any{"uri": workspace.PathToURI(second), "name": "backend"}}, "removed": []any{}}})

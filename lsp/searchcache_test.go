@@ -14,6 +14,7 @@ import (
 // in open buffers (didOpen, didChange, didClose) and with didSave and
 // didChangeWatchedFiles: every answer is what a fresh search gives.
 func TestSearchCacheThroughServer(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, nil, nil)
 	ctx := ctxT(t)
 	old := time.Now().Add(-time.Hour)

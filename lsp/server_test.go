@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/lsp/lsptest"
 	"github.com/agentls/agentls/tools"
 )
@@ -62,6 +63,7 @@ func started(t *testing.T, caps, initOptions any) (*lsptest.Client, string) {
 }
 
 func TestInitializeResult(t *testing.T) {
+	t.Parallel()
 	runner := testRunner(t)
 	c := lsptest.Pipe(t, runner)
 	res, err := c.Initialize(ctxT(t), t.TempDir(), nil, nil)
@@ -101,8 +103,9 @@ func TestInitializeResult(t *testing.T) {
 }
 
 func TestToolCallErrors(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, nil, nil)
-	os.WriteFile(filepath.Join(root, "a.txt"), []byte("one\ntwo\n"), 0o644)
+	testenv.WriteFiles(t, root, map[string]string{"a.txt": "one\ntwo\n"})
 	tests := []struct {
 		name, tool string
 		args       any
@@ -158,11 +161,9 @@ func TestToolCallErrors(t *testing.T) {
 }
 
 func TestGarbageDoesNotStopServer(t *testing.T) {
+	t.Parallel()
 	c := newRaw(t, testRunner(t))
-	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
-	if m := c.response("1"); m["error"] != nil {
-		t.Fatalf("initialize: %v", m)
-	}
+	c.initialize(t)
 	c.send(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
 	bad := []struct {
 		name, frame string
@@ -197,32 +198,39 @@ func TestGarbageDoesNotStopServer(t *testing.T) {
 	}
 }
 
+// TestLifecycleErrors: before initialize a request is -32002, a second
+// initialize and a request after shutdown are -32600.
 func TestLifecycleErrors(t *testing.T) {
+	t.Parallel()
 	c := newRaw(t, testRunner(t))
-	c.send(`{"jsonrpc":"2.0","id":1,"method":"tool/list","params":{}}`)
-	if got := errCode(c.response("1")); got != -32002 {
-		t.Errorf("request before initialize: code %d, want -32002", got)
-	}
-	c.send(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"capabilities":{}}}`)
-	c.response("2")
-	c.send(`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"capabilities":{}}}`)
-	if got := errCode(c.response("3")); got != -32600 {
-		t.Errorf("second initialize: code %d, want -32600", got)
-	}
-	c.send(`{"jsonrpc":"2.0","id":4,"method":"shutdown"}`)
-	if m := c.response("4"); m["error"] != nil {
-		t.Fatalf("shutdown: %v", m)
-	}
-	c.send(`{"jsonrpc":"2.0","id":5,"method":"tool/list","params":{}}`)
-	if got := errCode(c.response("5")); got != -32600 {
-		t.Errorf("request after shutdown: code %d, want -32600", got)
+	for _, step := range []struct {
+		what, id, method string
+		code             int // 0: a result
+	}{
+		{"request before initialize", "1", "tool/list", -32002},
+		{"initialize", "2", "initialize", 0},
+		{"second initialize", "3", "initialize", -32600},
+		{"shutdown", "4", "shutdown", 0},
+		{"request after shutdown", "5", "tool/list", -32600},
+	} {
+		c.send(`{"jsonrpc":"2.0","id":` + step.id + `,"method":"` + step.method + `","params":{"capabilities":{}}}`)
+		m := c.response(step.id)
+		if step.code == 0 {
+			if m["error"] != nil {
+				t.Fatalf("%s: %v", step.what, m)
+			}
+			continue
+		}
+		if got := errCode(m); got != step.code {
+			t.Errorf("%s: code %d, want %d", step.what, got, step.code)
+		}
 	}
 }
 
 func TestCancelNumericID(t *testing.T) {
+	t.Parallel()
 	c := newRaw(t, testRunner(t))
-	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
-	c.response("1")
+	c.initialize(t)
 	c.send(`{"jsonrpc":"2.0","id":42,"method":"tool/call","params":{"name":"slow","arguments":{"ms":60000}}}`)
 	time.Sleep(100 * time.Millisecond)
 	// Uncancelled, the call would answer with a result after a minute.
@@ -241,6 +249,7 @@ func TestCancelNumericID(t *testing.T) {
 }
 
 func TestSlowCallDoesNotDelayFastOne(t *testing.T) {
+	t.Parallel()
 	c, _ := started(t, nil, nil)
 	ctx := ctxT(t)
 	slowDone := make(chan time.Time, 1)
@@ -265,6 +274,7 @@ func TestSlowCallDoesNotDelayFastOne(t *testing.T) {
 }
 
 func TestApprovalWaitDoesNotBlock(t *testing.T) {
+	t.Parallel()
 	c, _ := started(t, lsptest.AgentlsCaps(), nil)
 	ctx := ctxT(t)
 	release := make(chan struct{})
@@ -297,6 +307,7 @@ func TestApprovalWaitDoesNotBlock(t *testing.T) {
 }
 
 func TestApprovalDecisions(t *testing.T) {
+	t.Parallel()
 	c, _ := started(t, lsptest.AgentlsCaps(), nil)
 	ctx := ctxT(t)
 	var mu sync.Mutex
@@ -339,6 +350,7 @@ func TestApprovalDecisions(t *testing.T) {
 }
 
 func TestShowMessageRequestFallback(t *testing.T) {
+	t.Parallel()
 	c, _ := started(t, map[string]any{}, nil)
 	ctx := ctxT(t)
 	var msg struct {
@@ -367,10 +379,10 @@ func TestShowMessageRequestFallback(t *testing.T) {
 }
 
 func TestIncrementalSyncUTF16(t *testing.T) {
+	t.Parallel()
 	c, root := started(t, nil, nil)
 	ctx := ctxT(t)
-	path := filepath.Join(root, "u.txt")
-	os.WriteFile(path, []byte("on disk\n"), 0o644)
+	path := writeFile(t, root, "u.txt", "on disk\n")
 	c.Open(ctx, path, "é中😀x\nsecond\n")
 	uri := "file://" + path
 	// Replace "x" (after é=1, 中=1, 😀=2 UTF-16 units: character 4) with "Y",
@@ -398,8 +410,9 @@ func TestIncrementalSyncUTF16(t *testing.T) {
 }
 
 func TestConfigLayers(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
-	os.WriteFile(filepath.Join(root, ".agentls.json"), []byte(`{"tools":{"enabled":["read_file","get_current_directory","touch"]}}`), 0o644)
+	testenv.WriteFiles(t, root, map[string]string{".agentls.json": `{"tools":{"enabled":["read_file","get_current_directory","touch"]}}`})
 	c := lsptest.Pipe(t, testRunner(t))
 	ctx := ctxT(t)
 	_, err := c.Initialize(ctx, root, nil, map[string]any{
@@ -447,6 +460,7 @@ func TestConfigLayers(t *testing.T) {
 }
 
 func TestProgressEventsHistoryMetrics(t *testing.T) {
+	t.Parallel()
 	c, _ := started(t, lsptest.AgentlsCaps(), nil)
 	ctx := ctxT(t)
 	var res tools.Result
@@ -504,6 +518,7 @@ func TestProgressEventsHistoryMetrics(t *testing.T) {
 }
 
 func TestDisconnectCancelsCalls(t *testing.T) {
+	t.Parallel()
 	runner := testRunner(t)
 	c := lsptest.Pipe(t, runner)
 	ctx := ctxT(t)
@@ -526,6 +541,7 @@ func TestDisconnectCancelsCalls(t *testing.T) {
 }
 
 func TestBackgroundShellsEndWithSession(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	c := lsptest.Pipe(t, nil)
 	ctx := ctxT(t)
@@ -563,6 +579,7 @@ func TestBackgroundShellsEndWithSession(t *testing.T) {
 }
 
 func TestWatchedFilesRegistration(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	c := lsptest.Pipe(t, nil)
 	ctx := ctxT(t)
@@ -576,7 +593,7 @@ func TestWatchedFilesRegistration(t *testing.T) {
 		t.Fatalf("registration: %v %s", err, m.Params)
 	}
 	// A changed .agentls.json, reported by the watcher, is read again.
-	os.WriteFile(filepath.Join(root, ".agentls.json"), []byte(`{"tools":{"enabled":["get_current_datetime"]}}`), 0o644)
+	testenv.WriteFiles(t, root, map[string]string{".agentls.json": `{"tools":{"enabled":["get_current_datetime"]}}`})
 	c.Notify(ctx, "workspace/didChangeWatchedFiles", map[string]any{"changes": []any{map[string]any{"uri": "file://" + filepath.Join(root, ".agentls.json"), "type": 2}}})
 	var out struct{ Tools []struct{ Name string } }
 	if err := c.Call(ctx, "tool/list", nil, &out); err != nil || len(out.Tools) != 1 {
@@ -585,6 +602,7 @@ func TestWatchedFilesRegistration(t *testing.T) {
 }
 
 func TestApprovalTimeoutCancelsTheQuestion(t *testing.T) {
+	t.Parallel()
 	c, _ := started(t, lsptest.AgentlsCaps(), map[string]any{"config": map[string]any{"approval": map[string]any{"timeoutSeconds": 1}}})
 	ctx := ctxT(t)
 	c.SetHooks(lsptest.Hooks{Approval: func(approval.Request) approval.Response {
@@ -601,6 +619,7 @@ func TestApprovalTimeoutCancelsTheQuestion(t *testing.T) {
 }
 
 func TestCancelKillsShell(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	c := newRaw(t, tools.NewRunner(tools.NewBuiltinRegistry(), nil))
 	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"rootUri":%q,"capabilities":{},"initializationOptions":{"config":{"approval":{"mode":"yolo"}}}}}`, "file://"+root))

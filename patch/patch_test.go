@@ -20,6 +20,7 @@ var update = flag.Bool("update", false, "rewrite the expected sections of testda
 // "apply-error" lists the chunks that do not apply. -update rewrites the
 // expected sections.
 func TestCases(t *testing.T) {
+	t.Parallel()
 	paths, err := filepath.Glob("testdata/*.txtar")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no cases: %v", err)

@@ -10,6 +10,7 @@ import (
 // its head and tail, cut at rune boundaries, with the cut bytes accounted
 // for; binary data is recognised.
 func TestCapture(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		limit      int

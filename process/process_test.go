@@ -17,31 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/sandbox"
 )
-
-// pgrepF lists the processes (not zombies) whose command line contains
-// pattern, one "pid cmdline" a line, read from /proc (tests hide PATH).
-func pgrepF(pattern string) string {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		panic(err)
-	}
-	var out []string
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		cmdline := strings.ReplaceAll(string(b), "\x00", " ")
-		if err != nil || !strings.Contains(cmdline, pattern) || !running(pid) {
-			continue
-		}
-		out = append(out, fmt.Sprintf("%d %s", pid, cmdline))
-	}
-	return strings.Join(out, "\n")
-}
 
 // marker returns an argument for sleep that no other process has: a long
 // duration whose decimals are unique to the test.
@@ -52,19 +30,14 @@ func marker(base int) string {
 // gone waits a little for no process to match pattern, and returns (and
 // kills, so that a failing test leaves nothing) those that are left.
 func gone(pattern string) string {
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		left := pgrepF(pattern)
-		if left == "" || time.Now().After(deadline) {
-			for _, line := range strings.Split(left, "\n") {
-				if pid, err := strconv.Atoi(strings.Fields(line + " x")[0]); err == nil {
-					syscall.Kill(pid, syscall.SIGKILL)
-				}
-			}
-			return left
+	testenv.Eventually(3*time.Second, func() bool { return testenv.Procs(pattern) == "" })
+	left := testenv.Procs(pattern)
+	for _, line := range strings.Split(left, "\n") {
+		if pid, err := strconv.Atoi(strings.Fields(line + " x")[0]); err == nil {
+			syscall.Kill(pid, syscall.SIGKILL)
 		}
-		time.Sleep(25 * time.Millisecond)
 	}
+	return left
 }
 
 // mode is how a test runs its processes: with bwrap's pid namespace (where
@@ -76,6 +49,17 @@ type mode struct {
 }
 
 var modes = []mode{{"bwrap", false, false}, {"cgroup", true, false}, {"group", true, true}}
+
+// inEachMode runs test once in each mode, as a subtest named after it,
+// with the mode set up.
+func inEachMode(t *testing.T, test func(t *testing.T, m mode)) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			m.setup(t)
+			test(t, m)
+		})
+	}
+}
 
 // setup prepares a mode: it hides bwrap from PATH when the mode runs
 // without it, and skips when the machine lacks what the mode needs.
@@ -104,89 +88,83 @@ func (m mode) spec(script string) Spec {
 // with it: a child in its process group in every mode, and a child that
 // left the group (setsid) where a cgroup or a pid namespace holds it.
 func TestEndsWithLeader(t *testing.T) {
-	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) {
-			m.setup(t)
-			st := NewStore()
-			defer st.Close()
-			inGroup, escaped := marker(700), marker(701)
-			script := "/bin/sleep " + inGroup + " & "
-			if !m.noCgroup || !m.noBwrap {
-				script += "/usr/bin/setsid /bin/sleep " + escaped + " >/dev/null 2>&1 & "
+	inEachMode(t, func(t *testing.T, m mode) {
+		st := NewStore()
+		defer st.Close()
+		inGroup, escaped := marker(700), marker(701)
+		script := "/bin/sleep " + inGroup + " & "
+		if !m.noCgroup || !m.noBwrap {
+			script += "/usr/bin/setsid /bin/sleep " + escaped + " >/dev/null 2>&1 & "
+		}
+		script += "/bin/sleep 0.3; echo done"
+		p, err := st.Start(m.spec(script), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-p.Done():
+		case <-time.After(20 * time.Second):
+			t.Fatal("the process did not end")
+		}
+		ended, code, sig := p.Exit()
+		if !ended || code != 0 || sig != "" {
+			t.Errorf("exit: ended %v code %d signal %q", ended, code, sig)
+		}
+		if out, _ := p.Read(Stdout, 0, 100); string(out) != "done\n" {
+			t.Errorf("stdout %q", out)
+		}
+		for _, mk := range []string{inGroup, escaped} {
+			if left := gone("sleep " + mk); left != "" {
+				t.Errorf("left behind:\n%s", left)
 			}
-			script += "/bin/sleep 0.3; echo done"
-			p, err := st.Start(m.spec(script), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-p.Done():
-			case <-time.After(20 * time.Second):
-				t.Fatal("the process did not end")
-			}
-			ended, code, sig := p.Exit()
-			if !ended || code != 0 || sig != "" {
-				t.Errorf("exit: ended %v code %d signal %q", ended, code, sig)
-			}
-			if out, _ := p.Read(Stdout, 0, 100); string(out) != "done\n" {
-				t.Errorf("stdout %q", out)
-			}
-			for _, mk := range []string{inGroup, escaped} {
-				if left := gone("sleep " + mk); left != "" {
-					t.Errorf("left behind:\n%s", left)
-				}
-			}
-			if dirs := Cgroups(); len(dirs) > 0 {
-				t.Errorf("cgroups left: %v", dirs)
-			}
-		})
-	}
+		}
+		if dirs := Cgroups(); len(dirs) > 0 {
+			t.Errorf("cgroups left: %v", dirs)
+		}
+	})
 }
 
 // TestStoreClose: Close ends every process of the Store (a running
 // background one with its children, and a finished one), forgets them, and
 // a Store that is closed starts nothing.
 func TestStoreClose(t *testing.T) {
-	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) {
-			m.setup(t)
-			st := NewStore()
-			mk := marker(702)
-			sp := m.spec("/bin/sleep " + mk + " & /bin/sleep " + mk)
-			sp.Background = true
-			var ids []string
-			for range 3 {
-				p, err := st.Start(sp, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ids = append(ids, p.ID())
-			}
-			short, err := st.Start(m.spec("echo hi"), nil)
+	inEachMode(t, func(t *testing.T, m mode) {
+		st := NewStore()
+		mk := marker(702)
+		sp := m.spec("/bin/sleep " + mk + " & /bin/sleep " + mk)
+		sp.Background = true
+		var ids []string
+		for range 3 {
+			p, err := st.Start(sp, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			<-short.Done()
-			st.Finish(short)
-			if got := st.IDs(); len(got) != 4 {
-				t.Fatalf("ids %v", got)
-			}
-			if p, ok := st.Get(ids[1]); !ok || p.ID() != ids[1] {
-				t.Fatalf("Get(%s): %v %v", ids[1], p, ok)
-			}
-			st.Close()
-			if left := gone("sleep " + mk); left != "" {
-				t.Errorf("left behind:\n%s", left)
-			}
-			if _, ok := st.Get(ids[0]); ok || len(st.IDs()) != 0 {
-				t.Errorf("a closed store still holds %v", st.IDs())
-			}
-			if _, err := st.Start(m.spec("true"), nil); !errors.Is(err, ErrClosed) {
-				t.Errorf("start after Close: %v, want ErrClosed", err)
-			}
-			st.Close() // twice is harmless
-		})
-	}
+			ids = append(ids, p.ID())
+		}
+		short, err := st.Start(m.spec("echo hi"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-short.Done()
+		st.Finish(short)
+		if got := st.IDs(); len(got) != 4 {
+			t.Fatalf("ids %v", got)
+		}
+		if p, ok := st.Get(ids[1]); !ok || p.ID() != ids[1] {
+			t.Fatalf("Get(%s): %v %v", ids[1], p, ok)
+		}
+		st.Close()
+		if left := gone("sleep " + mk); left != "" {
+			t.Errorf("left behind:\n%s", left)
+		}
+		if _, ok := st.Get(ids[0]); ok || len(st.IDs()) != 0 {
+			t.Errorf("a closed store still holds %v", st.IDs())
+		}
+		if _, err := st.Start(m.spec("true"), nil); !errors.Is(err, ErrClosed) {
+			t.Errorf("start after Close: %v, want ErrClosed", err)
+		}
+		st.Close() // twice is harmless
+	})
 }
 
 // TestStartErrors: the errors of Start are typed, so that callers can
@@ -254,36 +232,34 @@ func TestBackgroundLimit(t *testing.T) {
 // after the grace), reports the signal, and returns at once on an ended
 // process.
 func TestTerminate(t *testing.T) {
-	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) {
-			m.setup(t)
-			st := NewStore()
-			defer st.Close()
-			mk := marker(704)
-			p, err := st.Start(m.spec("trap '' TERM; echo ready; /bin/sleep "+mk+"; /bin/sleep "+mk), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := p.WaitOutput(context.Background(), Stdout, 0, 10*time.Second); err != nil {
-				t.Fatal(err)
-			}
-			p.Terminate()
-			ended, code, sig := p.Exit()
-			if !ended || sig == "" || code <= 128 {
-				t.Errorf("after Terminate: ended %v code %d signal %q", ended, code, sig)
-			}
-			if left := gone("sleep " + mk); left != "" {
-				t.Errorf("left behind:\n%s", left)
-			}
-			p.Terminate() // ended: returns at once
-		})
-	}
+	inEachMode(t, func(t *testing.T, m mode) {
+		st := NewStore()
+		defer st.Close()
+		mk := marker(704)
+		p, err := st.Start(m.spec("trap '' TERM; echo ready; /bin/sleep "+mk+"; /bin/sleep "+mk), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.WaitOutput(context.Background(), Stdout, 0, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		p.Terminate()
+		ended, code, sig := p.Exit()
+		if !ended || sig == "" || code <= 128 {
+			t.Errorf("after Terminate: ended %v code %d signal %q", ended, code, sig)
+		}
+		if left := gone("sleep " + mk); left != "" {
+			t.Errorf("left behind:\n%s", left)
+		}
+		p.Terminate() // ended: returns at once
+	})
 }
 
 // TestOutput: output is kept per stream and combined, read from an offset,
 // and WaitOutput returns on new output, at the end, at its limit, and with
 // the context's error when the context ends.
 func TestOutput(t *testing.T) {
+	t.Parallel()
 	st := NewStore()
 	defer st.Close()
 	var mu sync.Mutex
@@ -334,6 +310,7 @@ func TestOutput(t *testing.T) {
 
 // TestEndAll: EndAll ends the processes of every Store.
 func TestEndAll(t *testing.T) {
+	t.Parallel()
 	mk := marker(705)
 	var stores []*Store
 	for range 2 {
@@ -361,6 +338,7 @@ func TestEndAll(t *testing.T) {
 
 // TestSweepCgroups: the cgroup of a server that died is emptied and removed.
 func TestSweepCgroups(t *testing.T) {
+	t.Parallel()
 	parent := pidsCgroupParent()
 	if parent == "" {
 		t.Skip("no pids cgroup here")
@@ -388,7 +366,7 @@ func TestSweepCgroups(t *testing.T) {
 		os.Remove(dir)
 	}
 	time.Sleep(100 * time.Millisecond)
-	if left := pgrepF("sleep " + mk); left != "" {
+	if left := testenv.Procs("sleep " + mk); left != "" {
 		t.Errorf("process of a dead server left:\n%s", left)
 	}
 }

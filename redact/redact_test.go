@@ -12,35 +12,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"golang.org/x/tools/txtar"
 )
-
-// Secret is one entry of testdata/secrets.txtar: a text and the secret in it.
-type Secret struct {
-	Shape, Text, Secret string
-}
-
-var marked = regexp.MustCompile(`(?s)\{\{(.*?)\}\}`)
-
-// Corpus reads testdata/secrets.txtar (exported for tools' end-to-end test
-// through redacttest-style copying: tools reads the same file).
-func corpus(t testing.TB) []Secret {
-	t.Helper()
-	a, err := txtar.ParseFile("testdata/secrets.txtar")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []Secret
-	for _, f := range a.Files {
-		text := strings.TrimSuffix(string(f.Data), "\n")
-		m := marked.FindStringSubmatch(text)
-		if m == nil {
-			t.Fatalf("%s: no {{secret}}", f.Name)
-		}
-		out = append(out, Secret{Shape: f.Name, Text: strings.Replace(text, m[0], m[1], 1), Secret: m[1]})
-	}
-	return out
-}
 
 // leaks returns the pieces of secret found in out: the secret, and each
 // line of a multi-line one that is long enough to mean something.
@@ -55,9 +29,10 @@ func leaks(out, secret string) []string {
 }
 
 func TestCorpus(t *testing.T) {
+	t.Parallel()
 	rules := map[string]int{}
 	through := 0
-	cs := corpus(t)
+	cs := testenv.Secrets(t)
 	for _, c := range cs {
 		got := String(c.Text)
 		if l := leaks(got, c.Secret); l != nil {
@@ -77,6 +52,7 @@ func TestCorpus(t *testing.T) {
 }
 
 func TestPlainTextUnchanged(t *testing.T) {
+	t.Parallel()
 	a, err := txtar.ParseFile("testdata/plain.txtar")
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +65,7 @@ func TestPlainTextUnchanged(t *testing.T) {
 }
 
 func TestRules(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"https://user:p%40ss@host/x", "https://user:[REDACTED:url-userinfo]@host/x"},
 		{"https://u:a@b@host/x", "https://u:[REDACTED:url-userinfo]@host/x"},
@@ -118,6 +95,7 @@ func TestRules(t *testing.T) {
 }
 
 func TestSecretName(t *testing.T) {
+	t.Parallel()
 	yes := []string{"password", "DB_PASSWORD", "apiKey", "api_key", "X-Api-Key", "X-Auth-Token", "AWS_SECRET_ACCESS_KEY",
 		"OPENAI_API_KEY", "STRIPE_KEY", "client_secret", "passphrase", "github-token", "Authorization", "dbpassword", "pass"}
 	no := []string{"key", "keys", "monkey", "keyword", "password_file", "token_url", "max_tokens", "secretName",
@@ -135,6 +113,7 @@ func TestSecretName(t *testing.T) {
 }
 
 func TestCut(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("word ", 30000) // 150,000 bytes
 	got := Cut(long, Cap)
 	if len(got) > Cap {
@@ -175,6 +154,7 @@ func fmtSscan(s string, n *int) (int, error) {
 
 // A private key cut by the cap has no end line: the rest is still a key.
 func TestCutPrivateKey(t *testing.T) {
+	t.Parallel()
 	body := strings.Repeat("MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n", 2000)
 	got := String("-----BEGIN PRIVATE KEY-----\n" + body + "-----END PRIVATE KEY-----\n")
 	if strings.Contains(got, "MIIEvQIBADANBgkqhkiG9w0") {
@@ -183,6 +163,7 @@ func TestCutPrivateKey(t *testing.T) {
 }
 
 func TestJSON(t *testing.T) {
+	t.Parallel()
 	in := `{"command":"deploy","env":{"PATH":"/usr/bin","LC_ALL":"C","APP_MODE":"blue","NODE_ENV":"sk_live_aB3dE5fG7hJ9kL1mN3pQ5rS7"},` +
 		`"password":"x","private":{"a":"b"},"n":12,"ok":true,"list":["AKIAKUF5XJ4NB4X7JYPI"],"headers":{"X-ghp_Iuwk7tWSNqi0xTEfYiW3rirXJtivfaO99UzC":"1"}}`
 	got := string(JSON(json.RawMessage(in)))
@@ -212,7 +193,8 @@ type boom struct{}
 func (*boom) String() string { panic("boom") }
 
 func TestHandler(t *testing.T) {
-	cs := corpus(t)
+	t.Parallel()
+	cs := testenv.Secrets(t)
 	var buf bytes.Buffer
 	log := slog.New(NewHandler(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if Logger(log) != log || NewHandler(log.Handler()) != log.Handler() {
@@ -250,7 +232,8 @@ func mustJSON(v any) []byte {
 
 // The rules are shared by every session: run them at once (go test -race).
 func TestConcurrent(t *testing.T) {
-	cs := corpus(t)
+	t.Parallel()
+	cs := testenv.Secrets(t)
 	var wg sync.WaitGroup
 	for g := 0; g < 4; g++ {
 		wg.Add(1)
@@ -302,11 +285,11 @@ func bench(b *testing.B, s string) {
 	Load()
 	b.SetBytes(int64(len(s)))
 	b.ResetTimer()
-	start := cpuTime()
+	start := testenv.CPUTime()
 	for i := 0; i < b.N; i++ {
 		String(s)
 	}
-	if used := cpuTime() - start; used > 0 {
+	if used := testenv.CPUTime() - start; used > 0 {
 		b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
@@ -321,6 +304,7 @@ func BenchmarkCommand(b *testing.B) {
 
 // Secrets in strings of code arrive escaped: \", \n, \u0026.
 func TestEscapedInCode(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, secret string }{
 		{`print("curl 'https://h/v1?city=oslo\u0026api_key=DSrPDijrqade\u0026units=metric'")`, "DSrPDijrqade"},
 		{`print("{\"client_id\": \"web\", \"client_secret\": \"cs5D1Iu9HQqg\"}")`, "cs5D1Iu9HQqg"},

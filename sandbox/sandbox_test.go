@@ -15,6 +15,7 @@ import (
 )
 
 func TestArgs(t *testing.T) {
+	t.Parallel()
 	iso := Args("/usr/bin/bwrap", Spec{Mode: Isolate, Writable: []string{"/w"}, ReadOnly: []string{"/code"}, Dir: "/w/sub"}, 3)
 	net := Args("/usr/bin/bwrap", Spec{Mode: Isolate, Writable: []string{"/w"}, Network: true}, -1)
 	life := Args("/usr/bin/bwrap", Spec{Mode: Lifetime, Dir: "/w"}, 3)
@@ -88,6 +89,7 @@ const childEnv = "AGENTLS_SANDBOX_TEST_CHILD"
 // (Go 1.26 was seen to keep that thread, so the first half guards against
 // a regression rather than reproducing the failure here.)
 func TestStartSurvivesThreadExitDiesWithProcess(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(childEnv) != "" {
 		done := make(chan int)
 		go func() {

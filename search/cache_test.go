@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -71,11 +72,7 @@ func sameResult(t *testing.T, what string, got, want *Result) {
 // globs (as the ripgrep comparison has it).
 func goSrcWorkspace(t testing.TB) *workspace.Workspace {
 	t.Helper()
-	src := filepath.Join(runtime.GOROOT(), "src")
-	if _, err := os.Stat(src); err != nil {
-		t.Skip("no GOROOT/src")
-	}
-	ws, err := workspace.New(src)
+	ws, err := workspace.New(testenv.GoSrc(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,6 +88,7 @@ func goSrcWorkspace(t testing.TB) *workspace.Workspace {
 // must equal the uncached one exactly (tools' TestGrepMatchesRipgrep checks
 // those against ripgrep).
 func TestCachedMatchesUncached(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("searches GOROOT/src")
 	}
@@ -130,13 +128,8 @@ func TestCachedMatchesUncached(t *testing.T) {
 // put writes a file below root, with mtime unless it is zero.
 func put(t *testing.T, root, rel, content string, mtime time.Time) {
 	t.Helper()
+	testenv.WriteFiles(t, root, map[string]string{rel: content})
 	p := filepath.Join(root, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	if !mtime.IsZero() {
 		if err := os.Chtimes(p, mtime, mtime); err != nil {
 			t.Fatal(err)
@@ -149,6 +142,7 @@ func put(t *testing.T, root, rel, content string, mtime time.Time) {
 // and checks that every cached search returns exactly what a fresh search
 // does.
 func TestCacheInvalidation(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	old := time.Now().Add(-time.Hour)
 	for i := range 20 {
@@ -292,6 +286,7 @@ func cachedFiles(t *testing.T, cache *Cache, n int) {
 // initialized: the files a search would read, never a sensitive one; the
 // first search then skips files and returns what a fresh search does.
 func TestWarm(t *testing.T) {
+	t.Parallel()
 	root, ws := warmTree(t)
 	cache := NewCache()
 	defer cache.Close()
@@ -317,6 +312,7 @@ func TestWarm(t *testing.T) {
 // nothing and starts no fill, while searches through it still answer as
 // fresh ones.
 func TestCacheClose(t *testing.T) {
+	t.Parallel()
 	cache := NewCache()
 	if runtime.GOROOT() != "" {
 		if src := filepath.Join(runtime.GOROOT(), "src"); dirExists(src) {

@@ -35,6 +35,7 @@ func randomPattern(r *rand.Rand, depth int) string {
 }
 
 func TestDFAAgainstRegexp(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewSource(7))
 	alphabet := []string{"a", "b", "c", "A", "B", "_", "1", "2", " ", "é", "K", "\u212a", "k", "\t"}
 	for iter := 0; iter < 3000; iter++ {
@@ -89,6 +90,7 @@ func TestDFAAgainstRegexp(t *testing.T) {
 }
 
 func TestDFAWordBoundary(t *testing.T) {
+	t.Parallel()
 	tree, _ := syntax.Parse(`\bfoo\b`, syntax.Perl)
 	if newDFA(tree) != nil {
 		t.Error(`a DFA for \b`)

@@ -11,6 +11,7 @@ import (
 // TestGrepLiteralScan checks the prefilters against a plain search on
 // random text.
 func TestLiteralScan(t *testing.T) {
+	t.Parallel()
 	rnd := rand.New(rand.NewSource(1))
 	alphabet := []byte("abcdeABCDE xyz_\n")
 	for iter := 0; iter < 2000; iter++ {
@@ -58,6 +59,7 @@ func TestLiteralScan(t *testing.T) {
 }
 
 func TestRequiredLiterals(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		pattern string
 		fold    bool
@@ -89,6 +91,7 @@ func TestRequiredLiterals(t *testing.T) {
 }
 
 func TestBinaryCutoff(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x\n", 50000) // 100000 bytes
 	tests := []struct {
 		data string
@@ -107,6 +110,7 @@ func TestBinaryCutoff(t *testing.T) {
 }
 
 func TestGlobHelpers(t *testing.T) {
+	t.Parallel()
 	if got := expandBraces("*.{ts,tsx}"); !reflect.DeepEqual(got, []string{"*.ts", "*.tsx"}) {
 		t.Errorf("expandBraces: %q", got)
 	}
@@ -125,6 +129,7 @@ func TestGlobHelpers(t *testing.T) {
 // lengths, so that every path of pairIndex (vector blocks, words, the tail)
 // finds it, or finds nothing.
 func TestPairIndex(t *testing.T) {
+	t.Parallel()
 	or := uint64(0x2020202020202020)
 	p1, p2 := uint64('q')*0x0101010101010101, uint64('j')*0x0101010101010101
 	for n := 2; n < 140; n++ {

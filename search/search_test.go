@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -20,8 +21,7 @@ import (
 // a symlink inside leads to.
 func searchTree(t *testing.T, files map[string]string) (string, *workspace.Workspace) {
 	t.Helper()
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // the user's git excludes must not count
-	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	testenv.IsolateGit(t) // the user's git excludes must not count
 	root := t.TempDir()
 	old := time.Now().Add(-time.Hour)
 	for p, c := range files {

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -23,6 +24,7 @@ import (
 // nonl lists sections whose final newline is not part of the content.
 // After an error every file of the tree must be as it was.
 func TestApplyPatchFixtures(t *testing.T) {
+	t.Parallel()
 	archives, _ := filepath.Glob("testdata/apply_patch/*.txtar")
 	if len(archives) == 0 {
 		t.Fatal("no fixtures")
@@ -47,20 +49,20 @@ func TestApplyPatchFixtures(t *testing.T) {
 					tree[p] = data
 				}
 			}
-			ftWrite(t, root, tree)
+			testenv.WriteFiles(t, root, tree)
 			res := ftCall(t, env, "apply_patch", map[string]any{"patch": sections["patch"]})
 			if want, ok := sections["error"]; ok {
 				lines := strings.Split(strings.TrimSpace(want), "\n")
-				ftWantError(t, res, Code(lines[0]), lines[1:]...)
+				wantError(t, res, Code(lines[0]), lines[1:]...)
 				for p, c := range tree {
 					if got := ftRead(t, root, p); got != c {
 						t.Errorf("%s changed after a failed patch: %q", p, got)
 					}
 				}
 			} else {
-				ftWantSuccess(t, res)
+				wantSuccess(t, res)
 				var s EditResult
-				ftStructured(t, res, &s)
+				decode(t, res, &s)
 				if s.AppliedBy != "server" || s.Landed != "all" || s.Diff == "" {
 					t.Errorf("structured = %+v", s)
 				}
@@ -82,8 +84,9 @@ func TestApplyPatchFixtures(t *testing.T) {
 }
 
 func TestApplyPatchCRLFAndBuffers(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
-	ftWrite(t, root, map[string]string{"win.txt": "one\r\ntwo\r\nthree\r\n", "open.go": "package open\n"})
+	testenv.WriteFiles(t, root, map[string]string{"win.txt": "one\r\ntwo\r\nthree\r\n", "open.go": "package open\n"})
 	open := filepath.Join(root, "open.go")
 	env.Workspace.Overlays.Open(workspace.Document{URI: workspace.PathToURI(open), Path: open, Version: 5,
 		Text: "package open\n\nvar unsaved = \"é中😀\"\n"})
@@ -92,14 +95,14 @@ func TestApplyPatchCRLFAndBuffers(t *testing.T) {
 	res := ftCall(t, env, "apply_patch", map[string]any{"patch": patch})
 	// No editor applies edits here: the server never writes around the
 	// unsaved buffer, and writes nothing of the patch.
-	ftWantError(t, res, UnsavedInEditor, "open.go")
+	wantError(t, res, UnsavedInEditor, "open.go")
 	if got := ftRead(t, root, "win.txt"); got != "one\r\ntwo\r\nthree\r\n" {
 		t.Errorf("win.txt written by a refused patch: %q", got)
 	}
 	// Saved, the buffer loses nothing when the server writes.
-	ftWrite(t, root, map[string]string{"open.go": "package open\n\nvar unsaved = \"é中😀\"\n"})
+	testenv.WriteFiles(t, root, map[string]string{"open.go": "package open\n\nvar unsaved = \"é中😀\"\n"})
 	res = ftCall(t, env, "apply_patch", map[string]any{"patch": patch})
-	ftWantSuccess(t, res)
+	wantSuccess(t, res)
 	if got := ftRead(t, root, "win.txt"); got != "one\r\nTWO\r\n2.5\r\nthree\r\n" {
 		t.Errorf("CRLF file = %q", got)
 	}
@@ -108,15 +111,16 @@ func TestApplyPatchCRLFAndBuffers(t *testing.T) {
 		t.Errorf("open file = %q", got)
 	}
 	// A patch with CRLF lines applies to an LF file, which stays LF.
-	ftWrite(t, root, map[string]string{"lf.txt": "a\nb\n"})
+	testenv.WriteFiles(t, root, map[string]string{"lf.txt": "a\nb\n"})
 	res = ftCall(t, env, "apply_patch", map[string]any{"patch": "--- a/lf.txt\r\n+++ b/lf.txt\r\n@@ -1,2 +1,2 @@\r\n a\r\n-b\r\n+B\r\n"})
-	ftWantSuccess(t, res)
+	wantSuccess(t, res)
 	if got := ftRead(t, root, "lf.txt"); got != "a\nB\n" {
 		t.Errorf("lf.txt = %q", got)
 	}
 }
 
 func TestApplyPatchErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, patch string
 		code        Code
@@ -133,8 +137,8 @@ func TestApplyPatchErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env, root := ftEnv(t)
-			ftWrite(t, root, map[string]string{"f.txt": "a\nb\nc\n", "g.txt": "g\n"})
-			ftWantError(t, ftCall(t, env, "apply_patch", map[string]any{"patch": tt.patch}), tt.code, tt.parts...)
+			testenv.WriteFiles(t, root, map[string]string{"f.txt": "a\nb\nc\n", "g.txt": "g\n"})
+			wantError(t, ftCall(t, env, "apply_patch", map[string]any{"patch": tt.patch}), tt.code, tt.parts...)
 			if ftRead(t, root, "f.txt") != "a\nb\nc\n" || ftRead(t, root, "g.txt") != "g\n" || ftRead(t, root, "n.txt") != "<absent>" {
 				t.Error("the workspace changed")
 			}
@@ -146,6 +150,7 @@ func TestApplyPatchErrors(t *testing.T) {
 // the occurrence nearest its stated line, searched patchFuzz lines around
 // it; beyond that it fails.
 func TestApplyPatchFuzzLimit(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	for i := 0; i < 100; i++ {
 		b.WriteString("a\nb\n")
@@ -156,14 +161,14 @@ func TestApplyPatchFuzzLimit(t *testing.T) {
 		changed int // 1-based line that becomes B; 0: the patch fails
 	}{{101, 102}, {104, 104}, {150, 150}, {240, 200}, {252, 0}, {400, 0}} {
 		env, root := ftEnv(t)
-		ftWrite(t, root, map[string]string{"f.txt": text})
+		testenv.WriteFiles(t, root, map[string]string{"f.txt": text})
 		patch := fmt.Sprintf("--- a/f.txt\n+++ b/f.txt\n@@ -%d,2 +%d,2 @@\n a\n-b\n+B\n", tc.line, tc.line)
 		res := ftCall(t, env, "apply_patch", map[string]any{"patch": patch})
 		if tc.changed == 0 {
-			ftWantError(t, res, PatchFailed, fmt.Sprintf("near line %d", tc.line))
+			wantError(t, res, PatchFailed, fmt.Sprintf("near line %d", tc.line))
 			continue
 		}
-		ftWantSuccess(t, res)
+		wantSuccess(t, res)
 		lines := strings.Split(ftRead(t, root, "f.txt"), "\n")
 		if lines[tc.changed-1] != "B" || strings.Count(strings.Join(lines, "\n"), "B") != 1 {
 			t.Errorf("hunk stated at line %d: B is not (only) at line %d", tc.line, tc.changed)
@@ -175,6 +180,7 @@ func TestApplyPatchFuzzLimit(t *testing.T) {
 // to new, applied to old, gives new; also when lines were added above the
 // hunks since (their context moved), and with or without a final newline.
 func TestApplyPatchRoundTrip(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	words := []string{"a", "b", "c", "func x() {", "}", "", "\treturn nil", "// note"}
 	randomLines := func(n int) []string {
@@ -220,7 +226,7 @@ func TestApplyPatchRoundTrip(t *testing.T) {
 		if shift {
 			base, want = "moved 1\nmoved 2\nmoved 3\n"+old, "moved 1\nmoved 2\nmoved 3\n"+new
 		}
-		ftWrite(t, root, map[string]string{"f.txt": base})
+		testenv.WriteFiles(t, root, map[string]string{"f.txt": base})
 		env.Session = NewSession(env.Workspace, SessionOptions{}) // the model has not read this version
 		res := ftCall(t, env, "apply_patch", map[string]any{"patch": patch})
 		if res.Status != StatusSuccess {
@@ -235,8 +241,9 @@ func TestApplyPatchRoundTrip(t *testing.T) {
 // TestApplyPatchNotes: a hunk found away from its stated line, or only
 // with whitespace ignored, is said in the question and in the result.
 func TestApplyPatchNotes(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
-	ftWrite(t, root, map[string]string{"f.txt": "x\ny\nz\na  \nb\nc\n"})
+	testenv.WriteFiles(t, root, map[string]string{"f.txt": "x\ny\nz\na  \nb\nc\n"})
 	var warning string
 	inner := env.Approver
 	env.Approver = approval.ApproverFunc(func(ctx context.Context, r approval.Request) (approval.Response, error) {
@@ -244,7 +251,7 @@ func TestApplyPatchNotes(t *testing.T) {
 		return inner.Ask(ctx, r)
 	})
 	res := ftCall(t, env, "apply_patch", map[string]any{"patch": "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"})
-	ftWantSuccess(t, res)
+	wantSuccess(t, res)
 	want := "hunk 1 of f.txt applied at line 4, not 1 as the patch says; hunk 1 of f.txt matched only when whitespace at line ends is ignored"
 	if warning != want {
 		t.Errorf("warning = %q, want %q", warning, want)
@@ -257,7 +264,7 @@ func TestApplyPatchNotes(t *testing.T) {
 	}
 	// An exact patch has no notes.
 	res = ftCall(t, env, "apply_patch", map[string]any{"patch": "--- a/f.txt\n+++ b/f.txt\n@@ -5,2 +5,2 @@\n-B\n+b\n c\n"})
-	ftWantSuccess(t, res)
+	wantSuccess(t, res)
 	if warning != "" || strings.Contains(res.Content, "Note") {
 		t.Errorf("warning %q, content %q", warning, res.Content)
 	}
@@ -266,11 +273,12 @@ func TestApplyPatchNotes(t *testing.T) {
 // TestApplyPatchSplitDiffsOfOneFile: several diffs of one file are its
 // hunks, in the order of the file.
 func TestApplyPatchSplitDiffsOfOneFile(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
-	ftWrite(t, root, map[string]string{"f.txt": "a\nb\nc\nd\ne\nf\ng\nh\n"})
+	testenv.WriteFiles(t, root, map[string]string{"f.txt": "a\nb\nc\nd\ne\nf\ng\nh\n"})
 	patch := "--- a/f.txt\n+++ b/f.txt\n@@ -7,2 +7,2 @@\n g\n-h\n+H\n" +
 		"--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n-a\n+A\n b\n"
-	ftWantSuccess(t, ftCall(t, env, "apply_patch", map[string]any{"patch": patch}))
+	wantSuccess(t, ftCall(t, env, "apply_patch", map[string]any{"patch": patch}))
 	if got := ftRead(t, root, "f.txt"); got != "A\nb\nc\nd\ne\nf\ng\nH\n" {
 		t.Errorf("f.txt = %q", got)
 	}
@@ -279,11 +287,12 @@ func TestApplyPatchSplitDiffsOfOneFile(t *testing.T) {
 // TestApplyPatchHeadersWithoutNumbers: "@@" alone, as models write it,
 // finds the hunk by its lines, which must occur once.
 func TestApplyPatchHeadersWithoutNumbers(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
-	ftWrite(t, root, map[string]string{"f.go": "package f\n\nfunc A() {\n\treturn\n}\n\nfunc B() {\n\treturn\n}\n"})
+	testenv.WriteFiles(t, root, map[string]string{"f.go": "package f\n\nfunc A() {\n\treturn\n}\n\nfunc B() {\n\treturn\n}\n"})
 	patch := "--- a/f.go\n+++ b/f.go\n@@\n func B() {\n-\treturn\n+\tpanic(1)\n }\n@@ @@ func A\n-func A() {\n+func A2() {\n"
 	res := ftCall(t, env, "apply_patch", map[string]any{"patch": patch})
-	ftWantSuccess(t, res)
+	wantSuccess(t, res)
 	if got := ftRead(t, root, "f.go"); got != "package f\n\nfunc A2() {\n\treturn\n}\n\nfunc B() {\n\tpanic(1)\n}\n" {
 		t.Errorf("f.go = %q", got)
 	}
@@ -291,5 +300,5 @@ func TestApplyPatchHeadersWithoutNumbers(t *testing.T) {
 		t.Errorf("content = %q", res.Content)
 	}
 	res = ftCall(t, env, "apply_patch", map[string]any{"patch": "--- a/f.go\n+++ b/f.go\n@@\n }\n+// x\n"})
-	ftWantError(t, res, PatchFailed, "no line numbers")
+	wantError(t, res, PatchFailed, "no line numbers")
 }

@@ -34,6 +34,7 @@ const atomicChildEnv = "AGENTLS_ATOMIC_KILL_CHILD"
 // workspace.WriteFileAtomic, and SIGKILLs it at random moments: the file
 // is always one whole version, never a truncated or mixed one.
 func TestAtomicWriteSurvivesKill(t *testing.T) {
+	t.Parallel()
 	contents := atomicContents()
 	if target := os.Getenv(atomicChildEnv); target != "" {
 		os.Stdout.WriteString("writing\n")

@@ -32,6 +32,7 @@ func walkSchema(s any, ptr string, fn func(ptr string, m map[string]any)) {
 // built-in tool, each string has a maxLength, each array a maxItems and
 // each map a propertyNames cap; the schemas keep their key order.
 func TestEverySchemaStatesItsCaps(t *testing.T) {
+	t.Parallel()
 	defs, err := Export(NewBuiltinRegistry().List(nil), "agentls")
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +98,7 @@ func TestEverySchemaStatesItsCaps(t *testing.T) {
 // TestOversizeArguments: a value over its cap is INVALID_PARAMS naming the
 // value's pointer and the cap; a value at the cap passes the size check.
 func TestOversizeArguments(t *testing.T) {
+	t.Parallel()
 	r := NewRunner(NewBuiltinRegistry(), nil)
 	env := testEnv(t)
 	cfg := env.Workspace.Config()
@@ -179,6 +181,7 @@ func TestOversizeArguments(t *testing.T) {
 // TestOversizeNotLogged: refused oversize arguments leave a marker in the
 // history, not the value.
 func TestOversizeNotLogged(t *testing.T) {
+	t.Parallel()
 	r := NewRunner(NewBuiltinRegistry(), nil)
 	env := testEnv(t)
 	path := strings.Repeat("p", 1<<20)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestExpandArgv(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		tmpl []string
 		args string
@@ -38,6 +39,7 @@ func TestExpandArgv(t *testing.T) {
 }
 
 func TestCustomTools(t *testing.T) {
+	t.Parallel()
 	env := testEnv(t)
 	root := env.Workspace.Root()
 	os.WriteFile(filepath.Join(root, "f.txt"), []byte("x\n"), 0o644)
@@ -78,6 +80,7 @@ func TestCustomTools(t *testing.T) {
 }
 
 func TestWritesIntoGitAsk(t *testing.T) {
+	t.Parallel()
 	env := testEnv(t)
 	os.MkdirAll(filepath.Join(env.Workspace.Root(), ".git", "hooks"), 0o755)
 	r := NewRunner(NewBuiltinRegistry(), nil)

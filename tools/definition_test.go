@@ -3,22 +3,16 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentls/agentls/approval"
-	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/internal/testenv"
 )
 
-// indexRig runs the index tools on a small module in a temporary root.
-type indexRig struct {
-	t    *testing.T
-	r    *Runner
-	env  *Env
-	root string
-}
+// indexRig is a rig with the index tools on a small module (rigFiles),
+// whose approver rejects every call.
+type indexRig struct{ *rig }
 
 var rigFiles = map[string]string{
 	"go.mod": "module example.com/m\n\ngo 1.22\n",
@@ -51,37 +45,20 @@ func Use() string {
 }
 
 func newIndexRig(t *testing.T) *indexRig {
-	root := t.TempDir()
-	for name, text := range rigFiles {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := NewRegistry(nil)
-	reg.MustRegister(Diagnostics, Symbols, FindDefinition, References, Hover)
-	env := &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Approver: approval.Fixed(approval.Reject, ""), Memory: approval.NewMemory("")}
-	t.Cleanup(func() { env.Session.Close() })
-	return &indexRig{t: t, r: NewRunner(reg, nil), env: env, root: root}
+	g := &indexRig{newRig(t, "", Diagnostics, Symbols, FindDefinition, References, Hover)}
+	g.answer = always(approval.Reject)
+	testenv.WriteFiles(t, g.root, rigFiles)
+	return g
 }
 
 // call runs a tool and decodes its structured result into out (may be nil).
 func (g *indexRig) call(name string, args any, out any) *Result {
 	g.t.Helper()
-	b, _ := json.Marshal(args)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res := g.r.Run(ctx, g.env, Request{Name: name, Arguments: b}, nil)
+	res := runTool(g.t, ctx, g.r, g.env, name, args, nil)
 	if out != nil && res.Structured != nil {
-		s, _ := json.Marshal(res.Structured)
-		if err := json.Unmarshal(s, out); err != nil {
-			g.t.Fatalf("%s structured: %v", name, err)
-		}
+		decode(g.t, res, out)
 	}
 	return res
 }
@@ -94,6 +71,7 @@ type locsResult struct {
 }
 
 func TestDefinition(t *testing.T) {
+	t.Parallel()
 	g := newIndexRig(t)
 	tests := []struct {
 		name      string

@@ -7,11 +7,13 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 )
 
 func TestDeleteFile(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
-	ftWrite(t, root, map[string]string{"a.txt": "bye\n", "dir/x.txt": "x\n", "dir/sub/y.txt": "y\n"})
+	testenv.WriteFiles(t, root, map[string]string{"a.txt": "bye\n", "dir/x.txt": "x\n", "dir/sub/y.txt": "y\n"})
 	os.Mkdir(filepath.Join(root, "emptydir"), 0o755)
 	os.Symlink("a.txt", filepath.Join(root, "link"))
 	var reqs []approval.Request
@@ -20,12 +22,12 @@ func TestDeleteFile(t *testing.T) {
 		return approval.Response{Decision: approval.Approve}, nil
 	})
 	// A link goes, its target stays.
-	ftWantSuccess(t, ftCall(t, env, "delete_file", map[string]any{"path": "link"}))
+	wantSuccess(t, ftCall(t, env, "delete_file", map[string]any{"path": "link"}))
 	if _, err := os.Lstat(filepath.Join(root, "link")); !os.IsNotExist(err) || ftRead(t, root, "a.txt") != "bye\n" {
 		t.Errorf("link not deleted or target touched: %v", err)
 	}
 	res := ftCall(t, env, "delete_file", map[string]any{"path": "a.txt"})
-	ftWantSuccess(t, res)
+	wantSuccess(t, res)
 	if ftRead(t, root, "a.txt") != "<absent>" {
 		t.Error("a.txt still there")
 	}
@@ -33,18 +35,18 @@ func TestDeleteFile(t *testing.T) {
 	if r.Risk != approval.RiskDangerous || r.Preview == nil || r.Preview.Files[0].OldText == nil || *r.Preview.Files[0].OldText != "bye\n" {
 		t.Errorf("approval request = %+v", r)
 	}
-	ftWantError(t, ftCall(t, env, "delete_file", map[string]any{"path": "dir"}), NotAFile, "recursive: true")
-	ftWantError(t, ftCall(t, env, "delete_file", map[string]any{"path": "emptydir"}), NotAFile, "recursive: true")
-	ftWantSuccess(t, ftCall(t, env, "delete_file", map[string]any{"path": "dir", "recursive": true}))
+	wantError(t, ftCall(t, env, "delete_file", map[string]any{"path": "dir"}), NotAFile, "recursive: true")
+	wantError(t, ftCall(t, env, "delete_file", map[string]any{"path": "emptydir"}), NotAFile, "recursive: true")
+	wantSuccess(t, ftCall(t, env, "delete_file", map[string]any{"path": "dir", "recursive": true}))
 	if r := reqs[len(reqs)-1]; r.Warning != "deletes the directory dir and everything in it" || r.Preview.UnifiedDiff != "delete directory dir/ (recursively)\n" {
 		t.Errorf("recursive delete request: warning %q, diff %q", r.Warning, r.Preview.UnifiedDiff)
 	}
 	if _, err := os.Stat(filepath.Join(root, "dir")); !os.IsNotExist(err) {
 		t.Errorf("dir still there: %v", err)
 	}
-	ftWantError(t, ftCall(t, env, "delete_file", map[string]any{"path": "gone.txt"}), FileNotFound)
+	wantError(t, ftCall(t, env, "delete_file", map[string]any{"path": "gone.txt"}), FileNotFound)
 	// Rejected: nothing deleted.
-	ftWrite(t, root, map[string]string{"keep.txt": "k"})
+	testenv.WriteFiles(t, root, map[string]string{"keep.txt": "k"})
 	env.Approver = approval.ApproverFunc(func(context.Context, approval.Request) (approval.Response, error) {
 		return approval.Response{Decision: approval.Reject, Message: "no"}, nil
 	})
@@ -64,17 +66,18 @@ func TestDeleteFile(t *testing.T) {
 // walks beneath the root with hidden, ignored and .git entries included, so
 // a sensitive file the ignore rules hide still refuses the delete.
 func TestDeleteSeesHiddenIgnoredSensitive(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
-	ftWrite(t, root, map[string]string{
+	testenv.WriteFiles(t, root, map[string]string{
 		"d/.gitignore":         ".aws/\n",
 		"d/sub/.aws/config":    "k",
 		"e/.git/id_rsa.backup": "k",
 		"f/plain.txt":          "ok",
 	})
 	for _, dir := range []string{"d", "e"} {
-		ftWantError(t, ftCall(t, env, "delete_file", map[string]any{"path": dir, "recursive": true}), SensitivePath)
+		wantError(t, ftCall(t, env, "delete_file", map[string]any{"path": dir, "recursive": true}), SensitivePath)
 	}
-	ftWantSuccess(t, ftCall(t, env, "delete_file", map[string]any{"path": "f", "recursive": true}))
+	wantSuccess(t, ftCall(t, env, "delete_file", map[string]any{"path": "f", "recursive": true}))
 	if ftRead(t, root, "d/sub/.aws/config") != "k" || ftRead(t, root, "e/.git/id_rsa.backup") != "k" {
 		t.Fatal("a refused delete removed files")
 	}

@@ -9,6 +9,7 @@ import (
 )
 
 func TestDiagnostics(t *testing.T) {
+	t.Parallel()
 	g := newIndexRig(t)
 	type diag struct {
 		Path, Severity, Message, Source string

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -21,7 +22,7 @@ func BenchmarkEditPlan10MB(b *testing.B) {
 		fmt.Fprintf(&sb, "line %07d: the quick brown fox jumps over the lazy dog %d\n", i, i*7)
 	}
 	text := sb.String()
-	ftWrite(b, root, map[string]string{"big.txt": text})
+	testenv.WriteFiles(b, root, map[string]string{"big.txt": text})
 	mid := strings.Index(text, "line 0080000:")
 	old := text[mid : mid+strings.IndexByte(text[mid:], '\n')]
 	edits := []Edit{{OldString: old, NewString: "edited line 80000"}}

@@ -15,6 +15,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // TestExportFormats keeps the definitions of two tools in every format in a
 // txtar golden file (testdata/formats.txtar; -update rewrites it).
 func TestExportFormats(t *testing.T) {
+	t.Parallel()
 	const golden = "testdata/formats.txtar"
 	reg := NewRegistry(nil)
 	reg.MustRegister(ReadFile, CurrentDirectory)

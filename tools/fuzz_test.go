@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/internal/schema"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -35,11 +36,7 @@ func FuzzApplyPatch(f *testing.F) {
 	}
 	root := f.TempDir()
 	files := map[string]string{"a.txt": "one\ntwo\nthree\n", "sub/c.txt": "c\n"}
-	for name, text := range files {
-		p := filepath.Join(root, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(text), 0o644)
-	}
+	testenv.WriteFiles(f, root, files)
 	ws, err := workspace.New(root)
 	if err != nil {
 		f.Fatal(err)

@@ -2,22 +2,21 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
-// The standing adversarial suite for automatic git (issue 10, holes 1 and
-// 10). The attacker steers the agent: every file below is written through
+// The standing adversarial suite for automatic git: a repository's
+// configuration must not run a program nobody approved. The attacker steers the agent: every file below is written through
 // the real runner with the built-in tools, and git is the real git. A
 // program the attacker names writes a line to a marker file (in the
 // workspace, which automatic commands may write); the suite fails when the marker exists after a call nobody
@@ -30,23 +29,16 @@ import (
 // that make every writing tool automatic and an automatic custom tool that
 // runs git diff.
 type advRig struct {
-	t      *testing.T
-	root   string
+	*rig
 	marker string
 	script string // sh <script> appends its arguments to marker
-	ws     *workspace.Workspace
-	r      *Runner
-	env    *Env
 	yolo   bool
 	repo   bool // the root has a repository, with a commit
-
-	mu    sync.Mutex
-	asked []approval.Request
 }
 
 func newAdvRig(t *testing.T, repo bool) *advRig {
 	t.Helper()
-	isolateGit(t)
+	testenv.IsolateGit(t)
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash is not installed")
 	}
@@ -55,42 +47,26 @@ func newAdvRig(t *testing.T, repo bool) *advRig {
 		t.Fatal(err)
 	}
 	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(root))
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The marker lies in the workspace: automatic commands run in a
 	// sandbox where only the workspace is writable, and the suite tests
 	// what git runs, not what the sandbox stops.
-	a := &advRig{t: t, root: root, marker: filepath.Join(root, ".marks", "MARK"), ws: ws, r: NewRunner(NewBuiltinRegistry(), nil)}
+	a := &advRig{rig: newRig(t, root), marker: filepath.Join(root, ".marks", "MARK"), repo: repo}
 	a.setConfig(false)
-	a.env = &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Memory: approval.NewMemory(""),
-		Approver: approval.ApproverFunc(func(_ context.Context, req approval.Request) (approval.Response, error) {
-			a.mu.Lock()
-			a.asked = append(a.asked, req)
-			a.mu.Unlock()
-			// The worst case: the person approves every write (or the
-			// files came in an archive). Git commands the suite runs
-			// as "approved" are rejected, so that only the assessment
-			// (automatic) runs.
-			if strings.HasPrefix(req.Tool, "git_") {
-				return approval.Response{Decision: approval.Reject}, nil
-			}
-			return approval.Response{Decision: approval.Approve}, nil
-		})}
-	t.Cleanup(func() { a.env.Session.Close() })
-	a.repo = repo
+	// The worst case: the person approves every write (or the files came
+	// in an archive). Git commands the suite runs as "approved" are
+	// rejected, so that only the assessment (automatic) runs.
+	a.answer = func(req approval.Request) approval.Response {
+		if strings.HasPrefix(req.Tool, "git_") {
+			return approval.Response{Decision: approval.Reject}
+		}
+		return approval.Response{Decision: approval.Approve}
+	}
 	if err := os.Mkdir(filepath.Dir(a.marker), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if repo {
-		for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "user.name", "N"},
-			{"config", "user.email", "n@example.com"}} {
-			a.git(root, args...)
-		}
-		a.writeDisk("README", "hello\n")
-		a.git(root, "add", "README")
-		a.git(root, "commit", "-q", "-m", "first")
+		testenv.GitInit(t, root)
+		a.commit("first", map[string]string{"README": "hello\n"})
 	}
 	return a
 }
@@ -114,45 +90,6 @@ func (a *advRig) setConfig(yolo bool) {
 	}
 	a.yolo = yolo
 	a.ws.SetConfig(cfg)
-}
-
-func (a *advRig) git(dir string, args ...string) string {
-	a.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		a.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-func (a *advRig) writeDisk(rel, content string) {
-	a.t.Helper()
-	p := filepath.Join(a.root, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		a.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		a.t.Fatal(err)
-	}
-}
-
-func (a *advRig) call(name string, args any) *Result {
-	a.t.Helper()
-	b, err := json.Marshal(args)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	return a.r.Run(context.Background(), a.env, Request{Name: name, Arguments: b}, nil)
-}
-
-func (a *advRig) questions() []approval.Request {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	q := a.asked
-	a.asked = nil
-	return q
 }
 
 // fired returns what the attacker's programs wrote, and clears it.
@@ -340,7 +277,7 @@ func TestGitPlantedRepository(t *testing.T) {
 					// A .git/config is sensitive: refused outright. It
 					// can still come in an archive: put it there.
 					wantError(t, res, SensitivePath)
-					a.writeDisk(p, w.args["content"].(string))
+					a.write(p, w.args["content"].(string))
 					continue
 				}
 				wantSuccess(t, res)
@@ -381,10 +318,10 @@ func TestGitRepositoryConfigPrograms(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newAdvRig(t, true)
 			prog := a.plantScript()
-			a.writeDisk(".gitattributes", "*.txt filter=evil diff=evil merge=evil\n")
-			a.writeDisk("f.txt", "one\n")
-			a.git(a.root, "add", ".gitattributes", "f.txt", "tools/x.sh")
-			a.git(a.root, "commit", "-q", "-m", "drivers")
+			a.write(".gitattributes", "*.txt filter=evil diff=evil merge=evil\n")
+			a.write("f.txt", "one\n")
+			a.git("add", ".gitattributes", "f.txt", "tools/x.sh")
+			a.git("commit", "-q", "-m", "drivers")
 			cfg := evilConfig(prog, "")
 			cfgPath := filepath.Join(a.root, ".git", "config")
 			old, err := os.ReadFile(cfgPath)
@@ -392,18 +329,18 @@ func TestGitRepositoryConfigPrograms(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.include {
-				a.writeDisk("shared.conf", cfg)
+				a.write("shared.conf", cfg)
 				cfg = "[include]\n\tpath = ../shared.conf\n"
 			}
 			if err := os.WriteFile(cfgPath, append(old, cfg...), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			hook := filepath.Join(a.root, "hooks", "pre-commit")
-			a.writeDisk("hooks/pre-commit", "#!/bin/sh\n"+prog+" pre-commit\n")
+			a.write("hooks/pre-commit", "#!/bin/sh\n"+prog+" pre-commit\n")
 			if err := os.Chmod(hook, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			a.writeDisk("f.txt", "two\n")
+			a.write("f.txt", "two\n")
 			a.fired()
 			if !a.control(a.root, "diff") {
 				t.Fatal("control: plain git diff ran nothing; the attack is inert")
@@ -452,11 +389,11 @@ func TestGitRepositoryConfigPrograms(t *testing.T) {
 // and under an auto rule for the tool; ordinary writes next to it do not.
 func TestGitMetadataWritesAsk(t *testing.T) {
 	a := newAdvRig(t, true)
-	a.writeDisk("gitlike/HEAD", "ref: refs/heads/main\n")
-	a.writeDisk("gitlike/objects/.keep", "")
-	a.writeDisk("plain.txt", "one\n")
-	a.writeDisk(".gitattributes", "*.go diff=golang\n")
-	a.writeDisk("src/hooks/useThing.ts", "export {}\n")
+	a.write("gitlike/HEAD", "ref: refs/heads/main\n")
+	a.write("gitlike/objects/.keep", "")
+	a.write("plain.txt", "one\n")
+	a.write(".gitattributes", "*.go diff=golang\n")
+	a.write("src/hooks/useThing.ts", "export {}\n")
 	cfg, err := os.OpenFile(filepath.Join(a.root, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -528,7 +465,7 @@ func TestGitMetadataWritesAsk(t *testing.T) {
 				to, _ := tc.args["to"].(string)
 				os.Rename(filepath.Join(a.root, to), filepath.Join(a.root, from))
 			case "edit_file", "multi_edit":
-				a.writeDisk(".gitattributes", "*.go diff=golang\n")
+				a.write(".gitattributes", "*.go diff=golang\n")
 				read(".gitattributes")
 			}
 			for _, p := range []string{".git/hooks/pre-commit", "sub", "x", "gitlike/config", "gitlike/refs", ".gitmodules",

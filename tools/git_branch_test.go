@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,15 +10,13 @@ import (
 func TestGitBranch(t *testing.T) {
 	g := newGitRig(t, true)
 	g.commit("first", map[string]string{"a.txt": "a\n"})
-	bare := filepath.Join(t.TempDir(), "remote.git")
-	g.gitIn(g.root, nil, "init", "-q", "--bare", bare)
-	g.git("remote", "add", "origin", bare)
+	g.addRemote()
 	g.git("push", "-q", "-u", "origin", "main")
 	g.commit("second", map[string]string{"a.txt": "a2\n"})
 	g.git("branch", "topic", "HEAD~1")
 
 	// Listing never asks: a person who rejects everything does not stop it.
-	g.answer = func(approval.Request) approval.Response { return approval.Response{Decision: approval.Reject} }
+	g.answer = always(approval.Reject)
 	type branch struct {
 		Name     string
 		Current  bool

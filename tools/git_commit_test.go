@@ -224,7 +224,7 @@ func TestGitCommitSensitive(t *testing.T) {
 	// Staged by the person: the commit asks as dangerous.
 	g.git("add", "config/.env")
 	g.config(func(c *workspace.Config) { c.Approval.Tools = map[string]string{"git_commit": "auto"} })
-	g.answer = func(approval.Request) approval.Response { return approval.Response{Decision: approval.Reject} }
+	g.answer = always(approval.Reject)
 	res = g.call("git_commit", map[string]any{"message": "m"})
 	if res.Status != StatusRejected {
 		t.Fatalf("%s %s", res.Status, res.Content)

@@ -13,9 +13,7 @@ import (
 func TestGitPush(t *testing.T) {
 	g := newGitRig(t, true)
 	g.commit("first", map[string]string{"a.txt": "a\n"})
-	bare := filepath.Join(t.TempDir(), "remote.git")
-	g.gitIn(g.root, nil, "init", "-q", "--bare", bare)
-	g.git("remote", "add", "origin", bare)
+	bare := g.addRemote()
 	remoteHead := func() string { return strings.TrimSpace(g.gitIn(bare, nil, "rev-parse", "refs/heads/main")) }
 	localHead := func() string { return strings.TrimSpace(g.git("rev-parse", "main")) }
 	type pushed struct{ Remote, Branch, Status, Summary string }

@@ -17,9 +17,7 @@ func TestGitStatus(t *testing.T) {
 		"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n", "gone.txt": "g\n",
 		"old name.txt": "rename me\n", "src/keep.go": "package src\n",
 	})
-	bare := filepath.Join(t.TempDir(), "remote.git")
-	g.gitIn(g.root, nil, "init", "-q", "--bare", bare)
-	g.git("remote", "add", "origin", bare)
+	g.addRemote()
 	g.git("push", "-q", "-u", "origin", "main")
 	g.commit("second", map[string]string{"a.txt": "a2\n"}) // ahead 1
 

@@ -1,172 +1,47 @@
 package tools
 
 import (
-	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/internal/schema"
-	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/internal/testenv"
 )
 
-// gitRig is a real repository in a temporary folder with the git tools
-// behind the real runner. Every approval question is recorded; answer
-// decides it (approve by default).
-type gitRig struct {
-	t    *testing.T
-	root string
-	ws   *workspace.Workspace
-	r    *Runner
-	env  *Env
-
-	mu     sync.Mutex
-	asked  []approval.Request
-	answer func(approval.Request) approval.Response
-}
-
-// isolateGit keeps the machine's global and system git configuration out of
-// the tests.
-func isolateGit(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-}
+// gitRig is a rig with the git tools over a temporary folder, with git
+// isolated from the machine's configuration.
+type gitRig struct{ *rig }
 
 // newGitRig makes a repository on branch main with a local identity.
 // init=false leaves the folder without a repository.
 func newGitRig(t *testing.T, init bool) *gitRig {
 	t.Helper()
-	isolateGit(t)
-	root := t.TempDir()
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := NewRegistry(nil)
-	reg.MustRegister(GitStatus, GitDiff, GitLog, GitCommit, GitBranch, GitPush)
-	g := &gitRig{t: t, root: root, ws: ws, r: NewRunner(reg, nil)}
-	g.env = &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Memory: approval.NewMemory(""),
-		Approver: approval.ApproverFunc(func(_ context.Context, req approval.Request) (approval.Response, error) {
-			g.mu.Lock()
-			g.asked = append(g.asked, req)
-			answer := g.answer
-			g.mu.Unlock()
-			if answer != nil {
-				return answer(req), nil
-			}
-			return approval.Response{Decision: approval.Approve}, nil
-		})}
+	testenv.IsolateGit(t)
+	g := &gitRig{newRig(t, "", GitStatus, GitDiff, GitLog, GitCommit, GitBranch, GitPush)}
 	if init {
-		g.git("init", "-q", "-b", "main")
-		g.git("config", "user.name", "Ada Lovelace")
-		g.git("config", "user.email", "ada@example.com")
-		g.git("config", "commit.gpgsign", "false")
+		testenv.GitInit(t, g.root)
 	}
 	return g
 }
 
-// git runs git in the rig's repository and returns its output.
-func (g *gitRig) git(args ...string) string {
+// addRemote makes a bare repository in a temporary folder, adds it as
+// the remote origin and returns its path.
+func (g *gitRig) addRemote() string {
 	g.t.Helper()
-	return g.gitIn(g.root, nil, args...)
+	bare := filepath.Join(g.t.TempDir(), "remote.git")
+	g.gitIn(g.root, nil, "init", "-q", "--bare", bare)
+	g.git("remote", "add", "origin", bare)
+	return bare
 }
 
+// gitIn runs git in dir with env added and returns its output.
 func (g *gitRig) gitIn(dir string, env []string, args ...string) string {
 	g.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		g.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-// write writes a file of the repository, making its folders.
-func (g *gitRig) write(rel, content string) {
-	g.t.Helper()
-	p := filepath.Join(g.root, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		g.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		g.t.Fatal(err)
-	}
-}
-
-// commit writes files and commits them.
-func (g *gitRig) commit(msg string, files map[string]string) {
-	g.t.Helper()
-	for rel, content := range files {
-		g.write(rel, content)
-	}
-	g.git("add", "-A")
-	g.git("commit", "-q", "-m", msg)
-}
-
-// config edits the workspace configuration.
-func (g *gitRig) config(edit func(*workspace.Config)) {
-	cfg := workspace.DefaultConfig()
-	edit(cfg)
-	g.ws.SetConfig(cfg)
-}
-
-// call runs a tool through the runner.
-func (g *gitRig) call(name string, args any) *Result {
-	g.t.Helper()
-	b, err := json.Marshal(args)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	return g.r.Run(context.Background(), g.env, Request{Name: name, Arguments: b}, nil)
-}
-
-// questions returns the approval requests so far and forgets them.
-func (g *gitRig) questions() []approval.Request {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	q := g.asked
-	g.asked = nil
-	return q
-}
-
-// decode decodes a result's structured value into v.
-func decode(t *testing.T, res *Result, v any) {
-	t.Helper()
-	b, err := json.Marshal(res.Structured)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("structured of %s: %v (%s)", res.Tool, err, b)
-	}
-}
-
-// wantSuccess fails unless res succeeded.
-func wantSuccess(t *testing.T, res *Result) {
-	t.Helper()
-	if res.Status != StatusSuccess {
-		t.Fatalf("%s: %s %s", res.Tool, res.Status, res.Content)
-	}
-}
-
-// wantError fails unless res is an error with code.
-func wantError(t *testing.T, res *Result, code Code) {
-	t.Helper()
-	if res.Status != StatusError || res.Error == nil || res.Error.Code != code {
-		t.Fatalf("%s: want error %s, got %s %s", res.Tool, code, res.Status, res.Content)
-	}
+	return testenv.Git(g.t, dir, env, args...)
 }
 
 // TestGitOptionLikeValues proves that no value the model gives becomes a git
@@ -176,9 +51,7 @@ func TestGitOptionLikeValues(t *testing.T) {
 	g := newGitRig(t, true)
 	g.commit("first", map[string]string{"a.txt": "a\n"})
 	g.git("branch", "feature")
-	bare := filepath.Join(t.TempDir(), "remote.git")
-	g.gitIn(g.root, nil, "init", "-q", "--bare", bare)
-	g.git("remote", "add", "origin", bare)
+	g.addRemote()
 	g.write("a.txt", "changed\n")
 	target := filepath.Join(t.TempDir(), "x")
 	opt := "--output=" + target
@@ -284,9 +157,7 @@ func checkOutputSchema(t *testing.T, tool *Tool, res *Result) {
 func TestGitOutputSchemas(t *testing.T) {
 	g := newGitRig(t, true)
 	g.commit("first", map[string]string{"a.txt": "a\n", "old.txt": strings.Repeat("x\n", 10)})
-	bare := filepath.Join(t.TempDir(), "remote.git")
-	g.gitIn(g.root, nil, "init", "-q", "--bare", bare)
-	g.git("remote", "add", "origin", bare)
+	g.addRemote()
 	g.write("a.txt", "changed\n")
 	g.write("new.txt", "n\n")
 	g.git("mv", "old.txt", "renamed.txt")

@@ -6,17 +6,20 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentls/agentls/internal/testenv"
 )
 
-// TestGlobConfinement attacks glob's pattern (issue 10, hole 2): patterns
+// TestGlobConfinement attacks glob's pattern: patterns
 // are confined like paths, symlinks that lead out are never walked into,
 // and a symlink loop ends. Every answer is checked for the outside
 // folder's names.
 func TestGlobConfinement(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	outside := t.TempDir()
-	ftWrite(t, outside, map[string]string{"secret-outside.txt": "x", "deep/secret-outside.go": "x"})
-	ftWrite(t, root, map[string]string{
+	testenv.WriteFiles(t, outside, map[string]string{"secret-outside.txt": "x", "deep/secret-outside.go": "x"})
+	testenv.WriteFiles(t, root, map[string]string{
 		"a/one.txt":     "1",
 		"b/two.txt":     "2",
 		"b/sub/tri.txt": "3",
@@ -72,12 +75,12 @@ func TestGlobConfinement(t *testing.T) {
 				t.Fatalf("glob %q listed outside names:\n%s", tc.pattern, res.Content)
 			}
 			if tc.code != "" {
-				ftWantError(t, res, tc.code)
+				wantError(t, res, tc.code)
 				return
 			}
-			ftWantSuccess(t, res)
+			wantSuccess(t, res)
 			var out struct{ Files []string }
-			ftStructured(t, res, &out)
+			decode(t, res, &out)
 			if !slices.Equal(out.Files, tc.files) {
 				t.Fatalf("glob %q = %q, want %q", tc.pattern, out.Files, tc.files)
 			}
@@ -88,10 +91,11 @@ func TestGlobConfinement(t *testing.T) {
 // TestWalksDoNotFollowLinksOut: list_directory and grep list a link to an
 // outside folder as a link and never enter it, and a link loop ends.
 func TestWalksDoNotFollowLinksOut(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	outside := t.TempDir()
-	ftWrite(t, outside, map[string]string{"secret-outside.txt": "needle-outside"})
-	ftWrite(t, root, map[string]string{"in/x.txt": "needle-inside"})
+	testenv.WriteFiles(t, outside, map[string]string{"secret-outside.txt": "needle-outside"})
+	testenv.WriteFiles(t, root, map[string]string{"in/x.txt": "needle-inside"})
 	for name, target := range map[string]string{"out": outside, "in/loop": "..", "self": "self"} {
 		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
 			t.Fatal(err)
@@ -105,7 +109,7 @@ func TestWalksDoNotFollowLinksOut(t *testing.T) {
 		{"grep", map[string]any{"pattern": "needle", "include_ignored": true}},
 	} {
 		res := ftCall(t, env, c.tool, c.args)
-		ftWantSuccess(t, res)
+		wantSuccess(t, res)
 		if strings.Contains(res.Content, "outside") {
 			t.Fatalf("%s reached outside:\n%s", c.tool, res.Content)
 		}

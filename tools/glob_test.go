@@ -6,16 +6,10 @@ import (
 	"reflect"
 	"testing"
 	"time"
-
-	"github.com/agentls/agentls/workspace"
 )
 
 func TestGlob(t *testing.T) {
-	dir := makeTree(t, grepTree)
-	ws, err := workspace.New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, ws := makeTree(t, grepTree)
 	tests := []struct {
 		name      string
 		args      string
@@ -59,7 +53,7 @@ func TestGlob(t *testing.T) {
 }
 
 func TestGlobSortMtime(t *testing.T) {
-	dir := makeTree(t, map[string]string{"a.txt": "", "b.txt": "", "c.txt": ""})
+	dir, ws := makeTree(t, map[string]string{"a.txt": "", "b.txt": "", "c.txt": ""})
 	now := time.Now()
 	for i, name := range []string{"b.txt", "c.txt", "a.txt"} {
 		ts := now.Add(time.Duration(-i) * time.Hour)
@@ -67,7 +61,6 @@ func TestGlobSortMtime(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ws, _ := workspace.New(dir)
 	res := runSearch(t, ws, "glob", `{"pattern":"*.txt","sort":"mtime"}`, nil)
 	if got := res.Structured.(map[string]any)["files"].([]string); !reflect.DeepEqual(got, []string{"b.txt", "c.txt", "a.txt"}) {
 		t.Errorf("mtime order %q", got)
@@ -75,8 +68,7 @@ func TestGlobSortMtime(t *testing.T) {
 }
 
 func TestGlobErrors(t *testing.T) {
-	dir := makeTree(t, grepTree)
-	ws, _ := workspace.New(dir)
+	_, ws := makeTree(t, grepTree)
 	for _, tt := range []struct {
 		args string
 		code Code

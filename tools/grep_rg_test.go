@@ -5,14 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/search"
 	"github.com/agentls/agentls/workspace"
 )
@@ -26,11 +24,7 @@ func goSrc(t testing.TB) string {
 	if _, err := exec.LookPath("rg"); err != nil {
 		t.Skip("ripgrep (rg) is not installed: apt-get install ripgrep")
 	}
-	src := filepath.Join(runtime.GOROOT(), "src")
-	if _, err := os.Stat(src); err != nil {
-		t.Skip("no GOROOT/src")
-	}
-	return src
+	return testenv.GoSrc(t)
 }
 
 // rgLines runs ripgrep in dir and returns its "path:line" set.
@@ -71,6 +65,7 @@ func rgWorkspace(t *testing.T, src string) *workspace.Workspace {
 }
 
 func TestGrepMatchesRipgrep(t *testing.T) {
+	t.Parallel()
 	src := goSrc(t)
 	ws := rgWorkspace(t, src)
 	for _, q := range search.Queries {
@@ -106,6 +101,7 @@ func TestGrepMatchesRipgrep(t *testing.T) {
 // TestGrepCountAndFilesMatchRipgrep checks the other output modes on a
 // common query.
 func TestGrepCountAndFilesMatchRipgrep(t *testing.T) {
+	t.Parallel()
 	src := goSrc(t)
 	ws := rgWorkspace(t, src)
 	res := RunTool(context.Background(), ws, "grep", json.RawMessage(`{"pattern":"if err != nil","output_mode":"count","max_results":100000}`))
@@ -144,6 +140,7 @@ func TestGrepCountAndFilesMatchRipgrep(t *testing.T) {
 }
 
 func TestGlobMatchesRipgrep(t *testing.T) {
+	t.Parallel()
 	src := goSrc(t)
 	ws, err := workspace.New(src)
 	if err != nil {
@@ -210,6 +207,7 @@ func diff(t *testing.T, gotName string, got map[string]bool, wantName string, wa
 // TestGrepMultilineMatchesRipgrep compares the lines multiline matches
 // print (every line a match spans) with rg -U.
 func TestGrepMultilineMatchesRipgrep(t *testing.T) {
+	t.Parallel()
 	src := goSrc(t)
 	ws := rgWorkspace(t, src)
 	for _, q := range []struct{ pattern, rg string }{

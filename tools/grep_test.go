@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -52,23 +53,19 @@ var grepTree = map[string]string{
 	"deep/a/skip/keep.md": "helper\n",
 }
 
-func makeTree(t *testing.T, files map[string]string) string {
+// makeTree writes files in a fresh folder, with git isolated from the
+// machine's configuration (the person's git excludes must not count), and
+// returns the folder and its workspace.
+func makeTree(t *testing.T, files map[string]string) (string, *workspace.Workspace) {
 	t.Helper()
-	// The user's own git excludes file must not count.
-	home := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", home)
-	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	testenv.IsolateGit(t)
 	dir := t.TempDir()
-	for p, c := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	testenv.WriteFiles(t, dir, files)
+	ws, err := workspace.New(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return dir
+	return dir, ws
 }
 
 // recorder collects partial results.
@@ -100,11 +97,7 @@ func runSearch(t *testing.T, ws *workspace.Workspace, tool, args string, progres
 }
 
 func TestGrep(t *testing.T) {
-	dir := makeTree(t, grepTree)
-	ws, err := workspace.New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, ws := makeTree(t, grepTree)
 	tests := []struct {
 		name string
 		args string
@@ -183,8 +176,7 @@ func TestGrep(t *testing.T) {
 }
 
 func TestGrepStructured(t *testing.T) {
-	dir := makeTree(t, grepTree)
-	ws, _ := workspace.New(dir)
+	_, ws := makeTree(t, grepTree)
 	res := runSearch(t, ws, "grep", `{"pattern":"hel+o","path":"docs","case_insensitive":true}`, nil)
 	st := res.Structured.(map[string]any)
 	want := []GrepMatch{
@@ -214,8 +206,7 @@ func TestGrepStructured(t *testing.T) {
 }
 
 func TestGrepErrors(t *testing.T) {
-	dir := makeTree(t, grepTree)
-	ws, _ := workspace.New(dir)
+	_, ws := makeTree(t, grepTree)
 	tests := []struct {
 		args string
 		code Code
@@ -238,8 +229,7 @@ func TestGrepErrors(t *testing.T) {
 }
 
 func TestGrepOverlay(t *testing.T) {
-	dir := makeTree(t, grepTree)
-	ws, _ := workspace.New(dir)
+	dir, ws := makeTree(t, grepTree)
 	path := filepath.Join(dir, "main.go")
 	ws.Overlays.Open(workspace.Document{Path: path, Text: "package main\n\n// unsaved edit\n"})
 	res := runSearch(t, ws, "grep", `{"pattern":"unsaved|World"}`, nil)
@@ -269,8 +259,7 @@ func TestGrepPartialAndDeterminism(t *testing.T) {
 	for i := 0; i < 300; i++ {
 		files[filepath.Join("d", string(rune('a'+i%26)), strings.Repeat("f", 1+i/26)+".txt")] = "needle\nhay\nneedle\n"
 	}
-	dir := makeTree(t, files)
-	ws, _ := workspace.New(dir)
+	_, ws := makeTree(t, files)
 	// Streamed: the batches hold the whole result (max_results units, each
 	// once), the final result none of it, only the summary (LSP 3.17).
 	rec := &recorder{}
@@ -321,13 +310,14 @@ func TestGrepPartialAndDeterminism(t *testing.T) {
 // session after each change: the answers must be the same. The engine's
 // own tests (search/cache_test.go) attack the cache in more ways.
 func TestGrepCachedSession(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	old := time.Now().Add(-time.Hour)
 	files := map[string]string{"a/target.go": "package a\n// nothing here\n", "b/other.go": "package b\n// xyzzy plugh\n"}
 	for i := range 10 {
 		files[fmt.Sprintf("d%d/f%d.go", i%3, i)] = fmt.Sprintf("package d\n\nfunc F%d() {}\n", i)
 	}
-	ftWrite(t, root, files)
+	testenv.WriteFiles(t, root, files)
 	for p := range files {
 		if err := os.Chtimes(filepath.Join(root, p), old, old); err != nil {
 			t.Fatal(err)

@@ -10,12 +10,13 @@ import (
 )
 
 func TestRedact(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{`{"api_key":"abc","apiKey":"abc","token":"t","password":"p","X-Auth-Token":"x"}`,
 			`{"X-Auth-Token":"[REDACTED:secret-key]","apiKey":"[REDACTED:secret-key]","api_key":"[REDACTED:secret-key]","password":"[REDACTED:secret-key]","token":"[REDACTED:secret-key]"}`},
 		{`{"headers":{"Authorization":"Bearer x"},"path":"src/main.go"}`, `{"headers":{"Authorization":"[REDACTED:secret-key]"},"path":"src/main.go"}`},
 		{`{"env":{"OPENAI_KEY":"sk-abcdefghijklmnopqrstu","GOOS":"linux"}}`, `{"env":{"GOOS":"linux","OPENAI_KEY":"[REDACTED:env]"}}`},
-		// a secret inside a string (it used to pass: the hole of issue 10)
+		// a secret inside a string, not only a whole value
 		{`{"command":"echo ghp_abcdefghijklmnopqrstuvwxyz0123"}`, `{"command":"echo [REDACTED:known-prefix]"}`},
 		{`{"value":"ghp_abcdefghijklmnopqrstuvwxyz0123"}`, `{"value":"[REDACTED:high-entropy]"}`},
 		{`{"value":"q8Zp3KxW9vTn2LmR7yHb4CdF6gJs1Ae5"}`, `{"value":"[REDACTED:high-entropy]"}`},
@@ -32,6 +33,7 @@ func TestRedact(t *testing.T) {
 }
 
 func TestHistoryReadBack(t *testing.T) {
+	t.Parallel()
 	h := NewHistory(filepath.Join(t.TempDir(), "sub", "h.jsonl"))
 	h.maxSize = 600 // rotate after a few entries
 	for i := 0; i < 10; i++ {
@@ -66,6 +68,7 @@ func TestHistoryReadBack(t *testing.T) {
 }
 
 func TestMetricsPercentiles(t *testing.T) {
+	t.Parallel()
 	m := NewMetrics()
 	for i := 1; i <= 100; i++ {
 		m.Record("t", StatusSuccess, time.Duration(i)*time.Millisecond)
@@ -84,6 +87,7 @@ func TestMetricsPercentiles(t *testing.T) {
 // Every field of an entry that holds text from the agent or a tool is
 // redacted before it is written, not only the arguments.
 func TestHistoryRedactsEveryField(t *testing.T) {
+	t.Parallel()
 	const secret = "ghp_Iuwk7tWSNqi0xTEfYiW3rirXJtivfaO99UzC"
 	file := filepath.Join(t.TempDir(), "h.jsonl")
 	h := NewHistory(file)
@@ -109,6 +113,7 @@ func TestHistoryRedactsEveryField(t *testing.T) {
 // Lines written before there was a redaction (no "redaction" field) are
 // redacted when read: tool/history never answers with them as they are.
 func TestHistoryRedactsOldEntries(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "h.jsonl")
 	old := `{"callId":"tc_1","tool":"shell_exec","arguments":{"command":"export SERVICE_TOKEN=hunter2-abc123 \u0026\u0026 ./deploy"},` +
 		`"status":"success","durationMs":3,"timestamp":"2026-01-02T03:04:05Z","approvedBy":"user"}` + "\n"
@@ -126,6 +131,7 @@ func TestHistoryRedactsOldEntries(t *testing.T) {
 
 // A huge argument is cut: no string in the log is longer than redact.Cap.
 func TestHistoryCutsHugeStrings(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "h.jsonl")
 	h := NewHistory(file)
 	huge := strings.Repeat("x ", 1<<20) // 2 MB

@@ -6,6 +6,7 @@ import (
 )
 
 func TestHover(t *testing.T) {
+	t.Parallel()
 	g := newIndexRig(t)
 	var out struct {
 		Signature, Doc, Precision string

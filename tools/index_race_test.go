@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -32,15 +33,16 @@ const indexRaceCalls = 600
 // the inside targets must still succeed, so the test cannot pass by
 // refusing everything.
 func TestIndexSymlinkRace(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	outside := t.TempDir()
 	marker := fmt.Sprintf("OUTSIDE%dMARKER", time.Now().UnixNano())
-	ftWrite(t, outside, map[string]string{
+	testenv.WriteFiles(t, outside, map[string]string{
 		"b.go": "package p\n\n// name " + marker + " doc.\nfunc name() int { return \"" + marker + "\" }\n\nfunc " + marker + "() {}\n",
 		"q/q.go": "package q\n\n// V " + marker + " doc.\nconst V = \"" + marker + "\"\n\n// " + marker + " is outside.\nfunc " +
 			marker + "() {}\n",
 	})
-	ftWrite(t, root, map[string]string{
+	testenv.WriteFiles(t, root, map[string]string{
 		"go.mod":      "module m\n\ngo 1.21\n",
 		"p/a.go":      "package p\n\nimport \"m/q\"\n\nvar _ int = q.V\n\nfunc Greet() int { return name() }\n",
 		"real/b.go":   "package p\n\n// name is inside.\nfunc name() int { return 1 }\n",

@@ -5,12 +5,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentls/agentls/internal/testenv"
 )
 
 func TestListDirectory(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	os.Mkdir(filepath.Join(root, ".git"), 0o755) // a repository: .gitignore applies
-	ftWrite(t, root, map[string]string{
+	testenv.WriteFiles(t, root, map[string]string{
 		".gitignore": "build/\n*.log\n", "main.go": "package main\n", "app.log": "log\n",
 		"build/out.bin": "x", ".hidden": "h", "src/a.go": "package src\n", "src/deep/b.go": "package deep\n",
 		"src/.cache/c": "c",
@@ -31,21 +34,21 @@ func TestListDirectory(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := ftCall(t, env, "list_directory", tt.args)
-			ftWantSuccess(t, res)
+			wantSuccess(t, res)
 			if res.Content != tt.want {
 				t.Errorf("content:\n%s\nwant:\n%s", res.Content, tt.want)
 			}
 		})
 	}
 	res := ftCall(t, env, "ls", map[string]any{"path": "src", "recursive": true})
-	ftWantSuccess(t, res)
+	wantSuccess(t, res)
 	var s struct {
 		Path      string
 		Entries   []ListEntry
 		Truncated bool
 		Total     int
 	}
-	ftStructured(t, res, &s)
+	decode(t, res, &s)
 	if s.Path != "src" || s.Total != 3 || s.Truncated || len(s.Entries) != 3 {
 		t.Fatalf("structured = %+v", s)
 	}
@@ -55,35 +58,36 @@ func TestListDirectory(t *testing.T) {
 	if e := s.Entries[1]; e.Type != "directory" || e.Size != nil || e.Name != "deep" {
 		t.Errorf("entry = %+v", e)
 	}
-	ftWantError(t, ftCall(t, env, "listFiles", map[string]any{"path": "main.go"}), NotADirectory)
-	ftWantError(t, ftCall(t, env, "list_directory", map[string]any{"path": "nope"}), FileNotFound)
+	wantError(t, ftCall(t, env, "listFiles", map[string]any{"path": "main.go"}), NotADirectory)
+	wantError(t, ftCall(t, env, "list_directory", map[string]any{"path": "nope"}), FileNotFound)
 }
 
 func TestListDirectoryCapAndEmpty(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	files := map[string]string{}
 	for i := 0; i < listMaxEntries+5; i++ {
 		files[fmt.Sprintf("many/f%04d.txt", i)] = ""
 	}
-	ftWrite(t, root, files)
+	testenv.WriteFiles(t, root, files)
 	os.Mkdir(filepath.Join(root, "empty"), 0o755)
 	res := ftCall(t, env, "list_directory", map[string]any{"path": "many"})
-	ftWantSuccess(t, res)
+	wantSuccess(t, res)
 	var s struct {
 		Entries   []ListEntry
 		Truncated bool
 		Total     int
 	}
-	ftStructured(t, res, &s)
+	decode(t, res, &s)
 	if len(s.Entries) != listMaxEntries || !s.Truncated || s.Total != listMaxEntries+5 || s.Entries[0].Path != "many/f0000.txt" {
 		t.Errorf("entries %d, truncated %v, total %d", len(s.Entries), s.Truncated, s.Total)
 	}
 	res = ftCall(t, env, "list_directory", map[string]any{"path": "empty"})
-	ftWantSuccess(t, res)
+	wantSuccess(t, res)
 	if res.Content != "empty/ is empty.\n" {
 		t.Errorf("content = %q", res.Content)
 	}
-	ftWrite(t, root, map[string]string{"empty/.hidden": ""})
+	testenv.WriteFiles(t, root, map[string]string{"empty/.hidden": ""})
 	res = ftCall(t, env, "list_directory", map[string]any{"path": "empty"})
 	if res.Content != "empty/ is empty (apart from hidden or ignored entries).\n[1 hidden not shown (include_hidden)]\n" {
 		t.Errorf("content = %q", res.Content)

@@ -5,10 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
 func TestMultiEdit(t *testing.T) {
+	t.Parallel()
 	const text = "alpha\nbeta\ngamma\nbeta\ndelta\n"
 	tests := []struct {
 		name  string
@@ -53,16 +55,16 @@ func TestMultiEdit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env, root := ftEnv(t)
-			ftWrite(t, root, map[string]string{"f.txt": tt.file})
+			testenv.WriteFiles(t, root, map[string]string{"f.txt": tt.file})
 			res := ftCall(t, env, "multi_edit", map[string]any{"path": "f.txt", "edits": tt.edits})
 			if tt.code != "" {
-				ftWantError(t, res, tt.code, tt.parts...)
+				wantError(t, res, tt.code, tt.parts...)
 				if got := ftRead(t, root, "f.txt"); got != tt.file {
 					t.Errorf("file changed after a failed multi_edit: %q", got)
 				}
 				return
 			}
-			ftWantSuccess(t, res)
+			wantSuccess(t, res)
 			if got := ftRead(t, root, "f.txt"); got != tt.want {
 				t.Errorf("file = %q, want %q", got, tt.want)
 			}
@@ -71,36 +73,38 @@ func TestMultiEdit(t *testing.T) {
 }
 
 func TestMultiEditEditsTheBuffer(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
-	ftWrite(t, root, map[string]string{"f.go": "package f\n"})
+	testenv.WriteFiles(t, root, map[string]string{"f.go": "package f\n"})
 	path := filepath.Join(root, "f.go")
 	env.Workspace.Overlays.Open(workspace.Document{URI: workspace.PathToURI(path), Path: path, Version: 3, Text: "package f\n\nvar unsaved = 1\n"})
 	res := ftCall(t, env, "multi_edit", map[string]any{"path": "f.go", "edits": []any{map[string]any{"old_string": "unsaved = 1", "new_string": "unsaved = 2"}}})
 	// Without an editor that applies edits, the server would write the
 	// buffer's unsaved text with the edit, and the person's next save would
-	// undo it (issue 16): refused, nothing written.
-	ftWantError(t, res, UnsavedInEditor, "f.go")
+	// undo it: refused, nothing written.
+	wantError(t, res, UnsavedInEditor, "f.go")
 	if got := ftRead(t, root, "f.go"); got != "package f\n" {
 		t.Errorf("file = %q", got)
 	}
 	// A buffer with no unsaved changes loses nothing: the server writes.
 	env.Workspace.Overlays.Open(workspace.Document{URI: workspace.PathToURI(path), Path: path, Version: 4, Text: "package f\n"})
 	res = ftCall(t, env, "multi_edit", map[string]any{"path": "f.go", "edits": []any{map[string]any{"old_string": "package f", "new_string": "package g"}}})
-	ftWantSuccess(t, res)
+	wantSuccess(t, res)
 	if got := ftRead(t, root, "f.go"); got != "package g\n" {
 		t.Errorf("file = %q", got)
 	}
 	res = ftCall(t, env, "multi_edit", map[string]any{"path": "f.go", "edits": []any{}})
-	ftWantError(t, res, InvalidParams)
+	wantError(t, res, InvalidParams)
 }
 
 // TestStaleFile: every tool that changes an existing file refuses when the
 // file changed (on disk or in the buffer) since the model read it, and an
 // overwrite of a file never read.
 func TestStaleFile(t *testing.T) {
+	t.Parallel()
 	type change func(t *testing.T, env *Env, root string)
 	onDisk := func(t *testing.T, env *Env, root string) {
-		ftWrite(t, root, map[string]string{"f.txt": "one\ntwo changed on disk\nthree\n"})
+		testenv.WriteFiles(t, root, map[string]string{"f.txt": "one\ntwo changed on disk\nthree\n"})
 	}
 	inBuffer := func(t *testing.T, env *Env, root string) {
 		p := filepath.Join(root, "f.txt")
@@ -126,31 +130,31 @@ func TestStaleFile(t *testing.T) {
 		for _, c := range calls {
 			t.Run(how.name+"/"+c.tool, func(t *testing.T) {
 				env, root := ftEnv(t)
-				ftWrite(t, root, map[string]string{"f.txt": "one\ntwo\nthree\n", "g.txt": "g\n"})
-				ftWantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": "f.txt"}))
+				testenv.WriteFiles(t, root, map[string]string{"f.txt": "one\ntwo\nthree\n", "g.txt": "g\n"})
+				wantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": "f.txt"}))
 				how.fn(t, env, root)
 				before := ftRead(t, root, "f.txt")
 				res := ftCall(t, env, c.tool, c.args)
-				ftWantError(t, res, StaleFile, "changed since you last read it", how.what)
+				wantError(t, res, StaleFile, "changed since you last read it", how.what)
 				if got := ftRead(t, root, "f.txt"); got != before {
 					t.Errorf("file changed: %q", got)
 				}
 				// Read again: the call goes through.
-				ftWantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": "f.txt"}))
+				wantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": "f.txt"}))
 				if how.name == "buffer" {
 					// Without an editor the server never writes around
 					// the unsaved buffer.
-					ftWantError(t, ftCall(t, env, c.tool, c.args), UnsavedInEditor)
+					wantError(t, ftCall(t, env, c.tool, c.args), UnsavedInEditor)
 					return
 				}
-				ftWantSuccess(t, ftCall(t, env, c.tool, c.args))
+				wantSuccess(t, ftCall(t, env, c.tool, c.args))
 			})
 		}
 	}
 	t.Run("overwrite of a file never read", func(t *testing.T) {
 		env, root := ftEnv(t)
-		ftWrite(t, root, map[string]string{"f.txt": "one\n"})
-		ftWantError(t, ftCall(t, env, "write_file", map[string]any{"path": "f.txt", "content": "x\n"}), StaleFile, "has not been read", "read_file")
+		testenv.WriteFiles(t, root, map[string]string{"f.txt": "one\n"})
+		wantError(t, ftCall(t, env, "write_file", map[string]any{"path": "f.txt", "content": "x\n"}), StaleFile, "has not been read", "read_file")
 		if got := ftRead(t, root, "f.txt"); got != "one\n" {
 			t.Errorf("file changed: %q", got)
 		}
@@ -159,16 +163,17 @@ func TestStaleFile(t *testing.T) {
 
 // TestNoMatchAndAmbiguous checks the hints of edit_file's two failures.
 func TestNoMatchAndAmbiguous(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
-	ftWrite(t, root, map[string]string{"f.go": "package f\n\nfunc Total(items []int) int {\n\treturn 0\n}\n\nfunc Count() int { return 0 }\n"})
+	testenv.WriteFiles(t, root, map[string]string{"f.go": "package f\n\nfunc Total(items []int) int {\n\treturn 0\n}\n\nfunc Count() int { return 0 }\n"})
 	res := ftCall(t, env, "edit_file", map[string]any{"path": "f.go", "old_string": "func Totals(items []int) int {", "new_string": "x"})
-	ftWantError(t, res, NoMatch, "was not found in f.go", "The closest lines are:", "     3\tfunc Total(items []int) int {")
+	wantError(t, res, NoMatch, "was not found in f.go", "The closest lines are:", "     3\tfunc Total(items []int) int {")
 	res = ftCall(t, env, "edit_file", map[string]any{"path": "f.go", "old_string": "func  Total(items []int)  int {\n  return 0", "new_string": "x"})
-	ftWantError(t, res, NoMatch, "matches when whitespace is ignored, from line 3")
+	wantError(t, res, NoMatch, "matches when whitespace is ignored, from line 3")
 	res = ftCall(t, env, "edit_file", map[string]any{"path": "f.go", "old_string": "return 0", "new_string": "return 1"})
-	ftWantError(t, res, AmbiguousMatch, "occurs 2 times in f.go (lines 4, 7)")
+	wantError(t, res, AmbiguousMatch, "occurs 2 times in f.go (lines 4, 7)")
 	var d struct{ Lines []int }
-	ftStructuredDetails(t, res, &d)
+	decodeDetails(t, res, &d)
 	if len(d.Lines) != 2 || d.Lines[0] != 4 || d.Lines[1] != 7 {
 		t.Errorf("details lines = %v", d.Lines)
 	}

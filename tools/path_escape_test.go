@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 )
 
 // escapeAttempt is one path that must not get through a file tool.
@@ -94,8 +95,8 @@ func escapeCorpus(root, outside string) []escapeAttempt {
 // escapeTree makes the workspace and the outside folder the corpus needs.
 func escapeTree(t *testing.T, root, outside string) {
 	t.Helper()
-	ftWrite(t, outside, map[string]string{"outside.txt": "SECRET\n", "sub/inner.txt": "SECRET\n"})
-	ftWrite(t, root, map[string]string{
+	testenv.WriteFiles(t, outside, map[string]string{"outside.txt": "SECRET\n", "sub/inner.txt": "SECRET\n"})
+	testenv.WriteFiles(t, root, map[string]string{
 		"normal.txt": "SECRET\n", "dir/sub/file.txt": "SECRET\n", "a/b/c.txt": "SECRET\n",
 		".env": "SECRET\n", ".env.local": "SECRET\n", "a/.ssh/id_rsa": "SECRET\n", "a/.ssh/known": "SECRET\n",
 		"x.pem": "SECRET\n", "credentials.json": "SECRET\n", "config/credentials.json": "SECRET\n",
@@ -185,6 +186,7 @@ func escapeCalls(p string) []struct {
 // argument of every file tool: each is refused with INVALID_PATH or
 // SENSITIVE_PATH, and neither the outside folder nor the workspace changes.
 func TestPathEscapeCorpus(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	outside := t.TempDir() // a sibling of root: ../<base> reaches it
 	escapeTree(t, root, outside)
@@ -195,7 +197,7 @@ func TestPathEscapeCorpus(t *testing.T) {
 	// The model has read everything it could, so staleness is never the
 	// reason a call fails.
 	for _, p := range []string{"normal.txt"} {
-		ftWantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": p}))
+		wantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": p}))
 	}
 	beforeOut, beforeRoot := snapshot(t, outside), snapshot(t, root)
 	tools := map[string]bool{}
@@ -234,6 +236,7 @@ func TestPathEscapeCorpus(t *testing.T) {
 // no outside content, and that the tools still work on the workspace's own
 // files next to the traps (the corpus does not pass by refusing everything).
 func TestPathEscapeControls(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	outside := t.TempDir()
 	escapeTree(t, root, outside)
@@ -242,20 +245,20 @@ func TestPathEscapeControls(t *testing.T) {
 		t.Errorf("refused read leaks the file: %s", res.Content)
 	}
 	for _, p := range []string{"normal.txt", "./normal.txt", "dir/../normal.txt", filepath.Join(root, "normal.txt"), "file://" + filepath.ToSlash(root) + "/normal.txt"} {
-		ftWantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": p}))
+		wantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": p}))
 	}
-	ftWantSuccess(t, ftCall(t, env, "edit_file", map[string]any{"path": "normal.txt", "old_string": "SECRET", "new_string": "fine"}))
-	ftWantSuccess(t, ftCall(t, env, "copy_file", map[string]any{"source": "normal.txt", "dest": "dir/copy.txt"}))
-	ftWantSuccess(t, ftCall(t, env, "move_file", map[string]any{"from": "dir/copy.txt", "to": "dir/moved.txt"}))
-	ftWantSuccess(t, ftCall(t, env, "list_directory", map[string]any{"path": "dir", "recursive": true}))
-	ftWantSuccess(t, ftCall(t, env, "create_directory", map[string]any{"path": "made/here"}))
-	ftWantSuccess(t, ftCall(t, env, "delete_file", map[string]any{"path": "dir/moved.txt"}))
+	wantSuccess(t, ftCall(t, env, "edit_file", map[string]any{"path": "normal.txt", "old_string": "SECRET", "new_string": "fine"}))
+	wantSuccess(t, ftCall(t, env, "copy_file", map[string]any{"source": "normal.txt", "dest": "dir/copy.txt"}))
+	wantSuccess(t, ftCall(t, env, "move_file", map[string]any{"from": "dir/copy.txt", "to": "dir/moved.txt"}))
+	wantSuccess(t, ftCall(t, env, "list_directory", map[string]any{"path": "dir", "recursive": true}))
+	wantSuccess(t, ftCall(t, env, "create_directory", map[string]any{"path": "made/here"}))
+	wantSuccess(t, ftCall(t, env, "delete_file", map[string]any{"path": "dir/moved.txt"}))
 	// A link inside the workspace that stays inside is followed.
 	os.Symlink("normal.txt", filepath.Join(root, "inside_link"))
-	ftWantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": "inside_link"}))
+	wantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": "inside_link"}))
 	// A listing of the root shows the links as links and does not follow them.
 	res = ftCall(t, env, "list_directory", map[string]any{"recursive": true, "include_hidden": true})
-	ftWantSuccess(t, res)
+	wantSuccess(t, res)
 	if strings.Contains(res.Content, "link_dir/") || strings.Contains(res.Content, "inner_link/") || !strings.Contains(res.Content, "link_dir -> ") {
 		t.Errorf("listing follows links out of the workspace:\n%s", res.Content)
 	}
@@ -269,6 +272,7 @@ func TestPathEscapeControls(t *testing.T) {
 // root deleted or moved, and a relative symlink that would lead out once
 // moved.
 func TestPathEscapeThroughContents(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	outside := t.TempDir()
 	escapeTree(t, root, outside)
@@ -302,12 +306,13 @@ func TestPathEscapeThroughContents(t *testing.T) {
 		}
 	}
 	// Moving a link where its relative target still resolves inside is fine.
-	ftWantSuccess(t, ftCall(t, env, "move_file", map[string]any{"from": "dir/up_link", "to": "a/up_link"}))
+	wantSuccess(t, ftCall(t, env, "move_file", map[string]any{"from": "dir/up_link", "to": "a/up_link"}))
 }
 
 // TestPathEscapeRootIsSymlink: a workspace opened through a symlinked
 // folder still refuses the corpus and still reaches its own files.
 func TestPathEscapeRootIsSymlink(t *testing.T) {
+	t.Parallel()
 	real := t.TempDir()
 	outside := t.TempDir()
 	escapeTree(t, real, outside)
@@ -320,7 +325,7 @@ func TestPathEscapeRootIsSymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"normal.txt", filepath.Join(root, "normal.txt")} {
-		ftWantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": p}))
+		wantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": p}))
 	}
 	before := snapshot(t, outside)
 	for _, at := range escapeCorpus(root, outside) {
@@ -340,6 +345,7 @@ func TestPathEscapeRootIsSymlink(t *testing.T) {
 // that leads out, between the plan and the write (while the person was
 // asked), is refused when the edit is applied.
 func TestPathEscapeWhileWaitingForApproval(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		tool string
 		args map[string]any
@@ -354,8 +360,8 @@ func TestPathEscapeWhileWaitingForApproval(t *testing.T) {
 		t.Run(tc.tool, func(t *testing.T) {
 			env, root := ftEnv(t)
 			outside := t.TempDir()
-			ftWrite(t, outside, map[string]string{"f.txt": "SECRET\n"})
-			ftWrite(t, root, map[string]string{"dir/f.txt": "SECRET\n", "normal.txt": "n\n"})
+			testenv.WriteFiles(t, outside, map[string]string{"f.txt": "SECRET\n"})
+			testenv.WriteFiles(t, root, map[string]string{"dir/f.txt": "SECRET\n", "normal.txt": "n\n"})
 			cfg := *env.Workspace.Config()
 			cfg.Approval.Mode = "ask"
 			env.Workspace.SetConfig(&cfg)
@@ -372,7 +378,7 @@ func TestPathEscapeWhileWaitingForApproval(t *testing.T) {
 			})
 			before := snapshot(t, outside)
 			res := ftCall(t, env, tc.tool, tc.args)
-			ftWantError(t, res, InvalidPath, "symlink")
+			wantError(t, res, InvalidPath, "symlink")
 			if snapshot(t, outside) != before {
 				t.Fatalf("the outside folder changed:\n%s", snapshot(t, outside))
 			}

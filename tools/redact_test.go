@@ -11,39 +11,15 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"golang.org/x/tools/txtar"
-
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
-
-// secretShape is one entry of redact/testdata/secrets.txtar.
-type secretShape struct{ shape, text, secret string }
-
-func secretCorpus(t *testing.T) []secretShape {
-	t.Helper()
-	a, err := txtar.ParseFile("../redact/testdata/secrets.txtar")
-	if err != nil {
-		t.Fatal(err)
-	}
-	marked := regexp.MustCompile(`(?s)\{\{(.*?)\}\}`)
-	var out []secretShape
-	for _, f := range a.Files {
-		text := strings.TrimSuffix(string(f.Data), "\n")
-		m := marked.FindStringSubmatch(text)
-		if m == nil {
-			t.Fatalf("%s: no {{secret}}", f.Name)
-		}
-		out = append(out, secretShape{f.Name, strings.Replace(text, m[0], m[1], 1), m[1]})
-	}
-	return out
-}
 
 // secretForms are the ways a secret can appear in a sink: as it is,
 // JSON-escaped, URL-escaped, and each line of a multi-line one.
@@ -101,7 +77,8 @@ func (s *sinks) all(t *testing.T, h *History) string {
 // tool/event notifications or the debug log, while the tools still did
 // their work with the real value.
 func TestRedactionEndToEnd(t *testing.T) {
-	corpus := secretCorpus(t)
+	t.Parallel()
+	corpus := testenv.Secrets(t)
 	root := t.TempDir()
 	ws, err := workspace.New(root)
 	if err != nil {
@@ -145,19 +122,19 @@ func TestRedactionEndToEnd(t *testing.T) {
 			tool    string
 			args    any
 		}{
-			{"shell command", "shell_exec", map[string]any{"command": "echo " + shQuote(c.text)}},
-			{"env value", "shell_exec", map[string]any{"command": "echo ok", "env": map[string]string{"APP_SETTING": c.secret}}},
-			{"file content", "write_file", map[string]any{"path": "leak/" + c.shape + ".txt", "content": c.text}},
+			{"shell command", "shell_exec", map[string]any{"command": "echo " + shQuote(c.Text)}},
+			{"env value", "shell_exec", map[string]any{"command": "echo ok", "env": map[string]string{"APP_SETTING": c.Secret}}},
+			{"file content", "write_file", map[string]any{"path": "leak/" + c.Shape + ".txt", "content": c.Text}},
 			{"run_code source", "run_code", map[string]any{"language": "bash",
-				"code": "cat <<'EOF'\n" + c.text + "\nEOF\nprintf '%s\\n' " + string(mustMarshal(c.text)) + "\n"}},
-			{"web_fetch api_key", "web_fetch", map[string]any{"url": srv.URL + "/v1?city=oslo&api_key=" + url.QueryEscape(c.secret)}},
+				"code": "cat <<'EOF'\n" + c.Text + "\nEOF\nprintf '%s\\n' " + string(mustMarshal(c.Text)) + "\n"}},
+			{"web_fetch api_key", "web_fetch", map[string]any{"url": srv.URL + "/v1?city=oslo&api_key=" + url.QueryEscape(c.Secret)}},
 		}
-		if unquoted[c.shape] {
+		if unquoted[c.Shape] {
 			calls = append(calls, struct {
 				context string
 				tool    string
 				args    any
-			}{"real command", "shell_exec", map[string]any{"command": c.text + " ; true"}})
+			}{"real command", "shell_exec", map[string]any{"command": c.Text + " ; true"}})
 		}
 		for _, call := range calls {
 			tried++
@@ -166,25 +143,25 @@ func TestRedactionEndToEnd(t *testing.T) {
 			res := r.Run(context.Background(), env, Request{Name: call.tool, Arguments: b}, nil)
 			spent[call.context] += time.Since(t0)
 			if call.tool == "write_file" && res.Status != StatusSuccess {
-				t.Errorf("%s: write_file: %+v", c.shape, res)
+				t.Errorf("%s: write_file: %+v", c.Shape, res)
 			}
 			out := s.all(t, hist)
-			for _, form := range secretForms(c.secret) {
+			for _, form := range secretForms(c.Secret) {
 				if strings.Contains(out, form) {
-					through = append(through, attempt{c.shape, call.context})
+					through = append(through, attempt{c.Shape, call.context})
 					i := strings.Index(out, form)
-					t.Errorf("%s in %s: %q reached a log or an event: …%s…", c.shape, call.context, form, out[max(0, i-300):min(len(out), i+100)])
+					t.Errorf("%s in %s: %q reached a log or an event: …%s…", c.Shape, call.context, form, out[max(0, i-300):min(len(out), i+100)])
 					break
 				}
 			}
 		}
 		// The tools saw the real value: redaction is for what is logged.
-		got, err := os.ReadFile(filepath.Join(root, "leak", c.shape+".txt"))
-		if err != nil || string(got) != c.text {
-			t.Errorf("%s: written file = %q, %v; want the text with its secret", c.shape, got, err)
+		got, err := os.ReadFile(filepath.Join(root, "leak", c.Shape+".txt"))
+		if err != nil || string(got) != c.Text {
+			t.Errorf("%s: written file = %q, %v; want the text with its secret", c.Shape, got, err)
 		}
-		if _, ok := fetched.Load(c.secret); !ok {
-			t.Errorf("%s: the loopback server did not get the real api_key", c.shape)
+		if _, ok := fetched.Load(c.Secret); !ok {
+			t.Errorf("%s: the loopback server did not get the real api_key", c.Shape)
 		}
 	}
 	// The sinks were fed: every call is in the history, announced as an

@@ -6,6 +6,7 @@ import (
 )
 
 func TestReferences(t *testing.T) {
+	t.Parallel()
 	g := newIndexRig(t)
 	var out locsResult
 	res := g.call("references", map[string]any{"symbol": "a.New"}, &out)

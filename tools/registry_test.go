@@ -18,6 +18,7 @@ func simpleTool(name string, aliases ...string) *Tool {
 }
 
 func TestRegistry(t *testing.T) {
+	t.Parallel()
 	var logs bytes.Buffer
 	r := NewRegistry(slog.New(slog.NewTextHandler(&logs, nil)))
 	r.MustRegister(simpleTool("b", "bee"), simpleTool("a"), simpleTool("c"))
@@ -68,6 +69,7 @@ func TestRegistry(t *testing.T) {
 }
 
 func TestRegistryConcurrent(t *testing.T) {
+	t.Parallel()
 	r := NewRegistry(nil)
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
@@ -82,6 +84,7 @@ func TestRegistryConcurrent(t *testing.T) {
 }
 
 func TestBuiltinSchemas(t *testing.T) {
+	t.Parallel()
 	for _, tl := range NewBuiltinRegistry().List(nil) {
 		if err := tl.checkSchemas(); err != nil {
 			t.Errorf("%s: %v", tl.Name, err)
@@ -100,6 +103,7 @@ func TestBuiltinSchemas(t *testing.T) {
 }
 
 func TestAllowedByConfig(t *testing.T) {
+	t.Parallel()
 	cfg := workspace.DefaultConfig()
 	cfg.Tools.Enabled = workspace.ToolList{Names: []string{"read_file", "grep"}}
 	cfg.Agents = map[string]workspace.Agent{"r": {Tools: workspace.ToolList{Names: []string{"read_file"}}}}

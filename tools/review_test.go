@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -37,6 +38,7 @@ func (r *scriptedApprover) Ask(ctx context.Context, req approval.Request) (appro
 // folder of a command and its deadline; a dangerous call never offers
 // "always", and "always" is labelled with what it covers.
 func TestRequestSaysEverything(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, tool  string
 		args        map[string]any
@@ -53,7 +55,7 @@ func TestRequestSaysEverything(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env, root := ftEnv(t)
-			ftWrite(t, root, map[string]string{"f.txt": "one\n", "somedir/keep": "k", "sub/x": "x"})
+			testenv.WriteFiles(t, root, map[string]string{"f.txt": "one\n", "somedir/keep": "k", "sub/x": "x"})
 			rec := &scriptedApprover{}
 			env.Approver = rec
 			env.Agent = "claude"
@@ -91,8 +93,9 @@ func TestRequestSaysEverything(t *testing.T) {
 // dangerous call (which did not offer it) has the call rejected, nothing
 // deleted and nothing remembered.
 func TestAlwaysNotOfferedIsRefused(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
-	ftWrite(t, root, map[string]string{"somedir/keep": "k"})
+	testenv.WriteFiles(t, root, map[string]string{"somedir/keep": "k"})
 	env.Approver = &scriptedApprover{answers: []approval.Response{{Decision: approval.Always}}}
 	res := ftCall(t, env, "shell_exec", map[string]any{"command": "rm -r somedir"})
 	if res.Status != StatusRejected || !strings.Contains(res.Content, "did not offer") {
@@ -109,6 +112,7 @@ func TestAlwaysNotOfferedIsRefused(t *testing.T) {
 // TestAlwaysCoversWhatItsLabelSays: "always" for `echo x` makes `echo x y`
 // automatic, not `echo y` nor `ls`; the rule listed has the label shown.
 func TestAlwaysCoversWhatItsLabelSays(t *testing.T) {
+	t.Parallel()
 	env, _ := ftEnv(t)
 	rec := &scriptedApprover{answers: []approval.Response{{Decision: approval.Always}}}
 	env.Approver = rec
@@ -135,11 +139,12 @@ func TestAlwaysCoversWhatItsLabelSays(t *testing.T) {
 // again as dangerous, without "always", and the folder survives a rejection
 // of that second question; approved, it runs the edited command.
 func TestEditedCallJudgedAgain(t *testing.T) {
+	t.Parallel()
 	edit := json.RawMessage(`{"command":"rm -r somedir"}`)
 	for _, second := range []string{approval.Reject, approval.Approve} {
 		t.Run(second, func(t *testing.T) {
 			env, root := ftEnv(t)
-			ftWrite(t, root, map[string]string{"somedir/keep": "k"})
+			testenv.WriteFiles(t, root, map[string]string{"somedir/keep": "k"})
 			rec := &scriptedApprover{answers: []approval.Response{
 				{Decision: approval.Approve, ModifiedArguments: edit},
 				{Decision: second, Message: "no"},
@@ -206,6 +211,7 @@ func TestEditedCallJudgedAgain(t *testing.T) {
 // safe mode even when they create something new; a rule makes them
 // automatic again, and yolo mode does not ask.
 func TestNewFileAsksInSafeMode(t *testing.T) {
+	t.Parallel()
 	calls := []struct {
 		tool string
 		args map[string]any
@@ -221,7 +227,7 @@ func TestNewFileAsksInSafeMode(t *testing.T) {
 				asks       bool
 			}{{"safe", "", true}, {"safe", "auto", false}, {"yolo", "", false}, {"ask", "", true}} {
 				env, root := ftEnv(t)
-				ftWrite(t, root, map[string]string{"a.txt": "a\n"})
+				testenv.WriteFiles(t, root, map[string]string{"a.txt": "a\n"})
 				cfg := workspace.DefaultConfig()
 				cfg.Approval.Mode = setup.mode
 				if setup.rule != "" {
@@ -249,16 +255,17 @@ func TestNewFileAsksInSafeMode(t *testing.T) {
 // (the person typing in the editor, or the disk), summarises it, shows the
 // diff and tells the agent to read the file again.
 func TestStaleFileSaysWhatChanged(t *testing.T) {
+	t.Parallel()
 	for _, where := range []string{"editor", "disk"} {
 		t.Run(where, func(t *testing.T) {
 			env, root := ftEnv(t)
-			ftWrite(t, root, map[string]string{"f.txt": "one\ntwo\n"})
-			ftWantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": "f.txt"}))
+			testenv.WriteFiles(t, root, map[string]string{"f.txt": "one\ntwo\n"})
+			wantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": "f.txt"}))
 			path := filepath.Join(root, "f.txt")
 			if where == "editor" {
 				env.Workspace.Overlays.Open(workspace.Document{URI: workspace.PathToURI(path), Path: path, Version: 2, Text: "one\nTWO typed\n"})
 			} else {
-				ftWrite(t, root, map[string]string{"f.txt": "one\nTWO typed\n"})
+				testenv.WriteFiles(t, root, map[string]string{"f.txt": "one\nTWO typed\n"})
 			}
 			res := ftCall(t, env, "write_file", map[string]any{"path": "f.txt", "content": "x\n"})
 			want := []string{"f.txt changed since you last read it", "1 line(s) added and 1 removed",
@@ -268,9 +275,9 @@ func TestStaleFileSaysWhatChanged(t *testing.T) {
 			} else {
 				want = append(want, "on disk")
 			}
-			ftWantError(t, res, StaleFile, want...)
+			wantError(t, res, StaleFile, want...)
 			var d struct{ ChangedIn string }
-			ftStructuredDetails(t, res, &d)
+			decodeDetails(t, res, &d)
 			if d.ChangedIn != where {
 				t.Errorf("details.changedIn = %q", d.ChangedIn)
 			}
@@ -278,8 +285,8 @@ func TestStaleFileSaysWhatChanged(t *testing.T) {
 	}
 	t.Run("while waiting for approval", func(t *testing.T) {
 		env, root := ftEnv(t)
-		ftWrite(t, root, map[string]string{"f.txt": "one\ntwo\n"})
-		ftWantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": "f.txt"}))
+		testenv.WriteFiles(t, root, map[string]string{"f.txt": "one\ntwo\n"})
+		wantSuccess(t, ftCall(t, env, "read_file", map[string]any{"path": "f.txt"}))
 		path := filepath.Join(root, "f.txt")
 		env.Approver = approval.ApproverFunc(func(context.Context, approval.Request) (approval.Response, error) {
 			// The person types in the file while the question is open.
@@ -287,7 +294,7 @@ func TestStaleFileSaysWhatChanged(t *testing.T) {
 			return approval.Response{Decision: approval.Approve}, nil
 		})
 		res := ftCall(t, env, "edit_file", map[string]any{"path": "f.txt", "old_string": "one", "new_string": "1"})
-		ftWantError(t, res, StaleFile, "changed while the edit waited for approval", "the person typed in it",
+		wantError(t, res, StaleFile, "changed while the edit waited for approval", "the person typed in it",
 			"1 line(s) added and 0 removed", "+three", "Read it again with read_file")
 		if ftRead(t, root, "f.txt") != "one\ntwo\n" {
 			t.Error("file written")

@@ -187,6 +187,7 @@ func TestRunCodeCannotEscape(t *testing.T) {
 // TestRunCodeNetworkTrue: with network true the same loopback listener is
 // reachable, so TestRunCodeCannotEscape's refusal is the sandbox's doing.
 func TestRunCodeNetworkTrue(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	needInterpreter(t, "python3")
 	g := newShellRig(t, nil)

@@ -24,6 +24,7 @@ func needInterpreter(t *testing.T, names ...string) {
 }
 
 func TestRunCode(t *testing.T) {
+	t.Parallel()
 	g := newShellRig(t, nil)
 	if err := os.WriteFile(filepath.Join(g.root, "sub", "data.txt"), []byte("from the workspace\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -68,6 +69,7 @@ func TestRunCode(t *testing.T) {
 // TestRunCodeSandbox checks that what the sandbox report claims is in force
 // really is, from inside the code.
 func TestRunCodeSandbox(t *testing.T) {
+	t.Parallel()
 	needInterpreter(t, "python3")
 	g := newShellRig(t, nil)
 	code := `import resource, socket
@@ -168,6 +170,7 @@ print("started", n)
 // asserted is behaviour (the status, the output so far, no process left),
 // never how long it took: the machine may be busy.
 func TestRunCodeTimeout(t *testing.T) {
+	// Not parallel: it counts the process's cgroups.
 	needInterpreter(t, "python3")
 	g := newShellRig(t, nil)
 	marker := fmt.Sprintf("300.%d", time.Now().UnixNano()%1000000)

@@ -42,6 +42,7 @@ var validated = Define(Def[json.RawMessage]{
 })
 
 func TestValidation(t *testing.T) {
+	t.Parallel()
 	r := NewRunner(NewRegistry(nil), nil)
 	r.Registry.MustRegister(validated)
 	tests := []struct {
@@ -95,6 +96,7 @@ func TestValidation(t *testing.T) {
 }
 
 func TestPipelineOutcomes(t *testing.T) {
+	t.Parallel()
 	reg := NewRegistry(nil)
 	reg.MustRegister(
 		Define(Def[json.RawMessage]{Name: "boom", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
@@ -191,6 +193,7 @@ func TestCallEventNamesTheAgent(t *testing.T) {
 }
 
 func TestApprovalTimeout(t *testing.T) {
+	t.Parallel()
 	reg := NewRegistry(nil)
 	reg.MustRegister(Define(Def[json.RawMessage]{Name: "writes", Description: "x", Annotations: Annotations{Approval: "ask"},
 		Execute: func(*Call, json.RawMessage) (*Result, error) { return Success("wrote", nil), nil }}))
@@ -209,6 +212,7 @@ func TestApprovalTimeout(t *testing.T) {
 }
 
 func TestReadFile(t *testing.T) {
+	t.Parallel()
 	env := testEnv(t)
 	root := env.Workspace.Root()
 	long := strings.Repeat("é", 3000)
@@ -266,6 +270,7 @@ func TestReadFile(t *testing.T) {
 }
 
 func TestCurrentDatetime(t *testing.T) {
+	// Not parallel: it sets the package's now.
 	defer func(f func() time.Time) { now = f }(now)
 	now = func() time.Time { return time.Date(2026, 3, 1, 12, 30, 0, 0, time.UTC) }
 	r := NewRunner(NewBuiltinRegistry(), nil)

@@ -4,8 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"golang.org/x/tools/txtar"
 )
 
 // TestEveryToolHasAScenario fails when a built-in tool is called by no
@@ -14,6 +12,7 @@ import (
 // an alias counts for the tool it names; a call of a name the registry
 // does not know counts for none.
 func TestEveryToolHasAScenario(t *testing.T) {
+	t.Parallel()
 	paths, err := filepath.Glob("testdata/scenarios/*.txtar")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no scenarios: %v", err)
@@ -21,14 +20,7 @@ func TestEveryToolHasAScenario(t *testing.T) {
 	reg := NewBuiltinRegistry()
 	calledBy := map[string][]string{} // canonical name → scenarios
 	for _, path := range paths {
-		ar, err := txtar.ParseFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc, err := parseScenario(ar)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
+		sc := loadScenario(t, path)
 		name := strings.TrimSuffix(filepath.Base(path), ".txtar")
 		for _, st := range sc.steps {
 			if tool, ok := reg.Lookup(st.tool); ok {

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/sandbox"
 	"github.com/agentls/agentls/workspace"
 )
@@ -387,7 +388,9 @@ func TestScenarios(t *testing.T) {
 	}
 }
 
-func runScenario(t *testing.T, path string) {
+// loadScenario reads and parses the scenario file path.
+func loadScenario(t *testing.T, path string) *scenario {
+	t.Helper()
 	ar, err := txtar.ParseFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -396,6 +399,11 @@ func runScenario(t *testing.T, path string) {
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+	return sc
+}
+
+func runScenario(t *testing.T, path string) {
+	sc := loadScenario(t, path)
 	needs := sc.needs
 	if len(sc.git) > 0 && !slices.Contains(needs, "git") {
 		needs = append(slices.Clone(needs), "git") // a git section needs git
@@ -429,12 +437,7 @@ func runScenario(t *testing.T, path string) {
 			}
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testenv.WriteFiles(t, root, map[string]string{f.Name: string(f.Data)})
 	}
 	for _, l := range sc.links {
 		full := filepath.Join(root, filepath.FromSlash(l.Name))
@@ -457,13 +460,7 @@ func runScenario(t *testing.T, path string) {
 		}
 	}
 	for _, f := range sc.worktree {
-		full := filepath.Join(root, filepath.FromSlash(f.Name))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testenv.WriteFiles(t, root, map[string]string{f.Name: string(f.Data)})
 	}
 	n.roots = []string{root}
 	if real, err := filepath.EvalSymlinks(root); err == nil && real != root {

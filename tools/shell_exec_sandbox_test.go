@@ -3,7 +3,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/sandbox"
 	"github.com/agentls/agentls/workspace"
 )
@@ -47,6 +47,7 @@ open("inside.txt", "w").write("in")
 // the network back; approved commands and shell.sandboxAuto false run as
 // before, outside any sandbox.
 func TestAllowListedCommandIsSandboxed(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	needInterpreter(t, "python3")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -123,6 +124,7 @@ func TestAllowListedCommandIsSandboxed(t *testing.T) {
 // TestAllowListedBackgroundIsSandboxed: shell_background of an
 // allow-listed command runs in the same sandbox.
 func TestAllowListedBackgroundIsSandboxed(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	g := newShellRig(t, func(c *workspace.Config) { c.Shell.Allow = []string{"bash escape.sh"} })
 	g.env.Approver = approval.Fixed(approval.Reject, "")
@@ -184,36 +186,13 @@ func TestAllowListedWithoutBwrap(t *testing.T) {
 	}
 }
 
-// sleepPids returns the host pids of the sleep processes whose duration
-// starts with token, zombies excluded.
-func sleepPids(token string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !strings.HasPrefix(string(b), "sleep\x00"+token) {
-			continue
-		}
-		// /proc/pid/stat is "pid (comm) state …": zombies (Z, X) are gone.
-		if stat, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
-			if rest := string(stat[bytes.LastIndexByte(stat, ')')+1:]); !strings.HasPrefix(rest, " Z") && !strings.HasPrefix(rest, " X") {
-				out = append(out, pid)
-			}
-		}
-	}
-	return out
-}
-
 // TestTimeoutKillsEscapedChildren: at the timeout, children that left the
 // process group (setsid, a double fork) and, as root, the pids cgroup
 // still end. The command is an approved one, which sees /sys (an
 // allow-listed one runs in the sandbox, where there is no cgroup file
 // system to leave by).
 func TestTimeoutKillsEscapedChildren(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	g := newShellRig(t, nil)
 	token := fmt.Sprintf("%d.%04d", 5000+rand.IntN(4000), rand.IntN(10000))
@@ -226,7 +205,7 @@ sleep %[1]s4`, token)
 		done <- g.call(context.Background(), "shell_exec", map[string]any{"command": cmd, "timeout_ms": 5000}, nil)
 	}()
 	defer func() {
-		for _, pid := range sleepPids(token) {
+		for _, pid := range testenv.SleepPids(token) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}()
@@ -234,7 +213,7 @@ sleep %[1]s4`, token)
 	var res *Result
 wait:
 	for {
-		started = max(started, len(sleepPids(token)))
+		started = max(started, len(testenv.SleepPids(token)))
 		select {
 		case res = <-done:
 			break wait
@@ -247,11 +226,8 @@ wait:
 	if res.Error == nil || res.Error.Code != Timeout {
 		t.Fatalf("want TIMEOUT: %s %+v", res.Status, res.Error)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(sleepPids(token)) > 0 && time.Now().Before(deadline) {
-		time.Sleep(25 * time.Millisecond)
-	}
-	if left := sleepPids(token); len(left) > 0 {
+	testenv.Eventually(5*time.Second, func() bool { return len(testenv.SleepPids(token)) == 0 })
+	if left := testenv.SleepPids(token); len(left) > 0 {
 		out, _ := exec.Command("ps", "-o", "pid,pgid,sid,cmd", "-p", fmt.Sprint(left[0])).CombinedOutput()
 		t.Errorf("escaped children left: %v\n%s", left, out)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/process"
 	"github.com/agentls/agentls/workspace"
 )
@@ -44,43 +45,24 @@ func (p *shellProgress) text() string {
 	return strings.Join(p.msgs, "")
 }
 
-// shellRig is a runner with the shell tools over a temporary workspace.
-type shellRig struct {
-	t    testing.TB
-	r    *Runner
-	env  *Env
-	root string
-}
+// shellRig is a rig with the shell tools, configured by edit, whose root
+// holds a folder sub.
+type shellRig struct{ *rig }
 
 func newShellRig(t testing.TB, edit func(*workspace.Config)) *shellRig {
 	t.Helper()
-	root := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(root, "sub"), 0o755); err != nil {
+	g := &shellRig{newRig(t, "", ShellExec, ShellBackground, ShellOutput, ShellKill, RunCode)}
+	g.config(edit)
+	if err := os.Mkdir(filepath.Join(g.root, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := workspace.DefaultConfig()
-	if edit != nil {
-		edit(cfg)
-	}
-	ws.SetConfig(cfg)
-	reg := NewRegistry(nil)
-	reg.MustRegister(ShellExec, ShellBackground, ShellOutput, ShellKill, RunCode)
-	env := &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Approver: approval.Fixed(approval.Approve, ""), Memory: approval.NewMemory("")}
-	t.Cleanup(func() { env.Session.Close() })
-	return &shellRig{t: t, r: NewRunner(reg, nil), env: env, root: root}
+	return g
 }
 
+// call runs a tool under ctx, reporting its progress to p.
 func (g *shellRig) call(ctx context.Context, name string, args any, p Progress) *Result {
 	g.t.Helper()
-	b, err := json.Marshal(args)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	return g.r.Run(ctx, g.env, Request{Name: name, Arguments: b}, p)
+	return runTool(g.t, ctx, g.r, g.env, name, args, p)
 }
 
 // fields returns a result's structured value as a map.
@@ -113,11 +95,9 @@ func liveInGroup(t *testing.T, pgid int) []string {
 	return live
 }
 
-// pgrepF lists live processes whose command line contains pattern.
-func pgrepF(pattern string) string {
-	out, _ := exec.Command("pgrep", "-af", pattern).Output()
-	return strings.TrimSpace(string(out))
-}
+// pgrepF lists the live processes whose command line contains pattern,
+// one "pid cmdline" a line.
+var pgrepF = testenv.Procs
 
 func TestShellExec(t *testing.T) {
 	t.Setenv("AGENTLS_TEST_TOKEN", "hunter2")
@@ -176,6 +156,7 @@ func TestShellExec(t *testing.T) {
 // TestShellTimeoutLeavesNoProcess: a command that times out is ended with
 // every process it started.
 func TestShellTimeoutLeavesNoProcess(t *testing.T) {
+	t.Parallel()
 	g := newShellRig(t, nil)
 	marker := fmt.Sprintf("100.%d", time.Now().UnixNano()%1000000)
 	res := g.call(context.Background(), "shell_exec", map[string]any{
@@ -198,6 +179,7 @@ func TestShellTimeoutLeavesNoProcess(t *testing.T) {
 // TestShellCancel: a cancelled call is answered as cancelled and its processes
 // are killed.
 func TestShellCancel(t *testing.T) {
+	t.Parallel()
 	g := newShellRig(t, nil)
 	marker := fmt.Sprintf("200.%d", time.Now().UnixNano()%1000000)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -226,6 +208,7 @@ func TestShellCancel(t *testing.T) {
 // first line reported (it waits for a file the report creates), so output
 // held back to the end makes the call time out.
 func TestShellStreams(t *testing.T) {
+	t.Parallel()
 	g := newShellRig(t, nil)
 	flag := filepath.Join(g.root, "streamed")
 	p := &shellProgress{onReport: func(m string) {
@@ -248,6 +231,7 @@ func TestShellStreams(t *testing.T) {
 // TestShellLargeOutput: several MB are cut to head and tail with a marker,
 // and every byte can be read back by range.
 func TestShellLargeOutput(t *testing.T) {
+	t.Parallel()
 	g := newShellRig(t, func(c *workspace.Config) { c.Shell.MaxOutputBytes = 64 << 10 })
 	var want strings.Builder
 	for i := 1; i <= 500000; i++ {
@@ -316,6 +300,7 @@ func TestShellLargeOutput(t *testing.T) {
 
 // TestShellPolicy: the command policy decides through the pipeline.
 func TestShellPolicy(t *testing.T) {
+	t.Parallel()
 	g := newShellRig(t, func(c *workspace.Config) { c.Shell.Allow = []string{"echo", "ls"}; c.Shell.Deny = []string{"curl"} })
 	g.env.Approver = approval.Fixed(approval.Reject, "no")
 	tests := []struct {
@@ -362,6 +347,7 @@ func TestShellPolicy(t *testing.T) {
 // TestShellSetsidEscape: a process that leaves the process group (setsid)
 // still ends with the call where the machine gives a cgroup.
 func TestShellSetsidEscape(t *testing.T) {
+	// Not parallel: it counts the process's cgroups.
 	if g := process.NewCgroup(0, 0); g == nil {
 		t.Skip("no pids cgroup here: only the process group is ended")
 	} else {
@@ -383,6 +369,7 @@ func TestShellSetsidEscape(t *testing.T) {
 
 // TestRunArgv: programs run without a shell get the same handling.
 func TestRunArgv(t *testing.T) {
+	t.Parallel()
 	g := newShellRig(t, nil)
 	c := &Call{Ctx: context.Background(), Workspace: g.env.Workspace, Session: g.env.Session, Progress: &shellProgress{}}
 	res, err := RunArgv(c, []string{"printf", "%s|", "a b", "$HOME", ";rm x"}, g.root, nil, 5*time.Second)
@@ -401,6 +388,7 @@ func TestRunArgv(t *testing.T) {
 // TestShellBinaryOutput: binary output is described, not dumped, and can be
 // read back.
 func TestShellBinaryOutput(t *testing.T) {
+	t.Parallel()
 	g := newShellRig(t, nil)
 	res := g.call(context.Background(), "shell_exec", map[string]any{"command": `printf 'a\000b\377'`}, nil)
 	s := fields(t, res)

@@ -7,16 +7,19 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/internal/testenv"
 )
 
 // TestSpecialFilesDoNotHang: a FIFO in the workspace is refused by every
 // tool that reads what it changes, before approval, instead of blocking.
 func TestSpecialFilesDoNotHang(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	if err := syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644); err != nil {
 		t.Skip(err)
 	}
-	ftWrite(t, root, map[string]string{"a.txt": "a\n"})
+	testenv.WriteFiles(t, root, map[string]string{"a.txt": "a\n"})
 	calls := []struct {
 		tool string
 		args map[string]any
@@ -35,7 +38,7 @@ func TestSpecialFilesDoNotHang(t *testing.T) {
 		go func() { done <- ftCall(t, env, c.tool, c.args) }()
 		select {
 		case res := <-done:
-			ftWantError(t, res, NotAFile)
+			wantError(t, res, NotAFile)
 		case <-time.After(5 * time.Second):
 			t.Fatalf("%s on a FIFO blocks", c.tool)
 		}

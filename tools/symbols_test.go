@@ -8,6 +8,7 @@ import (
 )
 
 func TestSymbols(t *testing.T) {
+	t.Parallel()
 	g := newIndexRig(t)
 	var out struct {
 		Symbols []codeindex.Symbol

@@ -10,11 +10,13 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/internal/testenv"
 )
 
 // raceCalls is how many tool calls TestSymlinkRace makes while the links
-// are swapped (issue 10's standing adversarial suite: 0 of them may get
-// outside bytes or names).
+// are swapped (a standing adversarial suite: 0 of them may get outside
+// bytes or names).
 const raceCalls = 5000
 
 // TestSymlinkRace attacks the check-then-use gap: while one goroutine keeps
@@ -29,15 +31,16 @@ const raceCalls = 5000
 // marker that no result may contain. Calls that meet the inside target must
 // still succeed, so the test cannot pass by refusing everything.
 func TestSymlinkRace(t *testing.T) {
+	t.Parallel()
 	env, root := ftEnv(t)
 	outside := t.TempDir()
 	marker := fmt.Sprintf("OUTSIDE%dMARKER", time.Now().UnixNano())
-	ftWrite(t, outside, map[string]string{
+	testenv.WriteFiles(t, outside, map[string]string{
 		"target.txt":           marker + " secret bytes\n",
 		marker + ".txt":        marker + "\n",
 		"sub/" + marker + ".c": marker + "\n",
 	})
-	ftWrite(t, root, map[string]string{
+	testenv.WriteFiles(t, root, map[string]string{
 		"real/target.txt":   "inside bytes\n",
 		"real/inside.txt":   "inside\n",
 		"w/target.txt":      "inside w\n",

@@ -1,8 +1,6 @@
 package tools
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -10,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -20,58 +17,14 @@ import (
 
 // The web tests talk only to httptest servers on loopback addresses.
 
-// webRig runs the web tools through the runner, recording every approval
-// question; answer decides them (approve by default).
-type webRig struct {
-	t   *testing.T
-	ws  *workspace.Workspace
-	r   *Runner
-	env *Env
-
-	mu     sync.Mutex
-	asked  []approval.Request
-	answer string
-}
+// webRig is a rig with the web tools, configured by edit.
+type webRig struct{ *rig }
 
 func newWebRig(t *testing.T, edit func(*workspace.Config)) *webRig {
 	t.Helper()
-	ws, err := workspace.New(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := workspace.DefaultConfig()
-	if edit != nil {
-		edit(cfg)
-	}
-	ws.SetConfig(cfg)
-	reg := NewRegistry(nil)
-	reg.MustRegister(WebFetch, WebSearch)
-	w := &webRig{t: t, ws: ws, r: NewRunner(reg, nil), answer: approval.Approve}
-	w.env = &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Memory: approval.NewMemory(""),
-		Approver: approval.ApproverFunc(func(_ context.Context, req approval.Request) (approval.Response, error) {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			w.asked = append(w.asked, req)
-			return approval.Response{Decision: w.answer}, nil
-		})}
+	w := &webRig{newRig(t, "", WebFetch, WebSearch)}
+	w.config(edit)
 	return w
-}
-
-func (w *webRig) call(name string, args any) *Result {
-	w.t.Helper()
-	b, err := json.Marshal(args)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return w.r.Run(context.Background(), w.env, Request{Name: name, Arguments: b}, nil)
-}
-
-func (w *webRig) questions() []approval.Request {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	q := w.asked
-	w.asked = nil
-	return q
 }
 
 // webFetched is web_fetch's structured result.
@@ -158,6 +111,7 @@ const testPageText = "Main heading\n\n" +
 // is reached, whether the URL names its address or a name that resolves to
 // it (the check runs on the resolved address, when connecting).
 func TestWebFetchRefusesLoopback(t *testing.T) {
+	t.Parallel()
 	srv, hits := countingServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "reached") })
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
 	w := newWebRig(t, func(c *workspace.Config) { c.Web.Allow = []string{"127.0.0.1", "localhost"} })
@@ -189,6 +143,7 @@ func TestWebFetchRefusesLoopback(t *testing.T) {
 }
 
 func TestWebFetchAllowedLocal(t *testing.T) {
+	t.Parallel()
 	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/page":
@@ -214,7 +169,7 @@ func TestWebFetchAllowedLocal(t *testing.T) {
 		c.Web.AllowPrivate = true
 		c.Web.Allow = []string{"127.0.0.1"}
 	})
-	w.answer = approval.Reject // an allowed host is fetched without asking
+	w.answer = always(approval.Reject) // an allowed host is fetched without asking
 	tests := []struct {
 		name  string
 		args  map[string]any
@@ -285,7 +240,7 @@ func TestWebFetchAllowedLocal(t *testing.T) {
 	}
 
 	// A request that changes something asks, even on an allowed host.
-	w.answer = approval.Approve
+	w.answer = always(approval.Approve)
 	res := w.call("web_fetch", map[string]any{"url": srv.URL + "/echo", "method": "POST", "body": "payload",
 		"headers": map[string]string{"X-Test": "yes"}, "format": "raw"})
 	wantSuccess(t, res)
@@ -300,9 +255,10 @@ func TestWebFetchAllowedLocal(t *testing.T) {
 
 // TestWebFetchAsks: a host off the allow list asks, as a network call.
 func TestWebFetchAsks(t *testing.T) {
+	t.Parallel()
 	srv, hits := countingServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello") })
 	w := newWebRig(t, func(c *workspace.Config) { c.Web.AllowPrivate = true })
-	w.answer = approval.Reject
+	w.answer = always(approval.Reject)
 	res := w.call("web_fetch", map[string]any{"url": srv.URL})
 	if res.Status != StatusRejected || hits.Load() != 0 {
 		t.Fatalf("%s %s, %d hits", res.Status, res.Content, hits.Load())
@@ -311,7 +267,7 @@ func TestWebFetchAsks(t *testing.T) {
 	if len(q) != 1 || q[0].Risk != approval.RiskNetwork {
 		t.Fatalf("questions %+v", q)
 	}
-	w.answer = approval.Approve
+	w.answer = always(approval.Approve)
 	res = w.call("web_fetch", map[string]any{"url": srv.URL})
 	wantSuccess(t, res)
 	if res.Content != "hello" || res.ApprovedBy != "user" {
@@ -350,6 +306,7 @@ func TestWebFetchRedirectToPrivate(t *testing.T) {
 }
 
 func TestWebFetchRedirects(t *testing.T) {
+	t.Parallel()
 	other, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "elsewhere") })
 	var srv *httptest.Server
 	srv, hits := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -403,6 +360,7 @@ func TestWebFetchRedirects(t *testing.T) {
 }
 
 func TestWebFetchLimits(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -443,6 +401,7 @@ func TestWebFetchLimits(t *testing.T) {
 }
 
 func TestWebFetchInvalid(t *testing.T) {
+	t.Parallel()
 	w := newWebRig(t, func(c *workspace.Config) { c.Web.AllowPrivate = true })
 	for _, args := range []map[string]any{
 		{"url": "ftp://example.com/x"},
@@ -463,6 +422,7 @@ func TestWebFetchInvalid(t *testing.T) {
 }
 
 func TestWebHostAllowed(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		allow []string
 		url   string
@@ -490,6 +450,7 @@ func TestWebHostAllowed(t *testing.T) {
 }
 
 func TestWebAddrClass(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		ip   string
 		want string

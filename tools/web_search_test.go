@@ -65,6 +65,7 @@ func fakeBrave(t *testing.T) *httptest.Server {
 }
 
 func TestWebSearch(t *testing.T) {
+	t.Parallel()
 	searx := fakeSearXNG(t, 0)
 	brave := fakeBrave(t)
 	tests := []struct {
@@ -92,7 +93,7 @@ func TestWebSearch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWebRig(t, func(c *workspace.Config) { c.Web.Search = tt.search })
-			w.answer = approval.Reject // web_search needs no approval
+			w.answer = always(approval.Reject) // web_search needs no approval
 			res := w.call("web_search", tt.args)
 			checkOutputSchema(t, WebSearch, res)
 			var s struct {
@@ -122,6 +123,7 @@ func TestWebSearch(t *testing.T) {
 }
 
 func TestWebSearchNotConfigured(t *testing.T) {
+	t.Parallel()
 	forbidden := fakeSearXNG(t, http.StatusForbidden)
 	brave := fakeBrave(t)
 	tests := []struct {

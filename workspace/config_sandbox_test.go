@@ -14,6 +14,7 @@ import (
 // ignored; shell.allowNetwork, which loosens like shell.allow, is dropped
 // from a repository's file.
 func TestSandboxSwitchesAreTheUsers(t *testing.T) {
+	t.Parallel()
 	planted := `{"runCode":{"sandbox":"none"},"shell":{"sandboxAuto":false,"allowNetwork":["curl"],"timeoutSeconds":7}}`
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, ".agentls.json"), []byte(planted), 0o644); err != nil {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestConfigLayers(t *testing.T) {
+	t.Parallel()
 	user := filepath.Join(t.TempDir(), "config.json")
 	os.WriteFile(user, []byte(`{"approval":{"mode":"safe","tools":{"grep":"auto"}},"shell":{"allow":["ls"]}}`), 0o644)
 	root := t.TempDir()
@@ -48,6 +49,7 @@ func TestConfigLayers(t *testing.T) {
 }
 
 func TestSchemaMatchesConfigType(t *testing.T) {
+	t.Parallel()
 	// Every key the schema allows must decode into Config: a full example.
 	full := `{"approval":{"mode":"ask","tools":{"a":"deny"},"timeoutSeconds":5,"persistAlways":true},
 	"tools":{"enabled":"all","timeoutSeconds":9},"agents":{"x":{"tools":["read_file"]}},
@@ -68,6 +70,7 @@ func TestSchemaMatchesConfigType(t *testing.T) {
 }
 
 func TestWorkspaceConfigCannotLoosen(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	os.WriteFile(filepath.Join(root, ".agentls.json"), []byte(`{
 		"approval":{"mode":"yolo","tools":{"shell_exec":"auto","git_push":"deny"},"persistAlways":true},

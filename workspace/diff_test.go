@@ -19,6 +19,7 @@ func applyReplacements(old string, rs []Replacement) string {
 }
 
 func TestReplacementsRoundTrip(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewSource(1))
 	words := []string{"a\n", "b\n", "c\n", "d\n", "é\n", "😀\n", "x"}
 	gen := func() string {
@@ -46,6 +47,7 @@ func TestReplacementsRoundTrip(t *testing.T) {
 }
 
 func TestReplacementsAreMinimal(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	for i := 0; i < 20000; i++ {
 		b.WriteString("line ")
@@ -63,6 +65,7 @@ func TestReplacementsAreMinimal(t *testing.T) {
 }
 
 func TestUnifiedDiff(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, old, new, want string }{
 		{"modify", "a\nb\nc\n", "a\nB\nc\n", "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"},
 		{"create", "", "x\n", "--- /dev/null\n+++ b/f\n@@ -0,0 +1,1 @@\n+x\n"},

@@ -1,26 +1,20 @@
 package workspace
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentls/agentls/internal/testenv"
 )
 
 // TestGitMetadata: which writes make git metadata, on real folders. A
 // folder gets the others' entries only when it already has (or the same
 // plan gives it) HEAD, objects/ or refs/; HEAD itself always counts.
 func TestGitMetadata(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
-	for _, p := range []string{"gitlike/HEAD", "half/objects/x", "src/hooks/a.ts", "objs/objects/x"} {
-		full := filepath.Join(root, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.WriteFiles(t, root, map[string]string{"gitlike/HEAD": "", "half/objects/x": "", "src/hooks/a.ts": "", "objs/objects/x": ""})
 	abs := func(p string) string { return filepath.Join(root, filepath.FromSlash(p)) }
 	create := func(p, text string) FileChange { return FileChange{Op: OpCreate, Path: abs(p), NewText: text} }
 	for _, tc := range []struct {

@@ -3,15 +3,17 @@ package workspace
 import (
 	"context"
 	"math/rand"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/agentls/agentls/internal/testenv"
 )
 
 func TestIgnoreWildmatch(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		pattern, text string
 		pathname      bool
@@ -60,6 +62,7 @@ func TestIgnoreWildmatch(t *testing.T) {
 }
 
 func TestIgnoreParse(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		line    string
 		want    ignoreRule
@@ -140,30 +143,16 @@ var gitTree = []struct {
 // isolate gives the test (and the git it runs) a home of its own, so that
 // the user's own git configuration and excludes file count for neither.
 func isolate(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", home)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
-}
-
-func gitEnv(t *testing.T) []string {
-	return os.Environ()
+	testenv.IsolateGit(t)
+	t.Setenv("HOME", t.TempDir())
 }
 
 // buildGitTree makes the repository of gitTree and returns its top.
 func buildGitTree(t *testing.T) string {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
 	isolate(t)
 	dir := t.TempDir()
-	cmd := exec.Command("git", "init", "-q", dir)
-	cmd.Env = gitEnv(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v: %s", err, out)
-	}
+	testenv.Git(t, dir, nil, "init", "-q")
 	ignoreFiles := map[string]string{}
 	for _, c := range gitTree {
 		for p, content := range c.files {
@@ -181,21 +170,16 @@ func buildGitTree(t *testing.T) string {
 	return dir
 }
 
+// write writes the file p, making its folders.
 func write(t *testing.T, p, content string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteFiles(t, filepath.Dir(p), map[string]string{filepath.Base(p): content})
 }
 
 func gitLines(t *testing.T, dir string, args ...string) map[string]bool {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
-	cmd.Env = gitEnv(t)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("git %v: %v", args, err)
@@ -275,7 +259,6 @@ func TestIgnoreAgainstGit(t *testing.T) {
 	}
 	cmd := exec.Command("git", "check-ignore", "-z", "--stdin")
 	cmd.Dir = dir
-	cmd.Env = gitEnv(t)
 	cmd.Stdin = strings.NewReader(strings.Join(paths, "\x00") + "\x00")
 	out, _ := cmd.Output() // exit status 1 when nothing is ignored
 	checked := map[string]bool{}
@@ -301,6 +284,7 @@ func sortedKeys(m map[string]bool) []string {
 // TestIgnoreIndex checks the indexed Match of long rule lists against
 // trying every rule in order.
 func TestIgnoreIndex(t *testing.T) {
+	t.Parallel()
 	pool := []string{"a", "b.go", "*.go", "*.txt", "!*.txt", "!keep.go", "x/", "/top", "/a/b", "src/*.go", "**/gen",
 		"*~", "[ab].go", "!a", "dir/**", "*.tar.gz", "!/top", "c*", "*.go/", ".env*", "b.go/"}
 	paths := []string{"a", "b.go", "c.txt", "x", "top", "a/b", "src/m.go", "q/gen", "f~", "a.go", "dir/z", "v.tar.gz",

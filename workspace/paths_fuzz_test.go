@@ -121,6 +121,7 @@ func FuzzResolve(f *testing.F) {
 // TestResolveLinkLoops: a loop of links is refused at once, not followed
 // until the stack runs out.
 func TestResolveLinkLoops(t *testing.T) {
+	t.Parallel()
 	ws, _ := fuzzTree(t)
 	for _, arg := range []string{"loop", "loop/x", "loop1", "loop2/new.txt"} {
 		if _, err := ws.Resolve(arg); err == nil {
@@ -135,6 +136,7 @@ func TestResolveLinkLoops(t *testing.T) {
 // own, paths that lead outside or to a sensitive file, whatever Resolve
 // said before (a race may have changed the tree since).
 func TestConfinedOpsRefuseOutside(t *testing.T) {
+	t.Parallel()
 	ws, outside := fuzzTree(t)
 	root := ws.Root()
 	for _, p := range []string{"out/o/secret.txt", "outrel/secret.txt", "toenv", "tossh/id_rsa", ".env", "../outside/o/secret.txt"} {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestResolve(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	outside := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "a", "b"), 0o755)
@@ -67,6 +68,7 @@ func TestResolve(t *testing.T) {
 }
 
 func TestWriteFileAtomicKeepsMode(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(p, []byte("old"), 0o600)
 	if err := WriteFileAtomic(p, []byte("new"), 0o644); err != nil {

@@ -5,6 +5,7 @@ import (
 )
 
 func TestOffsetAndPosition(t *testing.T) {
+	t.Parallel()
 	text := "é中😀x\r\nsecond\rthird\nlast"
 	tests := []struct {
 		pos  Position
@@ -45,6 +46,7 @@ func TestOffsetAndPosition(t *testing.T) {
 }
 
 func TestOverlayChanges(t *testing.T) {
+	t.Parallel()
 	o := NewOverlays()
 	o.Open(Document{Path: "/w/a", Version: 1, Text: "hello wörld\n"})
 	var seen []int32

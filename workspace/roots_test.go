@@ -9,6 +9,7 @@ import (
 // TestRootNamesRoundTrip: with several roots every path Rel writes is
 // one Resolve reads back to the same file, whichever root holds it.
 func TestRootNamesRoundTrip(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	a, b, c := filepath.Join(base, "one", "app"), filepath.Join(base, "two", "app"), filepath.Join(base, "lib")
 	for _, d := range []string{a, b, c} {
@@ -65,6 +66,7 @@ func TestRootNamesRoundTrip(t *testing.T) {
 // TestSensitiveWithRootNames: a sensitive glob (relative to a root) matches
 // a path written with the root's name first.
 func TestSensitiveWithRootNames(t *testing.T) {
+	t.Parallel()
 	a, b := t.TempDir(), t.TempDir()
 	w, _ := New()
 	w.SetFolders([]Folder{{Path: a, Name: "app"}, {Path: b, Name: "api"}})

@@ -8,10 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentls/agentls/internal/testenv"
 )
 
 // walkTree makes a small tree: a git repository with a .gitignore, hidden
@@ -196,6 +197,7 @@ func TestWalkSkipDirAndErrors(t *testing.T) {
 }
 
 func TestWalkComparePaths(t *testing.T) {
+	t.Parallel()
 	got := []string{"a.go", "a/b", "a", "a-b", "B", "a/b/c", "ab"}
 	files := make([]*File, len(got))
 	for i, s := range got {
@@ -241,10 +243,7 @@ func TestWalkGitRepoOnly(t *testing.T) {
 // BenchmarkWalkGOROOT walks $GOROOT/src, the tree the search measurements
 // use.
 func BenchmarkWalkGOROOT(b *testing.B) {
-	src := filepath.Join(runtime.GOROOT(), "src")
-	if _, err := os.Stat(src); err != nil {
-		b.Skip("no GOROOT/src")
-	}
+	src := testenv.GoSrc(b)
 	for b.Loop() {
 		n := 0
 		var mu sync.Mutex

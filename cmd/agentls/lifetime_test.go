@@ -9,57 +9,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/lsp/lsptest"
 	"github.com/agentls/agentls/tools"
 )
-
-// hostPids returns the host pids of the sleep processes whose duration
-// starts with token, zombies excluded. The shells, bwrap and wrappers whose
-// command lines also hold the token are not counted: every process that
-// matters here is a sleep.
-func hostPids(token string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !strings.HasPrefix(string(b), "sleep\x00"+token) {
-			continue
-		}
-		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(st)
-		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) && (s[i+2] == 'Z' || s[i+2] == 'X') {
-			continue
-		}
-		out = append(out, pid)
-	}
-	return out
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	return cond()
-}
 
 // lifetimeRig starts the real server over pipes with the person approving
 // every call, then starts in it: a background shell (sleep), and a running
@@ -106,19 +65,19 @@ sleep %[1]s5`, token)
 		res, _ := p.ToolCall(ctx, "shell_exec", map[string]any{"command": cmd, "timeout_ms": 600000})
 		execRes <- res
 	}()
-	if !waitFor(20*time.Second, func() bool {
+	if !testenv.Eventually(20*time.Second, func() bool {
 		_, err := os.Stat(filepath.Join(root, "started.txt"))
-		return err == nil && len(hostPids(token)) == 5
+		return err == nil && len(testenv.SleepPids(token)) == 5
 	}) {
 		select {
 		case res := <-execRes:
 			t.Fatalf("shell_exec ended: %+v", res)
 		default:
 		}
-		t.Fatalf("the commands did not start: %d processes of %s; stderr %s", len(hostPids(token)), token, p.Stderr)
+		t.Fatalf("the commands did not start: %d processes of %s; stderr %s", len(testenv.SleepPids(token)), token, p.Stderr)
 	}
 	t.Cleanup(func() {
-		for _, pid := range hostPids(token) {
+		for _, pid := range testenv.SleepPids(token) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
@@ -129,18 +88,19 @@ sleep %[1]s5`, token)
 // that its shells started is left: not the background shell, not the
 // running command, not a child that called setsid or was double-forked.
 func TestNoChildOutlivesKilledServer(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, config string }{
 		{"approved", ""},
 		{"allow-listed", `{"shell":{"allow":["sleep","setsid sleep","touch"]}}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p, token, n := lifetimeRig(t, tt.config)
-			t.Logf("%d processes of %s before the kill: %v", n, token, hostPids(token))
+			t.Logf("%d processes of %s before the kill: %v", n, token, testenv.SleepPids(token))
 			if err := p.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
-			if !waitFor(5*time.Second, func() bool { return len(hostPids(token)) == 0 }) {
-				t.Errorf("processes left 5 s after SIGKILL of the server: %v", hostPids(token))
+			if !testenv.Eventually(5*time.Second, func() bool { return len(testenv.SleepPids(token)) == 0 }) {
+				t.Errorf("processes left 5 s after SIGKILL of the server: %v", testenv.SleepPids(token))
 			}
 		})
 	}
@@ -149,6 +109,7 @@ func TestNoChildOutlivesKilledServer(t *testing.T) {
 // TestSignalStopsServer: SIGTERM and SIGINT end every command and the
 // server within 2 s, although the client keeps stdin open.
 func TestSignalStopsServer(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			p, token, _ := lifetimeRig(t, "")
@@ -162,7 +123,7 @@ func TestSignalStopsServer(t *testing.T) {
 			if code != 128+int(sig) {
 				t.Errorf("exit code %d, want %d", code, 128+int(sig))
 			}
-			if left := hostPids(token); len(left) > 0 {
+			if left := testenv.SleepPids(token); len(left) > 0 {
 				t.Errorf("processes left after the server stopped: %v", left)
 			}
 		})

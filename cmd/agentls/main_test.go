@@ -42,6 +42,7 @@ func run(t *testing.T, dir string, stdin string, args ...string) (string, string
 }
 
 func TestToolsCommand(t *testing.T) {
+	t.Parallel()
 	out, _, code := run(t, t.TempDir(), "", "tools")
 	var defs []tools.Definition
 	if code != 0 || json.Unmarshal([]byte(out), &defs) != nil || len(defs) < 3 {
@@ -76,6 +77,7 @@ func TestToolsCommand(t *testing.T) {
 }
 
 func TestCallCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644)
 	tests := []struct {
@@ -126,6 +128,7 @@ func TestCallCommand(t *testing.T) {
 }
 
 func TestCallAsksOnTerminal(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644)
 	out, errOut, code := run(t, dir, "maybe\ny\n", "call", "edit_file", `{"path":"a.txt","old_string":"hello","new_string":"bye"}`, "--approve", "ask")
@@ -135,6 +138,7 @@ func TestCallAsksOnTerminal(t *testing.T) {
 }
 
 func TestServeStdioExitCodes(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, tt := range []struct {
@@ -171,6 +175,8 @@ func TestServeStdioExitCodes(t *testing.T) {
 }
 
 func TestServeTCP(t *testing.T) {
+	// Not parallel: it picks a free port, frees it and hands it to the
+	// server, and gives a refused connection 3 s to close.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -278,6 +284,7 @@ func BenchmarkToolCallRoundTrip(b *testing.B) {
 // the root: the configuration's custom tools too, and with --agent only
 // that agent's tools.
 func TestToolsCommandCustom(t *testing.T) {
+	t.Parallel()
 	dir, home := t.TempDir(), t.TempDir()
 	cfg := filepath.Join(home, "config.json")
 	if err := os.WriteFile(cfg, []byte(`{"custom":[{"name":"count_lines","description":"Counts lines.","argv":["wc","-l","{{file}}"],

@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"net/url"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/tools/txtar"
-
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/lsp/lsptest"
 	"github.com/agentls/agentls/tools"
 )
@@ -25,11 +23,8 @@ import (
 // or the history file. (approval/request is not checked: it is the
 // question to the person, who must see what they approve.)
 func TestServerRedaction(t *testing.T) {
-	a, err := txtar.ParseFile("../../redact/testdata/secrets.txtar")
-	if err != nil {
-		t.Fatal(err)
-	}
-	marked := regexp.MustCompile(`(?s)\{\{(.*?)\}\}`)
+	t.Parallel()
+	corpus := testenv.Secrets(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	root := t.TempDir()
@@ -45,30 +40,24 @@ func TestServerRedaction(t *testing.T) {
 		t.Fatalf("initialize: %v; stderr %s", err, p.Stderr)
 	}
 	var secrets []string
-	for i, f := range a.Files {
-		text := strings.TrimSuffix(string(f.Data), "\n")
-		m := marked.FindStringSubmatch(text)
-		if m == nil {
-			t.Fatalf("%s: no {{secret}}", f.Name)
-		}
-		text = strings.Replace(text, m[0], m[1], 1)
-		secrets = append(secrets, m[1])
+	for i, c := range corpus {
+		secrets = append(secrets, c.Secret)
 		var res tools.Result
-		err := p.Call(ctx, "tool/call", map[string]any{"name": "shell_exec", "workDoneToken": "w" + f.Name,
-			"arguments": map[string]any{"command": "cat <<'EOF'\n" + text + "\nEOF"}}, &res)
-		if err != nil || res.Status != tools.StatusSuccess || !strings.Contains(res.Content, m[1]) {
-			t.Fatalf("%s: shell_exec: %v %+v (the result, for the agent, keeps the output)", f.Name, err, res)
+		err := p.Call(ctx, "tool/call", map[string]any{"name": "shell_exec", "workDoneToken": "w" + c.Shape,
+			"arguments": map[string]any{"command": "cat <<'EOF'\n" + c.Text + "\nEOF"}}, &res)
+		if err != nil || res.Status != tools.StatusSuccess || !strings.Contains(res.Content, c.Secret) {
+			t.Fatalf("%s: shell_exec: %v %+v (the result, for the agent, keeps the output)", c.Shape, err, res)
 		}
-		if r, err := p.ToolCall(ctx, "write_file", map[string]any{"path": "f" + string(rune('a'+i%26)) + f.Name, "content": text}); err != nil || r.Status != tools.StatusSuccess {
-			t.Fatalf("%s: write_file: %v %+v", f.Name, err, r)
+		if r, err := p.ToolCall(ctx, "write_file", map[string]any{"path": "f" + string(rune('a'+i%26)) + c.Shape, "content": c.Text}); err != nil || r.Status != tools.StatusSuccess {
+			t.Fatalf("%s: write_file: %v %+v", c.Shape, err, r)
 		}
 	}
 	var hist struct{ Entries []json.RawMessage }
 	if err := p.Call(ctx, "tool/history", map[string]any{"limit": 1000}, &hist); err != nil {
 		t.Fatal(err)
 	}
-	if len(hist.Entries) != 2*len(a.Files) {
-		t.Errorf("tool/history has %d entries, want %d", len(hist.Entries), 2*len(a.Files))
+	if len(hist.Entries) != 2*len(corpus) {
+		t.Errorf("tool/history has %d entries, want %d", len(hist.Entries), 2*len(corpus))
 	}
 	time.Sleep(200 * time.Millisecond) // stderr is copied by a goroutine
 	var sent strings.Builder

@@ -1,15 +1,15 @@
 //go:build unix
 
-package redact
+package testenv
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time the process used so far (user and system): on a
-// shared machine the benchmarks report it per op beside the wall clock.
-func cpuTime() time.Duration {
+// CPUTime is the CPU time (user and system) the test process used so far:
+// on a shared machine benchmarks report it per op beside the wall clock.
+func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0

@@ -1,0 +1,98 @@
+// Package testenv holds the set-up that the tests of several packages
+// share: a tree of files, git isolated from the configuration of the person
+// running the tests, a real repository, the CPU time the test process used
+// and the processes still alive. Only tests import it.
+//
+// Every helper that can fail takes a testing.TB and fails the test; none
+// asserts anything about the code under test.
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// WriteFiles writes files (slash-separated path relative to root →
+// content) below root, making their folders.
+func WriteFiles(t testing.TB, root string, files map[string]string) {
+	t.Helper()
+	for p, content := range files {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// IsolateGit keeps the machine's system and global git configuration, and
+// the person's git excludes file (XDG_CONFIG_HOME/git/ignore), out of the
+// test: out of the git it runs and out of agentls's own reading of them.
+// It sets environment variables, so the test may not be parallel.
+func IsolateGit(t testing.TB) {
+	t.Helper()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+}
+
+// Git runs git in dir with the process's environment plus env, fails the
+// test when git fails, and returns git's output (standard output and
+// error). It skips the test when git is not installed.
+func Git(t testing.TB, dir string, env []string, args ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// GitInit makes dir a repository on branch main whose local identity is
+// Ada Lovelace <ada@example.com>, with commit signing off. Call IsolateGit
+// first.
+func GitInit(t testing.TB, dir string) {
+	t.Helper()
+	Git(t, dir, nil, "init", "-q", "-b", "main")
+	Git(t, dir, nil, "config", "user.name", "Ada Lovelace")
+	Git(t, dir, nil, "config", "user.email", "ada@example.com")
+	Git(t, dir, nil, "config", "commit.gpgsign", "false")
+}
+
+// Eventually polls cond every 25ms until it holds or d has passed, and
+// returns whether it held. It waits for something to happen; what happens
+// is for the caller to assert, never how long it took.
+func Eventually(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return true
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	return cond()
+}
+
+// GoSrc returns $GOROOT/src, the large real tree that search and index
+// tests and benchmarks measure, or skips the test where there is none.
+func GoSrc(t testing.TB) string {
+	t.Helper()
+	src := filepath.Join(runtime.GOROOT(), "src")
+	if _, err := os.Stat(src); err != nil {
+		t.Skip("no GOROOT/src")
+	}
+	return src
+}
