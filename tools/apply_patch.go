@@ -258,7 +258,7 @@ func planFilePatch(c *Call, fd *godiff.FileDiff, origPath, dstPath string, notes
 	if strings.IndexByte(old, 0) >= 0 {
 		return nil, nil, Errorf(BinaryFile, "%s is a binary file; apply_patch changes text files", rel)
 	}
-	if err := checkFresh(c, origPath, old, false); err != nil {
+	if err := checkFresh(c, origPath, old); err != nil {
 		return nil, nil, err
 	}
 	e := detectEOL(old)

@@ -113,7 +113,7 @@ func envelopeTarget(c *Call, path string, kind patch.Kind) (string, bool, error)
 	case kind == patch.Update && strings.IndexByte(old, 0) >= 0:
 		return "", false, Errorf(BinaryFile, "%s is a binary file; apply_patch changes text files", rel)
 	}
-	return old, true, checkFresh(c, path, old, false)
+	return old, true, checkFresh(c, path, old)
 }
 
 // planEnvelopeMove plans an Update's move of path (whose text becomes
@@ -149,7 +149,7 @@ func planEnvelopeMove(c *Call, path, moveTo, old, newText string, claim func(str
 		if err != nil {
 			return nil, err
 		}
-		if err := checkFresh(c, dst, text, false); err != nil {
+		if err := checkFresh(c, dst, text); err != nil {
 			return nil, err
 		}
 		return []workspace.FileChange{

@@ -57,7 +57,7 @@ func planEdits(c *Call, arg string, edits []Edit) (*workspace.Plan, error) {
 	if strings.IndexByte(old, 0) >= 0 {
 		return nil, Errorf(BinaryFile, "%s is a binary file", rel)
 	}
-	if err := checkFresh(c, path, old, false); err != nil {
+	if err := checkFresh(c, path, old); err != nil {
 		return nil, err
 	}
 	e := detectEOL(old)

@@ -183,7 +183,7 @@ func freshText(c *Call, path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return text, checkFresh(c, path, text, false)
+	return text, checkFresh(c, path, text)
 }
 
 // walkAll walks everything beneath dir, directories too: hidden, ignored

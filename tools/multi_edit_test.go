@@ -151,14 +151,6 @@ func TestStaleFile(t *testing.T) {
 			})
 		}
 	}
-	t.Run("overwrite of a file never read", func(t *testing.T) {
-		env, root := ftEnv(t)
-		testenv.WriteFiles(t, root, map[string]string{"f.txt": "one\n"})
-		wantError(t, ftCall(t, env, "write_file", map[string]any{"path": "f.txt", "content": "x\n"}), StaleFile, "has not been read", "read_file")
-		if got := ftRead(t, root, "f.txt"); got != "one\n" {
-			t.Errorf("file changed: %q", got)
-		}
-	})
 }
 
 // TestNoMatchAndAmbiguous checks the hints of edit_file's two failures.

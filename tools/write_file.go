@@ -58,7 +58,7 @@ func planWrite(c *Call, a writeFileArgs) (*workspace.Plan, error) {
 	}
 	ch := workspace.FileChange{Op: workspace.OpCreate, Path: path, NewText: content, Binary: binary}
 	if exists {
-		if err := checkFresh(c, path, old, true); err != nil {
+		if err := checkFresh(c, path, old); err != nil {
 			return nil, err
 		}
 		if !binary {

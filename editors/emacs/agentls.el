@@ -321,13 +321,14 @@ agentls manages no buffer, so they are shown in none."
 (cl-defmethod eglot-handle-notification
   ((server agentls-server) (_method (eql 'tool/event))
    &key callId tool kind arguments needsApproval message percent status path
-   operation risk warning &allow-other-keys)
+   operation risk warning agent &allow-other-keys)
   "Log a tool/event; forget approvals of calls that ended."
   (agentls--log
    server "%s %s %s%s" (or tool "?") (or callId "")
    kind
    (pcase kind
-     ("call" (format " %s%s" (agentls--truncate (agentls--json arguments) 200)
+     ("call" (format "%s %s%s" (if (stringp agent) (format " by %s" agent) "")
+                     (agentls--truncate (agentls--json arguments) 200)
                      (if (eq needsApproval t) " (needs approval)" "")))
      ("awaitingApproval" (format "%s%s" (if risk (format " (risk: %s)" risk) "")
                                  (if (and (stringp warning) (not (string-empty-p warning)))

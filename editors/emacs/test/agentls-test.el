@@ -107,6 +107,16 @@
         (should (string-match-p "progress tok-test end" (buffer-string)))
         (should (string-match-p "shell_exec tc_[0-9a-f]+ result success" (buffer-string)))))))
 
+(ert-deftest agentls-test-log-names-the-agent ()
+  "The log's line of a call names the agent that made it."
+  (agentls-test--with-workspace '(("a.txt" . "a\n"))
+    (let (done)
+      (agentls-call-async "read_file" '(:path "a.txt") (lambda (r) (setq done r)) :agent "Test Agent")
+      (agentls-test--wait (lambda () done) "the read_file result")
+      (should (equal (plist-get done :status) "success"))
+      (with-current-buffer agentls-log-buffer-name
+        (should (string-match-p "read_file tc_[0-9a-f]+ call by Test Agent " (buffer-string)))))))
+
 (ert-deftest agentls-test-server-stderr-survives ()
   "The server's stderr goes to a buffer and the events log; writing it does not kill it.
 \(An invalid .agentls.json makes the server log a warning on stderr.)"

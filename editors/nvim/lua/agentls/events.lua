@@ -46,7 +46,8 @@ function M.format_event(e)
   local prefix = string.format("[%s] %s", e.callId or "?", e.tool or "?")
   local k = e.kind
   if k == "call" then
-    return prefix .. " call " .. short_json(e.arguments) .. (e.needsApproval and " (needs approval)" or "")
+    return prefix .. " call" .. log.part(" by %s", e.agent) .. " " .. short_json(e.arguments)
+      .. (e.needsApproval and " (needs approval)" or "")
   elseif k == "awaitingApproval" then
     return prefix .. " awaiting approval" .. log.part(" (risk: %s)", e.risk)
   elseif k == "progress" then
