@@ -39,8 +39,11 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 		return nil, staleSincePlan(c, p, path, "changed while the edit waited for approval")
 	}
 	files := make([]string, 0, len(p.Changes))
+	var labels []string // what the model reads: a rename as "from → to"
 	for _, ch := range p.Changes {
-		files = append(files, c.Workspace.Rel(ch.Path))
+		ps := changePaths(c, ch)
+		files = append(files, ps...)
+		labels = append(labels, strings.Join(ps, " → "))
 	}
 	res := EditResult{Files: files, Unsaved: []string{}, LandedFiles: []string{}, Diff: p.UnifiedDiff(c.Workspace.Rel)}
 	ed := c.Editor
@@ -130,9 +133,18 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 	res.Landed = "all"
 	res.LandedFiles = files
 	recordLanded(c, p, landed)
-	out := Success(editSummary(res), res)
+	out := Success(editSummary(res, labels), res)
 	out.Display = res.Diff // a person reads the change itself
 	return out, nil
+}
+
+// changePaths names the files a change touches, relative: both of a
+// rename (from, then to).
+func changePaths(c *Call, ch workspace.FileChange) []string {
+	if ch.Op == workspace.OpRename {
+		return []string{c.Workspace.Rel(ch.Path), c.Workspace.Rel(ch.NewPath)}
+	}
+	return []string{c.Workspace.Rel(ch.Path)}
 }
 
 // notApplied is the result of an edit that did not land, or only in part:
@@ -141,12 +153,11 @@ func notApplied(c *Call, p *workspace.Plan, landed map[string]landState, res Edi
 	res.LandedFiles, res.NotLanded = []string{}, nil
 	untouched := true
 	for _, ch := range p.Changes {
-		rel := c.Workspace.Rel(ch.Path)
 		untouched = untouched && landed[ch.Path].untouched
 		if landed[ch.Path].landed {
-			res.LandedFiles = append(res.LandedFiles, rel)
+			res.LandedFiles = append(res.LandedFiles, changePaths(c, ch)...)
 		} else {
-			res.NotLanded = append(res.NotLanded, rel)
+			res.NotLanded = append(res.NotLanded, changePaths(c, ch)...)
 		}
 	}
 	res.Landed = "partial"
@@ -196,7 +207,8 @@ func recordLanded(c *Call, p *workspace.Plan, landed map[string]landState) {
 		case workspace.OpDelete:
 			c.FileChanged(ch.Path, "delete")
 		case workspace.OpRename:
-			c.FileChanged(ch.NewPath, "rename")
+			c.Events.Event(Event{CallID: c.ID, Tool: c.Tool.Name, Kind: "fileChanged", Path: c.Workspace.Rel(ch.NewPath),
+				OldPath: c.Workspace.Rel(ch.Path), Operation: "rename"})
 		case workspace.OpMkdir:
 			c.FileChanged(ch.Path, "create")
 		}
@@ -328,13 +340,13 @@ func changedSincePlan(c *Call, p *workspace.Plan) bool {
 }
 
 // editSummary is the content of an edit that landed.
-func editSummary(r EditResult) string {
+func editSummary(r EditResult, labels []string) string {
 	var b strings.Builder
 	by := "the " + r.AppliedBy
 	if r.AppliedBy == "both" {
 		by = "the editor and the server"
 	}
-	fmt.Fprintf(&b, "Applied to %s (by %s).", strings.Join(r.Files, ", "), by)
+	fmt.Fprintf(&b, "Applied to %s (by %s).", strings.Join(labels, ", "), by)
 	if len(r.Unsaved) > 0 {
 		fmt.Fprintf(&b, "\nUnsaved in the editor (the disk still has the old text): %s", strings.Join(r.Unsaved, ", "))
 	}

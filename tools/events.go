@@ -19,6 +19,7 @@ type Event struct {
 	Percent       *int            `json:"percent,omitempty"`
 	Status        Status          `json:"status,omitempty"`
 	Path          string          `json:"path,omitempty"`
+	OldPath       string          `json:"oldPath,omitempty"` // fileChanged of a rename: where it was
 	Operation     string          `json:"operation,omitempty"`
 	Risk          string          `json:"risk,omitempty"`
 	Agent         string          `json:"agent,omitempty"` // kind call: the call's agent, when known
@@ -55,6 +56,7 @@ func (e Event) Redacted() Event {
 	e.Agent = redact.String(e.Agent)
 	e.Message = redact.String(e.Message)
 	e.Path = redact.Cut(e.Path, redact.Cap)
+	e.OldPath = redact.Cut(e.OldPath, redact.Cap)
 	return e
 }
 
