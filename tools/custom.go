@@ -39,6 +39,12 @@ func customTool(ct workspace.CustomTool) (*Tool, error) {
 		Annotations: Annotations{Approval: approvalKind},
 		Risk:        approval.RiskExecute,
 		Timeout:     maxShellTimeout + time.Minute,
+		// The command is built (and its arguments checked) before anyone
+		// is asked: a call it refuses never reaches the person.
+		Validate: func(args map[string]any) error {
+			_, err := expandArgv(argv, args)
+			return err
+		},
 		Execute: func(c *Call, args map[string]any) (*Result, error) {
 			cmd, err := expandArgv(argv, args)
 			if err != nil {

@@ -93,3 +93,27 @@ func TestWritesIntoGitAsk(t *testing.T) {
 		t.Errorf("a new file elsewhere was written without asking in safe mode: %+v", res)
 	}
 }
+
+// TestCustomToolChecksBeforeAsking: arguments a custom tool's command
+// refuses (a value that would become an option) are refused before the
+// person is asked.
+func TestCustomToolChecksBeforeAsking(t *testing.T) {
+	t.Parallel()
+	env := testEnv(t)
+	cfg := workspace.DefaultConfig()
+	cfg.Custom = []workspace.CustomTool{{Name: "say", Description: "Says.", Argv: []string{"echo", "{{text}}"},
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)}}
+	env.Workspace.SetConfig(cfg)
+	asked := false
+	env.Approver = approval.ApproverFunc(func(context.Context, approval.Request) (approval.Response, error) {
+		asked = true
+		return approval.Response{Decision: approval.Approve}, nil
+	})
+	res := NewRunner(NewBuiltinRegistry(), nil).Run(context.Background(), env, Request{Name: "say", Arguments: json.RawMessage(`{"text":"-rf"}`)}, nil)
+	if res.Error == nil || res.Error.Code != InvalidParams || !strings.Contains(res.Content, `may not start with "-"`) {
+		t.Errorf("result = %+v, want INVALID_PARAMS about the leading -", res)
+	}
+	if asked {
+		t.Error("the person was asked about a call its command refuses")
+	}
+}
