@@ -258,7 +258,7 @@ func checkFresh(c *Call, path, current string) error {
 	if !ok {
 		return nil
 	}
-	if rec.Hash == hashText(current) {
+	if rec.Hash == hashText(current) || ownLanding(c.Session, path, current) {
 		return nil
 	}
 	before := ""

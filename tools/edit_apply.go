@@ -38,6 +38,7 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 	} else if path != "" {
 		return nil, staleSincePlan(c, p, path, "changed while the edit waited for approval")
 	}
+	defer landing(c.Session, p)()
 	files := make([]string, 0, len(p.Changes))
 	var labels []string // what the model reads: a rename as "from → to"
 	for _, ch := range p.Changes {

@@ -38,6 +38,45 @@ func recordRead(s *Session, path string, rec readRecord) {
 	s.reads[path] = rec
 }
 
+// landing marks the texts plan p is about to write as the session's own
+// until the returned func is called: while an edit lands, the file holds
+// text the model never read, which another call of the session must not
+// take for a change from outside (checkFresh).
+func landing(s *Session, p *workspace.Plan) (done func()) {
+	if s == nil {
+		return func() {}
+	}
+	marks := map[string]string{}
+	for _, ch := range p.Changes {
+		if ch.Op == workspace.OpCreate || ch.Op == workspace.OpModify {
+			marks[ch.Path] = hashText(ch.NewText)
+		}
+	}
+	s.readsMu.Lock()
+	for path, h := range marks {
+		s.landing[path] = h
+	}
+	s.readsMu.Unlock()
+	return func() {
+		s.readsMu.Lock()
+		defer s.readsMu.Unlock()
+		for path, h := range marks {
+			if s.landing[path] == h {
+				delete(s.landing, path)
+			}
+		}
+	}
+}
+
+// ownLanding reports whether text of path is what an edit of the session
+// is writing now.
+func ownLanding(s *Session, path, text string) bool {
+	s.readsMu.Lock()
+	defer s.readsMu.Unlock()
+	h, ok := s.landing[path]
+	return ok && h == hashText(text)
+}
+
 // LastRead returns the hash of what the model last read of path.
 func LastRead(s *Session, path string) (string, bool) {
 	r, ok := lastRead(s, path)

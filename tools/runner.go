@@ -217,9 +217,28 @@ func (r *Runner) run(ctx context.Context, env *Env, req Request, agent string, p
 		Approver: env.Approver, Progress: progress, Log: r.logger().With("tool", tool.Name, "callId", req.CallID),
 		Events: events, Editor: env.Editor,
 	}
+	var gen uint64
+	if env.Session != nil && env.Session.edits != nil {
+		gen = env.Session.edits.generation()
+	}
 	a, err := assess(c, typed)
 	if err != nil {
 		return r.errorResult(c, err), args, tool
+	}
+	if a.Edit != nil && env.Session != nil && env.Session.edits != nil {
+		// One edit of a file at a time in a session: when another ended
+		// since this one planned, plan again on the text it left
+		// (editqueue.go).
+		release, replan, err := env.Session.edits.hold(ctx, planPaths(a.Edit), gen)
+		if err != nil {
+			return cancelled(ctx), args, tool
+		}
+		defer release()
+		if replan {
+			if a, err = assess(c, typed); err != nil {
+				return r.errorResult(c, err), args, tool
+			}
+		}
 	}
 	d := approval.Decide(cfg, env.Memory, tool.policyTool(), a.Assessment)
 	need := d.Action == approval.Ask

@@ -32,6 +32,9 @@ type Session struct {
 
 	readsMu sync.Mutex
 	reads   map[string]readRecord // by absolute path: what the model last read
+	landing map[string]string     // by absolute path: the hash of what an edit of the session is writing
+
+	edits *editQueue // one edit of a file at a time (editqueue.go)
 }
 
 // SessionOptions choose a session's services.
@@ -45,7 +48,7 @@ func NewSession(ws *workspace.Workspace, o SessionOptions) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Session{
 		Index: codeindex.New(ws), Shells: process.NewStore(), ws: ws, ctx: ctx, cancel: cancel,
-		reads: map[string]readRecord{},
+		reads: map[string]readRecord{}, landing: map[string]string{}, edits: newEditQueue(),
 	}
 	if o.SearchCache {
 		s.Search = search.NewCache()
