@@ -22,16 +22,22 @@ func (c listChanges) hear() {
 	}
 }
 
-// wait waits for a notification (a bound for a hung server, not a timing
-// assertion) and returns the tools listed after it.
-func (c listChanges) wait(t *testing.T, cs *sdk.ClientSession, step string) []string {
+// wait waits until a notification came after which the list is want (a
+// change may send more than one), and fails after a bound for a hung
+// server, not a timing assertion.
+func (c listChanges) wait(t *testing.T, cs *sdk.ClientSession, step string, want []string) {
 	t.Helper()
-	select {
-	case <-c:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("%s: no notifications/tools/list_changed", step)
+	var got []string
+	for bound := time.After(60 * time.Second); ; {
+		select {
+		case <-c:
+		case <-bound:
+			t.Fatalf("%s: no notifications/tools/list_changed with the list %v; the last list after one: %v", step, want, got)
+		}
+		if got = toolNames(t, cs); slices.Equal(got, want) {
+			return
+		}
 	}
-	return toolNames(t, cs)
 }
 
 func toolNames(t *testing.T, cs *sdk.ClientSession) []string {
@@ -85,16 +91,12 @@ func TestStandaloneToolListChanged(t *testing.T) {
 		} else {
 			write(t, st.file, st.content)
 		}
-		if got := changes.wait(t, cs, st.name); !slices.Equal(got, st.want) {
-			t.Fatalf("%s: tools %v, want %v", st.name, got, st.want)
-		}
+		changes.wait(t, cs, st.name, st.want)
 	}
 	// A tool that left the list cannot be called.
 	os.Remove(user)
 	write(t, filepath.Join(root, ".agentls.json"), `{"tools":{"enabled":["grep"]}}`)
-	if got := changes.wait(t, cs, "grep only"); !slices.Equal(got, []string{"grep"}) {
-		t.Fatalf("grep only: %v", got)
-	}
+	changes.wait(t, cs, "grep only", []string{"grep"})
 	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "x"}}); err == nil {
 		t.Error("read_file ran after it left the list")
 	}
@@ -131,15 +133,11 @@ func TestAttachedToolListChanged(t *testing.T) {
 		}
 	}
 	settings([]string{"read_file", "grep"})
-	if got := changes.wait(t, cs, "the editor limits tools.enabled"); !slices.Equal(got, []string{"grep", "read_file"}) {
-		t.Fatalf("after the editor's settings: %v", got)
-	}
+	changes.wait(t, cs, "the editor limits tools.enabled", []string{"grep", "read_file"})
 	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "edit_file", Arguments: map[string]any{
 		"path": "a.txt", "old_string": "a", "new_string": "b"}}); err == nil {
 		t.Error("edit_file ran after it left the list")
 	}
 	settings("all")
-	if got := changes.wait(t, cs, "the editor enables all"); !slices.Equal(got, all) {
-		t.Fatalf("after enabling all: %v, want %v", got, all)
-	}
+	changes.wait(t, cs, "the editor enables all", all)
 }

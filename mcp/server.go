@@ -87,6 +87,7 @@ func newServer(o Options) (*sdk.Server, *toolSet, error) {
 	if err := ts.sync(); err != nil {
 		return nil, nil, err
 	}
+	s.AddReceivingMiddleware(ts.whole)
 	return s, ts, nil
 }
 
@@ -94,8 +95,20 @@ func newServer(o Options) (*sdk.Server, *toolSet, error) {
 type toolSet struct {
 	s    *sdk.Server
 	o    Options
-	mu   sync.Mutex
+	mu   sync.RWMutex      // held to write by sync, to read by tools/list
 	have map[string]string // name -> the definition registered, as JSON
+}
+
+// whole makes tools/list wait for a sync in progress: the SDK adds the
+// tools one at a time, and a client must never see half a change.
+func (ts *toolSet) whole(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method == "tools/list" {
+			ts.mu.RLock()
+			defer ts.mu.RUnlock()
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // sync offers the backend's list: it removes the tools that left it and
