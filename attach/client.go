@@ -51,6 +51,7 @@ type Client struct {
 	next     atomic.Int64
 	mu       sync.Mutex
 	progress map[string]tools.Progress // workDoneToken -> the call's progress
+	changed  chan struct{}             // tool/listChanged came; one pending at most
 }
 
 // Dial connects to d's socket, checks that the process there is the user's,
@@ -84,7 +85,7 @@ func Dial(ctx context.Context, d Descriptor, client string) (*Client, error) {
 		}
 		return nil, fmt.Errorf("session %s: %w", d.ID, err)
 	}
-	cl := &Client{Session: d, progress: map[string]tools.Progress{}}
+	cl := &Client{Session: d, progress: map[string]tools.Progress{}, changed: make(chan struct{}, 1)}
 	cl.rpc = newRPC(c, cl.handle)
 	params := map[string]any{
 		"processId":             os.Getpid(),
@@ -186,8 +187,21 @@ func (c *Client) Call(ctx context.Context, req tools.Request, p tools.Progress) 
 // session closed) before the answer came.
 var ErrEnded = errors.New("the editor session ended")
 
-// handle takes the session's notifications: $/progress of a call.
+// ToolsChanged receives a value after the session said that the list of
+// tools may have changed (its configuration changed): Tools lists the new
+// one. Changes that come before the value is taken make one value.
+func (c *Client) ToolsChanged() <-chan struct{} { return c.changed }
+
+// handle takes the session's notifications: $/progress of a call, and
+// tool/listChanged.
 func (c *Client) handle(method string, params json.RawMessage) {
+	if method == "tool/listChanged" {
+		select {
+		case c.changed <- struct{}{}:
+		default:
+		}
+		return
+	}
 	if method != "$/progress" {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentls/agentls/attach"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
 )
 
 // An editor's session is published (package attach) when Options.Publish
@@ -139,12 +140,40 @@ func (s *server) initializeAttached(context.Context, ignored) (any, error) {
 	}
 	s.sess, s.ws = sess, ws
 	s.state = stateRunning
+	go s.followConfig(ws)
 	return map[string]any{
 		"capabilities": map[string]any{"experimental": map[string]any{"agentls": map[string]any{
 			"protocolVersion": ProtocolVersion, "attached": true, "roots": ws.Roots(),
 		}}},
 		"serverInfo": map[string]any{"name": "agentls", "version": s.opts.Version},
 	}, nil
+}
+
+// followConfig sends the attached client tool/listChanged each time the
+// host's configuration changes (its settings, or a configuration file it
+// reloaded), which may change the tools the client may call: the client
+// reads tool/list again. It ends with the attached connection.
+func (s *server) followConfig(ws *workspace.Workspace) {
+	changed := make(chan struct{}, 1)
+	stop := ws.Watch(func(e workspace.Event) {
+		if e.Reset {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}
+	})
+	defer stop()
+	for {
+		select {
+		case <-changed:
+			if err := s.conn.Notify(s.ctx, "tool/listChanged", struct{}{}); err != nil {
+				s.log.Info("tool/listChanged", "err", err)
+			}
+		case <-s.ctx.Done():
+			return
+		}
+	}
 }
 
 // attachedToolList is tool/list for attached clients: the agentls

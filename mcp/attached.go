@@ -32,14 +32,20 @@ type AttachOptions struct {
 // When the editor session ends, a call is an error result with the code
 // SESSION_ENDED, until a new session on the same root is published: the
 // next call attaches to it.
+//
+// The list of tools follows the session's: it is read again when the
+// session says its configuration changed (tool/listChanged) and when a new
+// session is attached to, and the watchers (WatchTools) hear of it.
 type Attached struct {
 	o     AttachOptions
 	root  string // the root attached to
-	tools []*tools.Tool
 	first attach.Descriptor
 
-	mu     sync.Mutex
-	client *attach.Client // nil after the session ended
+	mu       sync.Mutex
+	client   *attach.Client // nil after the session ended
+	tools    []*tools.Tool
+	watchers map[int]func()
+	nextID   int
 }
 
 // Attach attaches to the editor session that holds o.Dir (the innermost
@@ -55,18 +61,81 @@ func Attach(ctx context.Context, o AttachOptions) (*Attached, error) {
 		c.Close()
 		return nil, fmt.Errorf("session %s: tool/list: %w", c.Session.ID, err)
 	}
-	a := &Attached{o: o, root: root, client: c, first: c.Session}
-	for _, d := range defs {
-		a.tools = append(a.tools, d.AsTool())
-	}
+	a := &Attached{o: o, root: root, client: c, first: c.Session, tools: asTools(defs), watchers: map[int]func(){}}
+	go a.follow(c, false)
 	return a, nil
+}
+
+func asTools(defs []attach.Tool) []*tools.Tool {
+	ts := make([]*tools.Tool, len(defs))
+	for i, d := range defs {
+		ts[i] = d.AsTool()
+	}
+	return ts
+}
+
+// follow reads the tool list of c's session again each time the session
+// says it changed, until c ends; fresh reads it at once too (a session
+// attached to after the first).
+func (a *Attached) follow(c *attach.Client, fresh bool) {
+	if fresh {
+		a.refresh(c)
+	}
+	for {
+		select {
+		case <-c.ToolsChanged():
+			a.refresh(c)
+		case <-c.Done():
+			return
+		}
+	}
+}
+
+// refresh reads c's tool list and tells the watchers. A failure is
+// logged: the list stays.
+func (a *Attached) refresh(c *attach.Client) {
+	defs, err := c.Tools(context.Background(), a.o.Agent)
+	if err != nil {
+		if a.o.Log != nil {
+			a.o.Log.Info("tool/list after a change", "err", err)
+		}
+		return
+	}
+	a.mu.Lock()
+	a.tools = asTools(defs)
+	fs := make([]func(), 0, len(a.watchers))
+	for _, f := range a.watchers {
+		fs = append(fs, f)
+	}
+	a.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
+
+// WatchTools implements ToolWatcher.
+func (a *Attached) WatchTools(f func()) (stop func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	id := a.nextID
+	a.nextID++
+	a.watchers[id] = f
+	return func() {
+		a.mu.Lock()
+		delete(a.watchers, id)
+		a.mu.Unlock()
+	}
 }
 
 // Session is the session attached to first.
 func (a *Attached) Session() attach.Descriptor { return a.first }
 
-// Tools implements Backend: the session's list when it attached.
-func (a *Attached) Tools() []*tools.Tool { return a.tools }
+// Tools implements Backend: the session's list as last read.
+func (a *Attached) Tools() []*tools.Tool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.tools
+}
 
 // Run implements Backend.
 func (a *Attached) Run(ctx context.Context, req tools.Request, p tools.Progress) *tools.Result {
@@ -126,6 +195,7 @@ func (a *Attached) connect(ctx context.Context) (*attach.Client, error) {
 				a.o.Log.Info("attached to a new editor session", "id", d.ID, "root", a.root)
 			}
 			a.client = c
+			go a.follow(c, true)
 			return c, nil
 		}
 		if !errors.Is(err, attach.ErrStale) {

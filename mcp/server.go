@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -32,12 +33,22 @@ import (
 // Backend is what the MCP server serves: a session's tools and its pipeline.
 type Backend interface {
 	// Tools lists the tools the client may call (the agent filter and
-	// tools.enabled applied). Serve reads it once, when it starts.
+	// tools.enabled applied). Serve reads it when it starts, and again
+	// each time a ToolWatcher says it may have changed.
 	Tools() []*tools.Tool
 	// Run runs one call and always returns a result; progress may be nil.
 	// When ctx ends the call ends, and so do the processes it started.
 	// ctx carries the MCP session the call came from, for the Approver.
 	Run(ctx context.Context, req tools.Request, p tools.Progress) *tools.Result
+}
+
+// ToolWatcher is a Backend whose list of tools can change while it serves
+// (the configuration changed). Serve then offers the new list and the
+// client gets notifications/tools/list_changed.
+type ToolWatcher interface {
+	// WatchTools calls f each time the list may have changed, until stop
+	// is called. f does not block.
+	WatchTools(f func()) (stop func())
 }
 
 // ProtocolVersions are the MCP revisions the server speaks, newest first.
@@ -56,35 +67,126 @@ type Options struct {
 
 // NewServer returns an MCP server of the backend's tools.
 func NewServer(o Options) (*sdk.Server, error) {
-	log := o.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	s, _, err := newServer(o)
+	return s, err
+}
+
+func newServer(o Options) (*sdk.Server, *toolSet, error) {
+	log := logger(o.Log)
 	s := sdk.NewServer(&sdk.Implementation{Name: "agentls", Title: "agentls", Version: o.Version}, &sdk.ServerOptions{
 		Logger: log,
-		// Tools only; the list is fixed for the session (no list_changed).
-		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
+		// Tools only. The SDK sends notifications/tools/list_changed
+		// when toolSet.sync adds or removes one.
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
 		// Not 2026-07-28: it forbids a server's own elicitation/create
 		// during a call (multi round-trip results instead), and an
 		// approval waits for the person inside the call.
 		SupportedProtocolVersions: ProtocolVersions,
 	})
-	for _, t := range o.Backend.Tools() {
+	ts := &toolSet{s: s, o: o, have: map[string]string{}}
+	if err := ts.sync(); err != nil {
+		return nil, nil, err
+	}
+	s.AddReceivingMiddleware(ts.whole)
+	return s, ts, nil
+}
+
+// toolSet keeps a server's tools in step with its backend's list.
+type toolSet struct {
+	s    *sdk.Server
+	o    Options
+	mu   sync.RWMutex      // held to write by sync, to read by tools/list
+	have map[string]string // name -> the definition registered, as JSON
+}
+
+// whole makes tools/list wait for a sync in progress: the SDK adds the
+// tools one at a time, and a client must never see half a change.
+func (ts *toolSet) whole(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method == "tools/list" {
+			ts.mu.RLock()
+			defer ts.mu.RUnlock()
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// sync offers the backend's list: it removes the tools that left it and
+// adds those that are new or whose definition changed, and leaves the
+// others alone. A definition that is not valid fails sync, and nothing
+// changes.
+func (ts *toolSet) sync() error {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	want := map[string]*sdk.Tool{}
+	wire := map[string]string{}
+	for _, t := range ts.o.Backend.Tools() {
 		def, err := toolDef(t)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		s.AddTool(def, handler(o, t.Name))
+		b, err := json.Marshal(def)
+		if err != nil {
+			return fmt.Errorf("mcp: tool %s: %w", t.Name, err)
+		}
+		want[t.Name], wire[t.Name] = def, string(b)
 	}
-	return s, nil
+	var gone []string
+	for name := range ts.have {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+			delete(ts.have, name)
+		}
+	}
+	if len(gone) > 0 {
+		ts.s.RemoveTools(gone...)
+	}
+	for name, def := range want {
+		if ts.have[name] != wire[name] {
+			ts.s.AddTool(def, handler(ts.o, name))
+			ts.have[name] = wire[name]
+		}
+	}
+	return nil
+}
+
+// follow syncs the tools each time the backend says its list may have
+// changed, until ctx ends. A list that is not valid is logged and the
+// tools offered stay.
+func (ts *toolSet) follow(ctx context.Context, log *slog.Logger) {
+	w, ok := ts.o.Backend.(ToolWatcher)
+	if !ok {
+		return
+	}
+	changed := make(chan struct{}, 1)
+	stop := w.WatchTools(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	go func() {
+		defer stop()
+		for {
+			select {
+			case <-changed:
+				if err := ts.sync(); err != nil {
+					log.Warn("the new list of tools is not valid; the tools offered stay", "err", err)
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 }
 
 // Serve serves one MCP client on rwc (newline-delimited JSON-RPC, the stdio
 // transport) until the client disconnects or ctx ends. Calls still running
-// then are cancelled. A message that is not JSON-RPC is answered with a
+// then are cancelled. When the backend is a ToolWatcher, the tools offered
+// follow its list. A message that is not JSON-RPC is answered with a
 // JSON-RPC error and the server keeps serving.
 func Serve(ctx context.Context, o Options, r io.ReadCloser, w io.WriteCloser) error {
-	s, err := NewServer(o)
+	s, ts, err := newServer(o)
 	if err != nil {
 		return err
 	}
@@ -92,6 +194,9 @@ func Serve(ctx context.Context, o Options, r io.ReadCloser, w io.WriteCloser) er
 	if err != nil {
 		return fmt.Errorf("mcp: connect: %w", err)
 	}
+	fctx, stopFollow := context.WithCancel(ctx)
+	defer stopFollow()
+	ts.follow(fctx, logger(o.Log))
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {
@@ -104,6 +209,14 @@ func Serve(ctx context.Context, o Options, r io.ReadCloser, w io.WriteCloser) er
 		err = nil
 	}
 	return err
+}
+
+// logger is log, or one that discards when log is nil.
+func logger(log *slog.Logger) *slog.Logger {
+	if log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return log
 }
 
 // toolDef is the MCP definition of t.

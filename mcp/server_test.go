@@ -72,6 +72,9 @@ type setup struct {
 	userConfig string
 	elicit     *elicitor // nil: the client declares no elicitation
 	progress   func(*sdk.ProgressNotificationClientRequest)
+	// listChanged hears notifications/tools/list_changed; nil: the
+	// client does not listen.
+	listChanged func()
 }
 
 // start serves a standalone session on s.root and connects a client.
@@ -101,6 +104,9 @@ func start(t *testing.T, s setup) (*sdk.ClientSession, net.Conn) {
 	}
 	if s.progress != nil {
 		opts.ProgressNotificationHandler = func(_ context.Context, r *sdk.ProgressNotificationClientRequest) { s.progress(r) }
+	}
+	if s.listChanged != nil {
+		opts.ToolListChangedHandler = func(context.Context, *sdk.ToolListChangedRequest) { s.listChanged() }
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "test-agent", Title: "Test Agent", Version: "1"}, opts)
 	cs, err := client.Connect(context.Background(), &sdk.IOTransport{Reader: cli, Writer: cli}, nil)
