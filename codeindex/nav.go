@@ -167,6 +167,12 @@ func kindOf(o types.Object) string {
 	return "symbol"
 }
 
+// typeAnswer starts the type checker's answer about the identifier id,
+// which denotes obj.
+func typeAnswer(id *ast.Ident, obj types.Object) *Answer {
+	return &Answer{Name: id.Name, Kind: kindOf(obj), Precision: PrecisionType, Language: "go"}
+}
+
 // resolve checks the file's package and finds the object at a position.
 func (g *goChecker) resolve(ctx context.Context, file string, line, col int) (*goUnit, *ast.Ident, types.Object, error) {
 	g.refresh()
@@ -237,7 +243,7 @@ func (g *goChecker) definition(ctx context.Context, file string, line, col int) 
 	if err != nil {
 		return nil, err
 	}
-	a := &Answer{Name: id.Name, Kind: kindOf(obj), Precision: PrecisionType, Language: "go"}
+	a := typeAnswer(id, obj)
 	if !obj.Pos().IsValid() {
 		if loc, _, ok := g.builtinLocation(obj.Name()); ok {
 			a.Locations = []Location{loc}
@@ -300,7 +306,7 @@ func (g *goChecker) references(ctx context.Context, file string, line, col int, 
 		g.mu.Unlock()
 		return nil, err
 	}
-	a := &Answer{Name: id.Name, Kind: kindOf(obj), Precision: PrecisionType, Language: "go"}
+	a := typeAnswer(id, obj)
 	key := objKeyIn(fset, obj)
 	name := obj.Name()
 	seen := map[Location]bool{}
@@ -440,14 +446,5 @@ func isIdentByte(c byte) bool {
 }
 
 func sortLocations(ls []Location) {
-	sort.Slice(ls, func(i, j int) bool {
-		a, b := ls[i], ls[j]
-		if a.Path != b.Path {
-			return a.Path < b.Path
-		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		return a.Column < b.Column
-	})
+	sortByPlace(ls, func(l Location) (string, int, int) { return l.Path, l.Line, l.Column })
 }

@@ -27,40 +27,36 @@ const maxNameResults = 500
 // Definition finds the declaration of the identifier at a 1-based line and
 // byte column of a file.
 func (ix *Index) Definition(ctx context.Context, p string, line, col int) (*Answer, error) {
-	if Language(p) == "go" {
-		a, err := ix.goc.definition(ctx, p, line, col)
-		if err == nil || isPositionError(err) || ctx.Err() != nil {
-			return a, positionErr(err)
-		}
-		return ix.definitionByWord(p, line, col, err)
-	}
-	return ix.definitionByWord(p, line, col, nil)
+	return ix.query(ctx, p, func() (*Answer, error) { return ix.goc.definition(ctx, p, line, col) },
+		func(cause error) (*Answer, error) { return ix.definitionByWord(p, line, col, cause) })
 }
 
 // References finds the uses of the identifier at a position, its
 // declaration included when includeDecl.
 func (ix *Index) References(ctx context.Context, p string, line, col int, includeDecl bool) (*Answer, error) {
-	if Language(p) == "go" {
-		a, err := ix.goc.references(ctx, p, line, col, includeDecl)
-		if err == nil || isPositionError(err) || ctx.Err() != nil {
-			return a, positionErr(err)
-		}
-		return ix.referencesByWord(ctx, p, line, col, err)
-	}
-	return ix.referencesByWord(ctx, p, line, col, nil)
+	return ix.query(ctx, p, func() (*Answer, error) { return ix.goc.references(ctx, p, line, col, includeDecl) },
+		func(cause error) (*Answer, error) { return ix.referencesByWord(ctx, p, line, col, cause) })
 }
 
 // Hover describes the identifier at a position: its declaration and doc
 // comment.
 func (ix *Index) Hover(ctx context.Context, p string, line, col int) (*Answer, error) {
-	if Language(p) == "go" {
-		a, err := ix.goc.hover(ctx, p, line, col)
-		if err == nil || isPositionError(err) || ctx.Err() != nil {
-			return a, positionErr(err)
-		}
-		return ix.hoverByWord(p, line, col, err)
+	return ix.query(ctx, p, func() (*Answer, error) { return ix.goc.hover(ctx, p, line, col) },
+		func(cause error) (*Answer, error) { return ix.hoverByWord(p, line, col, cause) })
+}
+
+// query answers with byType for a Go file, and by name (byWord) for other
+// files and for a Go file the type checker cannot place; cause is then
+// the checker's error.
+func (ix *Index) query(ctx context.Context, p string, byType func() (*Answer, error), byWord func(cause error) (*Answer, error)) (*Answer, error) {
+	if Language(p) != "go" {
+		return byWord(nil)
 	}
-	return ix.hoverByWord(p, line, col, nil)
+	a, err := byType()
+	if err == nil || isPositionError(err) || ctx.Err() != nil {
+		return a, positionErr(err)
+	}
+	return byWord(err)
 }
 
 // isPositionError reports whether the checker failed on the position itself
