@@ -1,6 +1,6 @@
 // Package cli is the agentls command line (docs/protocol.md, "Starting a
-// session"): serve (stdio, a Unix socket or TCP), tools, call and version.
-// Each front end it starts opens its session with session.New.
+// session"): serve (stdio, a Unix socket or TCP), tools, call, mcp and
+// version. Each front end it starts opens its session with session.New.
 // cmd/agentls only calls Main.
 package cli
 
