@@ -12,8 +12,9 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -399,7 +400,7 @@ func (g *goChecker) mentioning(ctx context.Context, name, importPath, declDir st
 	dirs := map[string]bool{}
 	for _, p := range g.ix.filesOf("go") {
 		if ctx.Err() != nil {
-			return keysSorted(dirs), true
+			return slices.Sorted(maps.Keys(dirs)), true
 		}
 		if dirs[filepath.Dir(p)] {
 			continue
@@ -412,16 +413,7 @@ func (g *goChecker) mentioning(ctx context.Context, name, importPath, declDir st
 			dirs[filepath.Dir(p)] = true
 		}
 	}
-	return keysSorted(dirs), partial
-}
-
-func keysSorted(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(dirs)), partial
 }
 
 // containsWord reports whether src holds w with no identifier character on

@@ -4,9 +4,10 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -308,7 +309,7 @@ func (s *ConfigStack) restrictWorkspace(ws map[string]any) []string {
 			drop(a, "mode", "approval.mode "+m)
 		}
 		if rules, ok := a["tools"].(map[string]any); ok {
-			for _, name := range Names(rules) {
+			for _, name := range slices.Sorted(maps.Keys(rules)) {
 				if rules[name] == "auto" {
 					drop(rules, name, "approval.tools."+name+" auto")
 				}
@@ -497,14 +498,4 @@ func (s *ConfigStack) LoadFiles(roots []string) (*Config, []error) {
 		errs = append(errs, err)
 	}
 	return cfg, errs
-}
-
-// Names returns the sorted keys of m; a small helper for stable output.
-func Names[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
