@@ -112,49 +112,47 @@ func (ix *Index) DefinitionOf(symbol string) (*Answer, error) {
 // ReferencesOf answers references for a symbol given by name: the best
 // declaration the name matches, then its references.
 func (ix *Index) ReferencesOf(ctx context.Context, symbol string, includeDecl bool) (*Answer, error) {
-	s, others, partial, err := ix.lookupOne(symbol)
-	if err != nil {
-		return nil, err
-	}
-	a, err := ix.References(ctx, s.Path, s.Line, s.Column, includeDecl)
-	if err != nil {
-		return nil, err
-	}
-	a.Partial = a.Partial || partial
-	a.Note = joinNotes(a.Note, others)
-	return a, nil
+	return ix.atSymbol(symbol, func(s Symbol) (*Answer, error) {
+		return ix.References(ctx, s.Path, s.Line, s.Column, includeDecl)
+	})
 }
 
 // HoverOf answers hover for a symbol given by name.
 func (ix *Index) HoverOf(ctx context.Context, symbol string) (*Answer, error) {
-	s, others, partial, err := ix.lookupOne(symbol)
-	if err != nil {
-		return nil, err
+	return ix.atSymbol(symbol, func(s Symbol) (*Answer, error) {
+		return ix.Hover(ctx, s.Path, s.Line, s.Column)
+	})
+}
+
+// atSymbol answers query at the best declaration named symbol; the answer
+// is partial when the lookup was, and its note names the other
+// declarations.
+func (ix *Index) atSymbol(symbol string, query func(Symbol) (*Answer, error)) (*Answer, error) {
+	syms, partial := ix.Lookup(symbol)
+	if len(syms) == 0 {
+		return nil, fmt.Errorf("no symbol named %q in the index", symbol)
 	}
-	a, err := ix.Hover(ctx, s.Path, s.Line, s.Column)
+	a, err := query(syms[0])
 	if err != nil {
 		return nil, err
 	}
 	a.Partial = a.Partial || partial
-	a.Note = joinNotes(a.Note, others)
+	a.Note = joinNotes(a.Note, ix.otherDeclarations(syms))
 	return a, nil
 }
 
-func (ix *Index) lookupOne(symbol string) (Symbol, string, bool, error) {
-	syms, partial := ix.Lookup(symbol)
-	if len(syms) == 0 {
-		return Symbol{}, "", partial, fmt.Errorf("no symbol named %q in the index", symbol)
+// otherDeclarations is the note about the declarations after the first,
+// "" when there are none.
+func (ix *Index) otherDeclarations(syms []Symbol) string {
+	if len(syms) < 2 {
+		return ""
 	}
-	others := ""
-	if len(syms) > 1 {
-		var names []string
-		for _, s := range syms[1:min(len(syms), 6)] {
-			names = append(names, fmt.Sprintf("%s.%s (%s:%d)", s.Container, s.Name, ix.ws.Rel(s.Path), s.Line))
-		}
-		others = fmt.Sprintf("%d declarations are named %s; answered for %s.%s (%s:%d); others: %s",
-			len(syms), syms[0].Name, syms[0].Container, syms[0].Name, ix.ws.Rel(syms[0].Path), syms[0].Line, strings.Join(names, ", "))
+	var names []string
+	for _, s := range syms[1:min(len(syms), 6)] {
+		names = append(names, fmt.Sprintf("%s.%s (%s:%d)", s.Container, s.Name, ix.ws.Rel(s.Path), s.Line))
 	}
-	return syms[0], others, partial, nil
+	return fmt.Sprintf("%d declarations are named %s; answered for %s.%s (%s:%d); others: %s",
+		len(syms), syms[0].Name, syms[0].Container, syms[0].Name, ix.ws.Rel(syms[0].Path), syms[0].Line, strings.Join(names, ", "))
 }
 
 func joinNotes(a, b string) string {
