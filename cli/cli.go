@@ -1,7 +1,8 @@
 // Package cli is the agentls command line (docs/protocol.md, "Starting a
-// session"): serve (stdio, a Unix socket or TCP), tools, call, mcp and
-// version. Each front end it starts opens its session with session.New.
-// cmd/agentls only calls Main.
+// session"): serve (stdio, a Unix socket or TCP), tools, call, mcp,
+// sessions (the editor sessions mcp can attach to) and version. Each front
+// end it starts opens its session with session.New. cmd/agentls only
+// calls Main.
 package cli
 
 import (
