@@ -309,7 +309,7 @@ func (s *ConfigStack) restrictWorkspace(ws map[string]any) []string {
 			drop(a, "mode", "approval.mode "+m)
 		}
 		if rules, ok := a["tools"].(map[string]any); ok {
-			for _, name := range slices.Sorted(maps.Keys(rules)) {
+			for _, name := range Names(rules) {
 				if rules[name] == "auto" {
 					drop(rules, name, "approval.tools."+name+" auto")
 				}
@@ -499,3 +499,7 @@ func (s *ConfigStack) LoadFiles(roots []string) (*Config, []error) {
 	}
 	return cfg, errs
 }
+
+// Names returns the sorted keys of m (nil when it is empty), for stable
+// output.
+func Names[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
