@@ -9,8 +9,8 @@ package approval
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/agentls/agentls/workspace"
@@ -82,11 +82,7 @@ func JudgeCommandIn(cmd, dir string, cfg *workspace.Config, ws *workspace.Worksp
 	a := Assessment{Risk: RiskExecute, Blocked: j.blocked, Dangerous: j.dangerous}
 	a.Warning = strings.Join(j.warnings, "; ")
 	a.AutoByConfig = j.blocked == "" && !j.dangerous && !j.notAuto && j.parts > 0
-	keys := make([]string, 0, len(j.keys))
-	for k := range j.keys {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(j.keys))
 	if len(keys) == 0 && j.first != "" {
 		keys = append(keys, j.first)
 	}

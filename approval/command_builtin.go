@@ -5,7 +5,6 @@
 package approval
 
 import (
-	"slices"
 	"strings"
 )
 
@@ -130,17 +129,10 @@ func (j *judge) rm(args []word) {
 
 // git warns on history-destroying git commands.
 func (j *judge) git(ws []word, depth int) {
-	for i := 1; i < len(ws); i++ {
-		t := ws[i].text
+	opts, _ := gitGlobals(ws)
+	for _, t := range opts {
 		if t == "-c" || strings.HasPrefix(t, "--config-env") || strings.HasPrefix(t, "--exec-path") {
 			j.ask(keyOf(ws), "git %s can make git run arbitrary commands", t)
-		}
-		switch {
-		case slices.Contains(gitValueOpts, t):
-			i++
-		case strings.HasPrefix(t, "-"):
-		default:
-			i = len(ws)
 		}
 	}
 	n := gitNormal(ws)

@@ -68,13 +68,7 @@ func (j *judge) path(w word, write bool) {
 		}
 		return
 	}
-	// A relative path is checked from every folder the command may be in
-	// when it runs: the starting one and those it cds into.
-	for _, dir := range j.dirs() {
-		p := w.text
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
-		}
+	for _, p := range j.places(w.text) {
 		inside := j.resolve(w.text, p, write)
 		switch {
 		case !inside || !w.glob:
@@ -94,13 +88,22 @@ func (j *judge) path(w word, write bool) {
 				j.resolve(w.text, m, write)
 			}
 		}
-		if filepath.IsAbs(w.text) {
-			return
-		}
 	}
 }
 
-func (j *judge) dirs() []string { return append([]string{j.dir}, j.cdDirs...) }
+// places are the absolute paths a path a command names may stand for:
+// itself when absolute; a relative path is taken from every folder the
+// command may be in when it runs, the starting one and those it cds into.
+func (j *judge) places(path string) []string {
+	if filepath.IsAbs(path) {
+		return []string{path}
+	}
+	out := make([]string, 0, 1+len(j.cdDirs))
+	for _, dir := range append([]string{j.dir}, j.cdDirs...) {
+		out = append(out, filepath.Join(dir, path))
+	}
+	return out
+}
 
 // cd judges cd, pushd and popd: moving to a folder inside the workspace is
 // harmless, and the later relative paths are checked from there too.
@@ -129,11 +132,7 @@ func (j *judge) cd(base string, ws []word) {
 		j.ask(keyOf(ws), "")
 		return
 	}
-	for _, dir := range j.dirs() {
-		p := target.text
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
-		}
+	for _, p := range j.places(target.text) {
 		if !slices.Contains(j.cdDirs, p) && len(j.cdDirs) < 16 {
 			j.cdDirs = append(j.cdDirs, p)
 		}

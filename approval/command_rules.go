@@ -212,19 +212,27 @@ var gitValueOpts = []string{"-C", "-c", "--git-dir", "--work-tree", "--namespace
 // gitNormal drops git's global options so that "git -C x push" matches
 // "git push".
 func gitNormal(ws []word) []word {
-	out := []word{ws[0]}
-	i := 1
-	for ; i < len(ws); i++ {
+	_, sub := gitGlobals(ws)
+	return append([]word{ws[0]}, ws[sub:]...)
+}
+
+// gitGlobals reads the global options of the git command ws: it returns
+// them (without their values) and the index of the subcommand, len(ws)
+// when there is none.
+func gitGlobals(ws []word) (opts []string, sub int) {
+	for i := 1; i < len(ws); i++ {
 		t := ws[i].text
 		switch {
 		case slices.Contains(gitValueOpts, t):
+			opts = append(opts, t)
 			i++
 		case strings.HasPrefix(t, "-"):
+			opts = append(opts, t)
 		default:
-			return append(out, ws[i:]...)
+			return opts, i
 		}
 	}
-	return out
+	return opts, len(ws)
 }
 
 // opaqueWrappers run a program given on their command line after options

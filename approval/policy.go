@@ -21,7 +21,7 @@ func (a Action) String() string { return [...]string{"auto", "ask", "deny"}[a] }
 // Risk tells the person what kind of harm a call could do.
 type Risk string
 
-// The risks of PROTOCOL.md section 5.
+// The risks of an approval request (docs/protocol.md, "Approval").
 const (
 	RiskNone      Risk = ""
 	RiskWrite     Risk = "write"

@@ -1,7 +1,8 @@
 // Package cli is the agentls command line (docs/protocol.md, "Starting a
-// session"): serve (stdio, a Unix socket or TCP), tools, call and version.
-// Each front end it starts opens its session with session.New.
-// cmd/agentls only calls Main.
+// session"): serve (stdio, a Unix socket or TCP), tools, call, mcp,
+// sessions (the editor sessions mcp can attach to) and version. Each front
+// end it starts opens its session with session.New. cmd/agentls only
+// calls Main.
 package cli
 
 import (
@@ -303,13 +304,22 @@ func listTools(g globals, format, root, agent string, stdio IO) int {
 	if err != nil {
 		return usageError(stdio, err, nil)
 	}
-	enc := json.NewEncoder(stdio.Stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(defs); err != nil {
-		fmt.Fprintf(stdio.Stderr, "agentls: %v\n", err)
+	if !writeJSON(stdio, defs) {
 		return 1
 	}
 	return exitOK
+}
+
+// writeJSON prints v on stdout as indented JSON; it says on stderr why it
+// could not.
+func writeJSON(stdio IO, v any) bool {
+	enc := json.NewEncoder(stdio.Stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(stdio.Stderr, "agentls: %v\n", err)
+		return false
+	}
+	return true
 }
 
 // openSession opens the session of `agentls call` and `agentls tools` on
@@ -376,10 +386,7 @@ func call(ctx context.Context, g globals, pos []string, root, approve string, st
 	defer stop()
 	res := sess.Run(ctx, tools.Request{Name: pos[0], Arguments: args}, nil)
 	sess.Close() // a shell started by this call ends with it
-	enc := json.NewEncoder(stdio.Stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(res); err != nil {
-		fmt.Fprintf(stdio.Stderr, "agentls: %v\n", err)
+	if !writeJSON(stdio, res) {
 		return exitToolErr
 	}
 	switch res.Status {

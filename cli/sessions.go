@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
@@ -28,10 +27,7 @@ func sessionsCommand(fs *flag.FlagSet, args []string, stdio IO) int {
 		if sessions == nil {
 			sessions = []attach.Descriptor{}
 		}
-		enc := json.NewEncoder(stdio.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sessions); err != nil {
-			fmt.Fprintf(stdio.Stderr, "agentls: %v\n", err)
+		if !writeJSON(stdio, sessions) {
 			return 1
 		}
 		return exitOK

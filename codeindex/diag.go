@@ -5,10 +5,12 @@ package codeindex
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"go/ast"
 	"go/token"
-	"sort"
+	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"golang.org/x/tools/go/ast/astutil"
@@ -142,15 +144,16 @@ func tokenAt(src []byte, off, lineStart, lineEnd int) (int, int) {
 }
 
 func sortDiagnostics(ds []Diagnostic) {
-	sort.SliceStable(ds, func(i, j int) bool {
-		a, b := ds[i], ds[j]
-		if a.Path != b.Path {
-			return a.Path < b.Path
-		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		return a.Column < b.Column
+	sortByPlace(ds, func(d Diagnostic) (string, int, int) { return d.Path, d.Line, d.Column })
+}
+
+// sortByPlace sorts xs by the path, then the line, then the column that
+// place gives; equal ones keep their order.
+func sortByPlace[T any](xs []T, place func(T) (path string, line, col int)) {
+	slices.SortStableFunc(xs, func(a, b T) int {
+		pa, la, ca := place(a)
+		pb, lb, cb := place(b)
+		return cmp.Or(strings.Compare(pa, pb), cmp.Compare(la, lb), cmp.Compare(ca, cb))
 	})
 }
 

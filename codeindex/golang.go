@@ -295,17 +295,7 @@ func stripBlocks(src []byte, strip func(open, close int, body bool) (bool, []byt
 		}
 		switch src[i] {
 		case '/':
-			switch {
-			case i+1 < len(src) && src[i+1] == '/':
-				if n := bytes.IndexByte(src[i:], '\n'); n >= 0 {
-					i += n
-				} else {
-					i = len(src)
-				}
-			case i+1 < len(src) && src[i+1] == '*':
-				i = skipBlockComment(src, i)
-			}
-			i++
+			i = skipComment(src, i) + 1
 		case '"', '\'', '`':
 			i = skipQuoted(src, i) + 1
 		case '{':
@@ -365,6 +355,24 @@ func stripBlocks(src []byte, strip func(open, close int, body bool) (bool, []byt
 	return src[:w]
 }
 
+// skipComment returns the index of the last byte of the comment at i (a
+// line comment's '\n'), len(src) when the comment does not end, and i when
+// no comment starts at i.
+func skipComment(src []byte, i int) int {
+	if i+1 < len(src) {
+		switch src[i+1] {
+		case '/':
+			if n := bytes.IndexByte(src[i:], '\n'); n >= 0 {
+				return i + n
+			}
+			return len(src)
+		case '*':
+			return skipBlockComment(src, i)
+		}
+	}
+	return i
+}
+
 func skipBlockComment(src []byte, i int) int {
 	for j := i + 2; j+1 < len(src); j++ {
 		if src[j] == '*' && src[j+1] == '/' {
@@ -418,16 +426,7 @@ func matchBrace(src []byte, i int) int {
 		}
 		switch src[j] {
 		case '/':
-			switch {
-			case j+1 < len(src) && src[j+1] == '/':
-				if n := bytes.IndexByte(src[j:], '\n'); n >= 0 {
-					j += n
-				} else {
-					return -1
-				}
-			case j+1 < len(src) && src[j+1] == '*':
-				j = skipBlockComment(src, j)
-			}
+			j = skipComment(src, j)
 		case '"', '\'', '`':
 			j = skipQuoted(src, j)
 		case '{':

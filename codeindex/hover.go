@@ -21,7 +21,7 @@ func (g *goChecker) hover(ctx context.Context, file string, line, col int) (*Ans
 	if err != nil {
 		return nil, err
 	}
-	a := &Answer{Name: id.Name, Kind: kindOf(obj), Precision: PrecisionType, Language: "go"}
+	a := typeAnswer(id, obj)
 	qual := func(p *types.Package) string {
 		if p == nil || p == u.pkg || p.Path() == u.pkg.Path() {
 			return ""

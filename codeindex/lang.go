@@ -45,6 +45,28 @@ var notNames = map[string]bool{
 	"import": true, "export": true, "default": true, "yield": true, "void": true, "with": true,
 }
 
+// match matches the rule against line. It returns the submatch indexes,
+// the symbol's kind (member's inside a class) and the index in m where
+// the name's group starts; m is nil when the rule does not match or
+// captured no name.
+func (r langRule) match(line []byte, inClass bool) (m []int, kind string, name int) {
+	m = r.re.FindSubmatchIndex(line)
+	if m == nil {
+		return nil, "", 0
+	}
+	kind, name = r.kind, 2
+	if kind == "" {
+		kind, name = keywordKinds[string(line[m[2]:m[3]])], 4
+	}
+	if m[name] < 0 {
+		return nil, "", 0
+	}
+	if inClass && r.member != "" {
+		kind = r.member
+	}
+	return m, kind, name
+}
+
 func rules(specs ...langRule) []langRule { return specs }
 
 func re(s string) *regexp.Regexp { return regexp.MustCompile(s) }
@@ -212,29 +234,19 @@ func braceSymbols(rs []langRule, p string, src []byte) []Symbol {
 				if r.scope == scopeTop && inFunc || r.scope == scopeMember && !inClass {
 					continue
 				}
-				m := r.re.FindSubmatchIndex(line)
+				m, kind, ng := r.match(line, inClass)
 				if m == nil {
 					continue
 				}
-				kind, ng := r.kind, 1
-				if kind == "" {
-					kind, ng = keywordKinds[string(line[m[2]:m[3]])], 2
-				}
-				if m[2*ng] < 0 {
-					continue
-				}
-				name := string(line[m[2*ng]:m[2*ng+1]])
+				name := string(line[m[ng]:m[ng+1]])
 				if notNames[name] {
 					continue
-				}
-				if inClass && r.member != "" {
-					kind = r.member
 				}
 				container := ""
 				if parent >= 0 {
 					container = t.syms[parent].Name
 				}
-				col := m[2*ng] + 1
+				col := m[ng] + 1
 				if i := strings.LastIndex(name, "::"); i > 0 && kind == "function" {
 					// a C++ member defined out of its class: Type::name
 					container, name, kind = name[:i], name[i+2:], "method"
@@ -389,16 +401,9 @@ func pythonSymbols(p string, src []byte) []Symbol {
 			if r.kind == "field" && !inFunc {
 				continue
 			}
-			m := r.re.FindSubmatchIndex(line)
+			m, kind, ng := r.match(line, inClass)
 			if m == nil {
 				continue
-			}
-			kind, ng := r.kind, 1
-			if kind == "" {
-				kind, ng = keywordKinds[string(line[m[2]:m[3]])], 2
-			}
-			if inClass && r.member != "" {
-				kind = r.member
 			}
 			container := ""
 			par := parent
@@ -417,8 +422,8 @@ func pythonSymbols(p string, src []byte) []Symbol {
 			if par >= 0 {
 				container = t.syms[par].Name
 			}
-			s := Symbol{Name: string(line[m[2*ng]:m[2*ng+1]]), Kind: kind, Path: p, Line: lineNo,
-				Column: m[2*ng] + 1, EndLine: lineNo, EndColumn: len(line) + 1, Container: container,
+			s := Symbol{Name: string(line[m[ng]:m[ng+1]]), Kind: kind, Path: p, Line: lineNo,
+				Column: m[ng] + 1, EndLine: lineNo, EndColumn: len(line) + 1, Container: container,
 				Detail: detailOf(bytes.TrimSuffix(line, []byte(":")))}
 			idx := t.add(s, par)
 			if r.container {

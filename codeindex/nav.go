@@ -12,8 +12,9 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -167,6 +168,12 @@ func kindOf(o types.Object) string {
 	return "symbol"
 }
 
+// typeAnswer starts the type checker's answer about the identifier id,
+// which denotes obj.
+func typeAnswer(id *ast.Ident, obj types.Object) *Answer {
+	return &Answer{Name: id.Name, Kind: kindOf(obj), Precision: PrecisionType, Language: "go"}
+}
+
 // resolve checks the file's package and finds the object at a position.
 func (g *goChecker) resolve(ctx context.Context, file string, line, col int) (*goUnit, *ast.Ident, types.Object, error) {
 	g.refresh()
@@ -237,7 +244,7 @@ func (g *goChecker) definition(ctx context.Context, file string, line, col int) 
 	if err != nil {
 		return nil, err
 	}
-	a := &Answer{Name: id.Name, Kind: kindOf(obj), Precision: PrecisionType, Language: "go"}
+	a := typeAnswer(id, obj)
 	if !obj.Pos().IsValid() {
 		if loc, _, ok := g.builtinLocation(obj.Name()); ok {
 			a.Locations = []Location{loc}
@@ -300,7 +307,7 @@ func (g *goChecker) references(ctx context.Context, file string, line, col int, 
 		g.mu.Unlock()
 		return nil, err
 	}
-	a := &Answer{Name: id.Name, Kind: kindOf(obj), Precision: PrecisionType, Language: "go"}
+	a := typeAnswer(id, obj)
 	key := objKeyIn(fset, obj)
 	name := obj.Name()
 	seen := map[Location]bool{}
@@ -393,7 +400,7 @@ func (g *goChecker) mentioning(ctx context.Context, name, importPath, declDir st
 	dirs := map[string]bool{}
 	for _, p := range g.ix.filesOf("go") {
 		if ctx.Err() != nil {
-			return keysSorted(dirs), true
+			return slices.Sorted(maps.Keys(dirs)), true
 		}
 		if dirs[filepath.Dir(p)] {
 			continue
@@ -406,16 +413,7 @@ func (g *goChecker) mentioning(ctx context.Context, name, importPath, declDir st
 			dirs[filepath.Dir(p)] = true
 		}
 	}
-	return keysSorted(dirs), partial
-}
-
-func keysSorted(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(dirs)), partial
 }
 
 // containsWord reports whether src holds w with no identifier character on
@@ -440,14 +438,5 @@ func isIdentByte(c byte) bool {
 }
 
 func sortLocations(ls []Location) {
-	sort.Slice(ls, func(i, j int) bool {
-		a, b := ls[i], ls[j]
-		if a.Path != b.Path {
-			return a.Path < b.Path
-		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		return a.Column < b.Column
-	})
+	sortByPlace(ls, func(l Location) (string, int, int) { return l.Path, l.Line, l.Column })
 }

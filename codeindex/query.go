@@ -27,40 +27,36 @@ const maxNameResults = 500
 // Definition finds the declaration of the identifier at a 1-based line and
 // byte column of a file.
 func (ix *Index) Definition(ctx context.Context, p string, line, col int) (*Answer, error) {
-	if Language(p) == "go" {
-		a, err := ix.goc.definition(ctx, p, line, col)
-		if err == nil || isPositionError(err) || ctx.Err() != nil {
-			return a, positionErr(err)
-		}
-		return ix.definitionByWord(p, line, col, err)
-	}
-	return ix.definitionByWord(p, line, col, nil)
+	return ix.query(ctx, p, func() (*Answer, error) { return ix.goc.definition(ctx, p, line, col) },
+		func(cause error) (*Answer, error) { return ix.definitionByWord(p, line, col, cause) })
 }
 
 // References finds the uses of the identifier at a position, its
 // declaration included when includeDecl.
 func (ix *Index) References(ctx context.Context, p string, line, col int, includeDecl bool) (*Answer, error) {
-	if Language(p) == "go" {
-		a, err := ix.goc.references(ctx, p, line, col, includeDecl)
-		if err == nil || isPositionError(err) || ctx.Err() != nil {
-			return a, positionErr(err)
-		}
-		return ix.referencesByWord(ctx, p, line, col, err)
-	}
-	return ix.referencesByWord(ctx, p, line, col, nil)
+	return ix.query(ctx, p, func() (*Answer, error) { return ix.goc.references(ctx, p, line, col, includeDecl) },
+		func(cause error) (*Answer, error) { return ix.referencesByWord(ctx, p, line, col, cause) })
 }
 
 // Hover describes the identifier at a position: its declaration and doc
 // comment.
 func (ix *Index) Hover(ctx context.Context, p string, line, col int) (*Answer, error) {
-	if Language(p) == "go" {
-		a, err := ix.goc.hover(ctx, p, line, col)
-		if err == nil || isPositionError(err) || ctx.Err() != nil {
-			return a, positionErr(err)
-		}
-		return ix.hoverByWord(p, line, col, err)
+	return ix.query(ctx, p, func() (*Answer, error) { return ix.goc.hover(ctx, p, line, col) },
+		func(cause error) (*Answer, error) { return ix.hoverByWord(p, line, col, cause) })
+}
+
+// query answers with byType for a Go file, and by name (byWord) for other
+// files and for a Go file the type checker cannot place; cause is then
+// the checker's error.
+func (ix *Index) query(ctx context.Context, p string, byType func() (*Answer, error), byWord func(cause error) (*Answer, error)) (*Answer, error) {
+	if Language(p) != "go" {
+		return byWord(nil)
 	}
-	return ix.hoverByWord(p, line, col, nil)
+	a, err := byType()
+	if err == nil || isPositionError(err) || ctx.Err() != nil {
+		return a, positionErr(err)
+	}
+	return byWord(err)
 }
 
 // isPositionError reports whether the checker failed on the position itself
@@ -116,49 +112,47 @@ func (ix *Index) DefinitionOf(symbol string) (*Answer, error) {
 // ReferencesOf answers references for a symbol given by name: the best
 // declaration the name matches, then its references.
 func (ix *Index) ReferencesOf(ctx context.Context, symbol string, includeDecl bool) (*Answer, error) {
-	s, others, partial, err := ix.lookupOne(symbol)
-	if err != nil {
-		return nil, err
-	}
-	a, err := ix.References(ctx, s.Path, s.Line, s.Column, includeDecl)
-	if err != nil {
-		return nil, err
-	}
-	a.Partial = a.Partial || partial
-	a.Note = joinNotes(a.Note, others)
-	return a, nil
+	return ix.atSymbol(symbol, func(s Symbol) (*Answer, error) {
+		return ix.References(ctx, s.Path, s.Line, s.Column, includeDecl)
+	})
 }
 
 // HoverOf answers hover for a symbol given by name.
 func (ix *Index) HoverOf(ctx context.Context, symbol string) (*Answer, error) {
-	s, others, partial, err := ix.lookupOne(symbol)
-	if err != nil {
-		return nil, err
+	return ix.atSymbol(symbol, func(s Symbol) (*Answer, error) {
+		return ix.Hover(ctx, s.Path, s.Line, s.Column)
+	})
+}
+
+// atSymbol answers query at the best declaration named symbol; the answer
+// is partial when the lookup was, and its note names the other
+// declarations.
+func (ix *Index) atSymbol(symbol string, query func(Symbol) (*Answer, error)) (*Answer, error) {
+	syms, partial := ix.Lookup(symbol)
+	if len(syms) == 0 {
+		return nil, fmt.Errorf("no symbol named %q in the index", symbol)
 	}
-	a, err := ix.Hover(ctx, s.Path, s.Line, s.Column)
+	a, err := query(syms[0])
 	if err != nil {
 		return nil, err
 	}
 	a.Partial = a.Partial || partial
-	a.Note = joinNotes(a.Note, others)
+	a.Note = joinNotes(a.Note, ix.otherDeclarations(syms))
 	return a, nil
 }
 
-func (ix *Index) lookupOne(symbol string) (Symbol, string, bool, error) {
-	syms, partial := ix.Lookup(symbol)
-	if len(syms) == 0 {
-		return Symbol{}, "", partial, fmt.Errorf("no symbol named %q in the index", symbol)
+// otherDeclarations is the note about the declarations after the first,
+// "" when there are none.
+func (ix *Index) otherDeclarations(syms []Symbol) string {
+	if len(syms) < 2 {
+		return ""
 	}
-	others := ""
-	if len(syms) > 1 {
-		var names []string
-		for _, s := range syms[1:min(len(syms), 6)] {
-			names = append(names, fmt.Sprintf("%s.%s (%s:%d)", s.Container, s.Name, ix.ws.Rel(s.Path), s.Line))
-		}
-		others = fmt.Sprintf("%d declarations are named %s; answered for %s.%s (%s:%d); others: %s",
-			len(syms), syms[0].Name, syms[0].Container, syms[0].Name, ix.ws.Rel(syms[0].Path), syms[0].Line, strings.Join(names, ", "))
+	var names []string
+	for _, s := range syms[1:min(len(syms), 6)] {
+		names = append(names, fmt.Sprintf("%s.%s (%s:%d)", s.Container, s.Name, ix.ws.Rel(s.Path), s.Line))
 	}
-	return syms[0], others, partial, nil
+	return fmt.Sprintf("%d declarations are named %s; answered for %s.%s (%s:%d); others: %s",
+		len(syms), syms[0].Name, syms[0].Container, syms[0].Name, ix.ws.Rel(syms[0].Path), syms[0].Line, strings.Join(names, ", "))
 }
 
 func joinNotes(a, b string) string {

@@ -112,34 +112,38 @@ func (g *goChecker) dep(ctx context.Context, path, dir string) (*types.Package, 
 
 // checkDep checks the package in dir as an importer sees it.
 func (g *goChecker) checkDep(ctx context.Context, path, dir string, imp goImporter) (*types.Package, error) {
-	paths := g.packageFiles(dir, "")
-	name := g.mainName(paths)
+	pkg, _, ok := g.checkDecls(path, dir, "", imp)
+	if !ok {
+		return nil, fmt.Errorf("no Go files for %s in %s", path, dir)
+	}
+	return pkg, nil
+}
+
+// checkDecls checks the declarations, not the function bodies, of the
+// package in dir (which as for packageFiles), type errors ignored. It
+// returns the package's name, and ok false when it has no Go files.
+func (g *goChecker) checkDecls(path, dir, which string, imp goImporter) (pkg *types.Package, name string, ok bool) {
+	paths := g.packageFiles(dir, which)
+	name = g.mainName(paths)
 	files, _, _ := g.parse(paths, 0, func(n string, _ bool) bool { return n == name }, g.depStrip)
 	if len(files) == 0 {
-		return nil, fmt.Errorf("no Go files for %s in %s", path, dir)
+		return nil, name, false
 	}
 	conf := types.Config{
 		Importer: imp, FakeImportC: true, IgnoreFuncBodies: true,
 		Error: func(error) {}, Sizes: types.SizesFor("gc", runtime.GOARCH),
 	}
-	pkg, _ := conf.Check(path, g.fset, files, nil)
-	return pkg, nil
+	pkg, _ = conf.Check(path, g.fset, files, nil)
+	return pkg, name, true
 }
 
 // testVariant checks the package in dir with its in-package test files, as
 // the external test package sees it.
 func (g *goChecker) testVariant(ctx context.Context, path, dir string) (*types.Package, error) {
-	all := g.packageFiles(dir, "tests")
-	name := g.mainName(all)
-	files, _, _ := g.parse(all, 0, func(n string, _ bool) bool { return n == name }, g.depStrip)
-	if len(files) == 0 {
+	pkg, name, ok := g.checkDecls(path, dir, "tests", goImporter{g: g, ctx: ctx})
+	if !ok {
 		return nil, fmt.Errorf("no Go files of package %s in %s", name, dir)
 	}
-	conf := types.Config{
-		Importer: goImporter{g: g, ctx: ctx}, FakeImportC: true, IgnoreFuncBodies: true,
-		Error: func(error) {}, Sizes: types.SizesFor("gc", runtime.GOARCH),
-	}
-	pkg, _ := conf.Check(path, g.fset, files, nil)
 	return pkg, ctx.Err()
 }
 

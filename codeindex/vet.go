@@ -95,12 +95,8 @@ func vetCall(info *types.Info, call *ast.CallExpr, report func(token.Pos, string
 		return
 	}
 	if i, ok := printfFuncs[name]; ok && len(call.Args) > i {
-		lit, ok := call.Args[i].(*ast.BasicLit)
-		if !ok || lit.Kind != token.STRING {
-			return
-		}
-		format, err := strconv.Unquote(lit.Value)
-		if err != nil {
+		lit, format, ok := stringLit(call.Args[i])
+		if !ok {
 			return
 		}
 		want, ok := countVerbs(format)
@@ -113,12 +109,8 @@ func vetCall(info *types.Info, call *ast.CallExpr, report func(token.Pos, string
 		return
 	}
 	if printlnFuncs[name] && len(call.Args) > 0 {
-		lit, ok := call.Args[0].(*ast.BasicLit)
-		if !ok || lit.Kind != token.STRING {
-			return
-		}
-		s, err := strconv.Unquote(lit.Value)
-		if err != nil {
+		_, s, ok := stringLit(call.Args[0])
+		if !ok {
 			return
 		}
 		if d := directive(s); d != "" {
@@ -188,4 +180,15 @@ func directive(s string) string {
 		}
 	}
 	return ""
+}
+
+// stringLit returns the string literal e and its value; ok is false when
+// e is not one.
+func stringLit(e ast.Expr) (lit *ast.BasicLit, value string, ok bool) {
+	lit, ok = e.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return nil, "", false
+	}
+	value, err := strconv.Unquote(lit.Value)
+	return lit, value, err == nil
 }

@@ -2,6 +2,7 @@ package htmltext
 
 import (
 	"fmt"
+	"iter"
 	"net/url"
 	"regexp"
 	"strings"
@@ -85,6 +86,23 @@ func (h *htmlConv) findTitle(root *html.Node) string {
 	return htmlRawText(t)
 }
 
+// htmlShown yields the children of n a reader sees: text, and the
+// elements that are neither skipped nor hidden.
+func htmlShown(n *html.Node) iter.Seq[*html.Node] {
+	return func(yield func(*html.Node) bool) {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			switch {
+			case c.Type == html.TextNode:
+			case c.Type != html.ElementNode || htmlSkipped[c.DataAtom] || htmlHidden(c):
+				continue
+			}
+			if !yield(c) {
+				return
+			}
+		}
+	}
+}
+
 // htmlHidden reports whether an element is not rendered.
 func htmlHidden(n *html.Node) bool {
 	for _, a := range n.Attr {
@@ -147,18 +165,13 @@ func (h *htmlConv) blocks(n *html.Node) []string {
 		}
 		para.Reset()
 	}
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		switch c.Type {
-		case html.TextNode:
+	for c := range htmlShown(n) {
+		switch {
+		case c.Type == html.TextNode:
 			para.WriteString(Collapse(c.Data))
-		case html.ElementNode:
-			if htmlSkipped[c.DataAtom] || htmlHidden(c) {
-				continue
-			}
-			if !htmlBlocks[c.DataAtom] {
-				para.WriteString(h.inline(c))
-				continue
-			}
+		case !htmlBlocks[c.DataAtom]:
+			para.WriteString(h.inline(c))
+		default:
 			flush()
 			if b := h.block(c); strings.TrimSpace(b) != "" {
 				out = append(out, b)
@@ -241,8 +254,8 @@ func (h *htmlConv) list(n *html.Node) string {
 	ordered := n.DataAtom == atom.Ol
 	num := 1
 	var items []string
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		if c.Type != html.ElementNode || htmlHidden(c) || htmlSkipped[c.DataAtom] {
+	for c := range htmlShown(n) {
+		if c.Type != html.ElementNode {
 			continue
 		}
 		marker := "- "
@@ -347,18 +360,13 @@ func (h *htmlConv) table(n *html.Node) string {
 // inlineChildren renders the children of n as inline text.
 func (h *htmlConv) inlineChildren(n *html.Node) string {
 	var b strings.Builder
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		switch c.Type {
-		case html.TextNode:
+	for c := range htmlShown(n) {
+		switch {
+		case c.Type == html.TextNode:
 			b.WriteString(Collapse(c.Data))
-		case html.ElementNode:
-			if htmlSkipped[c.DataAtom] || htmlHidden(c) {
-				continue
-			}
-			if htmlBlocks[c.DataAtom] {
-				b.WriteString(" " + strings.Join(h.blocks(c), " ") + " ")
-				continue
-			}
+		case htmlBlocks[c.DataAtom]:
+			b.WriteString(" " + strings.Join(h.blocks(c), " ") + " ")
+		default:
 			b.WriteString(h.inline(c))
 		}
 	}

@@ -14,8 +14,8 @@ import (
 )
 
 // approver asks the person through the best channel the client has
-// (PROTOCOL.md section 5): the approval/request of agentls clients, else
-// window/showMessageRequest.
+// (docs/protocol.md, "Approval"): the approval/request of agentls clients,
+// else window/showMessageRequest.
 type approver struct{ s *server }
 
 var _ approval.Approver = (*approver)(nil)

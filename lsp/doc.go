@@ -4,7 +4,8 @@
 // diagnostics), opens a session.Session at initialize and closes it at the
 // end, and delegates every tool call, configuration change and file change
 // to it. It never reaches into a tool or a service: the session's services
-// follow the workspace by themselves.
+// follow the workspace by themselves. It also publishes an editor's session
+// (package attach) and serves the connections attached to it (attach.go).
 //
 // methods.go is the one table of the methods it answers: each entry is a
 // handler built by a typed adapter (request or notification, which decode

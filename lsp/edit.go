@@ -11,7 +11,7 @@ import (
 // editor sends edit plans to the client as workspace/applyEdit. It builds
 // its own wire types: the pinned protocol package has neither resource
 // operations in documentChanges nor annotated text edits, and its ApplyEdit
-// decodes the reply as a bool (STYLE.md).
+// decodes the reply as a bool.
 type editor struct{ s *server }
 
 var _ tools.Editor = (*editor)(nil)

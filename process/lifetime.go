@@ -77,17 +77,18 @@ func nsMembers(id string) []int {
 	if id == "" {
 		return nil
 	}
+	return procPIDs(func(pid int) bool { return nsOf(pid) == id })
+}
+
+// procPIDs lists the processes in /proc for which keep is true.
+func procPIDs(keep func(pid int) bool) []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
 	var out []int
 	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if nsOf(pid) == id {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && keep(pid) {
 			out = append(out, pid)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -179,11 +180,18 @@ func (p *Proc) WaitOutput(ctx context.Context, s Stream, since int64, d time.Dur
 func start(id string, sp Spec, sink func(s Stream, chunk []byte)) (*Proc, error) {
 	p := &Proc{id: id, command: sp.Command, background: sp.Background, changed: make(chan struct{}),
 		done: make(chan struct{})}
+	var pipes []*os.File // closed, with the logs, when the start fails before the program runs
+	fail := func(err error) (*Proc, error) {
+		for _, f := range pipes {
+			f.Close()
+		}
+		p.closeLogs(true)
+		return nil, err
+	}
 	for i := range p.logs {
 		f, err := os.CreateTemp("", "agentls-"+id+"-"+streamNames[i]+"-*")
 		if err != nil {
-			p.closeLogs(true)
-			return nil, fmt.Errorf("open shell output log: %w", err)
+			return fail(fmt.Errorf("open shell output log: %w", err))
 		}
 		// The log lives as long as the open file: unlinked at once (where
 		// the system allows), its space returns when it is closed, when the
@@ -194,16 +202,14 @@ func start(id string, sp Spec, sink func(s Stream, chunk []byte)) (*Proc, error)
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		p.closeLogs(true)
-		return nil, fmt.Errorf("pipe: %w", err)
+		return fail(fmt.Errorf("pipe: %w", err))
 	}
+	pipes = append(pipes, outR, outW)
 	errR, errW, err := os.Pipe()
 	if err != nil {
-		outR.Close()
-		outW.Close()
-		p.closeLogs(true)
-		return nil, fmt.Errorf("pipe: %w", err)
+		return fail(fmt.Errorf("pipe: %w", err))
 	}
+	pipes = append(pipes, errR, errW)
 	argv := sp.Argv
 	box := sp.Box
 	var bwrap string
@@ -212,22 +218,12 @@ func start(id string, sp Spec, sink func(s Stream, chunk []byte)) (*Proc, error)
 			bwrap, box = b, &sandbox.Spec{Mode: sandbox.Lifetime, Dir: sp.Dir}
 		}
 	} else if bwrap, err = sandbox.Find(); err != nil {
-		outR.Close()
-		outW.Close()
-		errR.Close()
-		errW.Close()
-		p.closeLogs(true)
-		return nil, &SandboxError{Err: err}
+		return fail(&SandboxError{Err: err})
 	}
 	var infoR, infoW *os.File
 	if box != nil {
 		if infoR, infoW, err = os.Pipe(); err != nil {
-			outR.Close()
-			outW.Close()
-			errR.Close()
-			errW.Close()
-			p.closeLogs(true)
-			return nil, fmt.Errorf("pipe: %w", err)
+			return fail(fmt.Errorf("pipe: %w", err))
 		}
 		argv = append(sandbox.Args(bwrap, *box, 3), argv...)
 	}
@@ -397,32 +393,21 @@ func running(pid int) bool {
 
 // groupMembers lists the processes of a process group from /proc.
 func groupMembers(pgid int) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, e := range ents {
-		var pid int
-		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+	return procPIDs(func(pid int) bool {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 		if err != nil {
-			continue
+			return false
 		}
 		s := string(b)
 		i := strings.LastIndexByte(s, ')')
 		if i < 0 {
-			continue
+			return false
 		}
 		var state string
 		var ppid, pg int
-		if _, err := fmt.Sscanf(s[i+1:], " %s %d %d", &state, &ppid, &pg); err == nil && pg == pgid {
-			out = append(out, pid)
-		}
-	}
-	return out
+		_, err = fmt.Sscanf(s[i+1:], " %s %d %d", &state, &ppid, &pg)
+		return err == nil && pg == pgid
+	})
 }
 
 // awaitGroupGone waits up to d for the group to end.

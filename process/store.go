@@ -5,7 +5,8 @@ package process
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 )
 
@@ -92,12 +93,7 @@ func (st *Store) Get(id string) (*Proc, bool) {
 func (st *Store) IDs() []string {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	ids := make([]string, 0, len(st.procs))
-	for id := range st.procs {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
+	return slices.Sorted(maps.Keys(st.procs))
 }
 
 // Finish records that a foreground process's caller is done with it: the

@@ -2,7 +2,8 @@ package redact
 
 import (
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -51,12 +52,8 @@ func (w *walker) str(s string) string {
 func (w *walker) value(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys) // the budget is spent in the same order every time
-		for _, k := range keys {
+		// the budget is spent in the same order every time
+		for _, k := range slices.Sorted(maps.Keys(t)) {
 			e := t[k]
 			if nk := w.str(k); nk != k { // a secret as a key (a header or variable name)
 				delete(t, k)

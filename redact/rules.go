@@ -117,26 +117,25 @@ var (
 	bearerRe = regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9\-._~+/]{8,}=*)`)
 )
 
-// authHeaders replaces the credentials of Authorization headers.
-func authHeaders(s string) string {
-	var spans []span
-	for _, m := range authRe.FindAllStringSubmatchIndex(s, -1) {
-		if !redacted(s, m[2]) {
-			spans = append(spans, span{m[2], m[3], "auth-header"})
-		}
-	}
-	return replace(s, spans)
-}
+var (
+	// authHeaders replaces the credentials of Authorization headers.
+	authHeaders = groupRule(authRe, "auth-header")
+	// bearer replaces a Bearer token wherever it appears.
+	bearer = groupRule(bearerRe, "auth-header")
+)
 
-// bearer replaces a Bearer token wherever it appears.
-func bearer(s string) string {
-	var spans []span
-	for _, m := range bearerRe.FindAllStringSubmatchIndex(s, -1) {
-		if !redacted(s, m[2]) {
-			spans = append(spans, span{m[2], m[3], "auth-header"})
+// groupRule is the rule that replaces group 1 of every match of re, under
+// the rule name name, where it is not redacted already.
+func groupRule(re *regexp.Regexp, name string) rule {
+	return func(s string) string {
+		var spans []span
+		for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
+			if !redacted(s, m[2]) {
+				spans = append(spans, span{m[2], m[3], name})
+			}
 		}
+		return replace(s, spans)
 	}
-	return replace(s, spans)
 }
 
 // assignments replaces the values assigned to names that look secret: in

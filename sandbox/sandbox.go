@@ -1,7 +1,12 @@
-// Package sandbox confines and supervises the processes that tools start.
+// Package sandbox holds the confinement of the processes that tools start:
+// the bubblewrap command line of a Spec (Args), the environment of an
+// isolated process (Env), finding bwrap and the system programs a sandbox
+// shows (Find, SystemProgram), and Start, which forks with a parent-death
+// signal. Supervising the processes (process groups, output, ending them)
+// is package process's; it starts them through this one.
 //
-// It builds bubblewrap (bwrap, Debian package bubblewrap) command lines in
-// two modes:
+// Args builds bubblewrap (bwrap, Debian package bubblewrap) command lines
+// in two modes:
 //
 //   - Isolate: the sandbox of run_code and of commands that run without a
 //     person (allow-listed shell commands). New user (where bwrap makes

@@ -296,13 +296,7 @@ func (c *Cache) sweepSoon() {
 		return
 	}
 	c.lastSweep.Store(now)
-	if !c.goBackground() {
-		c.sweeping.Store(false)
-		return
-	}
-	go func() {
-		defer c.wg.Done()
-		defer c.sweeping.Store(false)
+	c.goBackground(&c.sweeping, func() {
 		c.mu.RLock()
 		stale := make(map[string]*cachedFile)
 		for p, f := range c.files {
@@ -325,7 +319,7 @@ func (c *Cache) sweepSoon() {
 			}
 		}
 		c.mu.Unlock()
-	}()
+	})
 }
 
 // warmMaxFiles bounds the background fill, as the code index is bounded.
@@ -343,13 +337,7 @@ func (c *Cache) Warm(ctx context.Context, ws *workspace.Workspace) {
 		c.rewarm.Store(true)
 		return
 	}
-	if !c.goBackground() {
-		c.warming.Store(false)
-		return
-	}
-	go func() {
-		defer c.wg.Done()
-		defer c.warming.Store(false)
+	c.goBackground(&c.warming, func() {
 		for {
 			c.rewarm.Store(false)
 			c.warm(ctx, ws)
@@ -357,7 +345,7 @@ func (c *Cache) Warm(ctx context.Context, ws *workspace.Workspace) {
 				return
 			}
 		}
-	}()
+	})
 }
 
 // warm is one background fill (Warm); it stops early when the cache is
@@ -411,16 +399,25 @@ func (c *Cache) warm(ctx context.Context, ws *workspace.Workspace) {
 
 var errWarmDone = errors.New("enough files")
 
-// goBackground counts a goroutine of background work about to start, unless
-// the cache is closed.
-func (c *Cache) goBackground() bool {
+// goBackground runs f, background work, on a goroutine that Close waits
+// for, unless the cache is closed. The caller has set busy; it is cleared
+// when f returns, or at once when f does not run.
+func (c *Cache) goBackground(busy *atomic.Bool, f func()) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed.Load() {
-		return false
+	closed := c.closed.Load()
+	if !closed {
+		c.wg.Add(1)
 	}
-	c.wg.Add(1)
-	return true
+	c.mu.Unlock()
+	if closed {
+		busy.Store(false)
+		return
+	}
+	go func() {
+		defer c.wg.Done()
+		defer busy.Store(false)
+		f()
+	}()
 }
 
 // Close stops the cache's background work (Warm, a sweep), waits for it to

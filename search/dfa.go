@@ -99,12 +99,11 @@ func (d *dfa) clone() *dfa {
 	return c
 }
 
-// closure follows the empty transitions from pcs; bol says whether the
-// position is a line start. It returns the consuming instructions, Match,
-// and the end-of-line assertions not yet satisfied (as EmptyWidth pcs).
-func (d *dfa) closure(pcs []uint32, bol bool) []uint32 {
+// walk visits once each instruction reachable from pcs through the
+// empty transitions of Alt, Capture and Nop. The other instructions go to
+// visit; for an EmptyWidth one, visit's answer says whether to follow it.
+func (d *dfa) walk(pcs []uint32, visit func(pc uint32, in *syntax.Inst) (follow bool)) {
 	seen := map[uint32]bool{}
-	var out []uint32
 	stack := append([]uint32(nil), pcs...)
 	for len(stack) > 0 {
 		pc := stack[len(stack)-1]
@@ -119,21 +118,37 @@ func (d *dfa) closure(pcs []uint32, bol bool) []uint32 {
 			stack = append(stack, in.Arg, in.Out)
 		case syntax.InstCapture, syntax.InstNop:
 			stack = append(stack, in.Out)
+		default:
+			if visit(pc, in) && in.Op == syntax.InstEmptyWidth {
+				stack = append(stack, in.Out)
+			}
+		}
+	}
+}
+
+// closure follows the empty transitions from pcs; bol says whether the
+// position is a line start. It returns the consuming instructions, Match,
+// and the end-of-line assertions not yet satisfied (as EmptyWidth pcs).
+func (d *dfa) closure(pcs []uint32, bol bool) []uint32 {
+	var out []uint32
+	d.walk(pcs, func(pc uint32, in *syntax.Inst) bool {
+		switch in.Op {
 		case syntax.InstEmptyWidth:
 			op := syntax.EmptyOp(in.Arg)
 			if op&(syntax.EmptyBeginLine|syntax.EmptyBeginText) != 0 && !bol {
-				continue
+				return false
 			}
 			if op&(syntax.EmptyEndLine|syntax.EmptyEndText) != 0 {
 				out = append(out, pc) // decided at the end of the line
-				continue
+				return false
 			}
-			stack = append(stack, in.Out)
+			return true
 		case syntax.InstFail:
 		default: // Match and the rune instructions
 			out = append(out, pc)
 		}
-	}
+		return false
+	})
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }
@@ -168,32 +183,19 @@ func (d *dfa) state(pcs []uint32) *dstate {
 // endMatches reports whether, at the end of a line, the waiting
 // assertions lead to Match.
 func (d *dfa) endMatches(eol []uint32) bool {
-	seen := map[uint32]bool{}
-	stack := append([]uint32(nil), eol...)
-	for len(stack) > 0 {
-		pc := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[pc] {
-			continue
-		}
-		seen[pc] = true
-		in := &d.prog.Inst[pc]
+	match := false
+	d.walk(eol, func(_ uint32, in *syntax.Inst) bool {
 		switch in.Op {
 		case syntax.InstMatch:
-			return true
-		case syntax.InstAlt, syntax.InstAltMatch:
-			stack = append(stack, in.Arg, in.Out)
-		case syntax.InstCapture, syntax.InstNop:
-			stack = append(stack, in.Out)
+			match = true
 		case syntax.InstEmptyWidth:
-			op := syntax.EmptyOp(in.Arg)
-			if op&(syntax.EmptyBeginLine|syntax.EmptyBeginText) != 0 {
-				continue // only an empty line could; the start state knows
-			}
-			stack = append(stack, in.Out)
+			// A start-of-line assertion: only an empty line could pass it,
+			// and the start state knows.
+			return syntax.EmptyOp(in.Arg)&(syntax.EmptyBeginLine|syntax.EmptyBeginText) == 0
 		}
-	}
-	return false
+		return false
+	})
+	return match
 }
 
 // step returns the state after rune r.

@@ -65,6 +65,18 @@ func searchFilter(globArg, typeArg, prefix string) (func(string, bool) workspace
 
 // splitGlobs splits comma-separated globs, leaving commas inside braces.
 func splitGlobs(s string) []string {
+	var globs []string
+	for _, g := range splitCommas(s) {
+		if g = strings.TrimSpace(g); g != "" {
+			globs = append(globs, g)
+		}
+	}
+	return globs
+}
+
+// splitCommas splits s at the commas outside braces; a backslash escapes
+// the byte after it.
+func splitCommas(s string) []string {
 	var out []string
 	depth, start := 0, 0
 	for i := 0; i < len(s); i++ {
@@ -84,14 +96,7 @@ func splitGlobs(s string) []string {
 			}
 		}
 	}
-	out = append(out, s[start:])
-	var globs []string
-	for _, g := range out {
-		if g = strings.TrimSpace(g); g != "" {
-			globs = append(globs, g)
-		}
-	}
-	return globs
+	return append(out, s[start:])
 }
 
 // expandBraces expands the first {a,b} group of a glob, recursively.
@@ -114,26 +119,8 @@ func expandBraces(g string) []string {
 			if depth > 0 {
 				continue
 			}
-			var alts []string
-			d, start := 0, open+1
-			for j := open + 1; j < i; j++ {
-				switch g[j] {
-				case '\\':
-					j++
-				case '{':
-					d++
-				case '}':
-					d--
-				case ',':
-					if d == 0 {
-						alts = append(alts, g[start:j])
-						start = j + 1
-					}
-				}
-			}
-			alts = append(alts, g[start:i])
 			var out []string
-			for _, a := range alts {
+			for _, a := range splitCommas(g[open+1 : i]) {
 				out = append(out, expandBraces(g[:open]+a+g[i+1:])...)
 			}
 			return out

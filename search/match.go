@@ -510,7 +510,7 @@ func (m *matcher) search(buf []byte, emit func(hit) bool) {
 		m.searchMultiline(buf, emit)
 		return
 	}
-	lineNo, counted := 1, 0
+	lines := lineCounter{buf: buf, line: 1}
 	if m.dfa != nil && !m.dfa.failed && m.lits == nil {
 		stopped := false
 		resume, ok := m.dfa.lines(buf, func(start, end int) bool {
@@ -518,9 +518,7 @@ func (m *matcher) search(buf []byte, emit func(hit) bool) {
 			if col < 0 {
 				return true // the regexp has the last word
 			}
-			lineNo += bytes.Count(buf[counted:start], nl)
-			counted = start
-			if !emit(hit{line: lineNo, start: start, end: end, col: col + 1, endLine: lineNo, spanEnd: end}) {
+			if !emit(lineHit(lines.at(start), start, end, col)) {
 				stopped = true
 				return false
 			}
@@ -530,12 +528,12 @@ func (m *matcher) search(buf []byte, emit func(hit) bool) {
 			return
 		}
 		// The DFA gave up: the regexp goes on from where it stopped.
-		lineNo += bytes.Count(buf[counted:resume], nl)
-		m.searchLines(buf, resume, lineNo, emit)
+		lines.at(resume)
+		m.searchLines(lines, resume, emit)
 		return
 	}
 	if m.lits == nil {
-		m.searchLines(buf, 0, 1, emit)
+		m.searchLines(lines, 0, emit)
 		return
 	}
 	for _, l := range m.lits {
@@ -552,12 +550,7 @@ func (m *matcher) search(buf []byte, emit func(hit) bool) {
 			return
 		}
 		start := bytes.LastIndexByte(buf[pos:c], '\n') + 1 + pos
-		end := bytes.IndexByte(buf[c:], '\n')
-		if end < 0 {
-			end = len(buf)
-		} else {
-			end += c
-		}
+		end := lineEnd(buf, c)
 		col := c - start
 		if !m.exact {
 			col = -1
@@ -567,12 +560,8 @@ func (m *matcher) search(buf []byte, emit func(hit) bool) {
 				col = m.locate(buf[start:end])
 			}
 		}
-		if col >= 0 {
-			lineNo += bytes.Count(buf[counted:start], nl)
-			counted = start
-			if !emit(hit{line: lineNo, start: start, end: end, col: col + 1, endLine: lineNo, spanEnd: end}) {
-				return
-			}
+		if col >= 0 && !emit(lineHit(lines.at(start), start, end, col)) {
+			return
 		}
 		pos = end + 1
 	}
@@ -580,23 +569,44 @@ func (m *matcher) search(buf []byte, emit func(hit) bool) {
 
 var nl = []byte{'\n'}
 
-// searchLines runs the regexp on every line from offset from (a line
-// start, on line lineNo).
-func (m *matcher) searchLines(buf []byte, from, lineNo int, emit func(hit) bool) {
-	counted := from
+// lineCounter numbers the lines of buf as a search moves forward.
+type lineCounter struct {
+	buf     []byte
+	line    int // the number of the line that starts at counted
+	counted int
+}
+
+// at returns the number of the line that starts at offset start, which is
+// not before the last offset asked.
+func (c *lineCounter) at(start int) int {
+	c.line += bytes.Count(c.buf[c.counted:start], nl)
+	c.counted = start
+	return c.line
+}
+
+// lineHit is the hit of a match at the 0-based column col of the line
+// buf[start:end], number line.
+func lineHit(line, start, end, col int) hit {
+	return hit{line: line, start: start, end: end, col: col + 1, endLine: line, spanEnd: end}
+}
+
+// lineEnd returns the offset of the first '\n' of buf at or after i, or
+// len(buf).
+func lineEnd(buf []byte, i int) int {
+	if e := bytes.IndexByte(buf[i:], '\n'); e >= 0 {
+		return i + e
+	}
+	return len(buf)
+}
+
+// searchLines runs the regexp on every line from offset from, a line start
+// on which lines stands.
+func (m *matcher) searchLines(lines lineCounter, from int, emit func(hit) bool) {
+	buf := lines.buf
 	for start := from; start < len(buf); {
-		end := bytes.IndexByte(buf[start:], '\n')
-		if end < 0 {
-			end = len(buf)
-		} else {
-			end += start
-		}
-		if loc := m.locate(buf[start:end]); loc >= 0 {
-			lineNo += bytes.Count(buf[counted:start], nl)
-			counted = start
-			if !emit(hit{line: lineNo, start: start, end: end, col: loc + 1, endLine: lineNo, spanEnd: end}) {
-				return
-			}
+		end := lineEnd(buf, start)
+		if loc := m.locate(buf[start:end]); loc >= 0 && !emit(lineHit(lines.at(start), start, end, loc)) {
+			return
 		}
 		start = end + 1
 	}
@@ -644,7 +654,7 @@ func (m *matcher) searchMultiline(buf []byte, emit func(hit) bool) {
 	if !m.mayMatch(buf) {
 		return
 	}
-	lineNo, counted := 1, 0
+	lines := lineCounter{buf: buf, line: 1}
 	lastLine := 0 // the last line already reported
 	for pos := 0; pos <= len(buf); {
 		loc := m.re.FindSubmatchIndex(buf[pos:])
@@ -659,26 +669,15 @@ func (m *matcher) searchMultiline(buf []byte, emit func(hit) bool) {
 			return // an empty match after the last line
 		}
 		start := bytes.LastIndexByte(buf[:ms], '\n') + 1
-		lineNo += bytes.Count(buf[counted:start], nl)
-		counted = start
+		lineNo := lines.at(start)
 		last := me
 		if me > ms {
 			last = me - 1
 		}
 		// A match that ends with '\n' ends on the line that '\n' closes.
 		endStart := bytes.LastIndexByte(buf[:last], '\n') + 1
-		spanEnd := bytes.IndexByte(buf[endStart:], '\n')
-		if spanEnd < 0 {
-			spanEnd = len(buf)
-		} else {
-			spanEnd += endStart
-		}
-		end := bytes.IndexByte(buf[start:], '\n')
-		if end < 0 {
-			end = len(buf)
-		} else {
-			end += start
-		}
+		spanEnd := lineEnd(buf, endStart)
+		end := lineEnd(buf, start)
 		endLine := lineNo + bytes.Count(buf[start:endStart], nl)
 		if lineNo > lastLine {
 			if !emit(hit{line: lineNo, start: start, end: end, col: ms - start + 1, endLine: endLine, spanEnd: spanEnd}) {

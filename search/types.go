@@ -1,7 +1,8 @@
 package search
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -82,12 +83,7 @@ var typeAliases = map[string]string{
 
 // typeNames lists the known type names, sorted.
 func typeNames() []string {
-	names := make([]string, 0, len(fileTypes))
-	for n := range fileTypes {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(fileTypes))
 }
 
 // lookupType returns the globs of a type name (several may be given,

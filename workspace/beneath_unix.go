@@ -77,6 +77,21 @@ func openParent(root, rel string) (int, string, error) {
 	return fd, base, nil
 }
 
+// openEntryParent is openParent for operation op on rel's last
+// component: when rel is the root itself it fails with a *fs.PathError of
+// rootErr.
+func openEntryParent(root, rel, op string, rootErr error) (int, string, error) {
+	dfd, base, err := openParent(root, rel)
+	if err != nil {
+		return -1, "", err
+	}
+	if base == "" {
+		unix.Close(dfd)
+		return -1, "", &fs.PathError{Op: op, Path: root, Err: rootErr}
+	}
+	return dfd, base, nil
+}
+
 var errEscape = errors.New("path escapes its root")
 
 // openBeneath opens rel beneath root with flags (O_NOFOLLOW and O_CLOEXEC
@@ -189,14 +204,11 @@ func mkdirAllBeneath(root, rel string, perm uint32) error {
 }
 
 func removeBeneath(root, rel string) error {
-	dfd, base, err := openParent(root, rel)
+	dfd, base, err := openEntryParent(root, rel, "remove", unix.EBUSY)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(dfd)
-	if base == "" {
-		return &fs.PathError{Op: "remove", Path: root, Err: unix.EBUSY}
-	}
 	err = unix.Unlinkat(dfd, base, 0)
 	if err == unix.EISDIR || err == unix.EPERM {
 		if err2 := unix.Unlinkat(dfd, base, unix.AT_REMOVEDIR); err2 == nil || err == unix.EISDIR {
@@ -210,7 +222,7 @@ func removeBeneath(root, rel string) error {
 }
 
 func removeAllBeneath(root, rel string) error {
-	dfd, base, err := openParent(root, rel)
+	dfd, base, err := openEntryParent(root, rel, "remove", unix.EBUSY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -218,9 +230,6 @@ func removeAllBeneath(root, rel string) error {
 		return err
 	}
 	defer unix.Close(dfd)
-	if base == "" {
-		return &fs.PathError{Op: "remove", Path: root, Err: unix.EBUSY}
-	}
 	if err := removeAllAt(dfd, base, 0); err != nil {
 		return &fs.PathError{Op: "remove", Path: rel, Err: err}
 	}
@@ -292,14 +301,11 @@ func renameBeneath(fromRoot, fromRel, toRoot, toRel string) error {
 // descriptor. An existing file keeps its mode (a symlink is replaced, as
 // rename does).
 func writeAtomicBeneath(root, rel string, data []byte, perm fs.FileMode) error {
-	dfd, base, err := openParent(root, rel)
+	dfd, base, err := openEntryParent(root, rel, "write", unix.EISDIR)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(dfd)
-	if base == "" {
-		return &fs.PathError{Op: "write", Path: root, Err: unix.EISDIR}
-	}
 	var st unix.Stat_t
 	if err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
 		perm = fs.FileMode(st.Mode & 0o777)

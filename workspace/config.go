@@ -4,9 +4,10 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -499,12 +500,6 @@ func (s *ConfigStack) LoadFiles(roots []string) (*Config, []error) {
 	return cfg, errs
 }
 
-// Names returns the sorted keys of m; a small helper for stable output.
-func Names[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+// Names returns the sorted keys of m (nil when it is empty), for stable
+// output.
+func Names[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

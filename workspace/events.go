@@ -1,6 +1,10 @@
 package workspace
 
-import "sync"
+import (
+	"maps"
+	"slices"
+	"sync"
+)
 
 // An Event is news of the workspace that the session's services follow (the
 // code index, the search cache): a file changed on disk, or everything may
@@ -14,21 +18,20 @@ type Event struct {
 	Reset bool
 }
 
-// watchers are the functions Watch registered.
-type watchers struct {
+// watchers are the functions registered to hear of changes of type T.
+// The zero value has none; it is safe for concurrent use.
+type watchers[T any] struct {
 	mu      sync.Mutex
 	nextID  int
-	watches map[int]func(Event)
+	watches map[int]func(T)
 }
 
-// Watch calls f with every Event until stop is called. f must not block
-// for long; it runs on the goroutine that announced the change.
-func (w *Workspace) Watch(f func(Event)) (stop func()) {
-	c := &w.events
+// add registers f until stop is called.
+func (c *watchers[T]) add(f func(T)) (stop func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.watches == nil {
-		c.watches = map[int]func(Event){}
+		c.watches = map[int]func(T){}
 	}
 	id := c.nextID
 	c.nextID++
@@ -40,18 +43,22 @@ func (w *Workspace) Watch(f func(Event)) (stop func()) {
 	}
 }
 
-// Changed announces that the file at the absolute path changed on disk.
-func (w *Workspace) Changed(path string) { w.announce(Event{Path: path}) }
-
-func (w *Workspace) announce(ch Event) {
-	c := &w.events
+// notify calls every registered function with ch, outside the lock, on
+// the caller's goroutine.
+func (c *watchers[T]) notify(ch T) {
 	c.mu.Lock()
-	fs := make([]func(Event), 0, len(c.watches))
-	for _, f := range c.watches {
-		fs = append(fs, f)
-	}
+	fs := slices.Collect(maps.Values(c.watches))
 	c.mu.Unlock()
 	for _, f := range fs {
 		f(ch)
 	}
 }
+
+// Watch calls f with every Event until stop is called. f must not block
+// for long; it runs on the goroutine that announced the change.
+func (w *Workspace) Watch(f func(Event)) (stop func()) { return w.events.add(f) }
+
+// Changed announces that the file at the absolute path changed on disk.
+func (w *Workspace) Changed(path string) { w.announce(Event{Path: path}) }
+
+func (w *Workspace) announce(ch Event) { w.events.notify(ch) }

@@ -2,6 +2,8 @@ package workspace
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 )
 
@@ -27,15 +29,14 @@ type Change struct {
 // Overlays holds the documents open in the editor, keyed by path. Tools read
 // an open document from here instead of the disk.
 type Overlays struct {
-	mu      sync.RWMutex
-	docs    map[string]*Document
-	watches map[int]func(Document)
-	nextID  int
+	mu       sync.RWMutex
+	docs     map[string]*Document
+	watchers watchers[Document]
 }
 
 // NewOverlays returns an empty store.
 func NewOverlays() *Overlays {
-	return &Overlays{docs: map[string]*Document{}, watches: map[int]func(Document){}}
+	return &Overlays{docs: map[string]*Document{}}
 }
 
 // Open records a document the editor opened.
@@ -112,36 +113,11 @@ func (o *Overlays) Get(path string) (Document, bool) {
 func (o *Overlays) Paths() []string {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
-	out := make([]string, 0, len(o.docs))
-	for p := range o.docs {
-		out = append(out, p)
-	}
-	return out
+	return slices.Collect(maps.Keys(o.docs))
 }
 
 // Watch calls f after every open, change or close, with the new document. f must
 // not block; it runs on the caller's goroutine, outside the store's lock.
-func (o *Overlays) Watch(f func(Document)) (stop func()) {
-	o.mu.Lock()
-	id := o.nextID
-	o.nextID++
-	o.watches[id] = f
-	o.mu.Unlock()
-	return func() {
-		o.mu.Lock()
-		delete(o.watches, id)
-		o.mu.Unlock()
-	}
-}
+func (o *Overlays) Watch(f func(Document)) (stop func()) { return o.watchers.add(f) }
 
-func (o *Overlays) notify(d Document) {
-	o.mu.RLock()
-	ws := make([]func(Document), 0, len(o.watches))
-	for _, f := range o.watches {
-		ws = append(ws, f)
-	}
-	o.mu.RUnlock()
-	for _, f := range ws {
-		f(d)
-	}
-}
+func (o *Overlays) notify(d Document) { o.watchers.notify(d) }

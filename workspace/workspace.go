@@ -32,7 +32,7 @@ type Workspace struct {
 
 	config atomic.Pointer[Config]
 
-	events watchers // the watchers of Event (events.go)
+	events watchers[Event] // the watchers of Event (events.go)
 }
 
 // Folder is a workspace root and the name that stands for it in paths

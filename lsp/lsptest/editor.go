@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf16"
@@ -116,12 +118,7 @@ func (c *Client) ApplyEdit(ctx context.Context, raw json.RawMessage, save bool) 
 	// The plain changes map, applied when there are no documentChanges
 	// (as clients without documentChanges do).
 	if len(p.Edit.DocumentChanges) == 0 {
-		uris := make([]string, 0, len(p.Edit.Changes))
-		for uri := range p.Edit.Changes {
-			uris = append(uris, uri)
-		}
-		sort.Strings(uris)
-		for _, uri := range uris {
+		for _, uri := range slices.Sorted(maps.Keys(p.Edit.Changes)) {
 			var te TextDocumentEdit
 			te.TextDocument.URI = uri
 			if err := json.Unmarshal(p.Edit.Changes[uri], &te.Edits); err != nil {
