@@ -278,7 +278,7 @@ func (s *ConfigStack) Set(l Layer, source string, raw []byte) (*Config, error) {
 }
 
 // modeStrictness orders approval modes, strictest highest.
-var modeStrictness = map[string]int{"yolo": 0, "safe": 1, "ask": 2}
+var modeStrictness = map[string]int{"yolo": 0, "none": 0, "safe": 1, "ask": 2, "all": 2}
 
 // restrictWorkspace removes from a workspace layer (a file that comes with
 // the repository, which anybody can write) every setting that would loosen
@@ -412,8 +412,15 @@ func (s *ConfigStack) Merged() *Config {
 		// Every layer passed the schema, so this is a bug in the Config type.
 		panic(fmt.Sprintf("merged config does not decode: %v", err))
 	}
+	if m, ok := modeAliases[cfg.Approval.Mode]; ok {
+		cfg.Approval.Mode = m
+	}
 	return cfg
 }
+
+// modeAliases are the approval mode names of other tool systems: none (no
+// approval) is yolo, all (approve everything) is ask.
+var modeAliases = map[string]string{"none": "yolo", "all": "ask"}
 
 // merge copies src over dst: objects merge key by key, anything else replaces.
 func merge(dst, src map[string]any) {

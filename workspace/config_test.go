@@ -98,3 +98,24 @@ func TestWorkspaceConfigCannotLoosen(t *testing.T) {
 		t.Errorf("stricter mode: %s %v", cfg.Approval.Mode, errs)
 	}
 }
+
+// TestModeAliases: the approval mode names of other tool systems mean the
+// modes they name (none: yolo, all: ask), and a repository's "none" is as
+// lax as yolo: dropped under a stricter user mode.
+func TestModeAliases(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ mode, want string }{{"none", "yolo"}, {"all", "ask"}, {"safe", "safe"}} {
+		s := &ConfigStack{}
+		cfg, err := s.Set(LayerSettings, "settings", []byte(`{"approval":{"mode":"`+tc.mode+`"}}`))
+		if err != nil || cfg.Approval.Mode != tc.want {
+			t.Errorf("mode %s: %v, %q, want %q", tc.mode, err, cfg.Approval.Mode, tc.want)
+		}
+	}
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, ".agentls.json"), []byte(`{"approval":{"mode":"none"}}`), 0o644)
+	s := &ConfigStack{UserFile: filepath.Join(t.TempDir(), "none.json")}
+	cfg, _ := s.LoadFiles([]string{root})
+	if cfg.Approval.Mode != "safe" {
+		t.Errorf("a repository's mode none: %q, want the user's safe kept", cfg.Approval.Mode)
+	}
+}
