@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -24,20 +25,27 @@ func NewRegistry(log *slog.Logger) *Registry {
 	return &Registry{log: log, tools: map[string]*Tool{}, aliases: map[string]string{}}
 }
 
-// Register compiles the tool's schema and adds it. A tool registered again
-// under the same name replaces the earlier one, aliases included.
-func (r *Registry) Register(def *Tool) error {
+// ErrDuplicate is the error of Register for a name already registered.
+var ErrDuplicate = errors.New("a tool of that name is already registered")
+
+// Register compiles the tool's schema and adds it. A name already
+// registered is refused with ErrDuplicate: Replace replaces on purpose.
+func (r *Registry) Register(def *Tool) error { return r.add(def, false) }
+
+// Replace is Register that replaces a tool of the same name, aliases
+// included, and logs it.
+func (r *Registry) Replace(def *Tool) error { return r.add(def, true) }
+
+func (r *Registry) add(def *Tool, replace bool) error {
 	t := *def // the registry owns its copy, so one definition can serve many registries
 	if err := t.compile(); err != nil {
 		return err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if old, ok := r.tools[t.Name]; ok {
-		r.log.Info("tool replaced", "tool", t.Name)
-		for _, a := range old.Aliases {
-			delete(r.aliases, a)
-		}
+	old, exists := r.tools[t.Name]
+	if exists && !replace {
+		return fmt.Errorf("tool %s: %w", t.Name, ErrDuplicate)
 	}
 	for _, a := range t.Aliases {
 		if _, ok := r.tools[a]; ok {
@@ -47,11 +55,42 @@ func (r *Registry) Register(def *Tool) error {
 			return fmt.Errorf("tool %s: alias %s belongs to %s", t.Name, a, n)
 		}
 	}
+	if exists {
+		r.log.Info("tool replaced", "tool", t.Name)
+		r.dropAliases(old)
+	}
 	r.tools[t.Name] = &t
 	for _, a := range t.Aliases {
 		r.aliases[a] = t.Name
 	}
 	return nil
+}
+
+// Unregister removes the tool name (not an alias) and its aliases, and
+// reports whether it was there.
+func (r *Registry) Unregister(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.tools[name]
+	if ok {
+		r.dropAliases(t)
+		delete(r.tools, name)
+	}
+	return ok
+}
+
+func (r *Registry) dropAliases(t *Tool) {
+	for _, a := range t.Aliases {
+		if r.aliases[a] == t.Name {
+			delete(r.aliases, a)
+		}
+	}
+}
+
+// Has reports whether name is a tool's name or alias.
+func (r *Registry) Has(name string) bool {
+	_, ok := r.Lookup(name)
+	return ok
 }
 
 // MustRegister registers built-in tools, whose definitions are known good.

@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -42,8 +43,17 @@ func TestRegistry(t *testing.T) {
 	if strings.Join(names, ",") != "a,c" {
 		t.Errorf("filtered = %v", names)
 	}
-	// Registering again replaces the tool and its aliases, and says so.
-	r.MustRegister(simpleTool("b", "bb"))
+	// Registering a name again is refused; Replace replaces the tool and
+	// its aliases, and says so; Unregister removes it.
+	if err := r.Register(simpleTool("b", "bb")); !errors.Is(err, ErrDuplicate) {
+		t.Errorf("a second b: %v, want ErrDuplicate", err)
+	}
+	if !r.Has("bee") || r.Has("bb") {
+		t.Error("a refused registration changed the registry")
+	}
+	if err := r.Replace(simpleTool("b", "bb")); err != nil {
+		t.Fatal(err)
+	}
 	if _, ok := r.Lookup("bee"); ok {
 		t.Error("old alias survived replacement")
 	}
@@ -52,6 +62,9 @@ func TestRegistry(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "tool replaced") {
 		t.Errorf("replacement not logged: %q", logs.String())
+	}
+	if !r.Unregister("b") || r.Has("b") || r.Has("bb") || r.Unregister("b") {
+		t.Error("Unregister did not remove b and its alias once")
 	}
 	ok := func(c *Call, _ json.RawMessage) (*Result, error) { return Success("x", nil), nil }
 	bad := []*Tool{
@@ -74,7 +87,7 @@ func TestRegistryConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
 		wg.Add(2)
-		go func() { defer wg.Done(); r.MustRegister(simpleTool("t", "tt")) }()
+		go func() { defer wg.Done(); r.Replace(simpleTool("t", "tt")) }()
 		go func() { defer wg.Done(); r.Lookup("tt"); r.List(nil) }()
 	}
 	wg.Wait()
