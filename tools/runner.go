@@ -510,6 +510,9 @@ func prepare(t *Tool, raw json.RawMessage, cfg *workspace.Config) (json.RawMessa
 		return nil, nil, Errorf(InvalidParams, "arguments are not valid JSON: %v", err).
 			WithDetails(map[string]any{"violations": []schema.Violation{{Pointer: "", Reason: "not valid JSON"}}})
 	}
+	if obj, ok := v.(map[string]any); ok {
+		canonicalArgs(t, obj)
+	}
 	input, err := t.input()
 	if err != nil {
 		return nil, nil, &Error{Code: Internal, Message: err.Error()}
@@ -540,6 +543,49 @@ func prepare(t *Tool, raw json.RawMessage, cfg *workspace.Config) (json.RawMessa
 		}
 	}
 	return args, typed, nil
+}
+
+// argAliases are argument spellings of other tool systems, each with the
+// names it may stand for (the first the tool declares wins). A camelCase
+// name also stands for its snake_case spelling (numResults: num_results).
+var argAliases = map[string][]string{
+	"filePath": {"path"}, "file_path": {"path"}, "directoryPath": {"path"}, "dirPath": {"path"},
+	"baseDir": {"path"}, "old": {"old_string"}, "new": {"new_string"}, "col": {"column"},
+	"timeout": {"timeout_ms"}, "caseInsensitive": {"case_insensitive"}, "ignoreCase": {"case_insensitive"},
+}
+
+// canonicalArgs renames, in place, the arguments a tool does not declare
+// but knows under another name (argAliases), when that name is not given
+// too. Schemas advertise the canonical names only; anything else is left
+// for the schema to refuse.
+func canonicalArgs(t *Tool, args map[string]any) {
+	for name, v := range args {
+		if t.props[name] {
+			continue
+		}
+		for _, to := range append(argAliases[name], snakeCase(name)) {
+			if _, given := args[to]; t.props[to] && !given {
+				args[to] = v
+				delete(args, name)
+				break
+			}
+		}
+	}
+}
+
+// snakeCase spells a camelCase name in snake_case.
+func snakeCase(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if 'A' <= r && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // objectArgs takes arguments as they come: a JSON object, nothing (no

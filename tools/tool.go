@@ -44,6 +44,8 @@ type Tool struct {
 	input func() (*schema.Schema, error)
 	// bounds are the size caps of the arguments (bounds.go).
 	bounds *bounds
+	// props are the top-level argument names InputSchema declares.
+	props map[string]bool
 }
 
 // Def is the definition of a tool whose arguments decode into A. The
@@ -138,6 +140,14 @@ func (t *Tool) compile() error {
 		return fmt.Errorf("tool %s: input schema: %w", t.Name, err)
 	}
 	t.InputSchema, t.bounds = bounded, b
+	var decl struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(t.InputSchema, &decl) // valid JSON, checked above
+	t.props = map[string]bool{}
+	for name := range decl.Properties {
+		t.props[name] = true
+	}
 	raw, name := t.InputSchema, t.Name
 	t.input = sync.OnceValues(func() (*schema.Schema, error) {
 		s, err := schema.Compile(raw)
