@@ -1,8 +1,8 @@
 -- An MCP client attached to this Neovim's agentls session: the plugin starts
 -- the real agentls on a workspace (it publishes its session in
 -- $XDG_RUNTIME_DIR, which run.sh gives to Neovim and so to the client), and
--- the Go SDK's MCP client ($AGENTLS_MCP_CLIENT, editors/nvim/test/mcpclient)
--- runs `agentls mcp --root WS`, which attaches to that session: its reads see
+-- the official TypeScript SDK's MCP client ($AGENTLS_MCP_CLIENT,
+-- mcp/test/client.mjs, run by node) runs `agentls mcp --root WS`, which attaches to that session: its reads see
 -- the unsaved buffer, its edits are reviewed here and land in the buffer, and
 -- a rejection's message is its tool result.
 local H = require("helpers")
@@ -16,7 +16,8 @@ local WAIT = 60000 -- the client's start on a busy machine
 --- decoded result a line, as they come), .code when it exits, .stderr.
 local function mcp_client(ws, calls)
   local st = { results = {}, out = "", stderr = "" }
-  local cmd = { client_bin, "-name", "nvim-test-agent", "-title", AGENT, "-calls", vim.json.encode(calls), H.bin, "mcp", "--root", ws }
+  local cmd = { "node", client_bin, "--name", "nvim-test-agent", "--title", AGENT, "--calls", vim.json.encode(calls),
+    "--", H.bin, "mcp", "--root", ws }
   local proc = vim.system(cmd, {
     stdout = function(_, data)
       if data then
@@ -55,7 +56,7 @@ describe("attached MCP client", function()
   after_each(H.reset)
 
   it("reads the unsaved buffer; its edits are reviewed here: approved lands in the buffer, a rejection's message is its result", function()
-    H.truthy(client_bin, "AGENTLS_MCP_CLIENT (run.sh builds it)")
+    H.truthy(client_bin, "AGENTLS_MCP_CLIENT (run.sh sets it)")
     local ws, buf = H.project({ ["a.txt"] = "one\ntwo\nthree\n" }, "a.txt")
     -- A change the person has not saved.
     vim.api.nvim_buf_set_lines(buf, 0, 1, false, { "unsaved one" })

@@ -6,8 +6,9 @@
 # scripts/install-nvim.sh), runs every editors/nvim/test/*_spec.lua in headless
 # Neovim and prints "N passed, M failed". Exits non-zero on any failure.
 # AGENTLS_TEST_FILTER=text runs only the tests whose name contains text;
-# AGENTLS_BIN=/path/to/agentls tests that binary instead of building one
-# (the MCP client of attached_spec.lua is built in any case).
+# AGENTLS_BIN=/path/to/agentls tests that binary instead of building one.
+# attached_spec.lua's MCP client is the TypeScript SDK's (mcp/test/client.mjs,
+# needs node and npm: scripts/install-deps.sh mcp).
 set -uo pipefail
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,13 +33,26 @@ else
 	fi
 fi
 
-# The MCP client of attached_spec.lua (the Go SDK's, editors/nvim/test/mcpclient).
-if ! go build -o "$tmp/mcpclient" ./editors/nvim/test/mcpclient; then
-	echo "nvim suite: FAILED: go build ./editors/nvim/test/mcpclient failed"
+# The MCP client of attached_spec.lua: the official TypeScript SDK's
+# (mcp/test/client.mjs; its node_modules installed by `npm ci` when the
+# lockfile changed, as scripts/mcp-test.sh does). Needs node and npm
+# (scripts/install-deps.sh mcp).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	echo "nvim suite: FAILED: node and npm are missing (scripts/install-deps.sh mcp)"
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-export AGENTLS_MCP_CLIENT="$tmp/mcpclient"
+stamp=mcp/test/node_modules/.agentls-lock-stamp
+if [ ! -f "$stamp" ] || ! cmp -s mcp/test/package-lock.json "$stamp"; then
+	if ! (cd mcp/test && npm ci --no-audit --no-fund >"$tmp/npm.log" 2>&1); then
+		tail -30 "$tmp/npm.log"
+		echo "nvim suite: FAILED: npm ci in mcp/test failed"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+	cp mcp/test/package-lock.json "$stamp"
+fi
+export AGENTLS_MCP_CLIENT="$PWD/mcp/test/client.mjs"
 
 nvim_ok() { # nvim_ok CMD: CMD is Neovim >= 0.10
 	"$1" --headless -u NONE -i NONE -n -c 'lua io.stdout:write(vim.fn.has("nvim-0.10") == 1 and "yes" or "no")' -c 'qa!' 2>/dev/null | grep -q yes
