@@ -65,8 +65,8 @@ tui_settled
 tui_assert_shows "claude wants to run edit_file" "Agent:   claude" "Tool:    edit_file" "File:    modify main.go" \
 	"reason: use Sprintf and punctuation" "y approve   n reject   e edit args   ? details   l list   q hide" \
 	"a always allow edit_file (asks yes)"
-diff_shows '^-[[:space:]]+return "hello " \+ name' || fail "the review does not show the removed line"
-diff_shows '^\+[[:space:]]+return fmt\.Sprintf\("hello, %s!", name\)' || fail "the review does not show the added line"
+tui_poll "the removed line in the review" diff_shows '^-[[:space:]]+return "hello " \+ name'
+tui_poll "the added line in the review" diff_shows '^\+[[:space:]]+return fmt\.Sprintf\("hello, %s!", name\)'
 [ -s "$TUI_TMP/result" ] && fail "the call ended before it was answered"
 tui_shot review-edit "emacs -nw — agentls review: claude wants to run edit_file"
 tui_keys y
