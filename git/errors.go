@@ -22,6 +22,8 @@ type Error struct {
 	Code    string
 	Message string
 	Details map[string]any
+	// NoRepository: Open found no repository for the workspace root.
+	NoRepository bool
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -146,8 +146,10 @@ func Open(ctx context.Context, ws *workspace.Workspace, near string, o Options) 
 		return nil, fmt.Errorf("find the repository of %s: %w", root, err)
 	}
 	if !ok {
-		return nil, execf("%s is not inside a git repository (no .git in the workspace root or any parent folder; "+
+		e := execf("%s is not inside a git repository (no .git in the workspace root or any parent folder; "+
 			"a repository in a subfolder is not used); `git init` creates one", root)
+		e.NoRepository = true
+		return nil, e
 	}
 	if ctx == nil {
 		ctx = context.Background()

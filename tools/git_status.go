@@ -18,14 +18,16 @@ import (
 var GitStatus = builtin(Def[gitStatusArgs]{
 	Name:  "git_status",
 	Title: "Git status",
-	Description: "Shows the git state of the workspace repository: the current branch, its upstream and how far ahead/behind it is, " +
+	Description: "Shows the git state of the workspace repository: the current branch, its upstream and how far ahead/behind it is, the remote's URL, " +
 		"and the changed files: staged (what git_commit would commit), modified but not staged, deleted, renamed, conflicted and untracked. " +
 		"path limits the files to a file or folder. It reads the disk: unsaved editor buffers are not seen by git.",
 	Aliases:     []string{"getGitInfo"},
 	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
 		"path":{"type":"string","description":"only files under this file or folder, relative to the workspace root"}}}`),
-	OutputSchema: json.RawMessage(`{"type":"object","required":["branch","detached","commit","ahead","behind","staged","modified","untracked","deleted","renamed","conflicted","clean"],"properties":{
+	OutputSchema: json.RawMessage(`{"type":"object","required":["is_repo","branch","detached","commit","ahead","behind","staged","modified","untracked","deleted","renamed","conflicted","clean"],"properties":{
+		"is_repo":{"type":"boolean","description":"false when the workspace root is in no git repository (every list empty)"},
+		"remote_url":{"type":"string","description":"the URL of the upstream's remote (else origin's), credentials redacted"},
 		"branch":{"type":"string","description":"the checked-out branch; empty when detached"},
 		"detached":{"type":"boolean"},
 		"commit":{"type":"string","description":"HEAD's commit; empty before the first commit"},
@@ -63,6 +65,8 @@ type gitRename struct {
 
 // gitStatusResult is git_status's structured result.
 type gitStatusResult struct {
+	IsRepo     bool        `json:"is_repo"`
+	RemoteURL  string      `json:"remote_url,omitempty"`
 	Branch     string      `json:"branch"`
 	Detached   bool        `json:"detached"`
 	Commit     string      `json:"commit"`
@@ -93,6 +97,12 @@ func gitStatus(c *Call, a gitStatusArgs) (*Result, error) {
 		abs = p
 	}
 	repo, err := openRepo(c, abs)
+	var ge *git.Error
+	if errors.As(err, &ge) && ge.NoRepository {
+		// Not an error: the answer is that there is no repository.
+		return Success(ge.Message+"\n", gitStatusResult{Staged: []gitStaged{}, Modified: []string{}, Untracked: []string{},
+			Deleted: []string{}, Renamed: []gitRename{}, Conflicted: []string{}}), nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -105,9 +115,13 @@ func gitStatus(c *Call, a gitStatusArgs) (*Result, error) {
 		return nil, err
 	}
 	s := parseGitStatus(string(out.Stdout), repo.Rel)
-	s.Repository = repo.Top()
+	s.IsRepo, s.Repository = true, repo.Top()
+	s.RemoteURL = remoteURL(repo, s.Upstream)
 	s.Unsaved = gitUnsaved(c, repo.Top(), abs)
 	text := gitStatusText(s)
+	if s.RemoteURL != "" {
+		text += "Remote: " + s.RemoteURL + "\n"
+	}
 	if len(s.Unsaved) > 0 {
 		text += "Unsaved in the editor (git sees the disk):\n  " + strings.Join(s.Unsaved, "\n  ") + "\n"
 	}
@@ -288,4 +302,21 @@ func shortHash(hash string) string {
 		return hash[:12]
 	}
 	return hash
+}
+
+// remoteURL is the URL of the upstream's remote (origin without an
+// upstream), credentials redacted; "" when there is none.
+func remoteURL(repo *git.Repo, upstream string) string {
+	remote := "origin"
+	if r, _, ok := strings.Cut(upstream, "/"); ok && r != "" {
+		remote = r
+	}
+	if git.OptionLike("remote", remote) != nil {
+		return ""
+	}
+	out, err := repo.Run(git.Cmd{}, "remote", "get-url", "--", remote)
+	if err != nil {
+		return ""
+	}
+	return git.RedactURLs(strings.TrimSpace(string(out.Stdout)))
 }
