@@ -68,13 +68,16 @@ func landing(s *Session, p *workspace.Plan) (done func()) {
 	}
 }
 
-// ownLanding reports whether text of path is what an edit of the session
-// is writing now.
-func ownLanding(s *Session, path, text string) bool {
+// readState returns, at one instant, what the model last read of path and
+// whether current is what an edit of the session is writing there now
+// (landing): read apart, an edit could land between the two.
+func readState(s *Session, path, current string) (rec readRecord, read, own bool) {
+	h := hashText(current)
 	s.readsMu.Lock()
 	defer s.readsMu.Unlock()
-	h, ok := s.landing[path]
-	return ok && h == hashText(text)
+	rec, read = s.reads[path]
+	l, landing := s.landing[path]
+	return rec, read, landing && l == h
 }
 
 // LastRead returns the hash of what the model last read of path.

@@ -222,6 +222,16 @@ func (r *Runner) run(ctx context.Context, env *Env, req Request, agent string, p
 		gen = env.Session.edits.generation()
 	}
 	a, err := assess(c, typed)
+	// A file this call read may have been changed meanwhile by another edit
+	// of the session, which is no staleness: plan again while edits end.
+	for tries := 0; err != nil && tries < 8 && env.Session != nil && env.Session.edits != nil; tries++ {
+		e, ok := AsError(err)
+		if !ok || e.Code != StaleFile || env.Session.edits.generation() == gen {
+			break
+		}
+		gen = env.Session.edits.generation()
+		a, err = assess(c, typed)
+	}
 	if err != nil {
 		return r.errorResult(c, err), args, tool
 	}
