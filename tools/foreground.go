@@ -6,6 +6,7 @@ package tools
 
 import (
 	"fmt"
+	"github.com/agentls/agentls/workspace"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -83,7 +84,7 @@ func foreground(c *Call, sp process.Spec, timeout time.Duration, extra func(p *p
 	}
 	maxOut := c.Workspace.Config().Shell.MaxOutputBytes
 	if maxOut <= 0 {
-		maxOut = 256 << 10
+		maxOut = workspace.DefaultOutputBytes
 	}
 	caps := [2]*process.Capture{process.NewCapture(maxOut), process.NewCapture(maxOut)}
 	progress := c.Progress

@@ -131,7 +131,7 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 	if res.Streamed {
 		out = grepStreamSummary(res)
 	} else {
-		out = grepResult(res, before > 0 || after > 0, after)
+		out = grepResult(res, before > 0 || after > 0, after, c.Workspace.Config().Limits.MaxOutputBytes)
 	}
 	st := out.Structured.(map[string]any)
 	st["files_searched"] = res.Searched
@@ -166,7 +166,7 @@ func anys[T any](s []T) []any {
 // grepResult is the result of a search that was not streamed: the first
 // Limit units, as ripgrep prints them (`path:line:text`, context lines
 // `path-line-text`, "--" between groups).
-func grepResult(res *search.Result, withContext bool, after int) *Result {
+func grepResult(res *search.Result, withContext bool, after, maxBytes int) *Result {
 	var b strings.Builder
 	st := map[string]any{"truncated": res.Truncated}
 	n := 0
@@ -235,6 +235,14 @@ func grepResult(res *search.Result, withContext bool, after int) *Result {
 	content := b.String()
 	if content == "" {
 		content = "No matches found.\n"
+	}
+	if maxBytes > 0 && len(content) > maxBytes {
+		// The text is bounded like every output (limits.maxOutputBytes);
+		// structured keeps every match.
+		cut := strings.LastIndexByte(content[:maxBytes], '\n') + 1
+		content = content[:cut] + fmt.Sprintf("[content cut at %d of %d lines (limits.maxOutputBytes); every match is in structured; "+
+			"narrow the pattern, path, glob or type, lower context, or use output_mode files_with_matches or count]\n",
+			strings.Count(content[:cut], "\n"), strings.Count(content, "\n"))
 	}
 	return Success(content+grepTruncated(res), st)
 }

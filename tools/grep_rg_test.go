@@ -60,6 +60,7 @@ func rgWorkspace(t *testing.T, src string) *workspace.Workspace {
 	}
 	cfg := *ws.Config()
 	cfg.Paths.Sensitive = nil
+	cfg.Limits.MaxOutputBytes = 1 << 30 // the whole text, to compare with rg's
 	ws.SetConfig(&cfg)
 	return ws
 }

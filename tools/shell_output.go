@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/agentls/agentls/workspace"
 	"strings"
 	"time"
 
@@ -52,7 +53,7 @@ func shellOutput(c *Call, a shellOutputArgs) (*Result, error) {
 	if a.MaxBytes == 0 {
 		a.MaxBytes = c.Workspace.Config().Shell.MaxOutputBytes
 		if a.MaxBytes <= 0 {
-			a.MaxBytes = 256 << 10
+			a.MaxBytes = workspace.DefaultOutputBytes
 		}
 	}
 	if err := p.WaitOutput(c.Ctx, stream, a.Since, time.Duration(a.WaitMs)*time.Millisecond); err != nil {

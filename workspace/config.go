@@ -195,10 +195,10 @@ func DefaultConfig() *Config {
 		Approval: ApprovalConfig{Mode: "safe", TimeoutSeconds: 300},
 		Tools:    ToolsConfig{Enabled: ToolList{All: true}, TimeoutSeconds: 600},
 		Paths:    PathsConfig{Sensitive: append([]string(nil), DefaultSensitive...)},
-		Shell:    ShellConfig{TimeoutSeconds: 120, MaxOutputBytes: 256 << 10, SandboxAuto: true},
+		Shell:    ShellConfig{TimeoutSeconds: 120, MaxOutputBytes: DefaultOutputBytes, SandboxAuto: true},
 		Limits: Limits{
 			ReadLines: 2000, MaxLineLength: 2000, MaxFileBytes: 10 << 20,
-			GrepMaxResults: 1000, MaxOutputBytes: 256 << 10,
+			GrepMaxResults: 1000, MaxOutputBytes: DefaultOutputBytes,
 		},
 		History: HistoryConfig{Enabled: true},
 	}
@@ -276,6 +276,12 @@ func (s *ConfigStack) Set(l Layer, source string, raw []byte) (*Config, error) {
 	s.mu.Unlock()
 	return s.Merged(), nil
 }
+
+// DefaultOutputBytes is how much of a command's output, a diff, a page or
+// grep's content a result holds by default (shell.maxOutputBytes,
+// limits.maxOutputBytes): about 30,000 characters, a head and a tail, the
+// rest readable by range (shell_output) or by narrowing the call.
+const DefaultOutputBytes = 30000
 
 // modeStrictness orders approval modes, strictest highest.
 var modeStrictness = map[string]int{"yolo": 0, "none": 0, "safe": 1, "ask": 2, "all": 2}
