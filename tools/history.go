@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +26,9 @@ type LogEntry struct {
 	DurationMs int64           `json:"durationMs"`
 	Timestamp  time.Time       `json:"timestamp"`
 	ApprovedBy string          `json:"approvedBy"`
+	// Summary is the start of the result's content (summaryLen runes at
+	// most, redacted): what the call answered, without its bulk.
+	Summary string `json:"summary,omitempty"`
 	// Redaction is the version of the redaction the entry went through
 	// when it was written; Read redacts entries of an older one (written
 	// before there was one) again.
@@ -145,6 +149,24 @@ func Redact(raw json.RawMessage) json.RawMessage { return redact.JSON(raw) }
 
 // redactEntry redacts every field of an entry that holds text from the
 // agent or a tool, the arguments too unless argsDone.
+// summaryLen is the most runes of a result's content an entry keeps.
+const summaryLen = 200
+
+// summarize is the start of a result's content for the log: at most
+// summaryLen runes, cut where a line ends when there is one, marked "…"
+// when cut.
+func summarize(content string) string {
+	r := []rune(strings.TrimSpace(content))
+	if len(r) <= summaryLen {
+		return string(r)
+	}
+	s := string(r[:summaryLen])
+	if i := strings.LastIndexByte(s, '\n'); i > summaryLen/2 {
+		s = s[:i]
+	}
+	return s + "…"
+}
+
 func redactEntry(e LogEntry, argsDone bool) LogEntry {
 	if !argsDone {
 		e.Arguments = redact.JSON(e.Arguments)
@@ -152,6 +174,7 @@ func redactEntry(e LogEntry, argsDone bool) LogEntry {
 	e.CallID = redact.String(e.CallID)
 	e.Tool = redact.String(e.Tool)
 	e.ApprovedBy = redact.String(e.ApprovedBy)
+	e.Summary = redact.String(e.Summary)
 	if e.Error != nil {
 		re := *e.Error
 		re.Message = redact.String(re.Message)

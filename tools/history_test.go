@@ -92,7 +92,7 @@ func TestHistoryRedactsEveryField(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "h.jsonl")
 	h := NewHistory(file)
 	err := h.Append(LogEntry{CallID: "tc_" + secret, Tool: "x " + secret, Arguments: json.RawMessage(`{"command":"echo ` + secret + `"}`),
-		Status: StatusError, ApprovedBy: "auto", Timestamp: time.Now(),
+		Status: StatusError, ApprovedBy: "auto", Timestamp: time.Now(), Summary: "error: token " + secret,
 		Error: &Error{Code: Internal, Message: "failed: token " + secret, Details: map[string]any{"stderr": "auth " + secret}}})
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func TestHistoryRedactsEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(b), secret) || strings.Count(string(b), "[REDACTED:") < 5 {
+	if strings.Contains(string(b), secret) || strings.Count(string(b), "[REDACTED:") < 6 {
 		t.Fatalf("history line: %s", b)
 	}
 	es, err := h.Read(0, "")
@@ -149,5 +149,21 @@ func TestHistoryCutsHugeStrings(t *testing.T) {
 	}
 	if p := back["path"]; len(p) > 64<<10 || !strings.HasSuffix(p, " bytes]") {
 		t.Errorf("logged path of %d bytes, ends %q", len(p), p[max(0, len(p)-30):])
+	}
+}
+
+// TestSummarize: an entry keeps the start of the result's content, cut
+// where a line ends and marked when cut.
+func TestSummarize(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 150) + "\n" + strings.Repeat("y", 100)
+	for _, tc := range []struct{ in, want string }{
+		{"  short answer\n", "short answer"},
+		{long, strings.Repeat("x", 150) + "…"},
+		{strings.Repeat("é", 250), strings.Repeat("é", 200) + "…"},
+	} {
+		if got := summarize(tc.in); got != tc.want {
+			t.Errorf("summarize(%.20q…) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }

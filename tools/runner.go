@@ -187,6 +187,7 @@ func (r *Runner) finish(env *Env, res *Result, args json.RawMessage, d time.Dura
 		err := env.History.appendRedacted(LogEntry{
 			CallID: res.CallID, Tool: res.Tool, Arguments: events.args(args), Status: res.Status, Error: res.Error,
 			DurationMs: res.DurationMs, Timestamp: time.Now().UTC(), ApprovedBy: res.ApprovedBy,
+			Summary: summarize(res.Content),
 		})
 		if err != nil {
 			r.logger().Warn("execution log", "err", err)
