@@ -284,3 +284,18 @@ func TestCurrentDatetime(t *testing.T) {
 		t.Errorf("bad zone: %+v", res)
 	}
 }
+
+// TestCallCarriesTheModel: the model the client declared reaches the tool.
+func TestCallCarriesTheModel(t *testing.T) {
+	t.Parallel()
+	reg := NewRegistry(nil)
+	reg.MustRegister(Define(Def[json.RawMessage]{Name: "model", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		Execute: func(c *Call, _ json.RawMessage) (*Result, error) {
+			return Success(c.Model.Provider+"/"+c.Model.Name, nil), nil
+		}}))
+	env := testEnv(t)
+	env.Model = Model{Name: "gpt-5", Provider: "openai"}
+	if res := NewRunner(reg, nil).Run(context.Background(), env, Request{Name: "model"}, nil); res.Content != "openai/gpt-5" {
+		t.Errorf("the tool saw %q, want openai/gpt-5", res.Content)
+	}
+}

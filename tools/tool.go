@@ -179,9 +179,12 @@ func (t *Tool) policyTool() approval.Tool {
 	}
 }
 
-// Model is the model the client declared in initializationOptions.
+// Model is the model the client declared in initializationOptions
+// (model: {name, provider}); a tool that adapts to the model reads it
+// from its Call. Empty when the client did not say.
 type Model struct {
-	Name string `json:"name"`
+	Name     string `json:"name"`
+	Provider string `json:"provider,omitempty"` // e.g. anthropic, openai, google
 }
 
 // Progress reports on a running call. Implementations must be safe for
