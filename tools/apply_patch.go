@@ -20,8 +20,9 @@ import (
 
 // ApplyPatch is apply_patch.
 var ApplyPatch = builtin(withPatchNotes(editTool(Def[applyPatchArgs]{
-	Name:  "apply_patch",
-	Title: "Apply patch",
+	Name:     "apply_patch",
+	Category: "fs",
+	Title:    "Apply patch",
 	Description: "Applies a patch to one or several files, in either format models write. A unified diff (as made by " +
 		"`diff -u` or `git diff`; paths may carry a/ and b/): --- /dev/null creates a file, +++ /dev/null deletes one, different " +
 		"names rename it; a hunk whose lines moved is found up to 50 lines away (or anywhere, when its lines occur once). Or the " +

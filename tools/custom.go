@@ -33,7 +33,7 @@ func customTool(ct workspace.CustomTool) (*Tool, error) {
 	}
 	argv := append([]string(nil), ct.Argv...)
 	t := Define(Def[map[string]any]{
-		Name: ct.Name, Title: ct.Name,
+		Name: ct.Name, Category: "custom", Title: ct.Name,
 		Description: ct.Description + fmt.Sprintf(" (runs: %s)", strings.Join(argv, " ")),
 		InputSchema: schema,
 		Annotations: Annotations{Approval: approvalKind},

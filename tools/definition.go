@@ -9,8 +9,9 @@ import (
 // FindDefinition is definition: where the identifier at a position, or a named
 // symbol, is declared.
 var FindDefinition = builtin(Def[positionArgs]{
-	Name:  "definition",
-	Title: "Go to definition",
+	Name:     "definition",
+	Category: "code",
+	Title:    "Go to definition",
 	Description: "Finds where an identifier is declared. Give path, line and column (1-based; the column of any character of the identifier, " +
 		"as grep reports it) or symbol (a name such as \"NewReader\", \"bufio.NewReader\" or \"Reader.Read\"; add path, or path and line, to pick the one in a file or on a line). " +
 		"Go code is resolved by the type checker (precision \"type\"), across the packages of the module and the standard library; " +

@@ -15,8 +15,9 @@ import (
 
 // DeleteFile is delete_file.
 var DeleteFile = builtin(warnRecursive(editTool(Def[deleteFileArgs]{
-	Name:  "delete_file",
-	Title: "Delete file",
+	Name:     "delete_file",
+	Category: "fs",
+	Title:    "Delete file",
 	Description: "Deletes a file, or a directory with everything in it when recursive is true (a directory is never deleted " +
 		"without it). Always asks the person. A directory that holds sensitive files (paths.sensitive) is refused, and so is " +
 		"a workspace root.",

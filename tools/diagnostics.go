@@ -11,8 +11,9 @@ import (
 // Diagnostics is diagnostics: parse and type errors of Go code, and some
 // vet warnings.
 var Diagnostics = builtin(Def[diagnosticsArgs]{
-	Name:  "diagnostics",
-	Title: "Diagnostics",
+	Name:     "diagnostics",
+	Category: "code",
+	Title:    "Diagnostics",
 	Description: "Reports the syntax and type errors of Go code, as the compiler would, and a few go vet warnings (printf arguments, " +
 		"Println with formatting directives, self-assignment), reading the editor's unsaved buffers: " +
 		"for a file, the problems of that file (its whole package is type-checked); for a directory (default: the workspace root), " +

@@ -11,8 +11,9 @@ import (
 
 // EditFile is edit_file.
 var EditFile = builtin(editTool(Def[editFileArgs]{
-	Name:  "edit_file",
-	Title: "Edit file",
+	Name:     "edit_file",
+	Category: "fs",
+	Title:    "Edit file",
 	Description: "Replaces an exact string in a file with another. old_string must match the file's text exactly, " +
 		"including indentation and line breaks, and must be unique unless replace_all is true: include enough surrounding lines " +
 		"to make it so. Edits the editor's buffer when the file is open. The person approves the change as a diff in their editor.",

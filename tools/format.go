@@ -11,6 +11,7 @@ var Formats = []string{"agentls", "openai", "anthropic", "mcp"}
 // Definition is a tool's agentls-format definition.
 type Definition struct {
 	Name         string          `json:"name"`
+	Category     string          `json:"category"`
 	Title        string          `json:"title"`
 	Description  string          `json:"description"`
 	InputSchema  json.RawMessage `json:"inputSchema"`
@@ -43,7 +44,7 @@ func export(t *Tool, format string) (any, error) {
 			aliases = []string{}
 		}
 		return Definition{
-			Name: t.Name, Title: t.Title, Description: t.Description,
+			Name: t.Name, Category: t.Category, Title: t.Title, Description: t.Description,
 			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
 			Annotations: t.Annotations, Aliases: aliases,
 		}, nil

@@ -12,6 +12,7 @@ var now = time.Now
 // CurrentDatetime is get_current_datetime.
 var CurrentDatetime = builtin(Def[datetimeArgs]{
 	Name:        "get_current_datetime",
+	Category:    "system",
 	Title:       "Current date and time",
 	Description: "Returns the current date and time: ISO 8601, Unix time, the IANA time zone, and formatted date, time and full text. Pass timezone (an IANA name such as Europe/Paris) for another zone than the machine's.",
 	Aliases:     []string{"getCurrentDateTime"},

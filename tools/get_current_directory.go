@@ -8,6 +8,7 @@ import (
 // CurrentDirectory is get_current_directory: the workspace roots.
 var CurrentDirectory = builtin(Def[struct{}]{
 	Name:        "get_current_directory",
+	Category:    "fs",
 	Title:       "Current directory",
 	Description: "Returns the workspace root that relative paths are resolved against, and every other root.",
 	Aliases:     []string{"getCurrentDirectory"},

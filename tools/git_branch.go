@@ -12,8 +12,9 @@ import (
 // GitBranch is git_branch: lists branches, or creates one. Listing needs
 // no approval; creating asks in safe mode.
 var GitBranch = builtin(Def[gitBranchArgs]{
-	Name:  "git_branch",
-	Title: "Git branch",
+	Name:     "git_branch",
+	Category: "git",
+	Title:    "Git branch",
 	Description: "Without arguments, lists the local branches (all: true adds remote-tracking ones) with their commit, upstream, " +
 		"ahead/behind and which one is checked out. With name and create: true, creates the branch at start_point " +
 		"(default HEAD); checkout: true also switches to it (local changes are carried over). Creating asks for approval.",

@@ -16,8 +16,9 @@ import (
 // GitCommit is git_commit: commits the staged changes and the named files.
 // Its approval shows exactly the diff that would be committed.
 var GitCommit = builtin(Def[gitCommitArgs]{
-	Name:  "git_commit",
-	Title: "Git commit",
+	Name:     "git_commit",
+	Category: "git",
+	Title:    "Git commit",
 	Description: "Commits the staged changes plus the files named in files (staged first, like `git add`; deletions included) " +
 		"with message. The person approving sees the diff that would be committed. Files matching the sensitive patterns " +
 		"(paths.sensitive) inside a named folder are not staged (left_out lists them). Without files, only what is already " +

@@ -11,8 +11,9 @@ import (
 // GitDiff is git_diff: the changes of the work tree, the index or a
 // revision, as a unified diff with per-file counts.
 var GitDiff = builtin(Def[gitDiffArgs]{
-	Name:  "git_diff",
-	Title: "Git diff",
+	Name:     "git_diff",
+	Category: "git",
+	Title:    "Git diff",
 	Description: "Shows changes as a unified diff with a per-file summary. By default the work tree against the index (changes not yet " +
 		"staged); staged: true shows the staged changes (what git_commit would commit); ref compares against a revision " +
 		"(a branch, tag, commit, HEAD~1, or a range such as main..HEAD). path limits the diff to a file or folder. " +

@@ -11,8 +11,9 @@ import (
 
 // GitLog is git_log: recent commits, newest first.
 var GitLog = builtin(Def[gitLogArgs]{
-	Name:  "git_log",
-	Title: "Git log",
+	Name:     "git_log",
+	Category: "git",
+	Title:    "Git log",
 	Description: "Lists commits, newest first: hash, author, email, date (ISO 8601) and subject. limit is how many (default 20); " +
 		"path keeps the commits that touched a file or folder (a file's history follows its renames); ref starts from a branch, tag or commit (default HEAD) " +
 		"or takes a range such as main..HEAD.",

@@ -14,8 +14,9 @@ import (
 // It always asks; a force push is dangerous and asks even over rules and
 // earlier "always" answers.
 var GitPush = builtin(Def[gitPushArgs]{
-	Name:  "git_push",
-	Title: "Git push",
+	Name:     "git_push",
+	Category: "git",
+	Title:    "Git push",
 	Description: "Pushes a local branch (default: the current one) to a configured remote (default: the branch's upstream " +
 		"remote, else origin) under the same name. set_upstream: true records the remote branch as upstream. " +
 		"A push that is not a fast-forward is rejected unless force: true, which force-pushes with --force-with-lease " +

@@ -16,8 +16,9 @@ import (
 // GitStatus is git_status: the branch and the changed files, from
 // `git status --porcelain=v2 --branch -z`.
 var GitStatus = builtin(Def[gitStatusArgs]{
-	Name:  "git_status",
-	Title: "Git status",
+	Name:     "git_status",
+	Category: "git",
+	Title:    "Git status",
 	Description: "Shows the git state of the workspace repository: the current branch, its upstream and how far ahead/behind it is, the remote's URL, " +
 		"and the changed files: staged (what git_commit would commit), modified but not staged, deleted, renamed, conflicted and untracked. " +
 		"path limits the files to a file or folder. It reads the disk: unsaved editor buffers are not seen by git.",

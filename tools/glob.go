@@ -17,8 +17,9 @@ import (
 // Glob is glob: the workspace's files whose paths match a doublestar
 // pattern, with ripgrep's defaults (ignored and hidden files skipped).
 var Glob = builtin(Def[globArgs]{
-	Name:  "glob",
-	Title: "Find files by name",
+	Name:     "glob",
+	Category: "fs",
+	Title:    "Find files by name",
 	Description: "Lists the workspace's files whose paths match a glob pattern: `*` and `?` within one path segment, `**` across " +
 		"directories, `{a,b}` alternatives, `[a-z]` classes. The pattern is matched against paths relative to path (default the " +
 		"workspace root): \"**/*.go\" finds Go files at any depth, \"*.go\" only at the top, \"src/**/*_test.go\" below src. " +

@@ -15,8 +15,9 @@ import (
 // engine (package search). This file reads the arguments and turns the
 // engine's results and errors into the tool's.
 var Grep = builtin(Def[grepArgs]{
-	Name:  "grep",
-	Title: "Search file contents",
+	Name:     "grep",
+	Category: "fs",
+	Title:    "Search file contents",
 	Description: "Searches the contents of the workspace's files for a regular expression (RE2 syntax, as Go and ripgrep read it), " +
 		"like ripgrep: files listed in .gitignore/.ignore, hidden files and binary files are skipped. Reads the editor's unsaved buffers for open files. " +
 		"output_mode \"content\" (default) gives `path:line:text` lines (with context lines `path-line-text` when context/before/after are set), " +

@@ -15,8 +15,9 @@ import (
 
 // ListDirectory is list_directory.
 var ListDirectory = builtin(Def[listDirectoryArgs]{
-	Name:  "list_directory",
-	Title: "List directory",
+	Name:     "list_directory",
+	Category: "fs",
+	Title:    "List directory",
 	Description: "Lists the entries of a directory of the workspace: directories end with /, symlinks show their target. " +
 		"recursive lists the whole tree below it (max_depth limits the depth; 1 is the directory's own entries). " +
 		"Entries that .gitignore (and .ignore) exclude are left out, and so are hidden ones (a name starting with '.') unless " +

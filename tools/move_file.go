@@ -11,8 +11,9 @@ import (
 
 // MoveFile is move_file.
 var MoveFile = builtin(editTool(Def[moveFileArgs]{
-	Name:  "move_file",
-	Title: "Move or rename file",
+	Name:     "move_file",
+	Category: "fs",
+	Title:    "Move or rename file",
 	Description: "Moves or renames a file or a directory. to is the new path itself, not a directory to move into; missing parent " +
 		"directories are created. An existing file at to is replaced only with overwrite: true (a directory never is). " +
 		"Moving asks for approval in safe mode, to a new path too.",

@@ -9,8 +9,9 @@ import (
 // MultiEdit is multi_edit: several replacements in one file, applied in
 // order to the result of the previous ones, all or nothing.
 var MultiEdit = builtin(editTool(Def[multiEditArgs]{
-	Name:  "multi_edit",
-	Title: "Edit file (several replacements)",
+	Name:     "multi_edit",
+	Category: "fs",
+	Title:    "Edit file (several replacements)",
 	Description: "Makes several exact-string replacements in one file, in order: each edit applies to the text the previous ones " +
 		"produced. All or nothing: if any edit fails (old_string not found, or found more than once without replace_all) " +
 		"nothing is changed and the error names the edit. Same matching rules as edit_file. Edits the editor's buffer when the " +

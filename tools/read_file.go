@@ -17,8 +17,9 @@ import (
 
 // ReadFile is read_file.
 var ReadFile = builtin(Def[readFileArgs]{
-	Name:  "read_file",
-	Title: "Read file",
+	Name:     "read_file",
+	Category: "fs",
+	Title:    "Read file",
 	Description: "Reads a text file of the workspace and returns its lines numbered like `cat -n` (number, tab, text). " +
 		"Reads the editor's unsaved buffer when the file is open. offset is the first line (1-based), limit the number of lines " +
 		"(default 2000); very long lines are cut with a marker. Binary files are described, not dumped, unless encoding is base64. " +

@@ -9,8 +9,9 @@ import (
 // References is references: the uses of the identifier at a position, or
 // of a named symbol.
 var References = builtin(Def[referencesArgs]{
-	Name:  "references",
-	Title: "Find references",
+	Name:     "references",
+	Category: "code",
+	Title:    "Find references",
 	Description: "Finds the uses of an identifier across the workspace. Give path, line and column (1-based; the column of any character of " +
 		"the identifier) or symbol (\"NewReader\", \"bufio.NewReader\", \"Reader.Read\"; add path, or path and line, to pick the one in a file or on a line). Go code is resolved by the type checker " +
 		"(precision \"type\": only uses of that very declaration, in every package of the workspace that mentions it); other languages " +

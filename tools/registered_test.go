@@ -1,12 +1,14 @@
 package tools
 
 import (
+	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -252,4 +254,20 @@ type failRecorder struct {
 func (r *failRecorder) Errorf(format string, args ...any) {
 	r.failed = true
 	r.msgs = append(r.msgs, fmt.Sprintf(format, args...))
+}
+
+// TestEveryToolHasACategory: each built-in tool names its category (one of
+// Categories, custom being for the configuration's tools).
+func TestEveryToolHasACategory(t *testing.T) {
+	t.Parallel()
+	for _, tl := range NewBuiltinRegistry().List(nil) {
+		if tl.Category == "" || tl.Category == "custom" || !slices.Contains(Categories, tl.Category) {
+			t.Errorf("%s: category %q", tl.Name, tl.Category)
+		}
+	}
+	bad := Define(Def[json.RawMessage]{Name: "x", Category: "misc", Annotations: Annotations{Approval: "auto"},
+		Execute: func(*Call, json.RawMessage) (*Result, error) { return Success("", nil), nil }})
+	if err := NewRegistry(nil).Register(bad); err == nil {
+		t.Error("a tool of an unknown category was registered")
+	}
 }

@@ -21,8 +21,9 @@ import (
 // temporary file with argv (no shell string), under resource limits and,
 // where the machine allows it, without network.
 var RunCode = builtin(Def[runCodeArgs]{
-	Name:  "run_code",
-	Title: "Run code",
+	Name:     "run_code",
+	Category: "shell",
+	Title:    "Run code",
 	Description: "Runs a snippet of code: language python (python3), bash or node. The code is written to a temporary file and run " +
 		"with its args in a workspace folder (cwd, default the root) in a sandbox (bubblewrap): the workspace is readable and " +
 		"writable, the system's programs and libraries read-only, /tmp is private and also HOME; nothing else of the machine " +

@@ -11,8 +11,9 @@ import (
 // ShellBackground is shell_background: a long-running command (a dev
 // server, a watcher) whose output is read with shell_output.
 var ShellBackground = builtin(Def[shellBackgroundArgs]{
-	Name:  "shell_background",
-	Title: "Start background command",
+	Name:     "shell_background",
+	Category: "shell",
+	Title:    "Start background command",
 	Description: "Starts a long-running command (dev server, watcher, build in watch mode) with `bash -c` in its own process " +
 		"group and returns its id at once. Read its output with shell_output (id, since, wait_ms) and end it with shell_kill. " +
 		"It keeps running after this call and ends with the session (and with the server, however it stops). stdin is empty. " +

@@ -17,8 +17,9 @@ import (
 
 // ShellExec is shell_exec: bash -c in its own process group.
 var ShellExec = builtin(Def[shellExecArgs]{
-	Name:  "shell_exec",
-	Title: "Run shell command",
+	Name:     "shell_exec",
+	Category: "shell",
+	Title:    "Run shell command",
 	Description: "Runs a command with `bash -c` in a workspace folder (cwd, default the workspace root) and returns its exit code, " +
 		"stdout and stderr separately. Output is streamed while the command runs. A non-zero exit is an error " +
 		"(EXECUTION_ERROR) that still carries the output. The command ends after timeout_ms (default 120000, at most 600000) " +

@@ -7,8 +7,9 @@ import (
 
 // ShellKill is shell_kill: ends a background shell's whole process group.
 var ShellKill = builtin(Def[shellKillArgs]{
-	Name:  "shell_kill",
-	Title: "End background command",
+	Name:     "shell_kill",
+	Category: "shell",
+	Title:    "End background command",
 	Description: "Ends a shell started by shell_background: SIGTERM to its whole process group, then SIGKILL after a short " +
 		"grace. Its output stays readable with shell_output.",
 	Annotations: Annotations{Approval: "auto"},

@@ -13,8 +13,9 @@ import (
 
 // ShellOutput is shell_output: the output of a shell from a byte offset.
 var ShellOutput = builtin(Def[shellOutputArgs]{
-	Name:  "shell_output",
-	Title: "Read shell output",
+	Name:     "shell_output",
+	Category: "shell",
+	Title:    "Read shell output",
 	Description: "Returns the output of a shell started by shell_background (or the full output of a finished shell_exec, " +
 		"whose result names its id) from the byte offset since, waiting up to wait_ms for new output when there is none yet. " +
 		"stream is combined (default: stdout and stderr as they arrived), stdout or stderr. Continue with since = next_offset. " +

@@ -13,8 +13,9 @@ import (
 // Symbols is symbols: a file's outline, or a fuzzy search of the
 // workspace's declarations by name.
 var Symbols = builtin(Def[symbolsArgs]{
-	Name:  "symbols",
-	Title: "List or search symbols",
+	Name:     "symbols",
+	Category: "code",
+	Title:    "List or search symbols",
 	Description: "With path: the outline of a file (functions, methods with their receiver type as container, types with their fields or " +
 		"methods as children, constants, variables; classes and members in Python, JavaScript/TypeScript, Rust, Java, C/C++; shell " +
 		"functions; Markdown headings). With query: a fuzzy search of the declarations of the whole workspace by name, best first " +

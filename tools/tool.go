@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,11 +22,17 @@ type Annotations struct {
 	Approval    string `json:"approval"` // "auto", "ask" or "conditional"
 }
 
+// Categories are the values of Tool.Category.
+var Categories = []string{"fs", "git", "code", "shell", "web", "system", "custom"}
+
 // Tool is one tool, as the registry holds it. Make one with Define. A Tool
 // is immutable once registered; its functions may run concurrently for
 // several calls.
 type Tool struct {
-	Name         string
+	Name string
+	// Category groups tools for people and agents: fs, git, code (code
+	// intelligence), shell, web, system, custom (Categories).
+	Category     string
 	Title        string
 	Description  string
 	InputSchema  json.RawMessage // a JSON Schema object with additionalProperties: false
@@ -54,6 +61,7 @@ type Tool struct {
 // and Execute all receive that value.
 type Def[A any] struct {
 	Name         string
+	Category     string
 	Title        string
 	Description  string
 	InputSchema  json.RawMessage
@@ -86,7 +94,7 @@ type funcs struct {
 // Define makes a Tool of d; Registry.Register checks it.
 func Define[A any](d Def[A]) *Tool {
 	t := &Tool{
-		Name: d.Name, Title: d.Title, Description: d.Description,
+		Name: d.Name, Category: d.Category, Title: d.Title, Description: d.Description,
 		InputSchema: d.InputSchema, OutputSchema: d.OutputSchema, Annotations: d.Annotations,
 		Aliases: d.Aliases, Risk: d.Risk, Timeout: d.Timeout,
 	}
@@ -122,6 +130,9 @@ type Assessment struct {
 func (t *Tool) compile() error {
 	if t.Name == "" || t.fns.execute == nil {
 		return fmt.Errorf("tool %q: name and Execute are required", t.Name)
+	}
+	if t.Category != "" && !slices.Contains(Categories, t.Category) {
+		return fmt.Errorf("tool %s: category %q is not one of %v", t.Name, t.Category, Categories)
 	}
 	switch t.Annotations.Approval {
 	case "auto", "ask", "conditional":

@@ -28,8 +28,9 @@ import (
 // WebFetch is web_fetch: one HTTP(S) request, the answer as readable text,
 // Markdown or the raw body.
 var WebFetch = builtin(Def[webFetchArgs]{
-	Name:  "web_fetch",
-	Title: "Fetch URL",
+	Name:     "web_fetch",
+	Category: "web",
+	Title:    "Fetch URL",
 	Description: "Fetches an http(s) URL and returns the body: format markdown (default) or text turn HTML into readable text " +
 		"(scripts and styles dropped; Markdown keeps headings, lists, code blocks, tables and links); raw returns the body as is " +
 		"(binary bodies base64). Other text types (JSON, plain text) come back unchanged. method, headers and body make other " +

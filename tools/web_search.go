@@ -21,8 +21,9 @@ import (
 
 // WebSearch is web_search: a query to the configured search provider.
 var WebSearch = builtin(Def[webSearchArgs]{
-	Name:  "web_search",
-	Title: "Web search",
+	Name:     "web_search",
+	Category: "web",
+	Title:    "Web search",
 	Description: "Searches the web through the configured provider (web.search: a SearXNG instance or the Brave Search API) " +
 		"and returns the results: title, URL and snippet. Read a result with web_fetch.",
 	Annotations: Annotations{ReadOnly: true, Approval: "auto"},

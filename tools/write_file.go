@@ -12,8 +12,9 @@ import (
 
 // WriteFile is write_file.
 var WriteFile = builtin(editTool(Def[writeFileArgs]{
-	Name:  "write_file",
-	Title: "Write file",
+	Name:     "write_file",
+	Category: "fs",
+	Title:    "Write file",
 	Description: "Creates a file, or replaces the whole content of one. To replace an existing file, read it first with read_file; " +
 		"for changes to part of a file prefer edit_file. An existing file keeps its line endings (CRLF stays CRLF) and its final newline. " +
 		"Creating a file and overwriting one both ask for approval in safe mode (a rule approval.tools.write_file: auto makes them automatic).",
