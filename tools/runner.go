@@ -416,7 +416,48 @@ func commandDir(c *Call, typed any) string {
 // execute runs the tool under its time limit. It returns as soon as the call
 // is cancelled or times out, even if Execute has not returned yet; a call
 // cancelled before it starts never starts.
+// retryWaits are the pauses before the retries of a call that failed in a
+// way worth retrying (retryable).
+var retryWaits = []time.Duration{300 * time.Millisecond, time.Second}
+
+// retryable: a read-only call (so running it again changes nothing) that
+// failed for a passing reason: the network (a connection refused or cut,
+// rate limiting) or another git holding the repository's lock.
+func retryable(t *Tool, res *Result) bool {
+	if !t.Annotations.ReadOnly || res.Status != StatusError || res.Error == nil || !res.Error.Recoverable {
+		return false
+	}
+	switch res.Error.Code {
+	case NetworkError:
+		return true
+	case ExecutionError:
+		return strings.Contains(res.Error.Message, ".lock': File exists") || strings.Contains(res.Error.Message, "Another git process seems to be running")
+	}
+	return false
+}
+
+// execute runs the call, again after a pause while it fails in a way
+// worth retrying (retryable), as long as the call is not cancelled.
 func (r *Runner) execute(c *Call, cfg *workspace.Config, args any, by string) *Result {
+	try := *c
+	res := r.executeOnce(&try, cfg, args, by)
+	for _, wait := range retryWaits {
+		if !retryable(c.Tool, res) {
+			break
+		}
+		select {
+		case <-time.After(wait):
+		case <-c.Ctx.Done():
+			return res
+		}
+		c.Log.Info("retrying a call that failed for a passing reason", "code", res.Error.Code, "err", res.Error.Message)
+		try = *c
+		res = r.executeOnce(&try, cfg, args, by)
+	}
+	return res
+}
+
+func (r *Runner) executeOnce(c *Call, cfg *workspace.Config, args any, by string) *Result {
 	if c.Ctx.Err() != nil {
 		return cancelled(c.Ctx)
 	}
