@@ -8,6 +8,10 @@ import (
 // Formats are the definition formats of tool/list and `agentls tools`.
 var Formats = []string{"agentls", "openai", "anthropic", "mcp"}
 
+// anthropicTextEditor is the type of Anthropic's text editor tool that
+// str_replace_based_edit_tool is declared as in the anthropic format.
+const anthropicTextEditor = "text_editor_20250728"
+
 // Definition is a tool's agentls-format definition.
 type Definition struct {
 	Name         string          `json:"name"`
@@ -59,6 +63,11 @@ func export(t *Tool, format string) (any, error) {
 			},
 		}, nil
 	case "anthropic":
+		if t.Name == TextEditor.Name {
+			// Declared as Anthropic's own text editor tool, whose schema
+			// Claude models know (the other formats carry it in full).
+			return map[string]any{"type": anthropicTextEditor, "name": t.Name}, nil
+		}
 		return map[string]any{
 			"name":         t.Name,
 			"description":  t.Description,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"testing"
 
@@ -49,5 +50,21 @@ func TestExportFormats(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("definitions differ from %s (run with -update after checking):\n%s", golden, got)
+	}
+}
+
+// TestTextEditorAsAnthropicBuiltin: in the anthropic format the text
+// editor is declared as Anthropic's own tool type; elsewhere in full.
+func TestTextEditorAsAnthropicBuiltin(t *testing.T) {
+	t.Parallel()
+	reg := NewRegistry(nil)
+	reg.MustRegister(TextEditor)
+	tl, _ := reg.Lookup("str_replace_based_edit_tool")
+	got, err := Export([]*Tool{tl}, "anthropic")
+	if err != nil || fmt.Sprint(got) != "[map[name:str_replace_based_edit_tool type:text_editor_20250728]]" {
+		t.Errorf("anthropic: %v, %v", got, err)
+	}
+	if d, _ := Export([]*Tool{tl}, "agentls"); len(d) != 1 || len(d[0].(Definition).InputSchema) == 0 {
+		t.Errorf("agentls: %v", d)
 	}
 }
