@@ -308,9 +308,9 @@ func TestOutput(t *testing.T) {
 	mu.Unlock()
 }
 
-// TestEndAll: EndAll ends the processes of every Store.
+// TestEndAll: EndAll ends the processes of every Store. Not parallel: it
+// would end those of the tests running beside it too.
 func TestEndAll(t *testing.T) {
-	t.Parallel()
 	mk := marker(705)
 	var stores []*Store
 	for range 2 {
