@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/agentls/agentls/approval"
@@ -235,24 +236,31 @@ func serve(ctx context.Context, g globals, lo listenFlags, stdio IO) int {
 		return usageError(stdio, err, nil)
 	}
 	defer closeLog()
+	// A signal exits the process from its handler: the socket and the
+	// generated token file go first. The handler is in place before they
+	// exist, and waits while they are being made (mu).
+	var mu sync.Mutex
 	var l *listen.Listener
+	ctx, stop := stopOnSignal(ctx, stdio.Stderr, func() {
+		mu.Lock()
+		if l != nil {
+			l.Close()
+		}
+		mu.Unlock()
+		attach.CloseAll() // the published session, if any
+		closeLog()
+	})
+	defer stop()
 	if lo.addr != "" {
-		if l, err = lo.open(log, stdio.Stderr); err != nil {
+		mu.Lock()
+		l, err = lo.open(log, stdio.Stderr)
+		mu.Unlock()
+		if err != nil {
 			fmt.Fprintf(stdio.Stderr, "agentls: %v\n", err)
 			return 1
 		}
 		defer l.Close()
 	}
-	// A signal exits the process from its handler: the socket and the
-	// generated token file go first.
-	ctx, stop := stopOnSignal(ctx, stdio.Stderr, func() {
-		if l != nil {
-			l.Close()
-		}
-		attach.CloseAll() // the published session, if any
-		closeLog()
-	})
-	defer stop()
 	cwd, _ := os.Getwd()
 	opts := lsp.Options{Runner: NewRunner(log), Log: log, Version: Version, DefaultRoot: cwd, ConfigFile: g.config}
 	if l != nil {
