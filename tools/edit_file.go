@@ -43,22 +43,30 @@ func planEdit(c *Call, a editFileArgs) (*workspace.Plan, error) {
 }
 
 // planEdits applies edits in order to the current text of path; all or none.
-func planEdits(c *Call, arg string, edits []Edit) (*workspace.Plan, error) {
-	path, rel, err := resolveArg(c, arg)
+// editableText resolves arg and returns the current text of the text file
+// it names, which the model must not have seen in another version
+// (checkFresh). create says how to create a missing file.
+func editableText(c *Call, arg, create string) (path, rel, old string, err error) {
+	path, rel, err = resolveArg(c, arg)
 	if err != nil {
-		return nil, err
+		return "", "", "", err
 	}
 	old, exists, err := currentText(c, path)
 	if err != nil {
-		return nil, err
+		return "", "", "", err
 	}
 	if !exists {
-		return nil, Errorf(FileNotFound, "%s does not exist; create it with write_file", rel)
+		return "", "", "", Errorf(FileNotFound, "%s does not exist; create it with %s", rel, create)
 	}
 	if strings.IndexByte(old, 0) >= 0 {
-		return nil, Errorf(BinaryFile, "%s is a binary file", rel)
+		return "", "", "", Errorf(BinaryFile, "%s is a binary file", rel)
 	}
-	if err := checkFresh(c, path, old); err != nil {
+	return path, rel, old, checkFresh(c, path, old)
+}
+
+func planEdits(c *Call, arg string, edits []Edit) (*workspace.Plan, error) {
+	path, rel, old, err := editableText(c, arg, "write_file")
+	if err != nil {
 		return nil, err
 	}
 	e := detectEOL(old)

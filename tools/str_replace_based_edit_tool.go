@@ -149,18 +149,8 @@ func planTextEditor(c *Call, a textEditorArgs) (*workspace.Plan, error) {
 
 // planInsert plans inserting text after line n of the file at arg.
 func planInsert(c *Call, arg string, n int, text string) (*workspace.Plan, error) {
-	path, rel, err := resolveArg(c, arg)
+	path, rel, old, err := editableText(c, arg, "command create")
 	if err != nil {
-		return nil, err
-	}
-	old, exists, err := currentText(c, path)
-	if err != nil {
-		return nil, err
-	}
-	if !exists {
-		return nil, Errorf(FileNotFound, "%s does not exist; create it with command create", rel)
-	}
-	if err := checkFresh(c, path, old); err != nil {
 		return nil, err
 	}
 	e := detectEOL(old)
