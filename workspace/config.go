@@ -460,7 +460,9 @@ func UserConfigPath() string {
 
 // LoadFiles sets the user layer and the workspace layer from disk. The
 // workspace layer merges the .agentls.json of every root, the first root
-// last so that it wins. Missing files are not errors.
+// last so that it wins. Missing files are not errors: a file deleted since
+// the last load takes its settings with it. A file that cannot be read or
+// is not valid keeps the settings last read from it, and is reported.
 func (s *ConfigStack) LoadFiles(roots []string) (*Config, []error) {
 	var errs []error
 	p := s.UserFile
@@ -472,7 +474,9 @@ func (s *ConfigStack) LoadFiles(roots []string) (*Config, []error) {
 			if _, err := s.Set(LayerUser, p, b); err != nil {
 				errs = append(errs, err)
 			}
-		} else if !os.IsNotExist(err) {
+		} else if os.IsNotExist(err) {
+			s.Set(LayerUser, p, nil) // deleted: its settings go with it
+		} else {
 			errs = append(errs, &ConfigError{Layer: LayerUser, Source: p, Err: err})
 		}
 	}

@@ -119,3 +119,32 @@ func TestModeAliases(t *testing.T) {
 		t.Errorf("a repository's mode none: %q, want the user's safe kept", cfg.Approval.Mode)
 	}
 }
+
+// TestDeletedUserConfig: deleting the user's config file takes its settings
+// away at the next load; a broken one keeps the last good settings.
+func TestDeletedUserConfig(t *testing.T) {
+	t.Parallel()
+	user := filepath.Join(t.TempDir(), "config.json")
+	os.WriteFile(user, []byte(`{"approval":{"mode":"ask"}}`), 0o600)
+	s := &ConfigStack{UserFile: user}
+	for _, step := range []struct {
+		name, content string // content "" deletes the file
+		want          string
+		errs          int
+	}{
+		{"written", `{"approval":{"mode":"ask"}}`, "ask", 0},
+		{"broken", `{"approval":`, "ask", 1},
+		{"deleted", "", "safe", 0},
+		{"written again", `{"approval":{"mode":"yolo"}}`, "yolo", 0},
+	} {
+		if step.content == "" {
+			os.Remove(user)
+		} else {
+			os.WriteFile(user, []byte(step.content), 0o600)
+		}
+		cfg, errs := s.LoadFiles([]string{t.TempDir()})
+		if cfg.Approval.Mode != step.want || len(errs) != step.errs {
+			t.Errorf("%s: mode %q, errors %v; want %q and %d errors", step.name, cfg.Approval.Mode, errs, step.want, step.errs)
+		}
+	}
+}
