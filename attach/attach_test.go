@@ -10,47 +10,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/internal/testenv"
 )
 
-// The test binary doubles as a process of another user for the peer tests:
-// with AGENTLS_TEST_LISTEN it listens on that socket and answers nothing;
-// with AGENTLS_TEST_CONNECT it connects to that socket, writes and reports
-// what it read.
-func TestMain(m *testing.M) {
-	if path := os.Getenv("AGENTLS_TEST_LISTEN"); path != "" {
-		l, err := net.Listen("unix", path)
-		if err != nil {
-			fmt.Println("listen:", err)
-			os.Exit(1)
-		}
-		os.Chmod(path, 0o777)
-		fmt.Println("ready")
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				os.Exit(0)
-			}
-			defer c.Close()
-		}
-	}
-	if path := os.Getenv("AGENTLS_TEST_CONNECT"); path != "" {
-		c, err := net.Dial("unix", path)
-		if err != nil {
-			fmt.Println("dial:", err)
-			os.Exit(0)
-		}
-		c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
-		fmt.Fprintf(c, "Content-Length: %d\r\n\r\n%s", len(body), body)
-		n, err := c.Read(make([]byte, 100))
-		fmt.Printf("read %d: %v\n", n, err)
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+// The test binary doubles as a process of another user for the peer tests.
+func TestMain(m *testing.M) { testenv.PeerMain(m) }
 
 // runtimeDir gives the test a runtime directory of its own.
 func runtimeDir(t *testing.T) string {
@@ -351,31 +318,6 @@ func TestRuntimeDirRefused(t *testing.T) {
 	}
 }
 
-// asNobody returns a command that runs this test binary (copied where
-// uid 65534 may run it) as uid 65534 with env; it skips the test unless
-// it runs as root.
-func asNobody(t *testing.T, env string) *exec.Cmd {
-	t.Helper()
-	if os.Getuid() != 0 {
-		t.Skip("needs root to run a process of another uid")
-	}
-	base := t.TempDir()
-	os.Chmod(base, 0o755)
-	os.Chmod(filepath.Dir(base), 0o755)
-	bin := filepath.Join(base, "child")
-	data, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	return cmd
-}
-
 // A process of another uid that gets to the socket (as if its permissions
 // were lost) is closed before it is answered; and a socket served by a
 // process of another uid is refused by the client.
@@ -395,7 +337,8 @@ func TestPeerOfAnotherUID(t *testing.T) {
 	os.Chmod(filepath.Dir(dir), 0o755)
 	os.Chmod(dir, 0o711)
 	os.Chmod(p.Descriptor.Socket, 0o666)
-	cmd := asNobody(t, "AGENTLS_TEST_CONNECT="+p.Descriptor.Socket)
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
+	cmd := testenv.Nobody(t, testenv.PeerDial(p.Descriptor.Socket, fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)))
 	out, err := cmd.CombinedOutput()
 	// Closed before a byte is written: EOF, or a reset when the server
 	// closed with the client's bytes unread.
@@ -409,7 +352,7 @@ func TestPeerOfAnotherUID(t *testing.T) {
 	open := t.TempDir()
 	os.Chmod(open, 0o777)
 	sock := filepath.Join(open, "s.sock")
-	srv := asNobody(t, "AGENTLS_TEST_LISTEN="+sock)
+	srv := testenv.Nobody(t, testenv.PeerListen(sock))
 	stdout, _ := srv.StdoutPipe()
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)

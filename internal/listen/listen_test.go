@@ -1,37 +1,21 @@
 package listen
 
 import (
-	"fmt"
 	"io"
 	"io/fs"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/internal/testenv"
 )
 
-// The test binary doubles as a client for the peer-uid test: with
-// AGENTLS_TEST_DIAL set it connects to that socket, reports what happened
-// on stdout and exits.
-func TestMain(m *testing.M) {
-	if path := os.Getenv("AGENTLS_TEST_DIAL"); path != "" {
-		c, err := net.Dial("unix", path)
-		if err != nil {
-			fmt.Println("dial:", err)
-			os.Exit(0)
-		}
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		c.Write([]byte("hello"))
-		n, err := c.Read(make([]byte, 10))
-		fmt.Printf("read %d: %v\n", n, err)
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+// The test binary doubles as a client of another user for the peer-uid
+// test.
+func TestMain(m *testing.M) { testenv.PeerMain(m) }
 
 // private points the generated token files at a fresh directory.
 func private(t *testing.T) string {
@@ -312,29 +296,17 @@ func TestUnixSocketDirRefused(t *testing.T) {
 func TestUnixPeerOfAnotherUID(t *testing.T) {
 	asRoot(t)
 	private(t)
-	// The child is this test binary, copied where uid 65534 may run it.
-	base := t.TempDir()
-	os.Chmod(base, 0o755)
-	os.Chmod(filepath.Dir(base), 0o755)
-	bin := filepath.Join(base, "client")
-	data, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	dial := func(sock string) string {
-		cmd := exec.Command(bin)
-		cmd.Env = append(os.Environ(), "AGENTLS_TEST_DIAL="+sock)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-		out, err := cmd.CombinedOutput()
+		out, err := testenv.Nobody(t, testenv.PeerDial(sock, "hello")).CombinedOutput()
 		if err != nil {
 			t.Fatalf("child: %v %s", err, out)
 		}
 		return strings.TrimSpace(string(out))
 	}
 
+	base := t.TempDir()
+	os.Chmod(base, 0o755)
+	os.Chmod(filepath.Dir(base), 0o755)
 	sockDir := filepath.Join(base, "run")
 	sock := filepath.Join(sockDir, "s.sock")
 	l, err := Listen("unix:"+sock, Options{})
