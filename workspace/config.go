@@ -356,6 +356,10 @@ func (s *ConfigStack) restrictWorkspace(ws map[string]any) []string {
 	if h, ok := ws["history"].(map[string]any); ok {
 		drop(h, "file", "history.file")
 	}
+	if l, ok := ws["lsp"].(map[string]any); ok && l["publishSession"] == true {
+		// publishing lets other programs of the user attach to the session
+		drop(l, "publishSession", "lsp.publishSession true")
+	}
 	if cs, ok := ws["custom"].([]any); ok {
 		for _, c := range cs {
 			if m, ok := c.(map[string]any); ok && m["approval"] == "auto" {
