@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+	"time"
 
 	"github.com/agentls/agentls/workspace"
 )
@@ -97,6 +98,10 @@ func hashText(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
+
+// formatMtime is how results give a modification time: RFC 3339 in UTC,
+// with nanoseconds (trailing zeros dropped).
+func formatMtime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // fileError maps an os error about path to the code the model sees.
 func fileError(rel string, err error) error {

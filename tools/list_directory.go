@@ -34,7 +34,7 @@ var ListDirectory = builtin(Def[listDirectoryArgs]{
 		"entries":{"type":"array","items":{"type":"object","required":["path","name","type"],"properties":{
 			"path":{"type":"string"},"name":{"type":"string"},
 			"type":{"enum":["file","directory","symlink","other"]},
-			"size":{"type":"integer"},"target":{"type":"string"},"depth":{"type":"integer"}}}},
+			"size":{"type":"integer"},"mtime":{"type":"string","format":"date-time"},"target":{"type":"string"},"depth":{"type":"integer"}}}},
 		"truncated":{"type":"boolean"},"total":{"type":"integer"},
 		"ignored":{"type":"integer"},"hidden":{"type":"integer"}}}`),
 	Execute: listDirectory,
@@ -55,10 +55,14 @@ type listDirectoryArgs struct {
 
 // ListEntry is one entry of list_directory's structured result.
 type ListEntry struct {
-	Path   string `json:"path"`
-	Name   string `json:"name"`
-	Type   string `json:"type"`
-	Size   *int64 `json:"size,omitempty"`
+	Path string `json:"path"`
+	Name string `json:"name"`
+	Type string `json:"type"`
+	Size *int64 `json:"size,omitempty"`
+	// Mtime is the entry's modification time (of a symlink itself, not its
+	// target), RFC 3339 in UTC with nanoseconds; absent when it could not
+	// be read.
+	Mtime  string `json:"mtime,omitempty"`
 	Target string `json:"target,omitempty"`
 	Depth  int    `json:"depth"`
 }
@@ -87,6 +91,10 @@ func listDirectory(c *Call, a listDirectoryArgs) (*Result, error) {
 		IncludeHidden: a.IncludeHidden, Dirs: true, MaxDepth: depth, Roots: c.Workspace.Roots(),
 	}, func(f *workspace.File) error {
 		e := ListEntry{Path: prefix + f.Rel, Name: f.Name, Depth: f.Depth}
+		info, ierr := f.Info()
+		if ierr == nil {
+			e.Mtime = formatMtime(info.ModTime())
+		}
 		var skip error
 		switch {
 		case f.IsDir():
@@ -100,7 +108,7 @@ func listDirectory(c *Call, a listDirectoryArgs) (*Result, error) {
 			e.Target, _ = f.Readlink()
 		case f.IsRegular():
 			e.Type = "file"
-			if info, err := f.Info(); err == nil {
+			if ierr == nil {
 				n := info.Size()
 				e.Size = &n
 			}

@@ -35,7 +35,7 @@ var ReadFile = builtin(Def[readFileArgs]{
 		"path":{"type":"string"},"start_line":{"type":"integer"},"end_line":{"type":"integer"},"total_lines":{"type":"integer"},
 		"truncated":{"type":"boolean"},"cut_lines":{"type":"array","items":{"type":"integer"}},"binary":{"type":"boolean"},
 		"mime_type":{"type":"string"},"size":{"type":"integer"},"encoding":{"type":"string"},"data":{"type":"string"},
-		"from_buffer":{"type":"boolean"}}}`),
+		"from_buffer":{"type":"boolean"},"mtime":{"type":"string","format":"date-time"}}}`),
 	Execute: readFile,
 })
 
@@ -57,6 +57,7 @@ func readFile(c *Call, a readFileArgs) (*Result, error) {
 	}
 	var src io.Reader
 	var size int64
+	var mtime string
 	doc, fromBuffer := c.Workspace.Overlays.Get(path)
 	if fromBuffer {
 		src, size = strings.NewReader(doc.Text), int64(len(doc.Text))
@@ -75,12 +76,15 @@ func readFile(c *Call, a readFileArgs) (*Result, error) {
 		if _, err := checkRegular(rel, fi); err != nil {
 			return nil, err
 		}
-		src, size = f, fi.Size()
+		src, size, mtime = f, fi.Size(), formatMtime(fi.ModTime())
 	}
 	br := bufio.NewReaderSize(src, 64<<10)
 	head, _ := br.Peek(8000)
 	binary := bytes.IndexByte(head, 0) >= 0
 	s := map[string]any{"path": rel, "size": size, "from_buffer": fromBuffer}
+	if mtime != "" {
+		s["mtime"] = mtime
+	}
 
 	if a.Encoding == "base64" {
 		if size > int64(limits.MaxFileBytes) {

@@ -104,6 +104,10 @@ import (
 //     (15:04:05) and $WEEKDAY, in the zone the call's timezone argument
 //     names, or without one in UTC or the local zone; any other time stays
 //     as it is;
+//   - a file's modification time (an "mtime" field) reads $MTIME when it
+//     is RFC 3339 in UTC and lies between the scenario's start (less a
+//     second: file systems keep coarse clocks) and the normalising; any
+//     other value stays as it is, and so differs from the golden;
 //   - the commits the calls make (their dates differ, so their hashes
 //     do): the hash of each commit that was not there after the git
 //     section, in full or abbreviated to 7 or more digits, reads $COMMIT1,
@@ -423,7 +427,7 @@ func runScenario(t *testing.T, path string) {
 		}
 	}
 	root, outside := t.TempDir(), t.TempDir()
-	n := &scenarioNormaliser{remote: filepath.Join(outside, "remote")}
+	n := &scenarioNormaliser{remote: filepath.Join(outside, "remote"), setup: time.Now()}
 	if len(sc.http) > 0 {
 		srv := httptest.NewServer(scenarioHTTP(sc.http))
 		t.Cleanup(srv.Close)
@@ -805,9 +809,10 @@ func scenarioHTTP(files []txtar.File) http.Handler {
 // scenarioNormaliser writes the unstable parts of what a scenario sees as
 // names (see the top of this file).
 type scenarioNormaliser struct {
-	roots  []string // the workspace root as resolved and as given
-	http   string   // the HTTP server's URL; "" when none
-	remote string   // the $REMOTE folder
+	roots  []string  // the workspace root as resolved and as given
+	http   string    // the HTTP server's URL; "" when none
+	remote string    // the $REMOTE folder
+	setup  time.Time // when the scenario began to make its files
 
 	gitDir   string
 	gitEnv   []string
@@ -894,9 +899,29 @@ func (n *scenarioNormaliser) apply(s string, start, end time.Time) string {
 	if !start.IsZero() {
 		s = normaliseClock(s, start, end, n.zone)
 	}
+	s = n.mtimes(s)
 	s = durationField.ReplaceAllString(s, `"duration_ms": 0`)
 	s = cgroupPath.ReplaceAllString(s, "$$CGROUP")
 	return pidWord.ReplaceAllString(s, `${1}$$PID`)
+}
+
+// mtimeField is a file's modification time in a result.
+var mtimeField = regexp.MustCompile(`"mtime": "([^"]*)"`)
+
+// mtimes names the modification times in s that are what they must be:
+// RFC 3339 in UTC, from the scenario's start (a second earlier: a file
+// system's clock is coarse) to now. Any other stays, to differ from the
+// golden.
+func (n *scenarioNormaliser) mtimes(s string) string {
+	from, to := n.setup.Add(-time.Second), time.Now()
+	return mtimeField.ReplaceAllStringFunc(s, func(f string) string {
+		v := mtimeField.FindStringSubmatch(f)[1]
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil || !strings.HasSuffix(v, "Z") || t.Before(from) || t.After(to) {
+			return f
+		}
+		return `"mtime": "$MTIME"`
+	})
 }
 
 // durationField is a process's duration, which reads 0 (like durationMs).
