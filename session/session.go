@@ -100,9 +100,13 @@ func New(o Options) (*Session, []error, error) {
 	if histFile == "" {
 		histFile = tools.HistoryFile(ws.Roots())
 	}
+	// The result cache checks each answer against the files it read before
+	// giving it, so every session has one, told of changes or not
+	// (tools/resultcache.go); announcements only drop answers sooner.
+	ts := tools.NewSession(ws, tools.SessionOptions{SearchCache: o.SearchCache, ResultCache: true})
 	s.env = &tools.Env{
 		Workspace: ws,
-		Session:   tools.NewSession(ws, tools.SessionOptions{SearchCache: o.SearchCache}),
+		Session:   ts,
 		Model:     o.Model,
 		Agent:     o.Agent,
 		Approver:  o.Approver,

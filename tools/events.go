@@ -22,7 +22,8 @@ type Event struct {
 	OldPath       string          `json:"oldPath,omitempty"` // fileChanged of a rename: where it was
 	Operation     string          `json:"operation,omitempty"`
 	Risk          string          `json:"risk,omitempty"`
-	Agent         string          `json:"agent,omitempty"` // kind call: the call's agent, when known
+	Agent         string          `json:"agent,omitempty"`  // kind call: the call's agent, when known
+	Cached        bool            `json:"cached,omitempty"` // kind result: answered from the result cache
 }
 
 // Events receives the events of calls. Event must not block.

@@ -25,12 +25,15 @@ const maxRememberedText = 1 << 20
 
 // RecordRead remembers that the model has seen content of path (the whole
 // file): its hash, and the text when small.
-func RecordRead(s *Session, path, content string) {
+func RecordRead(s *Session, path, content string) { recordRead(s, path, readRecordOf(content)) }
+
+// readRecordOf is the record of having read content (the whole file).
+func readRecordOf(content string) readRecord {
 	rec := readRecord{Hash: hashText(content)}
 	if len(content) <= maxRememberedText {
 		rec.Text = &content
 	}
-	recordRead(s, path, rec)
+	return rec
 }
 
 func recordRead(s *Session, path string, rec readRecord) {

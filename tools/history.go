@@ -33,6 +33,8 @@ type LogEntry struct {
 	// when it was written; Read redacts entries of an older one (written
 	// before there was one) again.
 	Redaction int `json:"redaction,omitempty"`
+	// Cached: the session's result cache answered the call.
+	Cached bool `json:"cached,omitempty"`
 }
 
 // redactionVersion is the current Redaction: gitleaks' rules and agentls's

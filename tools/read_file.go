@@ -26,6 +26,7 @@ var ReadFile = builtin(Def[readFileArgs]{
 		"Read a file before you edit or overwrite it.",
 	Aliases:     []string{"readFile", "view"},
 	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+	Cacheable:   true,
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{
 		"path":{"type":"string","description":"file path, relative to the workspace root or absolute inside it"},
 		"offset":{"type":"integer","minimum":1,"default":1,"description":"first line to return, 1-based"},
@@ -59,6 +60,7 @@ func readFile(c *Call, a readFileArgs) (*Result, error) {
 	var size int64
 	var mtime string
 	doc, fromBuffer := c.Workspace.Overlays.Get(path)
+	c.dependsOnBuffer(path, fromBuffer, doc.Text)
 	if fromBuffer {
 		src, size = strings.NewReader(doc.Text), int64(len(doc.Text))
 	} else {
@@ -76,6 +78,7 @@ func readFile(c *Call, a readFileArgs) (*Result, error) {
 		if _, err := checkRegular(rel, fi); err != nil {
 			return nil, err
 		}
+		c.dependsOnFile(path, fi)
 		src, size, mtime = f, fi.Size(), formatMtime(fi.ModTime())
 	}
 	br := bufio.NewReaderSize(src, 64<<10)
@@ -94,7 +97,7 @@ func readFile(c *Call, a readFileArgs) (*Result, error) {
 		if err != nil {
 			return nil, fileError(rel, err)
 		}
-		RecordRead(c.Session, path, string(data))
+		c.recordRead(path, readRecordOf(string(data)))
 		enc := base64.StdEncoding.EncodeToString(data)
 		s["encoding"], s["data"], s["binary"], s["total_lines"] = "base64", enc, binary, 0
 		s["mime_type"] = http.DetectContentType(head)
@@ -145,7 +148,7 @@ func readFile(c *Call, a readFileArgs) (*Result, error) {
 		t := whole.String()
 		rec.Text = &t
 	}
-	recordRead(c.Session, path, rec)
+	c.recordRead(path, rec)
 	total := line
 	s["total_lines"], s["encoding"] = total, "utf-8"
 	if end == 0 {

@@ -67,6 +67,9 @@ type Result struct {
 	Message    string `json:"message,omitempty"`
 	ApprovedBy string `json:"approvedBy"`
 	DurationMs int64  `json:"durationMs"`
+	// Cached: the answer is one the session kept from an earlier call
+	// (resultcache.go), the same a fresh call would give.
+	Cached bool `json:"cached,omitempty"`
 }
 
 // Error is a failure the model should see.

@@ -187,13 +187,13 @@ func (r *Runner) finish(env *Env, res *Result, args json.RawMessage, d time.Dura
 		err := env.History.appendRedacted(LogEntry{
 			CallID: res.CallID, Tool: res.Tool, Arguments: events.args(args), Status: res.Status, Error: res.Error,
 			DurationMs: res.DurationMs, Timestamp: time.Now().UTC(), ApprovedBy: res.ApprovedBy,
-			Summary: summarize(res.Content),
+			Summary: summarize(res.Content), Cached: res.Cached,
 		})
 		if err != nil {
 			r.logger().Warn("execution log", "err", err)
 		}
 	}
-	events.Event(Event{CallID: res.CallID, Tool: res.Tool, Kind: "result", Status: res.Status})
+	events.Event(Event{CallID: res.CallID, Tool: res.Tool, Kind: "result", Status: res.Status, Cached: res.Cached})
 	r.logger().Info("tool call", "callId", res.CallID, "tool", res.Tool, "status", res.Status,
 		"approvedBy", res.ApprovedBy, "ms", res.DurationMs)
 }
@@ -279,7 +279,7 @@ func (r *Runner) run(ctx context.Context, env *Env, req Request, agent string, p
 	}
 	c.Decision = d
 	c.Assessed = a
-	return r.execute(c, cfg, typed, d.By), args, tool
+	return r.executeCached(c, env, cfg, args, typed, d.By), args, tool
 }
 
 // ask asks the person. It returns the arguments to run with, their

@@ -35,12 +35,19 @@ type Session struct {
 	landing map[string]string     // by absolute path: the hash of what an edit of the session is writing
 
 	edits *editQueue // one edit of a file at a time (editqueue.go)
+
+	results  *resultCache // nil: none (resultcache.go)
+	unfollow func()       // ends the result cache's subscriptions
 }
 
 // SessionOptions choose a session's services.
 type SessionOptions struct {
 	// SearchCache gives the session a search cache (a long-lived server).
 	SearchCache bool
+	// ResultCache gives the session a result cache (resultcache.go): a
+	// repeated call of a Cacheable tool is answered from it while what the
+	// answer depends on is unchanged.
+	ResultCache bool
 }
 
 // NewSession returns the state of a new session of ws.
@@ -53,6 +60,10 @@ func NewSession(ws *workspace.Workspace, o SessionOptions) *Session {
 	if o.SearchCache {
 		s.Search = search.NewCache()
 		s.Search.Follow(ctx, ws)
+	}
+	if o.ResultCache {
+		s.results = newResultCache()
+		s.unfollow = s.results.follow(ws)
 	}
 	return s
 }
@@ -70,6 +81,9 @@ func (s *Session) WarmUp() {
 // index still answer from what it holds.
 func (s *Session) Close() {
 	s.cancel()
+	if s.unfollow != nil {
+		s.unfollow()
+	}
 	s.Shells.Close()
 	s.Index.Close()
 	if s.Search != nil {

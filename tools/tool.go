@@ -43,6 +43,11 @@ type Tool struct {
 	Risk approval.Risk
 	// Timeout bounds Execute; zero means the configured tools.timeoutSeconds.
 	Timeout time.Duration
+	// Cacheable marks a read-only, idempotent tool whose answers the
+	// session's result cache may keep (resultcache.go): Execute declares
+	// what its answer depends on (Call.dependsOnFile, dependsOnBuffer), and
+	// an answer that declares nothing is not kept.
+	Cacheable bool
 
 	// fns are the definition's functions with the arguments' type erased.
 	fns funcs
@@ -70,6 +75,7 @@ type Def[A any] struct {
 	Aliases      []string
 	Risk         approval.Risk
 	Timeout      time.Duration
+	Cacheable    bool
 
 	// Validate, when set, checks the arguments after the schema did. It
 	// returns a *Error (usually INVALID_PARAMS). It runs before anything is
@@ -96,7 +102,7 @@ func Define[A any](d Def[A]) *Tool {
 	t := &Tool{
 		Name: d.Name, Category: d.Category, Title: d.Title, Description: d.Description,
 		InputSchema: d.InputSchema, OutputSchema: d.OutputSchema, Annotations: d.Annotations,
-		Aliases: d.Aliases, Risk: d.Risk, Timeout: d.Timeout,
+		Aliases: d.Aliases, Risk: d.Risk, Timeout: d.Timeout, Cacheable: d.Cacheable,
 	}
 	t.fns.decode = func(raw json.RawMessage) (any, error) {
 		var a A
@@ -240,6 +246,10 @@ type Call struct {
 	Log             *slog.Logger
 	// Events reports fileChanged and other events of the call.
 	Events Events
+
+	// deps collects what the answer depends on, when the session's result
+	// cache may keep it (resultcache.go); nil otherwise.
+	deps *cacheDeps
 }
 
 // FileChanged reports a change a tool made.
