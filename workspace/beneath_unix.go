@@ -415,7 +415,7 @@ func (s *statInfo) ModTime() time.Time {
 	return time.Unix(sec, nsec)
 }
 func (s *statInfo) IsDir() bool { return s.st.Mode&unix.S_IFMT == unix.S_IFDIR }
-func (s *statInfo) Sys() any    { return nil }
+func (s *statInfo) Sys() any    { return &s.st } // a *unix.Stat_t
 
 // readBeneath reads t's file into buf with raw system calls (see readFd).
 func readBeneath(t target, name string, buf []byte, max int64) ([]byte, error) {
