@@ -198,3 +198,28 @@ func TestFolders(t *testing.T) {
 		t.Fatalf("after SetFolders: root %s, readLines %d", s.Workspace().Root(), got)
 	}
 }
+
+// TestResultCacheFollowsTheSession: a session answers a repeated read from
+// its result cache, and drops the answer when the front end reports a file
+// changed on disk (didSave, didChangeWatchedFiles) even when the stat did
+// not change, and when a tool of the session writes.
+func TestResultCacheFollowsTheSession(t *testing.T) {
+	s, root := open(t, map[string]string{"a.txt": "alpha\n", "b.txt": "bravo\n"}, Options{})
+	time.Sleep(2100 * time.Millisecond) // the cache vouches for a file whose ctime is 2 s old
+	read := func(want string, cached bool) {
+		t.Helper()
+		res := run(t, s, "read_file", `{"path":"a.txt"}`)
+		if res.Status != tools.StatusSuccess || !strings.Contains(res.Content, want) || res.Cached != cached {
+			t.Fatalf("read_file: %s cached=%v %q; want %q cached=%v", res.Status, res.Cached, res.Content, want, cached)
+		}
+	}
+	read("alpha", false)
+	read("alpha", true)
+	s.FileChanged(filepath.Join(root, "b.txt"))
+	read("alpha", false)
+	read("alpha", true)
+	if res := run(t, s, "write_file", `{"path":"b.txt","content":"other\n"}`); res.Status != tools.StatusSuccess {
+		t.Fatal(res.Content)
+	}
+	read("alpha", false)
+}
