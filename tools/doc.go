@@ -10,6 +10,9 @@
 // (search, process supervision, the code index, git, HTML) live in packages
 // of their own; a tool's file turns their results into a Result.
 //
+// A session may answer a repeated call of a read-only tool from its result
+// cache while what the answer was read from is unchanged (resultcache.go).
+//
 // Two error paths: a failure the model should see (a missing file, a bad
 // argument) is a Result with status "error", made by returning a *Error (or
 // any error with an ErrorCode() method, and optionally ErrorDetails(), as

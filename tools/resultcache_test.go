@@ -127,6 +127,12 @@ func TestResultCacheRepeatedRead(t *testing.T) {
 	if len(log) != 4 || n != 2 {
 		t.Errorf("history: %d entries, %d cached; want 4 and 2: %+v", len(log), n, log)
 	}
+	// A cancelled call is cancelled, kept answer or not.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if res := g.r.Run(ctx, g.env, Request{Name: "read_file", Arguments: []byte(`{"path":"a.txt"}`)}, nil); res.Status != StatusCancelled || res.Cached {
+		t.Errorf("a cancelled call gave %s cached=%v", res.Status, res.Cached)
+	}
 }
 
 // TestResultCacheFresh changes the file in each way it can change between
