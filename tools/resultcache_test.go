@@ -393,3 +393,21 @@ func TestResultCacheOnlyCacheable(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheableIsReadOnly: a tool that changes something is never kept.
+func TestCacheableIsReadOnly(t *testing.T) {
+	t.Parallel()
+	def := func(readOnly bool) *Tool {
+		return Define(Def[struct{}]{
+			Name: "t", Description: "a cacheable tool", Cacheable: true,
+			Annotations: Annotations{ReadOnly: readOnly, Approval: "auto"},
+			Execute:     func(*Call, struct{}) (*Result, error) { return Success("", nil), nil },
+		})
+	}
+	if err := NewRegistry(nil).Register(def(false)); err == nil {
+		t.Error("a cacheable tool that is not read-only was registered")
+	}
+	if err := NewRegistry(nil).Register(def(true)); err != nil {
+		t.Errorf("a read-only cacheable tool: %v", err)
+	}
+}

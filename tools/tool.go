@@ -145,6 +145,9 @@ func (t *Tool) compile() error {
 	default:
 		return fmt.Errorf("tool %s: approval %q is not auto, ask or conditional", t.Name, t.Annotations.Approval)
 	}
+	if t.Cacheable && !t.Annotations.ReadOnly {
+		return fmt.Errorf("tool %s: only a read-only tool may be cacheable", t.Name)
+	}
 	if len(t.InputSchema) == 0 {
 		t.InputSchema = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
 	}
