@@ -35,9 +35,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
+	ahocorasick "github.com/BobuSumisu/aho-corasick"
 	"github.com/rs/zerolog"
+	"github.com/zricethezav/gitleaks/v8/config"
 	"github.com/zricethezav/gitleaks/v8/detect"
 	"github.com/zricethezav/gitleaks/v8/logging"
 )
@@ -55,12 +58,16 @@ const minLen = 6
 // found replaced by "[REDACTED:<rule>]".
 func String(s string) string {
 	s = Cut(s, Cap)
-	if len(s) < minLen {
+	if len(s) < minLen || clean.has(s) {
 		return s
 	}
+	in := s
 	s = gitleaksPass(s)
 	for _, r := range ownRules {
 		s = r(s)
+	}
+	if s == in {
+		clean.add(in)
 	}
 	return s
 }
@@ -95,6 +102,10 @@ func cutMarker(n int) string { return fmt.Sprintf("…[cut %d bytes]", n) }
 var (
 	detectorOnce sync.Once
 	detector     *detect.Detector
+	// prefilter holds every keyword of gitleaks' rules, lowercased, and
+	// unkeyed the rules that have none (see cannotFind).
+	prefilter *ahocorasick.Trie
+	unkeyed   []config.Rule
 )
 
 // gitleaksDetector loads gitleaks' default rules once. They are embedded in
@@ -108,8 +119,49 @@ func gitleaksDetector() *detect.Detector {
 			panic(fmt.Sprintf("redact: gitleaks default rules: %v", err))
 		}
 		detector = d
+		var kw []string
+		for _, r := range d.Config.Rules {
+			if len(r.Keywords) == 0 {
+				unkeyed = append(unkeyed, r)
+			}
+			for _, k := range r.Keywords {
+				kw = append(kw, strings.ToLower(k))
+			}
+		}
+		prefilter = ahocorasick.NewTrieBuilder().AddStrings(kw).Build()
 	})
 	return detector
+}
+
+// cannotFind reports whether gitleaks' detector is sure to find nothing in
+// s, which costs a keyword scan instead of the detector's fixed cost per
+// string (tens of µs: it walks all of its rules). The detector runs a rule
+// only when the lowercased text holds one of the rule's keywords, or for
+// the rules that have none; with no keyword in s and no keyword-less rule
+// that could match, it finds nothing. It answers false (run the detector)
+// whenever it is not sure: when the detector decodes encoded text
+// (MaxDecodeDepth), for a keyword-less rule it cannot judge.
+func cannotFind(s string) bool {
+	d := gitleaksDetector()
+	if d.MaxDecodeDepth > 0 || prefilter.MatchFirstString(strings.ToLower(s)) != nil {
+		return false
+	}
+	for _, r := range unkeyed {
+		switch {
+		case r.Regex != nil:
+			if r.Regex.MatchString(s) {
+				return false
+			}
+		case r.Path != nil:
+			// A rule on file paths alone: the fragment has none.
+			if r.Path.MatchString("") {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Load loads the rule sets now rather than on the first String call (about
@@ -117,6 +169,9 @@ func gitleaksDetector() *detect.Detector {
 func Load() { gitleaksDetector() }
 
 func gitleaksPass(s string) string {
+	if cannotFind(s) {
+		return s
+	}
 	findings := gitleaksDetector().DetectString(s)
 	if len(findings) == 0 {
 		return s
@@ -139,4 +194,49 @@ func gitleaksPass(s string) string {
 		s = strings.ReplaceAll(s, h.secret, "[REDACTED:"+h.rule+"]")
 	}
 	return s
+}
+
+// clean remembers short strings in which String found nothing, so that the
+// strings every call repeats (tool names, call ids, kinds of events) are
+// scanned once. It holds no secret String can recognise: only strings
+// String returned unchanged. The rules are fixed once loaded, so the
+// answer for a string never changes.
+var clean cleanSet
+
+// cleanSet is a bounded set of strings: when full, it starts over empty.
+type cleanSet struct {
+	m atomic.Pointer[sync.Map]
+	n atomic.Int64
+}
+
+const (
+	cleanLen  = 256  // the longest string remembered, in bytes
+	cleanSize = 4096 // strings remembered before the set starts over
+)
+
+func (c *cleanSet) has(s string) bool {
+	if len(s) > cleanLen {
+		return false
+	}
+	m := c.m.Load()
+	if m == nil {
+		return false
+	}
+	_, ok := m.Load(s)
+	return ok
+}
+
+func (c *cleanSet) add(s string) {
+	if len(s) > cleanLen {
+		return
+	}
+	m := c.m.Load()
+	if m == nil || c.n.Load() >= cleanSize {
+		m = new(sync.Map)
+		c.m.Store(m)
+		c.n.Store(0)
+	}
+	if _, loaded := m.LoadOrStore(strings.Clone(s), struct{}{}); !loaded {
+		c.n.Add(1)
+	}
 }

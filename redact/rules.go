@@ -103,6 +103,9 @@ var queryRe = regexp.MustCompile(`(?:[?&;]|\\u0026)([A-Za-z0-9_.\-\[\]]+)=([^&#\
 
 // queryParams replaces the values of query parameters named like secrets.
 func queryParams(s string) string {
+	if !strings.Contains(s, "=") {
+		return s
+	}
 	var spans []span
 	for _, m := range queryRe.FindAllStringSubmatchIndex(s, -1) {
 		if m[3]-m[2] <= 64 && queryName(s[m[2]:m[3]]) && !redacted(s, m[4]) {
@@ -119,15 +122,21 @@ var (
 
 var (
 	// authHeaders replaces the credentials of Authorization headers.
-	authHeaders = groupRule(authRe, "auth-header")
+	authHeaders = groupRule(authRe, "auth-header", "authorization")
 	// bearer replaces a Bearer token wherever it appears.
-	bearer = groupRule(bearerRe, "auth-header")
+	bearer = groupRule(bearerRe, "auth-header", "bearer")
 )
 
 // groupRule is the rule that replaces group 1 of every match of re, under
-// the rule name name, where it is not redacted already.
-func groupRule(re *regexp.Regexp, name string) rule {
+// the rule name name, where it is not redacted already. word is a word
+// (lower case) every match holds, in any case: a string without it is
+// not searched. (Its letters must have no case fold outside ASCII, as k
+// and s have, since containsFold folds ASCII only.)
+func groupRule(re *regexp.Regexp, name, word string) rule {
 	return func(s string) string {
+		if !containsFold(s, word) {
+			return s
+		}
 		var spans []span
 		for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
 			if !redacted(s, m[2]) {
@@ -346,6 +355,9 @@ var flagRe = regexp.MustCompile(`(?:^|[\s;|&(])(--?[A-Za-z][A-Za-z0-9_\-]*)[ \t]
 // (--password x, --token x, --api-key x) and the password of -u/--user
 // user:password (curl, httpie).
 func secretFlags(s string) string {
+	if !strings.Contains(s, "-") {
+		return s
+	}
 	var spans []span
 	for _, m := range flagRe.FindAllStringSubmatchIndex(s, -1) {
 		flag := s[m[2]:m[3]]

@@ -5,11 +5,31 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
 )
 
 // handler redacts a record's message and every attribute that is text
 // before its next handler formats it.
-type handler struct{ next slog.Handler }
+//
+// The attributes and groups a logger adds with With and WithGroup are
+// redacted only when a record is handled: a logger made for every call
+// (With("callId", …)) whose records are all below the level costs no
+// redaction. Each handler resolves its chain once: the redacted
+// attributes are then handed to next's WithAttrs, as before.
+type handler struct {
+	// root is the handler NewHandler made; its next is the handler that
+	// formats, and decides Enabled.
+	root *handler
+	next slog.Handler // root only
+
+	parent *handler    // the handler With or WithGroup was called on
+	attrs  []slog.Attr // With's attributes, as given
+	group  string      // WithGroup's name, when attrs is nil
+
+	once     sync.Once
+	resolved slog.Handler // next with the chain's attributes, redacted
+}
 
 // NewHandler returns a slog.Handler that passes records to next with their
 // message and attributes redacted by String: string values, errors,
@@ -21,7 +41,9 @@ func NewHandler(next slog.Handler) slog.Handler {
 	if h, ok := next.(*handler); ok {
 		return h
 	}
-	return &handler{next: next}
+	h := &handler{next: next}
+	h.root = h
+	return h
 }
 
 // Logger returns a logger whose output is redacted (see NewHandler); nil
@@ -36,7 +58,9 @@ func Logger(l *slog.Logger) *slog.Logger {
 	return slog.New(NewHandler(l.Handler()))
 }
 
-func (h *handler) Enabled(ctx context.Context, l slog.Level) bool { return h.next.Enabled(ctx, l) }
+// Enabled asks the formatting handler: With and WithGroup do not change
+// the level of a handler.
+func (h *handler) Enabled(ctx context.Context, l slog.Level) bool { return h.root.next.Enabled(ctx, l) }
 
 func (h *handler) Handle(ctx context.Context, r slog.Record) error {
 	nr := slog.NewRecord(r.Time, r.Level, String(r.Message), r.PC)
@@ -44,19 +68,42 @@ func (h *handler) Handle(ctx context.Context, r slog.Record) error {
 		nr.AddAttrs(attr(a))
 		return true
 	})
-	return h.next.Handle(ctx, nr)
+	return h.resolve().Handle(ctx, nr)
+}
+
+// resolve returns next with the attributes and groups of the chain from
+// the root to h, redacted, added in their order.
+func (h *handler) resolve() slog.Handler {
+	if h.parent == nil {
+		return h.next
+	}
+	h.once.Do(func() {
+		p := h.parent.resolve()
+		if h.attrs == nil {
+			h.resolved = p.WithGroup(h.group)
+			return
+		}
+		out := make([]slog.Attr, len(h.attrs))
+		for i, a := range h.attrs {
+			out[i] = attr(a)
+		}
+		h.resolved = p.WithAttrs(out)
+	})
+	return h.resolved
 }
 
 func (h *handler) WithAttrs(as []slog.Attr) slog.Handler {
-	out := make([]slog.Attr, len(as))
-	for i, a := range as {
-		out[i] = attr(a)
+	if len(as) == 0 {
+		return h
 	}
-	return &handler{next: h.next.WithAttrs(out)}
+	return &handler{root: h.root, parent: h, attrs: slices.Clone(as)}
 }
 
 func (h *handler) WithGroup(name string) slog.Handler {
-	return &handler{next: h.next.WithGroup(name)}
+	if name == "" {
+		return h
+	}
+	return &handler{root: h.root, parent: h, group: name}
 }
 
 func attr(a slog.Attr) slog.Attr {
