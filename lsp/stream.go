@@ -10,9 +10,12 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -72,7 +75,8 @@ type stream struct {
 	// false leaves the message to the usual way.
 	early func(body []byte) (id, result json.RawMessage, ok bool)
 
-	wmu sync.Mutex
+	wmu         sync.Mutex
+	body, frame []byte // write buffers, kept between messages (wmu)
 }
 
 func newStream(rwc io.ReadWriteCloser, log *slog.Logger) *stream {
@@ -419,6 +423,9 @@ func (s *stream) unread(b []byte) {
 // few times as it can: one pass checks and probes, one decodes.
 func decode(body []byte) (jsonrpc2.Message, jsonrpc2.Code, string) {
 	trimmed := bytes.TrimSpace(body)
+	if msg := decodeRequest(trimmed); msg != nil {
+		return msg, 0, ""
+	}
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		if !json.Valid(trimmed) {
 			return nil, jsonrpc2.ParseError, notJSON
@@ -455,6 +462,115 @@ func decode(body []byte) (jsonrpc2.Message, jsonrpc2.Code, string) {
 
 const notJSON = "parse error: the message is not valid JSON"
 
+// decodeRequest decodes the usual request or notification without
+// jsonrpc2.DecodeMessage, whose decoder costs a 32 KiB buffer per message:
+// a valid JSON object whose members are jsonrpc ("2.0"), method (a string
+// without escapes), id (a string or a 32-bit integer; absent for a
+// notification) and params (absent, or anything but null), each once and
+// spelled so. It returns the message DecodeMessage would (raw params, not
+// copied), or nil for anything else, which goes the general way.
+func decodeRequest(data []byte) jsonrpc2.Message {
+	if !rawFields.ok || !json.Valid(data) {
+		return nil
+	}
+	var version, method, id, params []byte
+	p := &skipper{data: data}
+	p.space()
+	if !p.eat('{') {
+		return nil
+	}
+	p.space()
+	for !p.eat('}') {
+		start := p.i
+		if !p.str() {
+			return nil
+		}
+		name := data[start+1 : p.i-1]
+		p.space()
+		if !p.eat(':') {
+			return nil
+		}
+		p.space()
+		vstart := p.i
+		if !p.value(0) {
+			return nil
+		}
+		var slot *[]byte
+		switch string(name) {
+		case "jsonrpc":
+			slot = &version
+		case "method":
+			slot = &method
+		case "id":
+			slot = &id
+		case "params":
+			slot = &params
+		default:
+			return nil
+		}
+		if *slot != nil {
+			return nil // twice
+		}
+		*slot = data[vstart:p.i]
+		p.space()
+		if p.eat(',') {
+			p.space()
+		}
+	}
+	if !p.rest() || string(version) != `"2.0"` || len(method) < 3 || method[0] != '"' || !plainASCII(method[1:len(method)-1]) ||
+		string(params) == "null" || string(id) == "null" || id != nil && !validID(id) {
+		return nil
+	}
+	name := string(method[1 : len(method)-1])
+	if id == nil {
+		n, err := jsonrpc2.NewNotification(name, nil)
+		if err != nil {
+			return nil
+		}
+		*(*json.RawMessage)(unsafe.Add(unsafe.Pointer(n), rawFields.notification)) = params
+		return n
+	}
+	var rid jsonrpc2.ID
+	if rid.UnmarshalJSON(id) != nil {
+		return nil
+	}
+	c, err := jsonrpc2.NewCall(rid, name, nil)
+	if err != nil {
+		return nil
+	}
+	*(*json.RawMessage)(unsafe.Add(unsafe.Pointer(c), rawFields.call)) = params
+	return c
+}
+
+// plainASCII reports whether b is printable ASCII with no quote or
+// backslash: a string's contents that mean what they spell.
+func plainASCII(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// rawFields are the offsets of the params fields of jsonrpc2's Call and
+// Notification, which its API sets only by encoding a value (the version
+// is pinned in go.mod; ok is false, and decodeRequest idle, if the fields
+// are not there as expected).
+var rawFields = func() (f struct {
+	call, notification uintptr
+	ok                 bool
+}) {
+	raw := reflect.TypeFor[json.RawMessage]()
+	c, okc := reflect.TypeFor[jsonrpc2.Call]().FieldByName("params")
+	n, okn := reflect.TypeFor[jsonrpc2.Notification]().FieldByName("params")
+	if !okc || !okn || c.Type != raw || n.Type != raw {
+		return f
+	}
+	f.call, f.notification, f.ok = c.Offset, n.Offset, true
+	return f
+}()
+
 func validID(raw json.RawMessage) bool {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
@@ -489,22 +605,96 @@ func rawID(body []byte) json.RawMessage {
 	return nil
 }
 
-// Write implements jsonrpc2.Stream.
+// Write implements jsonrpc2.Stream. The message goes out in one write,
+// headers and body together, from buffers the stream keeps.
 func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
-	data, err := json.Marshal(msg)
-	if err != nil {
-		return 0, fmt.Errorf("marshal message: %w", err)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	body, ok := appendMessage(s.body[:0], msg)
+	if !ok {
+		data, err := json.Marshal(msg)
+		if err != nil {
+			return 0, fmt.Errorf("marshal message: %w", err)
+		}
+		body = data
+	} else if cap(body) <= keepBuffer {
+		s.body = body
 	}
-	return s.writeFrame(data)
+	return s.writeFrameLocked(body)
+}
+
+// keepBuffer is the largest write buffer a stream keeps for the next
+// message; a larger one is left to the garbage collector.
+const keepBuffer = 64 << 10
+
+// appendMessage appends msg to b as json.Marshal(msg) would encode it, for
+// the messages jsonrpc2 writes: those NewCall, NewNotification and
+// NewResponse make. They hold their params or result encoded already, by
+// jsonrpc2's encoder, compact and HTML-escaped, which json.Marshal would
+// leave as they are; what appendMessage is not sure of (an error response,
+// an empty part, a method name to escape) it leaves to json.Marshal (ok
+// false). stream_test.go checks that both write the same bytes.
+func appendMessage(b []byte, msg jsonrpc2.Message) (_ []byte, ok bool) {
+	b = append(b, `{"jsonrpc":"2.0"`...)
+	switch m := msg.(type) {
+	case *jsonrpc2.Response:
+		if m.Err() != nil || len(m.Result()) == 0 {
+			return b, false
+		}
+		b = append(append(b, `,"result":`...), m.Result()...)
+		return appendID(b, m.ID())
+	case *jsonrpc2.Notification:
+		if b, ok = appendMethod(b, m.Method(), m.Params()); !ok {
+			return b, false
+		}
+		return append(b, '}'), true
+	case *jsonrpc2.Call:
+		if b, ok = appendMethod(b, m.Method(), m.Params()); !ok {
+			return b, false
+		}
+		return appendID(b, m.ID())
+	}
+	return b, false
+}
+
+// appendMethod appends the method and params members of a request.
+func appendMethod(b []byte, method string, params json.RawMessage) ([]byte, bool) {
+	if len(params) == 0 {
+		return b, false
+	}
+	for i := 0; i < len(method); i++ {
+		if c := method[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return b, false // json.Marshal would escape it
+		}
+	}
+	b = append(append(append(b, `,"method":"`...), method...), `","params":`...)
+	return append(b, params...), true
+}
+
+// appendID appends the id member and closes the message.
+func appendID(b []byte, id jsonrpc2.ID) ([]byte, bool) {
+	data, err := id.MarshalJSON()
+	if err != nil {
+		return b, false
+	}
+	return append(append(append(b, `,"id":`...), data...), '}'), true
 }
 
 func (s *stream) writeFrame(data []byte) (int64, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "Content-Length: %d\r\n\r\n", len(data))
-	buf.Write(data)
-	n, err := s.out.Write(buf.Bytes())
+	return s.writeFrameLocked(data)
+}
+
+// writeFrameLocked writes one frame; s.wmu is held.
+func (s *stream) writeFrameLocked(data []byte) (int64, error) {
+	buf := append(s.frame[:0], "Content-Length: "...)
+	buf = strconv.AppendInt(buf, int64(len(data)), 10)
+	buf = append(append(buf, "\r\n\r\n"...), data...)
+	if cap(buf) <= keepBuffer {
+		s.frame = buf
+	}
+	n, err := s.out.Write(buf)
 	if err != nil {
 		return int64(n), fmt.Errorf("write message: %w", err)
 	}

@@ -1,0 +1,184 @@
+package lsp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+
+	"go.lsp.dev/jsonrpc2"
+)
+
+// TestAppendMessage: the stream's own encoding of a message is
+// json.Marshal's, byte for byte, and it leaves to json.Marshal what it is
+// not sure of.
+func TestAppendMessage(t *testing.T) {
+	t.Parallel()
+	values := []any{
+		nil, 0, 3.25, "plain", "<html> & \u2028\u2029 \"quoted\" \\ \t\n", "\xff\xfe not UTF-8",
+		map[string]any{"b": []any{1, "x", nil, true}, "a": map[string]string{"k": "<&>"}},
+		json.RawMessage(` { "spaced" : [ 1 , 2 ] , "html": "<b>" } `),
+		struct {
+			Name string `json:"name"`
+			N    int    `json:"n,omitempty"`
+		}{"get_current_directory", 0},
+	}
+	must := func(m jsonrpc2.Message, err error) jsonrpc2.Message {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	var msgs []jsonrpc2.Message
+	for i, v := range values {
+		msgs = append(msgs,
+			must(jsonrpc2.NewResponse(jsonrpc2.NewNumberID(int32(i)), v, nil)),
+			must(jsonrpc2.NewResponse(jsonrpc2.NewStringID(fmt.Sprint("id<", i)), v, nil)),
+			must(jsonrpc2.NewNotification("tool/event", v)),
+			must(jsonrpc2.NewCall(jsonrpc2.NewNumberID(-7), "approval/request", v)),
+			must(jsonrpc2.NewCall(jsonrpc2.NewStringID(""), "a<b", v)))
+	}
+	msgs = append(msgs,
+		must(jsonrpc2.NewResponse(jsonrpc2.NewNumberID(1), nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "bad <params>"))),
+		must(jsonrpc2.NewResponse(jsonrpc2.NewNumberID(2), nil, errors.New("plain error"))),
+		must(jsonrpc2.NewNotification("m\u00e9thode", 1)))
+	fast := 0
+	for _, m := range msgs {
+		want, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := appendMessage(nil, m)
+		if !ok {
+			continue
+		}
+		fast++
+		if !bytes.Equal(got, want) {
+			t.Errorf("%T:\n got %s\nwant %s", m, got, want)
+		}
+	}
+	if fast < len(values)*4 {
+		t.Errorf("only %d of %d messages were encoded by appendMessage", fast, len(msgs))
+	}
+}
+
+// TestStreamWrite: every message is one frame written at once, whichever
+// way its body was encoded, and the buffers kept do not leak into the next.
+func TestStreamWrite(t *testing.T) {
+	t.Parallel()
+	var out writes
+	log := slog.New(slog.DiscardHandler)
+	s := newStream(struct {
+		io.Reader
+		io.WriteCloser
+	}{bytes.NewReader(nil), &out}, log)
+	big, _ := jsonrpc2.NewNotification("big", string(bytes.Repeat([]byte("x"), 2*keepBuffer)))
+	small, _ := jsonrpc2.NewResponse(jsonrpc2.NewNumberID(3), "ok", nil)
+	failed, _ := jsonrpc2.NewResponse(jsonrpc2.NewNumberID(4), nil, jsonrpc2.NewError(jsonrpc2.InternalError, "boom"))
+	sent := []jsonrpc2.Message{small, big, failed, small}
+	for _, m := range sent {
+		if _, err := s.Write(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(out) != len(sent) {
+		t.Fatalf("%d writes for %d messages", len(out), len(sent))
+	}
+	for i, w := range out {
+		got := readAll(t, newStream(&pipeRWC{Reader: bytes.NewReader(w)}, log))
+		want, _ := json.Marshal(sent[i])
+		if len(got) != 1 {
+			t.Fatalf("write %d holds %d messages: %.80q", i, len(got), w)
+		}
+		if b, _ := json.Marshal(got[0]); !bytes.Equal(b, want) {
+			t.Errorf("write %d: read back %s, want %s", i, b, want)
+		}
+	}
+}
+
+// writes records each Write as a copy.
+type writes [][]byte
+
+func (w *writes) Write(p []byte) (int, error) {
+	*w = append(*w, bytes.Clone(p))
+	return len(p), nil
+}
+
+func (w *writes) Close() error { return nil }
+
+// FuzzDecodeRequest: a message decodeRequest decodes is the message
+// jsonrpc2.DecodeMessage makes of it, and decode answers as before.
+func FuzzDecodeRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":12,"method":"tool/call","params":{"name":"get_current_directory","arguments":{}}}`,
+		` { "method" : "tool/event" , "params" : [1, "<&>", {"a" : null}] , "jsonrpc" : "2.0" } `,
+		`{"jsonrpc":"2.0","id":"abc","method":"initialize"}`,
+		`{"jsonrpc":"2.0","id":"","method":"x","params":{}}`,
+		`{"jsonrpc":"2.0","id":-2147483648,"method":"x","params":3}`,
+		`{"jsonrpc":"2.0","id":2147483648,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":1.0,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":null,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"x","params":null}`,
+		`{"jsonrpc":"2.0","id":1,"method":"x","id":2}`,
+		`{"jsonrpc":"2.0","id":1,"Method":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"me\u0074hod":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"\u0078"}`,
+		`{"jsonrpc":"2.0","id":1,"method":""}`,
+		`{"jsonrpc":"2.0","id":1,"method":"x","result":1}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"applied":true}}`,
+		`{"jsonrpc":"1.0","id":1,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":{},"method":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":}`,
+		`{}`, `[]`, `{"jsonrpc":"2.0","method":"x"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		trimmed := bytes.TrimSpace(body)
+		fast := decodeRequest(trimmed)
+		if fast == nil {
+			return
+		}
+		want, err := jsonrpc2.DecodeMessage(trimmed)
+		if err != nil {
+			t.Fatalf("decodeRequest decoded %s, DecodeMessage fails: %v", body, err)
+		}
+		if fmt.Sprintf("%T", fast) != fmt.Sprintf("%T", want) {
+			t.Fatalf("%s: %T, DecodeMessage %T", body, fast, want)
+		}
+		switch w := want.(type) {
+		case *jsonrpc2.Call:
+			g := fast.(*jsonrpc2.Call)
+			if g.ID() != w.ID() || g.Method() != w.Method() || !bytes.Equal(g.Params(), w.Params()) || (g.Params() == nil) != (w.Params() == nil) {
+				t.Fatalf("%s: %v %q %q, DecodeMessage %v %q %q", body, g.ID(), g.Method(), g.Params(), w.ID(), w.Method(), w.Params())
+			}
+		case *jsonrpc2.Notification:
+			g := fast.(*jsonrpc2.Notification)
+			if g.Method() != w.Method() || !bytes.Equal(g.Params(), w.Params()) || (g.Params() == nil) != (w.Params() == nil) {
+				t.Fatalf("%s: %q %q, DecodeMessage %q %q", body, g.Method(), g.Params(), w.Method(), w.Params())
+			}
+		}
+		if _, code, why := decode(body); code != 0 || why != "" {
+			t.Fatalf("%s: decodeRequest takes it, yet decode answers %d %s", body, code, why)
+		}
+	})
+}
+
+// TestDecodeRequestTaken: the usual messages take the fast way.
+func TestDecodeRequestTaken(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":12,"method":"tool/call","params":{"name":"get_current_directory","arguments":{}}}`,
+		`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":12}}`,
+		`{"jsonrpc":"2.0","id":"a","method":"shutdown"}`,
+	} {
+		if decodeRequest([]byte(s)) == nil {
+			t.Errorf("decodeRequest(%s) = nil", s)
+		}
+	}
+}
