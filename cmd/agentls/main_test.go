@@ -1,15 +1,19 @@
 package main_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -257,27 +261,210 @@ func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(
 func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // BenchmarkToolCallRoundTrip measures tool/call of a trivial tool through
-// the real binary over stdio pipes, and reports p50 and p99.
+// the real binary over stdio pipes, and reports p50 and p99, from two
+// clients: "lsptest", the tests' jsonrpc2 client (its own decoding counts
+// too), and "raw", which writes frames and reads them back, decoding only
+// the answer. With AGENTLS_BENCH_BASELINE set to another agentls binary
+// (say, one built from main), each iteration calls that binary too, in
+// turn, and its figures are reported as base-p50-ms and base-p99-ms: two
+// binaries side by side in one run, on the same loaded machine.
+//
+//	go test ./cmd/agentls -run '^$' -bench ToolCallRoundTrip -benchtime 2000x
 func BenchmarkToolCallRoundTrip(b *testing.B) {
-	p := lsptest.Binary(b, lsptest.BuildBinary(b), b.TempDir())
-	ctx := context.Background()
-	if _, err := p.Initialize(ctx, b.TempDir(), nil, map[string]any{"config": map[string]any{"history": map[string]any{"enabled": false}}}); err != nil {
-		b.Fatal(err)
+	bins := []string{lsptest.BuildBinary(b)}
+	if base := os.Getenv("AGENTLS_BENCH_BASELINE"); base != "" {
+		bins = append(bins, base)
 	}
-	lat := make([]time.Duration, 0, b.N)
+	initOptions := map[string]any{"config": map[string]any{"history": map[string]any{"enabled": false}}}
+	b.Run("lsptest", func(b *testing.B) {
+		ctx := context.Background()
+		calls := make([]func() error, len(bins))
+		for i, bin := range bins {
+			p := lsptest.Binary(b, bin, b.TempDir())
+			if _, err := p.Initialize(ctx, b.TempDir(), nil, initOptions); err != nil {
+				b.Fatal(err)
+			}
+			calls[i] = func() error {
+				res, err := p.ToolCall(ctx, "get_current_directory", map[string]any{})
+				if err == nil && res.Status != tools.StatusSuccess {
+					err = fmt.Errorf("status %s: %s", res.Status, res.Content)
+				}
+				return err
+			}
+		}
+		roundTrips(b, calls)
+	})
+	b.Run("raw", func(b *testing.B) {
+		calls := make([]func() error, len(bins))
+		servers := make([]*rawClient, len(bins))
+		for i, bin := range bins {
+			servers[i] = rawServer(b, bin, initOptions)
+			calls[i] = servers[i].call
+		}
+		cpu := make([]time.Duration, len(bins))
+		for i, s := range servers {
+			cpu[i] = s.cpu()
+		}
+		roundTrips(b, calls)
+		// The servers' CPU time per call (/proc/PID/stat, in clock ticks):
+		// what the load of the machine changes least.
+		for i, s := range servers {
+			if used := s.cpu() - cpu[i]; used > 0 {
+				prefix := ""
+				if i > 0 {
+					prefix = "base-"
+				}
+				b.ReportMetric(float64(used.Microseconds())/float64(b.N+50), prefix+"server-cpu-us")
+			}
+		}
+	})
+}
+
+// roundTrips times b.N rounds of calls (each binary's in turn, after a
+// warm-up) and reports each binary's p50 and p99: the first as p50-ms and
+// p99-ms, the second as base-p50-ms and base-p99-ms.
+func roundTrips(b *testing.B, calls []func() error) {
+	for i := 0; i < 50; i++ {
+		for _, call := range calls {
+			if err := call(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	lat := make([][]time.Duration, len(calls))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		start := time.Now()
-		res, err := p.ToolCall(ctx, "get_current_directory", map[string]any{})
-		lat = append(lat, time.Since(start))
-		if err != nil || res.Status != tools.StatusSuccess {
-			b.Fatalf("call: %v %+v", err, res)
+		for k, call := range calls {
+			start := time.Now()
+			err := call()
+			lat[k] = append(lat[k], time.Since(start))
+			if err != nil {
+				b.Fatalf("call: %v", err)
+			}
 		}
 	}
 	b.StopTimer()
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	for k, l := range lat {
+		prefix := ""
+		if k > 0 {
+			prefix = "base-"
+		}
+		sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
+		b.ReportMetric(float64(l[len(l)/2].Microseconds())/1000, prefix+"p50-ms")
+		b.ReportMetric(float64(l[len(l)*99/100].Microseconds())/1000, prefix+"p99-ms")
+	}
+}
+
+// rawClient speaks LSP to a server process with bare frames.
+type rawClient struct {
+	pid int
+	in  io.Writer
+	out *bufio.Reader
+	id  int
+	buf []byte
+}
+
+// rawServer starts `bin serve` in a temporary folder and initializes it.
+func rawServer(b *testing.B, bin string, initOptions any) *rawClient {
+	cmd := exec.Command(bin, "serve")
+	cmd.Dir = b.TempDir()
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
+	c := &rawClient{pid: cmd.Process.Pid, in: in, out: bufio.NewReaderSize(out, 64<<10)}
+	params, _ := json.Marshal(map[string]any{"rootUri": "file://" + cmd.Dir, "capabilities": map[string]any{},
+		"initializationOptions": initOptions})
+	if _, err := c.request("initialize", params); err != nil {
+		b.Fatal(err)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
+	return c
+}
+
+// cpu returns the CPU time the server used so far (user and system), or
+// 0 where /proc cannot tell.
+func (c *rawClient) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.pid))
+	if err != nil {
+		return 0
+	}
+	_, rest, _ := bytes.Cut(b, []byte(") ")) // after the command's name
+	f := strings.Fields(string(rest))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.Atoi(f[11])
+	stime, _ := strconv.Atoi(f[12])
+	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
+}
+
+func (c *rawClient) send(body string) {
+	fmt.Fprintf(c.in, "Content-Length: %d\r\n\r\n%s", len(body), body)
+}
+
+// request sends a request and returns its answer's result, skipping the
+// server's notifications.
+func (c *rawClient) request(method string, params []byte) (json.RawMessage, error) {
+	c.id++
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, c.id, method, params))
+	for {
+		body, err := c.frame()
+		if err != nil {
+			return nil, err
+		}
+		if bytes.HasPrefix(body, []byte(`{"jsonrpc":"2.0","method":`)) {
+			continue // a notification: tool/event
+		}
+		var res struct {
+			ID     int             `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(body, &res); err != nil || res.ID != c.id || res.Error != nil {
+			return nil, fmt.Errorf("answer to %s #%d: %s (%v)", method, c.id, body, err)
+		}
+		return res.Result, nil
+	}
+}
+
+// frame reads one frame's body.
+func (c *rawClient) frame() ([]byte, error) {
+	n := -1
+	for {
+		line, err := c.out.ReadSlice('\n')
+		if err != nil {
+			return nil, err
+		}
+		if v, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("Content-Length: ")); ok {
+			n, _ = strconv.Atoi(string(v))
+		}
+		if len(bytes.TrimSpace(line)) == 0 && n >= 0 {
+			break
+		}
+	}
+	if cap(c.buf) < n {
+		c.buf = make([]byte, n)
+	}
+	c.buf = c.buf[:n]
+	_, err := io.ReadFull(c.out, c.buf)
+	return c.buf, err
+}
+
+var toolCallParams = []byte(`{"name":"get_current_directory","arguments":{}}`)
+
+// call makes one tool/call and checks that it succeeded.
+func (c *rawClient) call() error {
+	res, err := c.request("tool/call", toolCallParams)
+	if err != nil {
+		return err
+	}
+	if !bytes.Contains(res, []byte(`"status":"success"`)) {
+		return fmt.Errorf("tool/call: %s", res)
+	}
+	return nil
 }
 
 // TestToolsCommandCustom: `agentls tools` lists what tool/list lists for
