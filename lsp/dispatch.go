@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 
 	"go.lsp.dev/jsonrpc2"
 )
@@ -47,6 +48,10 @@ func (s *server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 			defer done()
 			s.run(rctx, m, req, reply)
 		}()
+		// Let the request start here, on this thread, before the reader
+		// blocks reading the next message: waking another thread to run it
+		// costs more than a trivial call.
+		runtime.Gosched()
 	}
 	return nil
 }

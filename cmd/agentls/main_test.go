@@ -373,7 +373,12 @@ func rawServer(b *testing.B, bin string, initOptions any) *rawClient {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
+	b.Cleanup(func() {
+		in.Close() // the server ends at the end of its input
+		t := time.AfterFunc(5*time.Second, func() { cmd.Process.Kill() })
+		cmd.Wait()
+		t.Stop()
+	})
 	c := &rawClient{pid: cmd.Process.Pid, in: in, out: bufio.NewReaderSize(out, 64<<10)}
 	params, _ := json.Marshal(map[string]any{"rootUri": "file://" + cmd.Dir, "capabilities": map[string]any{},
 		"initializationOptions": initOptions})
