@@ -154,19 +154,10 @@ func (c *Client) Tools(ctx context.Context, agent string) ([]Tool, error) {
 // reach p (may be nil). An error means the call's result never came: the
 // connection ended, or ctx did (then the session is told to cancel it).
 func (c *Client) Call(ctx context.Context, req tools.Request, p tools.Progress) (*tools.Result, error) {
-	params := map[string]any{"name": req.Name, "arguments": req.Arguments}
-	if req.CallID != "" {
-		params["callId"] = req.CallID
-	}
-	if req.Reason != "" {
-		params["reason"] = req.Reason
-	}
-	if req.Agent != "" {
-		params["agent"] = req.Agent
-	}
+	params := callParams{Name: req.Name, Arguments: req.Arguments, CallID: req.CallID, Reason: req.Reason, Agent: req.Agent}
 	if p != nil {
 		tok := "p" + strconv.FormatInt(c.next.Add(1), 10)
-		params["workDoneToken"] = tok
+		params.WorkDoneToken = tok
 		c.mu.Lock()
 		c.progress[tok] = p
 		c.mu.Unlock()
@@ -181,6 +172,16 @@ func (c *Client) Call(ctx context.Context, req tools.Request, p tools.Progress) 
 		return nil, err
 	}
 	return &res, nil
+}
+
+// callParams are tool/call's params as an attached client sends them.
+type callParams struct {
+	Name          string          `json:"name"`
+	Arguments     json.RawMessage `json:"arguments"`
+	CallID        string          `json:"callId,omitempty"`
+	Reason        string          `json:"reason,omitempty"`
+	Agent         string          `json:"agent,omitempty"`
+	WorkDoneToken string          `json:"workDoneToken,omitempty"`
 }
 
 // ErrEnded says that the connection to the session ended (the editor

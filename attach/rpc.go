@@ -69,7 +69,7 @@ func (r *rpc) call(ctx context.Context, method string, params, result any) error
 		delete(r.pending, id)
 		r.mu.Unlock()
 	}()
-	if err := r.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
+	if err := r.send(request{JSONRPC: "2.0", ID: id, Method: method, Params: params}); err != nil {
 		return err
 	}
 	select {
@@ -89,6 +89,15 @@ func (r *rpc) call(ctx context.Context, method string, params, result any) error
 	case <-r.done:
 		return ErrEnded
 	}
+}
+
+// request is a request as sent: a struct, which encodes faster than a map
+// (no keys to sort).
+type request struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      int64  `json:"id"`
+	Method  string `json:"method"`
+	Params  any    `json:"params"`
 }
 
 // send writes one message in one frame.

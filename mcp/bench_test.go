@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"sort"
 	"strconv"
@@ -27,6 +28,13 @@ import (
 // one invocation to compare them:
 //
 //	go test ./mcp -run '^$' -bench 'Call(Stdio|Attached)' -benchtime 2000x
+//
+// BenchmarkCallAttached also calls a standalone `agentls mcp` in the same
+// loop, in turn with the attached one, and reports the difference of the
+// medians as added-ms: what attaching adds, measured side by side. With
+// AGENTLS_BENCH_BASELINE set to another agentls binary (say, one built
+// from main), each benchmark runs that binary's clients in the same loop
+// too and reports their figures with the prefix base-.
 
 // benchEnv isolates a benchmark's configuration, state and runtime
 // directory.
@@ -36,30 +44,68 @@ func benchEnv(b *testing.B) {
 	b.Setenv("XDG_RUNTIME_DIR", b.TempDir())
 }
 
+// binaries are the binary under test and the baseline, if any.
+func binaries(b *testing.B) []string {
+	bins := []string{lsptest.BuildBinary(b)}
+	if base := os.Getenv("AGENTLS_BENCH_BASELINE"); base != "" {
+		bins = append(bins, base)
+	}
+	return bins
+}
+
+// prefix is the metric prefix of binary k.
+func prefix(k int) string {
+	if k > 0 {
+		return "base-"
+	}
+	return ""
+}
+
 // BenchmarkCallStdio: a standalone `agentls mcp`.
 func BenchmarkCallStdio(b *testing.B) {
 	benchEnv(b)
-	bin := lsptest.BuildBinary(b)
-	root := b.TempDir()
-	measure(b, bin, root)
+	bins := binaries(b)
+	calls := make([]func() error, len(bins))
+	for k, bin := range bins {
+		calls[k] = mcpClient(b, bin, b.TempDir())
+	}
+	lat := measure(b, calls)
+	for k := range bins {
+		b.ReportMetric(ms(percentile(lat[k], 50)), prefix(k)+"p50-ms")
+		b.ReportMetric(ms(percentile(lat[k], 95)), prefix(k)+"p95-ms")
+	}
 }
 
 // BenchmarkCallAttached: `agentls mcp` attached to an editor's `agentls
 // serve`: the call crosses the session's socket and runs in the editor's
 // session. The editor is a bare reader of the server's stdout (rawEditor),
 // so that the cost of a test harness decoding the session's tool/event
-// notifications does not count as the attachment's.
+// notifications does not count as the attachment's. A standalone `agentls
+// mcp` is called in the same loop: added-ms is the difference of the
+// medians.
 func BenchmarkCallAttached(b *testing.B) {
 	benchEnv(b)
-	bin := lsptest.BuildBinary(b)
-	root := b.TempDir()
-	events := rawEditor(b, bin, root)
-	if _, ok := attach.FindRoot(root); !ok {
-		b.Fatal("the editor's session was not published")
+	bins := binaries(b)
+	var calls []func() error
+	var events []*atomic.Int64
+	for _, bin := range bins {
+		root := b.TempDir()
+		events = append(events, rawEditor(b, bin, root))
+		if _, ok := attach.FindRoot(root); !ok {
+			b.Fatal("the editor's session was not published")
+		}
+		calls = append(calls, mcpClient(b, bin, root), mcpClient(b, bin, b.TempDir()))
 	}
-	measure(b, bin, root)
-	if events.Load() < int64(b.N) {
-		b.Fatalf("%d tool/event notifications for %d calls: the calls did not run in the editor's session", events.Load(), b.N)
+	lat := measure(b, calls)
+	for k := range bins {
+		attached, stdio := percentile(lat[2*k], 50), percentile(lat[2*k+1], 50)
+		b.ReportMetric(ms(attached), prefix(k)+"p50-ms")
+		b.ReportMetric(ms(percentile(lat[2*k], 95)), prefix(k)+"p95-ms")
+		b.ReportMetric(ms(stdio), prefix(k)+"stdio-p50-ms")
+		b.ReportMetric(ms(attached-stdio), prefix(k)+"added-ms")
+		if events[k].Load() < int64(b.N) {
+			b.Fatalf("%d tool/event notifications for %d calls: the calls did not run in the editor's session", events[k].Load(), b.N)
+		}
 	}
 }
 
@@ -74,7 +120,12 @@ func rawEditor(b *testing.B, bin, root string) *atomic.Int64 {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
+	b.Cleanup(func() {
+		in.Close() // the server ends at the end of its input
+		t := time.AfterFunc(5*time.Second, func() { cmd.Process.Kill() })
+		cmd.Wait()
+		t.Stop()
+	})
 	init := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"rootUri":%q,"capabilities":{}}}`, "file://"+root)
 	fmt.Fprintf(in, "Content-Length: %d\r\n\r\n%s", len(init), init)
 	var events atomic.Int64
@@ -115,8 +166,9 @@ func rawEditor(b *testing.B, bin, root string) *atomic.Int64 {
 	return &events
 }
 
-// measure starts `agentls mcp` in root and times b.N calls.
-func measure(b *testing.B, bin, root string) {
+// mcpClient starts `agentls mcp` in root and returns a function that
+// makes one call through it.
+func mcpClient(b *testing.B, bin, root string) func() error {
 	cmd := exec.Command(bin, "mcp")
 	cmd.Dir = root
 	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
@@ -124,25 +176,47 @@ func measure(b *testing.B, bin, root string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer cs.Close()
+	b.Cleanup(func() { cs.Close() })
 	params := &sdk.CallToolParams{Name: "get_current_datetime", Arguments: map[string]any{}}
-	for i := 0; i < 20; i++ { // warm up
-		if _, err := cs.CallTool(context.Background(), params); err != nil {
-			b.Fatal(err)
+	return func() error {
+		res, err := cs.CallTool(context.Background(), params)
+		if err == nil && res.IsError {
+			err = fmt.Errorf("tool error: %v", res.Content)
+		}
+		return err
+	}
+}
+
+// measure times b.N rounds of the calls, each in turn (after a warm-up),
+// and returns each one's latencies, sorted.
+func measure(b *testing.B, calls []func() error) [][]time.Duration {
+	for i := 0; i < 20; i++ {
+		for _, call := range calls {
+			if err := call(); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
-	lat := make([]time.Duration, 0, b.N)
+	lat := make([][]time.Duration, len(calls))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		start := time.Now()
-		res, err := cs.CallTool(context.Background(), params)
-		lat = append(lat, time.Since(start))
-		if err != nil || res.IsError {
-			b.Fatalf("call: %v %v", err, res)
+		for k, call := range calls {
+			start := time.Now()
+			err := call()
+			lat[k] = append(lat[k], time.Since(start))
+			if err != nil {
+				b.Fatalf("call: %v", err)
+			}
 		}
 	}
 	b.StopTimer()
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
+	for _, l := range lat {
+		sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
+	}
+	return lat
 }
+
+// percentile is the p-th percentile of sorted latencies.
+func percentile(sorted []time.Duration, p int) time.Duration { return sorted[len(sorted)*p/100] }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
