@@ -66,10 +66,15 @@ func BenchmarkCallStdio(b *testing.B) {
 	benchEnv(b)
 	bins := binaries(b)
 	calls := make([]func() error, len(bins))
+	var cpu cpuMeter
 	for k, bin := range bins {
-		calls[k] = mcpClient(b, bin, b.TempDir())
+		var pid int
+		calls[k], pid = mcpClient(b, bin, b.TempDir())
+		cpu.add(prefix(k)+"cpu-us", pid)
 	}
+	cpu.begin()
 	lat := measure(b, calls)
+	cpu.report(b, b.N+warmUp)
 	for k := range bins {
 		b.ReportMetric(ms(percentile(lat[k], 50)), prefix(k)+"p50-ms")
 		b.ReportMetric(ms(percentile(lat[k], 95)), prefix(k)+"p95-ms")
@@ -88,15 +93,23 @@ func BenchmarkCallAttached(b *testing.B) {
 	bins := binaries(b)
 	var calls []func() error
 	var events []*atomic.Int64
-	for _, bin := range bins {
+	var cpu cpuMeter
+	for k, bin := range bins {
 		root := b.TempDir()
-		events = append(events, rawEditor(b, bin, root))
+		ev, editor := rawEditor(b, bin, root)
+		events = append(events, ev)
 		if _, ok := attach.FindRoot(root); !ok {
 			b.Fatal("the editor's session was not published")
 		}
-		calls = append(calls, mcpClient(b, bin, root), mcpClient(b, bin, b.TempDir()))
+		attached, pid := mcpClient(b, bin, root)
+		stdio, spid := mcpClient(b, bin, b.TempDir())
+		calls = append(calls, attached, stdio)
+		cpu.add(prefix(k)+"cpu-us", pid, editor)
+		cpu.add(prefix(k)+"stdio-cpu-us", spid)
 	}
+	cpu.begin()
 	lat := measure(b, calls)
+	cpu.report(b, b.N+warmUp)
 	for k := range bins {
 		attached, stdio := percentile(lat[2*k], 50), percentile(lat[2*k+1], 50)
 		b.ReportMetric(ms(attached), prefix(k)+"p50-ms")
@@ -111,8 +124,9 @@ func BenchmarkCallAttached(b *testing.B) {
 
 // rawEditor starts `agentls serve` in root, initializes it (answering
 // nothing else: no call here needs approval) and counts the tool/event
-// notifications it sends. It returns once initialize is answered.
-func rawEditor(b *testing.B, bin, root string) *atomic.Int64 {
+// notifications it sends. It returns once initialize is answered, with
+// the server's process id.
+func rawEditor(b *testing.B, bin, root string) (*atomic.Int64, int) {
 	cmd := exec.Command(bin, "serve")
 	cmd.Dir = root
 	in, _ := cmd.StdinPipe()
@@ -163,12 +177,12 @@ func rawEditor(b *testing.B, bin, root string) *atomic.Int64 {
 	case <-time.After(time.Minute):
 		b.Fatal("the editor's server did not answer initialize")
 	}
-	return &events
+	return &events, cmd.Process.Pid
 }
 
 // mcpClient starts `agentls mcp` in root and returns a function that
-// makes one call through it.
-func mcpClient(b *testing.B, bin, root string) func() error {
+// makes one call through it, and the process's id.
+func mcpClient(b *testing.B, bin, root string) (func() error, int) {
 	cmd := exec.Command(bin, "mcp")
 	cmd.Dir = root
 	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
@@ -184,13 +198,52 @@ func mcpClient(b *testing.B, bin, root string) func() error {
 			err = fmt.Errorf("tool error: %v", res.Content)
 		}
 		return err
+	}, cmd.Process.Pid
+}
+
+// cpuMeter reports the CPU time the processes used during the timed
+// calls, per call, as name (the first binary) or base-name: what the load
+// of the machine changes least.
+type cpuMeter struct {
+	pids  [][]int // per metric
+	names []string
+	start []time.Duration
+}
+
+func (m *cpuMeter) add(name string, pids ...int) {
+	m.names = append(m.names, name)
+	m.pids = append(m.pids, pids)
+}
+
+func (m *cpuMeter) total(i int) time.Duration {
+	var d time.Duration
+	for _, pid := range m.pids[i] {
+		d += lsptest.ProcessCPU(pid)
+	}
+	return d
+}
+
+func (m *cpuMeter) begin() {
+	m.start = make([]time.Duration, len(m.pids))
+	for i := range m.pids {
+		m.start[i] = m.total(i)
+	}
+}
+
+// report reports the CPU per call; calls is how many calls each metric's
+// processes made since begin.
+func (m *cpuMeter) report(b *testing.B, calls int) {
+	for i, name := range m.names {
+		if used := m.total(i) - m.start[i]; used > 0 {
+			b.ReportMetric(float64(used.Microseconds())/float64(calls), name)
+		}
 	}
 }
 
 // measure times b.N rounds of the calls, each in turn (after a warm-up),
 // and returns each one's latencies, sorted.
 func measure(b *testing.B, calls []func() error) [][]time.Duration {
-	for i := 0; i < 20; i++ {
+	for i := 0; i < warmUp; i++ {
 		for _, call := range calls {
 			if err := call(); err != nil {
 				b.Fatal(err)
@@ -215,6 +268,9 @@ func measure(b *testing.B, calls []func() error) [][]time.Duration {
 	}
 	return lat
 }
+
+// warmUp is how many calls each client makes before the timed ones.
+const warmUp = 20
 
 // percentile is the p-th percentile of sorted latencies.
 func percentile(sorted []time.Duration, p int) time.Duration { return sorted[len(sorted)*p/100] }

@@ -306,8 +306,8 @@ func BenchmarkToolCallRoundTrip(b *testing.B) {
 			cpu[i] = s.cpu()
 		}
 		roundTrips(b, calls)
-		// The servers' CPU time per call (/proc/PID/stat, in clock ticks):
-		// what the load of the machine changes least.
+		// The servers' CPU time per call: what the load of the machine
+		// changes least.
 		for i, s := range servers {
 			if used := s.cpu() - cpu[i]; used > 0 {
 				prefix := ""
@@ -389,22 +389,8 @@ func rawServer(b *testing.B, bin string, initOptions any) *rawClient {
 	return c
 }
 
-// cpu returns the CPU time the server used so far (user and system), or
-// 0 where /proc cannot tell.
-func (c *rawClient) cpu() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.pid))
-	if err != nil {
-		return 0
-	}
-	_, rest, _ := bytes.Cut(b, []byte(") ")) // after the command's name
-	f := strings.Fields(string(rest))
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.Atoi(f[11])
-	stime, _ := strconv.Atoi(f[12])
-	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
-}
+// cpu returns the CPU time the server used so far.
+func (c *rawClient) cpu() time.Duration { return lsptest.ProcessCPU(c.pid) }
 
 func (c *rawClient) send(body string) {
 	fmt.Fprintf(c.in, "Content-Length: %d\r\n\r\n%s", len(body), body)
