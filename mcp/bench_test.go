@@ -127,19 +127,7 @@ func BenchmarkCallAttached(b *testing.B) {
 // notifications it sends. It returns once initialize is answered, with
 // the server's process id.
 func rawEditor(b *testing.B, bin, root string) (*atomic.Int64, int) {
-	cmd := exec.Command(bin, "serve")
-	cmd.Dir = root
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		in.Close() // the server ends at the end of its input
-		t := time.AfterFunc(5*time.Second, func() { cmd.Process.Kill() })
-		cmd.Wait()
-		t.Stop()
-	})
+	in, out, pid := lsptest.ServeRaw(b, bin, root)
 	init := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"rootUri":%q,"capabilities":{}}}`, "file://"+root)
 	fmt.Fprintf(in, "Content-Length: %d\r\n\r\n%s", len(init), init)
 	var events atomic.Int64
@@ -177,7 +165,7 @@ func rawEditor(b *testing.B, bin, root string) (*atomic.Int64, int) {
 	case <-time.After(time.Minute):
 		b.Fatal("the editor's server did not answer initialize")
 	}
-	return &events, cmd.Process.Pid
+	return &events, pid
 }
 
 // mcpClient starts `agentls mcp` in root and returns a function that

@@ -366,21 +366,10 @@ type rawClient struct {
 
 // rawServer starts `bin serve` in a temporary folder and initializes it.
 func rawServer(b *testing.B, bin string, initOptions any) *rawClient {
-	cmd := exec.Command(bin, "serve")
-	cmd.Dir = b.TempDir()
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		in.Close() // the server ends at the end of its input
-		t := time.AfterFunc(5*time.Second, func() { cmd.Process.Kill() })
-		cmd.Wait()
-		t.Stop()
-	})
-	c := &rawClient{pid: cmd.Process.Pid, in: in, out: bufio.NewReaderSize(out, 64<<10)}
-	params, _ := json.Marshal(map[string]any{"rootUri": "file://" + cmd.Dir, "capabilities": map[string]any{},
+	dir := b.TempDir()
+	in, out, pid := lsptest.ServeRaw(b, bin, dir)
+	c := &rawClient{pid: pid, in: in, out: bufio.NewReaderSize(out, 64<<10)}
+	params, _ := json.Marshal(map[string]any{"rootUri": "file://" + dir, "capabilities": map[string]any{},
 		"initializationOptions": initOptions})
 	if _, err := c.request("initialize", params); err != nil {
 		b.Fatal(err)

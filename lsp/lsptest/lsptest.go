@@ -423,3 +423,31 @@ func ProcessCPU(pid int) time.Duration {
 	stime, _ := strconv.Atoi(f[12])
 	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
 }
+
+// ServeRaw starts `bin serve` in dir with pipes to its stdin and from its
+// stdout, for benchmarks that speak bare frames, and returns them with the
+// process's id. When the test ends its stdin is closed, which ends the
+// server, and it is killed if it still runs 5 s later.
+func ServeRaw(t testing.TB, bin, dir string) (stdin io.Writer, stdout io.Reader, pid int) {
+	t.Helper()
+	cmd := exec.Command(bin, "serve")
+	cmd.Dir = dir
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		in.Close()
+		kill := time.AfterFunc(5*time.Second, func() { cmd.Process.Kill() })
+		cmd.Wait()
+		kill.Stop()
+	})
+	return in, out, cmd.Process.Pid
+}
