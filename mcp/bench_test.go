@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -231,30 +230,7 @@ func (m *cpuMeter) report(b *testing.B, calls int) {
 // measure times b.N rounds of the calls, each in turn (after a warm-up),
 // and returns each one's latencies, sorted.
 func measure(b *testing.B, calls []func() error) [][]time.Duration {
-	for i := 0; i < warmUp; i++ {
-		for _, call := range calls {
-			if err := call(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	lat := make([][]time.Duration, len(calls))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		for k, call := range calls {
-			start := time.Now()
-			err := call()
-			lat[k] = append(lat[k], time.Since(start))
-			if err != nil {
-				b.Fatalf("call: %v", err)
-			}
-		}
-	}
-	b.StopTimer()
-	for _, l := range lat {
-		sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
-	}
-	return lat
+	return lsptest.Rounds(b, warmUp, calls)
 }
 
 // warmUp is how many calls each client makes before the timed ones.

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -324,32 +323,12 @@ func BenchmarkToolCallRoundTrip(b *testing.B) {
 // warm-up) and reports each binary's p50 and p99: the first as p50-ms and
 // p99-ms, the second as base-p50-ms and base-p99-ms.
 func roundTrips(b *testing.B, calls []func() error) {
-	for i := 0; i < 50; i++ {
-		for _, call := range calls {
-			if err := call(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	lat := make([][]time.Duration, len(calls))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		for k, call := range calls {
-			start := time.Now()
-			err := call()
-			lat[k] = append(lat[k], time.Since(start))
-			if err != nil {
-				b.Fatalf("call: %v", err)
-			}
-		}
-	}
-	b.StopTimer()
+	lat := lsptest.Rounds(b, 50, calls)
 	for k, l := range lat {
 		prefix := ""
 		if k > 0 {
 			prefix = "base-"
 		}
-		sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
 		b.ReportMetric(float64(l[len(l)/2].Microseconds())/1000, prefix+"p50-ms")
 		b.ReportMetric(float64(l[len(l)*99/100].Microseconds())/1000, prefix+"p99-ms")
 	}

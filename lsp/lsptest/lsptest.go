@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -450,4 +451,35 @@ func ServeRaw(t testing.TB, bin, dir string) (stdin io.Writer, stdout io.Reader,
 		kill.Stop()
 	})
 	return in, out, cmd.Process.Pid
+}
+
+// Rounds makes warmUp rounds of calls, then times b.N rounds, each call in
+// turn (so that servers compared side by side share the machine's load),
+// and returns each call's latencies, sorted. A call's error fails b.
+func Rounds(b *testing.B, warmUp int, calls []func() error) [][]time.Duration {
+	b.Helper()
+	for i := 0; i < warmUp; i++ {
+		for _, call := range calls {
+			if err := call(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	lat := make([][]time.Duration, len(calls))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for k, call := range calls {
+			start := time.Now()
+			err := call()
+			lat[k] = append(lat[k], time.Since(start))
+			if err != nil {
+				b.Fatalf("call: %v", err)
+			}
+		}
+	}
+	b.StopTimer()
+	for _, l := range lat {
+		slices.Sort(l)
+	}
+	return lat
 }
