@@ -120,8 +120,12 @@ type server struct {
 	// Both are set once, before the state becomes running.
 	sess *session.Session
 	ws   *workspace.Workspace
-	idx  indexState   // the index's build and the diagnostics
-	pub  *publication // the published session (lsp/attach.go), or nil
+	st   *stream    // the connection's stream
+	idx  indexState // the index's build and the diagnostics
+	// answering holds the call ids of the tool/calls this connection runs
+	// (tool.go): the result event of one goes out with its answer.
+	answering sync.Map
+	pub       *publication // the published session (lsp/attach.go), or nil
 
 	mu       sync.Mutex
 	state    state
@@ -142,6 +146,7 @@ func newServer(ctx context.Context, rwc io.ReadWriteCloser, opts Options) *serve
 		st.requireToken(opts.Token)
 	}
 	st.early = s.earlyAnswer
+	s.st = st
 	s.conn = jsonrpc2.NewConn(st)
 	s.conn.Go(ctx, s.handle)
 	go func() {

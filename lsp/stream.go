@@ -77,6 +77,7 @@ type stream struct {
 
 	wmu         sync.Mutex
 	body, frame []byte // write buffers, kept between messages (wmu)
+	held        []byte // frames that go out before the next message (wmu)
 }
 
 func newStream(rwc io.ReadWriteCloser, log *slog.Logger) *stream {
@@ -686,11 +687,37 @@ func (s *stream) writeFrame(data []byte) (int64, error) {
 	return s.writeFrameLocked(data)
 }
 
-// writeFrameLocked writes one frame; s.wmu is held.
-func (s *stream) writeFrameLocked(data []byte) (int64, error) {
-	buf := append(s.frame[:0], "Content-Length: "...)
+// hold makes msg go out with the next message written, before it, in the
+// same write. ok is false when msg cannot be encoded that way: the caller
+// sends it as usual.
+func (s *stream) hold(msg jsonrpc2.Message) bool {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	body, ok := appendMessage(s.body[:0], msg)
+	if !ok {
+		return false
+	}
+	s.held = appendFrame(s.held, body)
+	if cap(body) <= keepBuffer {
+		s.body = body
+	}
+	return true
+}
+
+// appendFrame appends data framed to buf.
+func appendFrame(buf, data []byte) []byte {
+	buf = append(buf, "Content-Length: "...)
 	buf = strconv.AppendInt(buf, int64(len(data)), 10)
-	buf = append(append(buf, "\r\n\r\n"...), data...)
+	return append(append(buf, "\r\n\r\n"...), data...)
+}
+
+// writeFrameLocked writes one frame, after the held ones; s.wmu is held.
+func (s *stream) writeFrameLocked(data []byte) (int64, error) {
+	buf := append(s.frame[:0], s.held...)
+	if s.held = s.held[:0]; cap(s.held) > keepBuffer {
+		s.held = nil
+	}
+	buf = appendFrame(buf, data)
 	if cap(buf) <= keepBuffer {
 		s.frame = buf
 	}

@@ -182,3 +182,52 @@ func TestDecodeRequestTaken(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamHold: a held message goes out in the same write as the next
+// message, before it, whatever writes that one; then nothing is held.
+func TestStreamHold(t *testing.T) {
+	t.Parallel()
+	var out writes
+	log := slog.New(slog.DiscardHandler)
+	s := newStream(struct {
+		io.Reader
+		io.WriteCloser
+	}{bytes.NewReader(nil), &out}, log)
+	event, _ := jsonrpc2.NewNotification("tool/event", map[string]string{"kind": "result"})
+	answer, _ := jsonrpc2.NewResponse(jsonrpc2.NewNumberID(1), "ok", nil)
+	if !s.hold(event) || !s.hold(event) {
+		t.Fatal("hold refused a notification")
+	}
+	if len(out) != 0 {
+		t.Fatalf("a held message was written at once: %q", out)
+	}
+	s.Write(context.Background(), answer)
+	s.hold(event)
+	s.writeError(nil, jsonrpc2.ParseError, "bad")
+	s.Write(context.Background(), answer)
+	want := [][]string{{"tool/event", "tool/event", "answer"}, {"tool/event", "error"}, {"answer"}}
+	if len(out) != len(want) {
+		t.Fatalf("%d writes, want %d: %q", len(out), len(want), out)
+	}
+	for i, w := range out {
+		var got []string
+		in := newStream(&pipeRWC{Reader: bytes.NewReader(w)}, log)
+		for {
+			body, _, ferr, err := in.readFrame(MaxMessage)
+			if err != nil || ferr != "" {
+				break
+			}
+			switch {
+			case bytes.Contains(body, []byte(`"method":"tool/event"`)):
+				got = append(got, "tool/event")
+			case bytes.Contains(body, []byte(`"error"`)):
+				got = append(got, "error")
+			case bytes.Contains(body, []byte(`"result":"ok"`)):
+				got = append(got, "answer")
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want[i]) {
+			t.Errorf("write %d holds %v, want %v", i, got, want[i])
+		}
+	}
+}

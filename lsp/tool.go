@@ -43,6 +43,8 @@ func (s *server) toolCall(ctx context.Context, p toolCallParams) (*tools.Result,
 	}
 	pr := &progress{s: s, callID: p.CallID, tool: p.Name, work: token(p.WorkDoneToken), partial: token(p.PartialResultToken)}
 	pr.begin()
+	s.answering.Store(p.CallID, struct{}{})
+	defer s.answering.Delete(p.CallID)
 	res := s.sess.Run(ctx, p.Request, pr)
 	pr.end(string(res.Status))
 	return res, nil
@@ -76,11 +78,19 @@ func (s *server) toolHistory(ctx context.Context, p toolHistoryParams) (any, err
 	return map[string]any{"entries": entries}, nil
 }
 
-// sendEvent sends a tool/event notification.
+// sendEvent sends a tool/event notification. The result event of a call
+// this connection runs waits for the next message written, which is the
+// call's answer unless another message comes first: one write for both
+// (stream.hold). Nothing is reordered.
 func (s *server) sendEvent(e tools.Event) {
 	if s.opts.host != nil { // an attached client's calls show in the editor
 		s.opts.host.sendEvent(e)
 		return
+	}
+	if _, ok := s.answering.Load(e.CallID); ok && e.Kind == "result" {
+		if n, err := jsonrpc2.NewNotification("tool/event", e); err == nil && s.st.hold(n) {
+			return
+		}
 	}
 	if err := s.conn.Notify(context.Background(), "tool/event", e); err != nil {
 		s.log.Debug("tool/event", "err", err)
