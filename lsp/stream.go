@@ -10,12 +10,10 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -471,7 +469,7 @@ const notJSON = "parse error: the message is not valid JSON"
 // spelled so. It returns the message DecodeMessage would (raw params, not
 // copied), or nil for anything else, which goes the general way.
 func decodeRequest(data []byte) jsonrpc2.Message {
-	if !rawFields.ok || !json.Valid(data) {
+	if !json.Valid(data) {
 		return nil
 	}
 	var version, method, id, params []byte
@@ -522,24 +520,25 @@ func decodeRequest(data []byte) jsonrpc2.Message {
 		string(params) == "null" || string(id) == "null" || id != nil && !validID(id) {
 		return nil
 	}
+	if params == nil {
+		return nil // DecodeMessage leaves absent params nil; NewCall would say null
+	}
 	name := string(method[1 : len(method)-1])
 	if id == nil {
-		n, err := jsonrpc2.NewNotification(name, nil)
+		n, err := jsonrpc2.NewNotification(name, json.RawMessage(params))
 		if err != nil {
 			return nil
 		}
-		*(*json.RawMessage)(unsafe.Add(unsafe.Pointer(n), rawFields.notification)) = params
 		return n
 	}
 	var rid jsonrpc2.ID
 	if rid.UnmarshalJSON(id) != nil {
 		return nil
 	}
-	c, err := jsonrpc2.NewCall(rid, name, nil)
+	c, err := jsonrpc2.NewCall(rid, name, json.RawMessage(params))
 	if err != nil {
 		return nil
 	}
-	*(*json.RawMessage)(unsafe.Add(unsafe.Pointer(c), rawFields.call)) = params
 	return c
 }
 
@@ -553,24 +552,6 @@ func plainASCII(b []byte) bool {
 	}
 	return true
 }
-
-// rawFields are the offsets of the params fields of jsonrpc2's Call and
-// Notification, which its API sets only by encoding a value (the version
-// is pinned in go.mod; ok is false, and decodeRequest idle, if the fields
-// are not there as expected).
-var rawFields = func() (f struct {
-	call, notification uintptr
-	ok                 bool
-}) {
-	raw := reflect.TypeFor[json.RawMessage]()
-	c, okc := reflect.TypeFor[jsonrpc2.Call]().FieldByName("params")
-	n, okn := reflect.TypeFor[jsonrpc2.Notification]().FieldByName("params")
-	if !okc || !okn || c.Type != raw || n.Type != raw {
-		return f
-	}
-	f.call, f.notification, f.ok = c.Offset, n.Offset, true
-	return f
-}()
 
 func validID(raw json.RawMessage) bool {
 	var s string

@@ -154,12 +154,12 @@ func FuzzDecodeRequest(f *testing.F) {
 		switch w := want.(type) {
 		case *jsonrpc2.Call:
 			g := fast.(*jsonrpc2.Call)
-			if g.ID() != w.ID() || g.Method() != w.Method() || !bytes.Equal(g.Params(), w.Params()) || (g.Params() == nil) != (w.Params() == nil) {
+			if g.ID() != w.ID() || g.Method() != w.Method() || !sameParams(g.Params(), w.Params()) {
 				t.Fatalf("%s: %v %q %q, DecodeMessage %v %q %q", body, g.ID(), g.Method(), g.Params(), w.ID(), w.Method(), w.Params())
 			}
 		case *jsonrpc2.Notification:
 			g := fast.(*jsonrpc2.Notification)
-			if g.Method() != w.Method() || !bytes.Equal(g.Params(), w.Params()) || (g.Params() == nil) != (w.Params() == nil) {
+			if g.Method() != w.Method() || !sameParams(g.Params(), w.Params()) {
 				t.Fatalf("%s: %q %q, DecodeMessage %q %q", body, g.Method(), g.Params(), w.Method(), w.Params())
 			}
 		}
@@ -169,17 +169,36 @@ func FuzzDecodeRequest(f *testing.F) {
 	})
 }
 
+// sameParams reports whether decodeRequest's params (as jsonrpc2.NewCall
+// stores them: compact, with HTML characters escaped, as json.Marshal
+// writes a json.RawMessage) are DecodeMessage's raw params.
+func sameParams(fast, raw json.RawMessage) bool {
+	if fast == nil || raw == nil {
+		return fast == nil && raw == nil
+	}
+	var compact, escaped bytes.Buffer
+	if json.Compact(&compact, raw) != nil {
+		return false
+	}
+	json.HTMLEscape(&escaped, compact.Bytes())
+	return bytes.Equal(fast, escaped.Bytes())
+}
+
 // TestDecodeRequestTaken: the usual messages take the fast way.
 func TestDecodeRequestTaken(t *testing.T) {
 	t.Parallel()
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":12,"method":"tool/call","params":{"name":"get_current_directory","arguments":{}}}`,
 		`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":12}}`,
-		`{"jsonrpc":"2.0","id":"a","method":"shutdown"}`,
+		`{"jsonrpc":"2.0","id":"a","method":"textDocument/hover","params":{"position":{"line":1,"character":2}}}`,
 	} {
 		if decodeRequest([]byte(s)) == nil {
 			t.Errorf("decodeRequest(%s) = nil", s)
 		}
+	}
+	// Absent params stay absent: the general way.
+	if m := decodeRequest([]byte(`{"jsonrpc":"2.0","id":"a","method":"shutdown"}`)); m != nil {
+		t.Errorf("decodeRequest(shutdown without params) = %v, want nil", m)
 	}
 }
 
