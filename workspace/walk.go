@@ -204,21 +204,27 @@ func IsBinary(data []byte) bool {
 // opens the file relative to its open parent directory (openat with
 // O_NOFOLLOW: a file swapped for a symlink is not read); later, through
 // the walk's workspace (see Workspace.Walk), or by its path. It reads
-// regular files only. It is safe for concurrent use.
+// regular files only. In a walk of a workspace, a file that is a sensitive
+// one under another name (a hard link; sensitive.go) is refused with a
+// *PathError. It is safe for concurrent use.
 func (f *File) Read(buf []byte) ([]byte, error) {
 	var max int64
 	if f.w != nil {
 		max = f.w.opts.MaxFileBytes
 	}
-	data, done, err := atDir(f, func(fd int) ([]byte, error) { return readFileAt(fd, f.Name, f.Path, buf, max) })
+	var check idCheck
+	if f.w != nil {
+		check = f.w.ws.readCheck()
+	}
+	data, done, err := atDir(f, func(fd int) ([]byte, error) { return readFileAt(fd, f.Name, f.Path, buf, max, check) })
 	switch {
 	case done:
 	case f.link != nil:
-		data, err = readBeneath(*f.link, f.Path, buf, max)
+		data, err = readBeneath(*f.link, f.Path, buf, max, check)
 	case f.w != nil && f.w.ws != nil:
 		data, err = f.w.ws.ReadLimited(f.Path, buf, max)
 	default:
-		data, err = readFileRaw(f.Path, buf, max)
+		data, err = readFileRaw(f.Path, buf, max, nil)
 	}
 	if errors.Is(err, ErrTooLarge) && f.w != nil {
 		f.w.stats.TooLarge.Add(1)
