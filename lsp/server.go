@@ -122,6 +122,7 @@ type server struct {
 	ws   *workspace.Workspace
 	idx  indexState   // the index's build and the diagnostics
 	pub  *publication // the published session (lsp/attach.go), or nil
+	reg  registrations // what was registered with the client (registration.go)
 
 	mu       sync.Mutex
 	state    state
