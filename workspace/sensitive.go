@@ -62,8 +62,9 @@ type sensitiveSet struct {
 const maxSensitiveWalk = 500_000
 
 // linkSlack is how long before a walk a link's change still makes the set
-// be collected again (ctime has the clock's coarse ticks).
-const linkSlack = time.Second
+// be collected again (ctime has the kernel's coarse clock ticks, a few
+// milliseconds).
+const linkSlack = 50 * time.Millisecond
 
 // sensitiveState is the Workspace's share of this file.
 type sensitiveState struct {
@@ -176,10 +177,24 @@ func (w *Workspace) sensitiveByStat(st fileStat) bool {
 		return true
 	}
 	if st.regular && st.nlink > 1 && !st.ctime.Before(s.start.Add(-linkSlack)) {
-		w.dropSensitive(false)
-		return w.sensitiveSet().ids[st.id]
+		return w.renewSensitive(s).ids[st.id]
 	}
 	return false
+}
+
+// renewSensitive collects the identities again unless another caller did
+// since old was current (so a burst of new links costs one walk).
+func (w *Workspace) renewSensitive(old *sensitiveSet) *sensitiveSet {
+	w.sens.build.Lock()
+	cur := w.sens.set.Load()
+	if cur != nil && cur != old {
+		w.sens.build.Unlock()
+		return cur
+	}
+	w.sens.gen.Add(1)
+	w.sens.set.Store(nil)
+	w.sens.build.Unlock()
+	return w.sensitiveSet()
 }
 
 // errSensitiveID is the refusal of a file that is a sensitive file under
