@@ -7,14 +7,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentls/agentls/workspace"
 )
 
 // TestSensitiveByIdentity attacks paths.sensitive through other names of
 // a sensitive file: hard links to .env and to a key in .ssh, a symlink to
-// .env. read_file refuses each with SENSITIVE_PATH; grep (twice, the
-// second time with what the search cache learned) never
-// show the secret; git_diff lists a tracked hard link to .env as sensitive
-// and leaves its content out.
+// .env, the hard link open in the editor. read_file refuses each with
+// SENSITIVE_PATH; grep (twice, the second time with what the search cache
+// learned) never shows the secret; git_diff lists a tracked hard link to
+// .env as sensitive and leaves its content out.
 func TestSensitiveByIdentity(t *testing.T) {
 	g := newGitRig(t, true)
 	g.commit("first", map[string]string{"plain.txt": "hunter plain\n", "notes.txt": "old notes\n"})
@@ -49,6 +51,10 @@ func TestSensitiveByIdentity(t *testing.T) {
 	}
 	plain := call("read_file", map[string]any{"path": "plain.txt"})
 	wantSuccess(t, plain)
+
+	// The hard link is open in the editor, with unsaved text.
+	notes := filepath.Join(g.root, "notes.txt")
+	g.env.Workspace.Overlays.Open(workspace.Document{Path: notes, URI: workspace.PathToURI(notes), Text: "TOKEN=hunter2 unsaved\n"})
 
 	for round := 1; round <= 2; round++ {
 		for _, args := range []map[string]any{

@@ -689,6 +689,9 @@ func (w *walk) readDir(job dirJob, worker int) ([]dirJob, error) {
 				continue
 			}
 		}
+		if w.ws != nil && w.opts.ReadContent && typ&fs.ModeType == 0 && w.openSensitive(f) {
+			continue
+		}
 		w.stats.Files.Add(1)
 		if err := w.fn(f); err != nil && !errors.Is(err, fs.SkipDir) {
 			return subdirs, err
@@ -701,6 +704,22 @@ func (w *walk) readDir(job dirJob, worker int) ([]dirJob, error) {
 		}
 	}
 	return subdirs, nil
+}
+
+// openSensitive reports whether f, in a walk of the workspace that reads
+// content, is open in the editor and a sensitive file under another name:
+// its reader would take the buffer's text without opening the file, so
+// the identity check of File.Read would not see it.
+func (w *walk) openSensitive(f *File) bool {
+	if _, open := w.ws.Overlays.Get(f.Path); !open {
+		return false
+	}
+	fi, err := f.Info()
+	if err != nil {
+		return false
+	}
+	st, ok := statOf(fi)
+	return w.ws.checkStat(f.Path, st, ok) != nil
 }
 
 // follow resolves a symlink: the target's type when it is inside the roots
