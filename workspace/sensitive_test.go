@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/internal/testenv"
 )
 
 // sensitiveCode returns the PathError code of err, or "" (err nil) or
@@ -24,20 +26,6 @@ func sensitiveCode(err error) string {
 		return pe.Code
 	}
 	return "other: " + err.Error()
-}
-
-// writeTree writes files (relative path -> content) below root.
-func writeTree(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for p, c := range files {
-		full := filepath.Join(root, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // readAll tries every confined way to read p (absolute) and returns the
@@ -89,7 +77,7 @@ func wantAll(t *testing.T, what string, got map[string]string, want string) {
 func TestSensitiveHardLink(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{".env": "TOKEN=secret\n", "deep/.ssh/id_x": "KEY", "plain.txt": "hello", "sub/keep.txt": "k"})
+	testenv.WriteFiles(t, root, map[string]string{".env": "TOKEN=secret\n", "deep/.ssh/id_x": "KEY", "plain.txt": "hello", "sub/keep.txt": "k"})
 	for link, target := range map[string]string{"notes.txt": ".env", "sub/copy.go": ".env", "key.txt": "deep/.ssh/id_x"} {
 		if err := os.Link(filepath.Join(root, target), filepath.Join(root, link)); err != nil {
 			t.Skipf("no hard links here: %v", err)
@@ -120,7 +108,7 @@ func TestSensitiveHardLink(t *testing.T) {
 	// link to it: the link's ctime is newer than the walk (dated an hour
 	// back now), so the identities are collected again.
 	w.sensitiveSet().start = time.Now().Add(-time.Hour)
-	writeTree(t, root, map[string]string{"sub/.env.prod": "TOKEN=prod\n"})
+	testenv.WriteFiles(t, root, map[string]string{"sub/.env.prod": "TOKEN=prod\n"})
 	prod := filepath.Join(root, "prod.txt")
 	if err := os.Link(filepath.Join(root, "sub/.env.prod"), prod); err != nil {
 		t.Fatal(err)
@@ -132,7 +120,7 @@ func TestSensitiveHardLink(t *testing.T) {
 	// identities be collected again.
 	w.sensitiveSet().start = time.Now().Add(time.Hour)
 	os.Remove(filepath.Join(root, ".env"))
-	writeTree(t, root, map[string]string{".env": "TOKEN=new\n"})
+	testenv.WriteFiles(t, root, map[string]string{".env": "TOKEN=new\n"})
 	w.Changed(filepath.Join(root, ".env"))
 	fresh := filepath.Join(root, "fresh.txt")
 	if err := os.Link(filepath.Join(root, ".env"), fresh); err != nil {
@@ -150,7 +138,7 @@ func TestSensitiveHardLink(t *testing.T) {
 func TestSensitiveOtherNames(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{".env": "TOKEN=secret\n", "deep/.ssh/id_x": "KEY", "plain.txt": "hello"})
+	testenv.WriteFiles(t, root, map[string]string{".env": "TOKEN=secret\n", "deep/.ssh/id_x": "KEY", "plain.txt": "hello"})
 	os.Symlink(".env", filepath.Join(root, "link"))
 	os.Symlink("deep/.ssh", filepath.Join(root, "keys"))
 	os.Symlink(filepath.Join(root, ".env"), filepath.Join(root, "abs-link"))
@@ -231,7 +219,7 @@ func TestSensitiveCaseFold(t *testing.T) {
 	t.Run("detection", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		writeTree(t, dir, map[string]string{"probe": "x"})
+		testenv.WriteFiles(t, dir, map[string]string{"probe": "x"})
 		_, err := os.Stat(filepath.Join(dir, "PROBE"))
 		if got, want := detectCaseFold(dir), err == nil; got != want {
 			t.Errorf("detectCaseFold(%s) = %v, but PROBE is found: %v", dir, got, want)
@@ -248,7 +236,7 @@ func TestSensitiveCaseFold(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer os.RemoveAll(root)
-		writeTree(t, root, map[string]string{".env": "TOKEN=secret\n"})
+		testenv.WriteFiles(t, root, map[string]string{".env": "TOKEN=secret\n"})
 		w, _ := New(root)
 		if !w.caseFold(root) {
 			t.Fatalf("%s does not ignore case", root)
@@ -264,7 +252,7 @@ func TestSensitiveCaseFold(t *testing.T) {
 func TestSensitiveIdentityNeedsRules(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{".env": "x"})
+	testenv.WriteFiles(t, root, map[string]string{".env": "x"})
 	os.Link(filepath.Join(root, ".env"), filepath.Join(root, "notes.txt"))
 	w, _ := New(root)
 	cfg := *w.Config()
