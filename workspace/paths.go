@@ -279,7 +279,15 @@ func (w *Workspace) checkSensitive(arg, root, rel string) error {
 	if rel == "." {
 		return nil
 	}
-	if w.matchSensitive(filepath.ToSlash(rel), w.caseFold(root)) {
+	rel = filepath.ToSlash(rel)
+	fold := w.caseFold(root)
+	match := w.matchSensitive(rel, fold)
+	if rest, ok := w.StripRootName(rel); !match && ok && rest != "." {
+		// As IsSensitive: a first segment that names a root is also
+		// left out.
+		match = w.matchSensitive(rest, fold)
+	}
+	if match {
 		return &PathError{Code: "SENSITIVE_PATH", Path: arg, Reason: "path matches a sensitive pattern (paths.sensitive); agents may not touch it"}
 	}
 	return nil
