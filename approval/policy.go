@@ -24,6 +24,7 @@ type Risk string
 // The risks of an approval request (docs/protocol.md, "Approval").
 const (
 	RiskNone      Risk = ""
+	RiskRead      Risk = "read" // a read-only tool that asks (a rule or mode ask): it shows the agent what it reads
 	RiskWrite     Risk = "write"
 	RiskExecute   Risk = "execute"
 	RiskNetwork   Risk = "network"
@@ -65,7 +66,7 @@ type Assessment struct {
 // Decision is the policy's answer for one call.
 type Decision struct {
 	Action  Action
-	By      string // for Auto: "auto" (mode or tool default), "config" (a rule) or "user" (an earlier "always")
+	By      string // for Auto: "auto" (mode or tool default), "config" (a rule) or "always" (an earlier "always" answer)
 	Risk    Risk
 	Warning string
 	Blocked bool   // Deny because the command is blocked, not because of a rule
@@ -97,7 +98,7 @@ func Decide(cfg *workspace.Config, mem *Memory, t Tool, a Assessment) Decision {
 	case rule == "ask":
 		d.Action, d.Reason = Ask, fmt.Sprintf("approval.tools.%s is ask", t.Name)
 	case mem != nil && mem.Allowed(key):
-		d.Action, d.By, d.Reason = Auto, "user", fmt.Sprintf("the user said always for %q", key)
+		d.Action, d.By, d.Reason = Auto, "always", fmt.Sprintf("the user said always for %q", key)
 	case a.AutoByConfig:
 		d.Action, d.By, d.Reason = Auto, "config", "allowed by configuration"
 	case t.Dangerous:
@@ -109,12 +110,22 @@ func Decide(cfg *workspace.Config, mem *Memory, t Tool, a Assessment) Decision {
 		d.Action, d.By, d.Reason = byMode(cfg.Approval.Mode, t, a)
 	}
 	if d.Action == Ask && d.Risk == RiskNone {
-		d.Risk = RiskWrite
+		d.Risk = AskRisk(t)
 	}
 	if d.Action != Auto {
 		d.By = ""
 	}
 	return d
+}
+
+// AskRisk is the risk a call of t is labelled with when it asks and neither
+// the tool nor the call's assessment names one: read for a read-only tool
+// (only a rule or mode ask makes it ask), write otherwise.
+func AskRisk(t Tool) Risk {
+	if t.ReadOnly {
+		return RiskRead
+	}
+	return RiskWrite
 }
 
 func byMode(mode string, t Tool, a Assessment) (Action, string, string) {

@@ -5,8 +5,10 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -227,40 +229,32 @@ func recvTypeName(x ast.Expr) string {
 	return ""
 }
 
+// languages maps the extensions (lower case, without the dot) of the files
+// the index reads to their language.
+var languages = map[string]string{
+	"go": "go", "py": "python", "pyi": "python",
+	"js": "javascript", "jsx": "javascript", "mjs": "javascript", "cjs": "javascript",
+	"ts": "typescript", "tsx": "typescript", "mts": "typescript", "cts": "typescript",
+	"rs": "rust", "java": "java", "c": "c", "h": "c",
+	"cc": "cpp", "cpp": "cpp", "cxx": "cpp", "hpp": "cpp", "hh": "cpp", "hxx": "cpp",
+	"sh": "shell", "bash": "shell", "zsh": "shell", "md": "markdown", "markdown": "markdown",
+}
+
 // languageOf names the language of a file by its name, or "" for files the
 // index does not read.
 func languageOf(name string) string {
 	i := strings.LastIndexByte(name, '.')
 	if i < 0 {
-		switch name {
-		case "Makefile", "makefile", "GNUmakefile":
-			return ""
-		}
 		return ""
 	}
-	switch strings.ToLower(name[i+1:]) {
-	case "go":
-		return "go"
-	case "py", "pyi":
-		return "python"
-	case "js", "jsx", "mjs", "cjs":
-		return "javascript"
-	case "ts", "tsx", "mts", "cts":
-		return "typescript"
-	case "rs":
-		return "rust"
-	case "java":
-		return "java"
-	case "c", "h":
-		return "c"
-	case "cc", "cpp", "cxx", "hpp", "hh", "hxx":
-		return "cpp"
-	case "sh", "bash", "zsh":
-		return "shell"
-	case "md", "markdown":
-		return "markdown"
-	}
-	return ""
+	return languages[strings.ToLower(name[i+1:])]
+}
+
+// SourceExtensions lists, sorted, the extensions (lower case, without the
+// dot) of the files the index reads; go.mod, which the Go checker reads
+// too, is not among them.
+func SourceExtensions() []string {
+	return slices.Sorted(maps.Keys(languages))
 }
 
 // stripBodies removes from Go source what an outline does not need: the

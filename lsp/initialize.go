@@ -34,8 +34,15 @@ type initializeParams struct {
 			DidChangeWatchedFiles struct {
 				DynamicRegistration bool `json:"dynamicRegistration"`
 			} `json:"didChangeWatchedFiles"`
-			Configuration bool `json:"configuration"`
+			Configuration bool        `json:"configuration"`
+			Symbol        dynamicCaps `json:"symbol"`
 		} `json:"workspace"`
+		TextDocument struct {
+			DocumentSymbol dynamicCaps `json:"documentSymbol"`
+			Definition     dynamicCaps `json:"definition"`
+			References     dynamicCaps `json:"references"`
+			Hover          dynamicCaps `json:"hover"`
+		} `json:"textDocument"`
 		Window struct {
 			ShowMessage  *struct{} `json:"showMessage"`
 			ShowDocument *struct {
@@ -56,6 +63,12 @@ type initializeParams struct {
 		Agent              string          `json:"agent"`
 		ClientCapabilities *agentlsCaps    `json:"clientCapabilities"`
 	} `json:"initializationOptions"`
+}
+
+// dynamicCaps is the part of a feature's client capabilities that says
+// whether it may be registered later (client/registerCapability).
+type dynamicCaps struct {
+	DynamicRegistration bool `json:"dynamicRegistration"`
 }
 
 type workspaceFolder struct {
@@ -80,6 +93,9 @@ type clientCaps struct {
 	WorkDoneProgress   bool
 	ShowDocument       bool
 	WatchedFilesDyn    bool
+	// FeaturesDyn names the lsp.features the client lets the server
+	// register after initialize (registration.go).
+	FeaturesDyn map[string]bool
 }
 
 // ProtocolVersion is experimental.agentls.protocolVersion.
@@ -112,6 +128,13 @@ func (s *server) initialize(ctx context.Context, p initializeParams) (*protocol.
 		WorkDoneProgress:   c.Window.WorkDoneProgress,
 		ShowDocument:       c.Window.ShowDocument != nil && c.Window.ShowDocument.Support,
 		WatchedFilesDyn:    c.Workspace.DidChangeWatchedFiles.DynamicRegistration,
+		FeaturesDyn: map[string]bool{
+			"documentSymbol":  c.TextDocument.DocumentSymbol.DynamicRegistration,
+			"workspaceSymbol": c.Workspace.Symbol.DynamicRegistration,
+			"definition":      c.TextDocument.Definition.DynamicRegistration,
+			"references":      c.TextDocument.References.DynamicRegistration,
+			"hover":           c.TextDocument.Hover.DynamicRegistration,
+		},
 	}
 	for _, op := range c.Workspace.WorkspaceEdit.ResourceOperations {
 		caps.ResourceOperations[op] = true
@@ -159,6 +182,7 @@ func (s *server) initialize(ctx context.Context, p initializeParams) (*protocol.
 		ServerInfo: &protocol.ServerInfo{Name: "agentls", Version: s.opts.Version},
 	}
 	s.indexCapabilities(&result.Capabilities)
+	s.reg.advertised(s)
 	if named {
 		s.publish(p.ClientInfo.Name)
 	}
@@ -172,7 +196,7 @@ func (s *server) initialize(ctx context.Context, p initializeParams) (*protocol.
 }
 
 func (s *server) initialized(context.Context, ignored) error {
-	s.registerWatchers()
+	s.followRegistrations()
 	s.startIndex()
 	s.sess.WarmUp()
 	return nil

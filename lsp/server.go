@@ -125,7 +125,8 @@ type server struct {
 	// answering holds the call ids of the tool/calls this connection runs
 	// (tool.go): the result event of one goes out with its answer.
 	answering sync.Map
-	pub       *publication // the published session (lsp/attach.go), or nil
+	pub       *publication  // the published session (lsp/attach.go), or nil
+	reg       registrations // what was registered with the client (registration.go)
 
 	mu       sync.Mutex
 	state    state

@@ -344,7 +344,7 @@ func TestApprovalDecisions(t *testing.T) {
 	mu.Lock()
 	after := asked
 	mu.Unlock()
-	if res.Status != tools.StatusSuccess || after != before || res.ApprovedBy != "user" {
+	if res.Status != tools.StatusSuccess || after != before || res.ApprovedBy != "always" {
 		t.Errorf("after always: asked %d→%d, result %+v", before, after, res)
 	}
 }

@@ -119,7 +119,7 @@ func TestAlwaysCoversWhatItsLabelSays(t *testing.T) {
 	if res := ftCall(t, env, "shell_exec", map[string]any{"command": "echo x"}); res.Status != StatusSuccess {
 		t.Fatalf("always: %+v", res)
 	}
-	if res := ftCall(t, env, "shell_exec", map[string]any{"command": "echo x y"}); res.Status != StatusSuccess || res.ApprovedBy != "user" || len(rec.seen) != 1 {
+	if res := ftCall(t, env, "shell_exec", map[string]any{"command": "echo x y"}); res.Status != StatusSuccess || res.ApprovedBy != "always" || len(rec.seen) != 1 {
 		t.Errorf("echo x y after always: asked %d, %+v", len(rec.seen), res)
 	}
 	for _, cmd := range []string{"echo y", "ls"} {
@@ -300,4 +300,39 @@ func TestStaleFileSaysWhatChanged(t *testing.T) {
 			t.Error("file written")
 		}
 	})
+}
+
+// TestReadOnlyAskSaysReadAndAlways: a read-only tool that a rule makes ask
+// is labelled risk "read", not "write"; once the person said "always", the
+// next call runs without asking and reports approvedBy "always", while the
+// call the person answered reports "user".
+func TestReadOnlyAskSaysReadAndAlways(t *testing.T) {
+	t.Parallel()
+	env, root := ftEnv(t)
+	testenv.WriteFiles(t, root, map[string]string{"f.txt": "one\n"})
+	cfg := *env.Workspace.Config()
+	cfg.Approval.Tools = map[string]string{"read_file": "ask"}
+	env.Workspace.SetConfig(&cfg)
+	rec := &scriptedApprover{answers: []approval.Response{{Decision: approval.Always}}}
+	env.Approver = rec
+	first := ftCall(t, env, "read_file", map[string]any{"path": "f.txt"})
+	if first.Status != StatusSuccess || first.ApprovedBy != "user" || len(rec.seen) != 1 {
+		t.Fatalf("first call: asked %d, %+v", len(rec.seen), first)
+	}
+	if req := rec.seen[0]; req.Risk != approval.RiskRead || req.AlwaysLabel != "always allow read_file" {
+		t.Errorf("request risk %q label %q, want read and always allow read_file", req.Risk, req.AlwaysLabel)
+	}
+	// The rule "ask" beats a remembered "always"; without it the answer
+	// counts.
+	cfg.Approval.Tools = nil
+	cfg.Approval.Mode = "ask"
+	env.Workspace.SetConfig(&cfg)
+	second := ftCall(t, env, "read_file", map[string]any{"path": "f.txt"})
+	if second.Status != StatusSuccess || second.ApprovedBy != "always" || len(rec.seen) != 1 {
+		t.Errorf("second call: asked %d, %+v", len(rec.seen), second)
+	}
+	third := ftCall(t, env, "glob", map[string]any{"pattern": "*.txt"})
+	if third.Status != StatusRejected || len(rec.seen) != 2 || rec.seen[1].Risk != approval.RiskRead {
+		t.Errorf("glob in mode ask: asked %d (%+v), %+v", len(rec.seen), rec.seen, third)
+	}
 }

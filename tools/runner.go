@@ -322,7 +322,7 @@ func (r *Runner) ask(c *Call, env *Env, args json.RawMessage, typed any, a Asses
 					// theirs to answer, with the edited call's own preview.
 					md.Action, md.By = approval.Ask, ""
 					if md.Risk == approval.RiskNone {
-						md.Risk = approval.RiskWrite
+						md.Risk = approval.AskRisk(c.Tool.policyTool())
 					}
 				}
 				args, typed, a, d = margs, mtyped, ma, md

@@ -336,7 +336,7 @@ func TestShellPolicy(t *testing.T) {
 		t.Fatalf("always: %s", res.Content)
 	}
 	g.env.Approver = approval.Fixed(approval.Reject, "no")
-	if res := g.call(context.Background(), "shell_exec", map[string]any{"command": "date -u"}, nil); res.ApprovedBy != "user" {
+	if res := g.call(context.Background(), "shell_exec", map[string]any{"command": "date -u"}, nil); res.ApprovedBy != "always" {
 		t.Errorf("remembered prefix: approved by %s (%s)", res.ApprovedBy, res.Content)
 	}
 	if res := g.call(context.Background(), "shell_exec", map[string]any{"command": "touch y"}, nil); res.Status != StatusRejected {

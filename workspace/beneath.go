@@ -36,7 +36,7 @@ func (w *Workspace) lexical(p string) (target, error) {
 	if !ok {
 		return target{}, invalid(p, "path is outside the workspace roots")
 	}
-	if err := w.checkSensitive(p, rel); err != nil {
+	if err := w.checkSensitive(p, root, rel); err != nil {
 		return target{}, err
 	}
 	return target{root: root, rel: filepath.ToSlash(rel)}, nil
@@ -65,7 +65,7 @@ func (w *Workspace) real(p string, follow bool) (target, error) {
 			rr = r
 		}
 		if rel, ok := Within(rr, real); ok {
-			if err := w.checkSensitive(p, rel); err != nil {
+			if err := w.checkSensitive(p, rr, rel); err != nil {
 				return target{}, err
 			}
 			return target{root: rr, rel: filepath.ToSlash(rel)}, nil
@@ -96,7 +96,8 @@ func (w *Workspace) beneath(p string, follow bool, op func(t target) error) erro
 }
 
 // Open opens the file or directory p for reading, beneath the allowed
-// roots (see the rules above).
+// roots (see the rules above). The file opened is refused when it is a
+// sensitive one under another name (sensitive.go).
 func (w *Workspace) Open(p string) (*os.File, error) {
 	var f *os.File
 	err := w.beneath(p, true, func(t target) error {
@@ -104,7 +105,15 @@ func (w *Workspace) Open(p string) (*os.File, error) {
 		f, err = openFileBeneath(t.root, t.rel, p, os.O_RDONLY, 0)
 		return err
 	})
-	return f, err
+	if err != nil {
+		return nil, err
+	}
+	st, ok := fstatID(f)
+	if err := w.checkStat(p, st, ok); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // ReadDisk reads the file p from the disk (never the editor's buffer),
@@ -277,7 +286,7 @@ func (w *Workspace) ReadLimited(p string, buf []byte, max int64) ([]byte, error)
 	var data []byte
 	err := w.beneath(p, true, func(t target) error {
 		var err error
-		data, err = readBeneath(t, p, buf, max)
+		data, err = readBeneath(t, p, buf, max, w.readCheck())
 		return err
 	})
 	if err != nil {

@@ -103,7 +103,7 @@ func writeAtomicBeneath(root, rel string, data []byte, perm fs.FileMode) error {
 	})
 }
 
-func readBeneath(t target, name string, buf []byte, max int64) ([]byte, error) {
+func readBeneath(t target, name string, buf []byte, max int64, check idCheck) ([]byte, error) {
 	f, err := openFileBeneath(t.root, t.rel, name, os.O_RDONLY, 0)
 	if err != nil {
 		return buf[:0], err

@@ -418,11 +418,11 @@ func (s *statInfo) IsDir() bool { return s.st.Mode&unix.S_IFMT == unix.S_IFDIR }
 func (s *statInfo) Sys() any    { return &s.st } // a *unix.Stat_t
 
 // readBeneath reads t's file into buf with raw system calls (see readFd).
-func readBeneath(t target, name string, buf []byte, max int64) ([]byte, error) {
+func readBeneath(t target, name string, buf []byte, max int64, check idCheck) ([]byte, error) {
 	fd, err := openBeneath(t.root, t.rel, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return buf[:0], err
 	}
 	defer unix.Close(fd)
-	return readFd(fd, name, buf, max)
+	return readFd(fd, name, buf, max, check)
 }

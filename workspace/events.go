@@ -61,4 +61,7 @@ func (w *Workspace) Watch(f func(Event)) (stop func()) { return w.events.add(f) 
 // Changed announces that the file at the absolute path changed on disk.
 func (w *Workspace) Changed(path string) { w.announce(Event{Path: path}) }
 
-func (w *Workspace) announce(ch Event) { w.events.notify(ch) }
+func (w *Workspace) announce(ch Event) {
+	w.sensitiveEvent(ch)
+	w.events.notify(ch)
+}

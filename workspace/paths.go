@@ -46,8 +46,10 @@ func (w *Workspace) allowedRoots() []string {
 // relative path is relative to the first root), absolute paths inside a
 // root or a paths.allow root, and file:// URIs. It refuses, with a
 // *PathError: NUL bytes, "~", ".." escapes, absolute paths outside, symlinks
-// (of the file or of any parent) whose target is outside, and paths matching
-// the sensitive globs, checked on the path as given and on the resolved one.
+// (of the file or of any parent) whose target is outside, paths matching
+// the sensitive globs, checked on the path as given and on the resolved one,
+// and an existing file that is a sensitive one under another name (a hard
+// link; see sensitive.go).
 // The file need not exist: for a new file the nearest existing parent is
 // resolved and checked.
 func (w *Workspace) Resolve(arg string) (string, error) {
@@ -91,7 +93,7 @@ func (w *Workspace) Resolve(arg string) (string, error) {
 		}
 		return "", invalid(arg, "path is outside the workspace roots %s", strings.Join(roots, ", "))
 	}
-	if err := w.checkSensitive(arg, rel); err != nil {
+	if err := w.checkSensitive(arg, root, rel); err != nil {
 		return "", err
 	}
 	real, err := realPath(p)
@@ -105,11 +107,15 @@ func (w *Workspace) Resolve(arg string) (string, error) {
 	realRel, ok := Within(realRoot, real)
 	if !ok {
 		// A symlink may lead into another allowed root.
-		if _, realRel, ok = containingReal(roots, real); !ok {
+		if realRoot, realRel, ok = containingReal(roots, real); !ok {
 			return "", invalid(arg, "path resolves through a symlink to %s, outside the workspace", real)
 		}
 	}
-	if err := w.checkSensitive(arg, realRel); err != nil {
+	if err := w.checkSensitive(arg, realRoot, realRel); err != nil {
+		return "", err
+	}
+	// The file itself may be a sensitive one under another name.
+	if err := w.checkPathID(arg, real); err != nil {
 		return "", err
 	}
 	return p, nil
@@ -202,21 +208,51 @@ func realPath(p string) (string, error) {
 const maxLinkHops = 40
 
 // IsSensitive reports whether rel (relative to a root, any separator)
-// matches a sensitive glob. A pattern without a slash matches a file or
-// folder name at any depth, like a .gitignore pattern. With several roots,
-// a path in the form Rel writes (the root's name first) is also checked
-// without that name, since the globs are relative to a root.
+// matches a sensitive glob, or names an existing file that is a sensitive
+// one under another name (sensitive.go). A pattern without a slash matches
+// a file or folder name at any depth, like a .gitignore pattern; on a root
+// whose file system ignores case, in any case. With several roots, a path in
+// the form Rel writes (the root's name first) is also checked without that
+// name, since the globs are relative to a root.
 func (w *Workspace) IsSensitive(rel string) bool {
 	rel = filepath.ToSlash(rel)
-	if rest, ok := w.StripRootName(rel); ok && rest != "." && w.isSensitive(rest) {
-		return true
+	if root, rest, ok := w.rootOf(rel); ok {
+		if rest := filepath.ToSlash(rest); rest != "." && w.sensitiveIn(root, rest) {
+			return true
+		}
 	}
-	return w.isSensitive(rel)
+	return w.sensitiveIn(w.Root(), rel)
 }
 
-func (w *Workspace) isSensitive(rel string) bool {
+// sensitiveIn is IsSensitive for rel relative to root.
+func (w *Workspace) sensitiveIn(root, rel string) bool {
+	if path.IsAbs(rel) {
+		return w.matchSensitive(rel, false)
+	}
+	if w.matchSensitive(rel, root != "" && w.caseFold(root)) {
+		return true
+	}
+	if root == "" {
+		return false
+	}
+	abs := filepath.Join(root, filepath.FromSlash(rel))
+	if _, ok := Within(root, abs); !ok || abs == root {
+		return false
+	}
+	return w.checkPathID(rel, abs) != nil
+}
+
+// matchSensitive reports whether rel (slash-separated, relative to a root)
+// matches a sensitive glob, ignoring case when fold.
+func (w *Workspace) matchSensitive(rel string, fold bool) bool {
+	if fold {
+		rel = strings.ToLower(rel)
+	}
 	parts := strings.Split(rel, "/")
 	for _, pat := range w.Config().Paths.Sensitive {
+		if fold {
+			pat = strings.ToLower(pat)
+		}
 		if !strings.Contains(pat, "/") {
 			for _, part := range parts {
 				if ok, _ := path.Match(pat, part); ok {
@@ -237,11 +273,21 @@ func (w *Workspace) isSensitive(rel string) bool {
 	return false
 }
 
-func (w *Workspace) checkSensitive(arg, rel string) error {
+// checkSensitive refuses rel (relative to root) when it matches a
+// sensitive glob, in any case on a root whose file system ignores case.
+func (w *Workspace) checkSensitive(arg, root, rel string) error {
 	if rel == "." {
 		return nil
 	}
-	if w.IsSensitive(rel) {
+	rel = filepath.ToSlash(rel)
+	fold := w.caseFold(root)
+	match := w.matchSensitive(rel, fold)
+	if rest, ok := w.StripRootName(rel); !match && ok && rest != "." {
+		// As IsSensitive: a first segment that names a root is also
+		// left out.
+		match = w.matchSensitive(rest, fold)
+	}
+	if match {
 		return &PathError{Code: "SENSITIVE_PATH", Path: arg, Reason: "path matches a sensitive pattern (paths.sensitive); agents may not touch it"}
 	}
 	return nil

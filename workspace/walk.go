@@ -204,21 +204,27 @@ func IsBinary(data []byte) bool {
 // opens the file relative to its open parent directory (openat with
 // O_NOFOLLOW: a file swapped for a symlink is not read); later, through
 // the walk's workspace (see Workspace.Walk), or by its path. It reads
-// regular files only. It is safe for concurrent use.
+// regular files only. In a walk of a workspace, a file that is a sensitive
+// one under another name (a hard link; sensitive.go) is refused with a
+// *PathError. It is safe for concurrent use.
 func (f *File) Read(buf []byte) ([]byte, error) {
 	var max int64
 	if f.w != nil {
 		max = f.w.opts.MaxFileBytes
 	}
-	data, done, err := atDir(f, func(fd int) ([]byte, error) { return readFileAt(fd, f.Name, f.Path, buf, max) })
+	var check idCheck
+	if f.w != nil {
+		check = f.w.ws.readCheck()
+	}
+	data, done, err := atDir(f, func(fd int) ([]byte, error) { return readFileAt(fd, f.Name, f.Path, buf, max, check) })
 	switch {
 	case done:
 	case f.link != nil:
-		data, err = readBeneath(*f.link, f.Path, buf, max)
+		data, err = readBeneath(*f.link, f.Path, buf, max, check)
 	case f.w != nil && f.w.ws != nil:
 		data, err = f.w.ws.ReadLimited(f.Path, buf, max)
 	default:
-		data, err = readFileRaw(f.Path, buf, max)
+		data, err = readFileRaw(f.Path, buf, max, nil)
 	}
 	if errors.Is(err, ErrTooLarge) && f.w != nil {
 		f.w.stats.TooLarge.Add(1)
@@ -683,6 +689,9 @@ func (w *walk) readDir(job dirJob, worker int) ([]dirJob, error) {
 				continue
 			}
 		}
+		if w.ws != nil && w.opts.ReadContent && typ&fs.ModeType == 0 && w.openSensitive(f) {
+			continue
+		}
 		w.stats.Files.Add(1)
 		if err := w.fn(f); err != nil && !errors.Is(err, fs.SkipDir) {
 			return subdirs, err
@@ -695,6 +704,22 @@ func (w *walk) readDir(job dirJob, worker int) ([]dirJob, error) {
 		}
 	}
 	return subdirs, nil
+}
+
+// openSensitive reports whether f, in a walk of the workspace that reads
+// content, is open in the editor and a sensitive file under another name:
+// its reader would take the buffer's text without opening the file, so
+// the identity check of File.Read would not see it.
+func (w *walk) openSensitive(f *File) bool {
+	if _, open := w.ws.Overlays.Get(f.Path); !open {
+		return false
+	}
+	fi, err := f.Info()
+	if err != nil {
+		return false
+	}
+	st, ok := statOf(fi)
+	return w.ws.checkStat(f.Path, st, ok) != nil
 }
 
 // follow resolves a symlink: the target's type when it is inside the roots

@@ -30,8 +30,8 @@ func openDirAt(parent *dirHandle, name, path string) (*dirHandle, []dirEntry, er
 func lstatAt(dirfd int, name, path string) (fs.FileInfo, error) { return os.Lstat(path) }
 
 // readFileAt is not used without openat: dirHandle.fd is always -1.
-func readFileAt(dirfd int, name, path string, buf []byte, max int64) ([]byte, error) {
-	return readFileRaw(path, buf, max)
+func readFileAt(dirfd int, name, path string, buf []byte, max int64, check idCheck) ([]byte, error) {
+	return readFileRaw(path, buf, max, check)
 }
 
 func closeFd(fd int) {}

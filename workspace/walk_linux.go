@@ -117,7 +117,7 @@ func parseDirents(buf []byte, dirfd int, dir string, out []dirEntry) []dirEntry 
 
 // readFileAt reads name in the open directory dirfd (path is for errors),
 // refusing a symlink (O_NOFOLLOW) and anything but a regular file.
-func readFileAt(dirfd int, name, path string, buf []byte, max int64) ([]byte, error) {
+func readFileAt(dirfd int, name, path string, buf []byte, max int64, check idCheck) ([]byte, error) {
 	fd, err := openRetry(func() (int, error) {
 		return syscall.Openat(dirfd, name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	})
@@ -125,7 +125,7 @@ func readFileAt(dirfd int, name, path string, buf []byte, max int64) ([]byte, er
 		return buf[:0], fmt.Errorf("open %s: %w", path, err)
 	}
 	defer syscall.Close(fd)
-	return readFd(fd, path, buf, max)
+	return readFd(fd, path, buf, max, check)
 }
 
 func closeFd(fd int) { syscall.Close(fd) }

@@ -149,7 +149,7 @@ func TestWalkStatsAndRead(t *testing.T) {
 		t.Errorf("stats: binary %d, too large %d, ignored %d, hidden %d", stats.Binary.Load(), stats.TooLarge.Load(), stats.Ignored.Load(), stats.Hidden.Load())
 	}
 	// Read without a cap reads everything, through a small buffer.
-	data, err := readFileRaw(filepath.Join(root, "big.txt"), make([]byte, 0, 10), 0)
+	data, err := readFileRaw(filepath.Join(root, "big.txt"), make([]byte, 0, 10), 0, nil)
 	if err != nil || len(data) != 2000 {
 		t.Errorf("readFileRaw: %d bytes, %v", len(data), err)
 	}

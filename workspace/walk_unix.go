@@ -5,12 +5,14 @@ package workspace
 import (
 	"fmt"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // readFileRaw reads path into buf with open/fstat/read system calls (os.Open
 // adds fcntl and poller calls per file, which a search of thousands of
 // files feels). max > 0 refuses larger files with ErrTooLarge.
-func readFileRaw(path string, buf []byte, max int64) ([]byte, error) {
+func readFileRaw(path string, buf []byte, max int64, check idCheck) ([]byte, error) {
 	fd, err := openRetry(func() (int, error) {
 		return syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	})
@@ -18,7 +20,7 @@ func readFileRaw(path string, buf []byte, max int64) ([]byte, error) {
 		return buf[:0], fmt.Errorf("open %s: %w", path, err)
 	}
 	defer syscall.Close(fd)
-	return readFd(fd, path, buf, max)
+	return readFd(fd, path, buf, max, check)
 }
 
 func openRetry(open func() (int, error)) (int, error) {
@@ -30,14 +32,20 @@ func openRetry(open func() (int, error)) (int, error) {
 	}
 }
 
-// readFd reads an open file to its end into buf (grown as needed).
-func readFd(fd int, path string, buf []byte, max int64) ([]byte, error) {
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
+// readFd reads an open file to its end into buf (grown as needed), once
+// check (when set) accepts the file.
+func readFd(fd int, path string, buf []byte, max int64, check idCheck) ([]byte, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
 		return buf[:0], fmt.Errorf("stat %s: %w", path, err)
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return buf[:0], fmt.Errorf("read %s: not a regular file", path)
+	}
+	if check != nil {
+		if err := check(path, statFromUnix(&st)); err != nil {
+			return buf[:0], err
+		}
 	}
 	size := st.Size
 	if max > 0 && size > max {

@@ -33,6 +33,8 @@ type Workspace struct {
 	config atomic.Pointer[Config]
 
 	events watchers[Event] // the watchers of Event (events.go)
+
+	sens sensitiveState // the sensitive files' identities (sensitive.go)
 }
 
 // Folder is a workspace root and the name that stands for it in paths

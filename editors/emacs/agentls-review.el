@@ -289,6 +289,7 @@ yourself and `agentls-approval-guard-time' passed.
 
 (defun agentls--risk-text (risk)
   (pcase risk
+    ("read" "read: shows the agent what it reads, changes nothing")
     ("write" "write: changes files in the workspace")
     ("execute" "execute: runs a program")
     ("network" "network: contacts the network")

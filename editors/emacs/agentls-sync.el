@@ -241,17 +241,20 @@ one, {a,b} either alternative, [...] (or [!...]) a character class."
               (bit (ash 1 (1- type))))
          (when (and (agentls--live-p server)
                     (cl-loop for (_id . watchers) in (agentls--watch-registrations server)
-                             thereis
-                             (cl-loop for (base regexp . kind) in watchers
-                                      thereis (and (> (logand kind bit) 0)
-                                                   (string-prefix-p base file)
-                                                   (string-match-p
-                                                    regexp (file-relative-name file base))))))
+                             thereis (agentls--watchers-match-p watchers file bit)))
            (jsonrpc-notify server :workspace/didChangeWatchedFiles
                            (list :changes (vector (list :uri (agentls--path-to-uri file)
                                                         :type type)))))
          (when (and (eq action 'created) (file-directory-p file))
            (agentls--watch-dir server file nil)))))))
+
+(defun agentls--watchers-match-p (watchers file &optional bit)
+  "Whether one of WATCHERS (see `agentls--watcher') wants FILE's events of
+kind BIT (default: any)."
+  (cl-loop for (base regexp . kind) in watchers
+           thereis (and (> (logand kind (or bit 7)) 0)
+                        (string-prefix-p base file)
+                        (string-match-p regexp (file-relative-name file base)))))
 
 (defun agentls--watch-dir (server dir id)
   "Watch DIR for SERVER (for registration ID, or for every one when nil)."
@@ -272,11 +275,16 @@ one, {a,b} either alternative, [...] (or [!...]) a character class."
 (defun agentls--watch-files (server id watchers)
   "Serve SERVER's registration ID of workspace/didChangeWatchedFiles for WATCHERS."
   (agentls--unwatch-files server id)
-  (push (cons id (mapcar (lambda (w) (agentls--watcher server w)) (append watchers nil)))
-        (agentls--watch-registrations server))
-  (let* ((root (agentls--root server))
+  (let* ((compiled (mapcar (lambda (w) (agentls--watcher server w)) (append watchers nil)))
+         (root (agentls--root server))
          (project (or (project-current nil root) (cons 'transient root)))
-         (dirs (delete-dups (cons root (mapcar #'file-name-directory (project-files project))))))
+         ;; The folders of the files the globs want, not every folder.
+         (dirs (delete-dups
+                (cons (file-name-as-directory root)
+                      (cl-loop for f in (project-files project)
+                               when (agentls--watchers-match-p compiled f)
+                               collect (file-name-directory f))))))
+    (push (cons id compiled) (agentls--watch-registrations server))
     (dolist (dir dirs) (agentls--watch-dir server dir id))
     (agentls--log server "watching %d directories for changes made outside Emacs" (length dirs))))
 

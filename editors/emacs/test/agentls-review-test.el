@@ -431,5 +431,27 @@ review on purpose (F9 here: agentls-show-approval), y answers."
       (kill-buffer notes)
       (agentls-test--should-hold buf ws "a.txt" "new\n"))))
 
+(ert-deftest agentls-test-read-risk-and-always ()
+  "In mode ask, read_file asks with risk read (shown as such in the review);
+after an \"always\" the next read_file runs unasked and says approvedBy always."
+  (agentls-test--with-workspace '(("a.txt" . "a\n"))
+    (let* ((agentls-config '(:approval (:mode "ask")))
+           (seen agentls-test--approvals-seen)
+           (box (agentls-test--call-box "read_file" '(:path "a.txt"))))
+      (agentls-test--wait-review seen)
+      (should (equal (plist-get (with-current-buffer agentls-approval-buffer-name
+                                  (agentls--approval-params agentls--approval))
+                                :risk)
+                     "read"))
+      (should (string-match-p "risk: read: shows the agent what it reads"
+                              (agentls-test--approval-buffer-text)))
+      (agentls-test--press "a yes RET")
+      (should (equal (plist-get (agentls-test--should-end box "success") :approvedBy) "user"))
+      (let* ((seen agentls-test--approvals-seen)
+             (box (agentls-test--call-box "read_file" '(:path "a.txt")))
+             (r (agentls-test--should-end box "success")))
+        (should (= agentls-test--approvals-seen seen))
+        (should (equal (plist-get r :approvedBy) "always"))))))
+
 (provide 'agentls-review-test)
 ;;; agentls-review-test.el ends here

@@ -242,8 +242,11 @@ dynamicRegistration: t, or :json-false."
 
 (ert-deftest agentls-test-file-watches-registered ()
   "The server's didChangeWatchedFiles registration is served by eglot's watches, removed at shutdown.
+Only the folders of files its globs name are watched (sub/ holds a Go
+file; assets/ only a picture), not every folder.
 \(The events themselves need Emacs' command loop: test/tty.sh checks them.)"
-  (agentls-test--with-workspace '(("a.txt" . "a\n") ("sub/b.txt" . "b\n"))
+  (agentls-test--with-workspace '(("a.txt" . "a\n") ("sub/b.go" . "package b\n")
+                                  ("assets/logo.png" . "png") ("assets/deep/x.bin" . "x"))
     ;; Real inotify watches are not for batch mode (their events pile up
     ;; as input nobody reads): fake the watch primitives here.
     (cl-letf* ((watches nil)
@@ -257,6 +260,14 @@ dynamicRegistration: t, or :json-false."
         (agentls-test--wait (lambda () (> (hash-table-count (agentls--file-watches server)) 0))
                             "the file watches")
         (should (member (expand-file-name "sub/" ws) watches))
+        (should (member (file-name-as-directory (expand-file-name ws)) watches))
+        (should-not (member (expand-file-name "assets/" ws) watches))
+        (should-not (member (expand-file-name "assets/deep/" ws) watches))
+        ;; The registration names what the server follows, not **/*.
+        (let ((globs (cl-loop for (_id . watchers) in (agentls--watch-registrations server)
+                              append (mapcar #'cadr watchers))))
+          (should globs)
+          (should-not (member (agentls--glob-regexp "**/*") globs)))
         (agentls-shutdown server)
         (should (= (hash-table-count (agentls--file-watches server)) 0))
         (should-not watches)))

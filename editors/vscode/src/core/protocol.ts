@@ -67,7 +67,7 @@ export interface ToolResult {
   structured?: any;
   error?: ToolError;
   message?: string;
-  approvedBy?: 'auto' | 'user' | 'config' | 'none';
+  approvedBy?: 'auto' | 'user' | 'always' | 'config' | 'none';
   durationMs?: number;
 }
 
@@ -81,7 +81,7 @@ export interface ToolCallParams {
   partialResultToken?: string | number;
 }
 
-export type Risk = 'write' | 'execute' | 'network' | 'dangerous' | '';
+export type Risk = 'read' | 'write' | 'execute' | 'network' | 'dangerous' | '';
 
 export interface FilePreview {
   path: string;

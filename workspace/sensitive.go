@@ -1,0 +1,316 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode"
+)
+
+// Sensitive files by identity, not by spelling. The sensitive globs
+// (paths.sensitive) name files; a file has other names the globs do not
+// see: a hard link (another name, same device and inode), a spelling in
+// another case on a file system that ignores case (macOS, an ext4 casefold
+// folder), a bind mount. So:
+//
+//   - On a root whose file system ignores case (caseFold, detected per
+//     root), the globs match case-insensitively.
+//   - The identity (device, inode) of every file and folder below the
+//     roots that the globs cover is collected by one walk (sensitiveSet),
+//     and every confined read checks the identity of what it opened
+//     (Open, ReadLimited, ReadDisk, the walk's File.Read) or resolved
+//     (Resolve, IsSensitive) against it: refused with SENSITIVE_PATH.
+//   - The set is dropped when the roots or the configuration change, and
+//     when a file whose name the globs cover changes (events.go); a regular
+//     file with several links whose links or content changed about when the
+//     set was collected or since (its ctime) makes the set be collected
+//     again before the answer, so a hard link made after the walk is caught
+//     even when nobody announced the file it names.
+//
+// Symlinks need no identity: Resolve and the confined operations follow
+// them to the real path and check that path's name, and the identity of
+// the file opened is checked as well. Paths outside the allowed roots
+// (/proc/self/root/..., /proc/self/fd/N, /dev/fd/N) are refused before
+// anything is opened.
+
+// fileID is a file's identity: what every name of the file shares.
+type fileID struct{ dev, ino uint64 }
+
+// fileStat is what the identity check needs of a stat.
+type fileStat struct {
+	id      fileID
+	nlink   uint64
+	ctime   time.Time
+	regular bool
+}
+
+// sensitiveSet is what one walk of the roots found.
+type sensitiveSet struct {
+	ids   map[fileID]bool
+	start time.Time // when the walk began
+}
+
+// maxSensitiveWalk bounds the entries the walk that collects the set
+// visits; beyond it (a root such as a home folder) files are known by
+// their names only.
+const maxSensitiveWalk = 500_000
+
+// linkSlack is how long before a walk a link's change still makes the set
+// be collected again (ctime has the kernel's coarse clock ticks, a few
+// milliseconds).
+const linkSlack = 50 * time.Millisecond
+
+// sensitiveState is the Workspace's share of this file.
+type sensitiveState struct {
+	set   atomic.Pointer[sensitiveSet]
+	gen   atomic.Uint64 // bumped by every drop
+	build sync.Mutex    // one walk at a time
+
+	foldMu sync.Mutex
+	fold   map[string]bool // root -> its file system ignores case
+}
+
+// dropSensitive forgets the collected identities (and, with all, the
+// roots' case detection): the next check walks again.
+func (w *Workspace) dropSensitive(all bool) {
+	w.sens.gen.Add(1)
+	w.sens.set.Store(nil)
+	if all {
+		w.sens.foldMu.Lock()
+		w.sens.fold = nil
+		w.sens.foldMu.Unlock()
+	}
+}
+
+// sensitiveEvent drops what ch makes stale: everything on a reset, the
+// identities when a file the globs could cover changed (in any case).
+func (w *Workspace) sensitiveEvent(ch Event) {
+	if ch.Reset {
+		w.dropSensitive(true)
+		return
+	}
+	if ch.Path == "" {
+		return
+	}
+	for _, r := range w.Roots() {
+		if rel, ok := Within(r, ch.Path); ok {
+			if w.matchSensitive(filepath.ToSlash(rel), true) {
+				w.dropSensitive(false)
+			}
+			return
+		}
+	}
+}
+
+// sensitiveSet returns the identities of the files the globs cover,
+// walking the roots when they are not known.
+func (w *Workspace) sensitiveSet() *sensitiveSet {
+	if s := w.sens.set.Load(); s != nil {
+		return s
+	}
+	w.sens.build.Lock()
+	defer w.sens.build.Unlock()
+	if s := w.sens.set.Load(); s != nil {
+		return s
+	}
+	gen := w.sens.gen.Load()
+	s := w.collectSensitive()
+	if w.sens.gen.Load() == gen {
+		w.sens.set.Store(s)
+	}
+	return s
+}
+
+// collectSensitive walks every root (hidden and ignored entries too, not
+// .git, no symlink followed) and records the identity of each file and
+// folder the globs cover.
+func (w *Workspace) collectSensitive() *sensitiveSet {
+	s := &sensitiveSet{ids: map[fileID]bool{}, start: time.Now()}
+	if len(w.Config().Paths.Sensitive) == 0 {
+		return s
+	}
+	var mu sync.Mutex
+	var seen atomic.Int64
+	errFull := errors.New("full")
+	for _, root := range w.Roots() {
+		fold := w.caseFold(root)
+		opts := WalkOptions{IncludeIgnored: true, IncludeHidden: true, Dirs: true}
+		_, err := Walk(context.Background(), root, opts, func(f *File) error {
+			if seen.Add(1) > maxSensitiveWalk {
+				return errFull
+			}
+			if f.Type&^fs.ModeDir != 0 || !w.matchSensitive(f.Rel, fold) {
+				return nil
+			}
+			fi, err := f.Info()
+			if err != nil {
+				return nil
+			}
+			if st, ok := statOf(fi); ok {
+				mu.Lock()
+				s.ids[st.id] = true
+				mu.Unlock()
+			}
+			return nil
+		})
+		if errors.Is(err, errFull) {
+			break
+		}
+	}
+	return s
+}
+
+// sensitiveByStat reports whether st is the stat of a file the globs cover
+// under another name.
+func (w *Workspace) sensitiveByStat(st fileStat) bool {
+	if len(w.Config().Paths.Sensitive) == 0 {
+		return false
+	}
+	s := w.sensitiveSet()
+	if s.ids[st.id] {
+		return true
+	}
+	if st.regular && st.nlink > 1 && !st.ctime.Before(s.start.Add(-linkSlack)) {
+		return w.renewSensitive(s).ids[st.id]
+	}
+	return false
+}
+
+// renewSensitive collects the identities again unless another caller did
+// since old was current (so a burst of new links costs one walk).
+func (w *Workspace) renewSensitive(old *sensitiveSet) *sensitiveSet {
+	w.sens.build.Lock()
+	cur := w.sens.set.Load()
+	if cur != nil && cur != old {
+		w.sens.build.Unlock()
+		return cur
+	}
+	w.sens.gen.Add(1)
+	w.sens.set.Store(nil)
+	w.sens.build.Unlock()
+	return w.sensitiveSet()
+}
+
+// errSensitiveID is the refusal of a file that is a sensitive file under
+// another name.
+func errSensitiveID(p string) error {
+	return &PathError{Code: "SENSITIVE_PATH", Path: p, Reason: "the file is one that matches a sensitive pattern (paths.sensitive) " +
+		"under another name (a hard link, another spelling or a mount of it); agents may not touch it"}
+}
+
+// checkStat refuses the file of st (a stat of p) when it is a sensitive
+// file under another name.
+func (w *Workspace) checkStat(p string, st fileStat, ok bool) error {
+	if ok && w.sensitiveByStat(st) {
+		return errSensitiveID(p)
+	}
+	return nil
+}
+
+// checkPathID refuses the existing file at the absolute path p (lstat: the
+// name itself) when it is a sensitive file under another name.
+func (w *Workspace) checkPathID(arg, p string) error {
+	st, ok := lstatID(p)
+	return w.checkStat(arg, st, ok)
+}
+
+// idCheck is a read's check of the file it opened, before it reads.
+type idCheck func(p string, st fileStat) error
+
+// readCheck returns the check of the files w's confined reads open; nil
+// for no workspace.
+func (w *Workspace) readCheck() idCheck {
+	if w == nil {
+		return nil
+	}
+	return func(p string, st fileStat) error { return w.checkStat(p, st, true) }
+}
+
+// caseFold reports whether root's file system ignores case, detected once
+// per root (until a reset): an entry of root, or root in its parent, is
+// looked up in the other case; the same file means case is ignored.
+func (w *Workspace) caseFold(root string) bool {
+	w.sens.foldMu.Lock()
+	v, ok := w.sens.fold[root]
+	w.sens.foldMu.Unlock()
+	if ok {
+		return v
+	}
+	v = detectCaseFold(root)
+	w.sens.foldMu.Lock()
+	if w.sens.fold == nil {
+		w.sens.fold = map[string]bool{}
+	}
+	w.sens.fold[root] = v
+	w.sens.foldMu.Unlock()
+	return v
+}
+
+// setCaseFold overrides the detection for root (tests of the matcher on a
+// file system that cannot ignore case).
+func (w *Workspace) setCaseFold(root string, fold bool) {
+	w.sens.foldMu.Lock()
+	defer w.sens.foldMu.Unlock()
+	if w.sens.fold == nil {
+		w.sens.fold = map[string]bool{}
+	}
+	w.sens.fold[root] = fold
+	w.sens.set.Store(nil)
+	w.sens.gen.Add(1)
+}
+
+// detectCaseFold looks up a name with a letter in root (the first few
+// entries), else root's own name in its parent, in the other case.
+func detectCaseFold(root string) bool {
+	if d, err := os.Open(root); err == nil {
+		names, _ := d.Readdirnames(64)
+		d.Close()
+		for _, n := range names {
+			if same, ok := sameInOtherCase(root, n); ok {
+				return same
+			}
+		}
+	}
+	if parent := filepath.Dir(root); parent != root {
+		if same, ok := sameInOtherCase(parent, filepath.Base(root)); ok {
+			return same
+		}
+	}
+	return false
+}
+
+// sameInOtherCase looks up name in dir in the other case: ok is false when
+// name has no letter with another case or it cannot be looked up.
+func sameInOtherCase(dir, name string) (same, ok bool) {
+	other := swapCase(name)
+	if other == name {
+		return false, false
+	}
+	fi, err := os.Lstat(filepath.Join(dir, name))
+	if err != nil {
+		return false, false
+	}
+	fo, err := os.Lstat(filepath.Join(dir, other))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, true
+	}
+	if err != nil {
+		return false, false
+	}
+	return os.SameFile(fi, fo), true
+}
+
+func swapCase(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsUpper(r) {
+			return unicode.ToLower(r)
+		}
+		return unicode.ToUpper(r)
+	}, s)
+}
