@@ -23,6 +23,7 @@ var _ approval.Approver = (*approver)(nil)
 // Ask implements approval.Approver.
 func (a *approver) Ask(ctx context.Context, req approval.Request) (approval.Response, error) {
 	if a.s.clientCaps().ApprovalRequest {
+		req.Stamp(time.Now()) // timeoutMs: what is left as the request leaves
 		var resp approval.Response
 		if err := a.call(ctx, "approval/request", req, &resp); err != nil {
 			return approval.Response{}, fmt.Errorf("approval/request: %w", err)
@@ -55,8 +56,8 @@ func (a *approver) showMessageRequest(ctx context.Context, req approval.Request)
 	if req.Cwd != "" {
 		fmt.Fprintf(&b, "\nIn: %s", req.Cwd)
 	}
-	if req.Deadline != "" {
-		if t, err := time.Parse(time.RFC3339, req.Deadline); err == nil {
+	if req.ExpiresAt != "" {
+		if t, err := time.Parse(time.RFC3339Nano, req.ExpiresAt); err == nil {
 			fmt.Fprintf(&b, "\nRejected by itself at %s", t.Local().Format("15:04:05"))
 		}
 	}
