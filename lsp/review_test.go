@@ -208,3 +208,33 @@ func TestApprovalRequestDeadline(t *testing.T) {
 		})
 	}
 }
+
+// TestConfirmedEditDeadline: an edit the editor shows for confirmation
+// (needsConfirmation) waits for the call's time limit, tools.timeoutSeconds;
+// then the call ends with TIMEOUT, the file is untouched and the editor is
+// told with $/cancelRequest to close its preview.
+func TestConfirmedEditDeadline(t *testing.T) {
+	t.Parallel()
+	c, root := started(t, annotatedCaps(), map[string]any{"config": map[string]any{"tools": map[string]any{"timeoutSeconds": 1}}})
+	ctx := ctxT(t)
+	os.WriteFile(filepath.Join(root, "f.txt"), []byte("one\n"), 0o644)
+	release := make(chan struct{})
+	defer close(release)
+	c.SetHooks(lsptest.Hooks{ApplyEdit: func(json.RawMessage) lsptest.ApplyResult {
+		<-release // nobody answers before the deadline
+		return lsptest.ApplyResult{}
+	}})
+	res, err := c.ToolCall(ctx, "edit_file", map[string]any{"path": "f.txt", "old_string": "one", "new_string": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Error == nil || res.Error.Code != tools.Timeout {
+		t.Errorf("result = %+v, want TIMEOUT", res)
+	}
+	if _, err := c.WaitFor(ctx, "$/cancelRequest", nil); err != nil {
+		t.Errorf("the server did not cancel its workspace/applyEdit: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "f.txt")); string(b) != "one\n" {
+		t.Errorf("f.txt = %q", b)
+	}
+}
