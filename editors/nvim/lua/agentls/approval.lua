@@ -52,6 +52,11 @@ function M.pending_count()
 end
 
 local function remove(entry)
+  if entry.expiry then
+    entry.expiry:stop()
+    entry.expiry:close()
+    entry.expiry = nil
+  end
   for i, e in ipairs(M.queue) do
     if e == entry then
       table.remove(M.queue, i)
@@ -358,6 +363,36 @@ function M.expire(call_id, status)
   end
 end
 
+--- The deadline passed without an answer: the review closes and says it
+--- expired. No answer is sent: the server rejects the call by itself then
+--- (docs/protocol.md, "Approval"), as when it withdraws a call (M.expire).
+function M.timed_out(entry)
+  if entry.done then
+    return
+  end
+  entry.done = true
+  remove(entry)
+  review.close_ui(entry)
+  local p = entry.params
+  log.append(string.format("[%s] %s: expired — no answer before the deadline, rejected by itself", p.callId or "?", p.tool or "?"))
+  require("agentls").echo_line(string.format("agentls: the review of %s by %s expired: no answer in time, the call is rejected",
+    p.tool or "a call", review.who(entry)), vim.log.levels.WARN)
+  changed()
+  show_next()
+end
+
+--- Closes entry's review at its deadline, on screen or not.
+local function arm_expiry(entry)
+  local left = review.ms_left(entry)
+  if not left then
+    return
+  end
+  entry.expiry = vim.uv.new_timer()
+  entry.expiry:start(left, 0, vim.schedule_wrap(function()
+    M.timed_out(entry)
+  end))
+end
+
 --- A client stopped: its approvals go away unanswered.
 function M.drop_client(client_id)
   for _, e in ipairs(vim.list_slice(M.queue)) do
@@ -405,6 +440,7 @@ end
 
 local function enqueue(entry)
   table.insert(M.queue, entry)
+  arm_expiry(entry)
   local p = entry.params
   if p.warning and p.warning ~= vim.NIL and p.warning ~= "" then
     log.append(string.format("[%s] %s: warning: %s", p.callId or "?", p.tool or "?", p.warning))
@@ -421,7 +457,9 @@ end
 --- A new entry for a request; reply(answer) sends the answer.
 function M.new_entry(params, client_id, reply)
   seq = seq + 1
-  return { id = seq, params = params or {}, client_id = client_id, reply = reply, file_index = 1, received_at = os.time() }
+  local entry = { id = seq, params = params or {}, client_id = client_id, reply = reply, file_index = 1 }
+  review.arrived(entry)
+  return entry
 end
 
 --- Watches the open buffers of an edit's files: a change while the review is
