@@ -215,6 +215,7 @@ before(async () => {
   writeWs('lm-edit.txt', 'a draft line\n');
   writeWs('lm-reject.txt', 'keep it a draft\n');
   writeWs('lm-read.txt', 'read by the VS Code agent\n');
+  writeWs('expire.txt', 'nobody answers\n');
   fs.mkdirSync(path.join(ws, 'junk'), { recursive: true });
   writeWs('junk/keep.txt', 'do not delete\n');
   browser = await chromium.launch({
@@ -486,6 +487,40 @@ describe('agentls in VS Code (code-server)', { concurrency: false }, () => {
     await waitLog(/\[lm\] VS Code agent calls read_file/);
     assert.equal((agentToolsLog().match(/\[approval\]/g) ?? []).length, asked, 'no review');
     assert.equal(await page.locator('.statusbar-item', { hasText: 'waiting' }).count(), 0);
+  });
+
+  test('6e. a review counts down in the status bar and its notification, and closes by itself at the deadline', { timeout: 120000 }, async () => {
+    const original = fs.readFileSync(userSettings, 'utf8');
+    // A short approval.timeoutSeconds, as a person would set it (the settings file is watched).
+    fs.writeFileSync(userSettings, JSON.stringify({ ...JSON.parse(original), 'agentls.approval.timeoutSeconds': 8 }, null, 2));
+    try {
+      await sleep(2000); // the extension sends it to the server (didChangeConfiguration)
+      const call = await proposeEdit('expire.txt', 'nobody answers', 'too late');
+      const status = page.locator('.statusbar-item', { hasText: /agentls: 1 waiting · 0:0\d left/ });
+      await status.waitFor({ state: 'visible', timeout: 10000 });
+      const first = await status.innerText();
+      await waitFor(async () => (await status.count()) === 0 || (await status.innerText()) !== first, 5000, 'the status bar to count down');
+      const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'edit_file wants to modify expire.txt' });
+      assert.match(await toast.innerText(), /0:0\d left \(rejected by itself at \d\d:\d\d:\d\d\)/);
+      await shot('approval-countdown');
+      // At the deadline: the diff closes, the person is told, nothing waits.
+      const expired = page.locator('.notifications-toasts .notification-toast', { hasText: 'expired: no answer in time' });
+      await expired.waitFor({ state: 'visible', timeout: 20000 });
+      assert.match(await expired.innerText(), /the review of edit_file expire\.txt/);
+      await page.locator('.tabs-container .tab', { hasText: 'agent proposal' }).waitFor({ state: 'detached', timeout: 10000 });
+      await page.locator('.statusbar-item', { hasText: 'waiting' }).waitFor({ state: 'detached', timeout: 10000 });
+      const r = await call.result();
+      assert.equal(r.status, 'rejected', JSON.stringify(r));
+      assert.match(r.content, /no answer within/, 'the server\'s own rejection');
+      assert.equal(readWs('expire.txt'), 'nobody answers\n');
+      await waitLog(/\[approval\] edit_file tc_\S+: expired/);
+      await sleep(400);
+      await shot('approval-expired');
+    } finally {
+      fs.writeFileSync(userSettings, original);
+      await sleep(1000);
+      await closeAllEditors();
+    }
   });
 
   test('7. a missing server binary is reported clearly, with a way to the setting', { timeout: 120000 }, async () => {

@@ -17,6 +17,9 @@
 --- ]f/[f next/previous file. Always, and approving a dangerous call, ask a
 --- second time (type the word shown).
 ---
+--- The header counts down the time left (review.lua reads expiresAt and
+--- timeoutMs); at the deadline the review closes and says it expired.
+---
 --- This module keeps the queue of waiting requests and answers them; the
 --- review on screen (header, tab, float, keys) is review.lua.
 local M = {}
