@@ -356,10 +356,7 @@ describe("approval deadline", function()
   end)
 
   it("counts down in the header and closes at the deadline, saying it expired", function()
-    local msgs = {}
-    H.stub(require("agentls"), "echo_line", function(m)
-      table.insert(msgs, m)
-    end)
+    local msgs = H.echoes()
     local st = request(vim.tbl_extend("force", echo, { expiresAt = utc_in(2500), timeoutMs = 2500 }))
     local e = approval.current
     local function expires()
@@ -386,10 +383,6 @@ describe("approval deadline", function()
 
   it("a real server's request shows its time left and closes when it expires", function()
     H.project({ ["a.txt"] = "a\n" }, "a.txt", { init_options = { config = { approval = { timeoutSeconds = 2 } } } })
-    local msgs = {}
-    H.stub(require("agentls"), "echo_line", function(m)
-      table.insert(msgs, m)
-    end)
     local _, wait = H.call_async("shell_exec", { command = "echo x" })
     local e = H.wait_approval(1)
     H.truthy(type(e.params.expiresAt) == "string" and type(e.params.timeoutMs) == "number", "expiresAt and timeoutMs sent")

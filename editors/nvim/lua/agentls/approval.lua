@@ -71,6 +71,18 @@ local function remove(entry)
   end
 end
 
+--- Takes entry out of the queue and off the screen, once: false when it
+--- already was.
+local function settle(entry)
+  if entry.done then
+    return false
+  end
+  entry.done = true
+  remove(entry)
+  review.close_ui(entry)
+  return true
+end
+
 --- The position of entry in the queue (1 = oldest), 0 when not in it.
 function M.position(entry)
   for i, e in ipairs(M.queue) do
@@ -223,12 +235,9 @@ function M.edit_arguments(entry, args)
     return false
   end
   local function approve_with(a)
-    if entry.done then
+    if not settle(entry) then
       return
     end
-    entry.done = true
-    remove(entry)
-    review.close_ui(entry)
     local p = entry.params
     log.append(string.format("[%s] %s: approved by you with changed arguments %s", p.callId or "?", p.tool or "?",
       vim.json.encode(a):gsub("\\/", "/")))
@@ -355,10 +364,7 @@ end
 --- The server gave up on a call (timeout, cancel) or it ended: its approval goes away.
 function M.expire(call_id, status)
   for _, e in ipairs(vim.list_slice(M.queue)) do
-    if e.params.callId == call_id and not e.done then
-      e.done = true
-      remove(e)
-      review.close_ui(e)
+    if e.params.callId == call_id and settle(e) then
       log.append(string.format("[%s] %s: approval withdrawn by the server (%s)", call_id, e.params.tool or "?", status or "ended"))
       changed()
       show_next()
@@ -370,12 +376,9 @@ end
 --- expired. No answer is sent: the server rejects the call by itself then
 --- (docs/protocol.md, "Approval"), as when it withdraws a call (M.expire).
 function M.timed_out(entry)
-  if entry.done then
+  if not settle(entry) then
     return
   end
-  entry.done = true
-  remove(entry)
-  review.close_ui(entry)
   local p = entry.params
   log.append(string.format("[%s] %s: expired — no answer before the deadline, rejected by itself", p.callId or "?", p.tool or "?"))
   require("agentls").echo_line(string.format("agentls: the review of %s by %s expired: no answer in time, the call is rejected",
@@ -399,10 +402,8 @@ end
 --- A client stopped: its approvals go away unanswered.
 function M.drop_client(client_id)
   for _, e in ipairs(vim.list_slice(M.queue)) do
-    if e.client_id == client_id and not e.done then
-      e.done = true
-      remove(e)
-      review.close_ui(e)
+    if e.client_id == client_id then
+      settle(e)
     end
   end
   changed()
