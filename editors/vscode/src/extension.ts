@@ -377,7 +377,7 @@ class Extension implements vscode.Disposable {
     this.output.appendLine(`[approval] ${req.tool} ${req.callId}: expired — no answer before the deadline, rejected by itself`);
     await this.closeDiff(key);
     this.proposals.delete(key);
-    void vscode.window.showWarningMessage(`agentls: the review of ${describeRequest(req)} by ${req.agent || 'the agent'} expired: no answer in time, the call is rejected.`);
+    void vscode.window.showWarningMessage(`agentls: review expired — ${req.agent ? req.agent + ': ' : ''}${describeRequest(req)} got no answer in time and is rejected.`);
   }
 
   /** A file's real URI: the one the server sent, else its path under the first workspace folder. */
@@ -501,7 +501,11 @@ class Extension implements vscode.Disposable {
     const choice = modal || req.warning
       ? await vscode.window.showWarningMessage(message, { modal, detail }, ...buttons)
       : await vscode.window.showInformationMessage(message, { modal, detail }, ...buttons);
-    if (!this.queue.get(key)) { return; }
+    if (!this.queue.get(key)) {
+      // A notification outlives its request (VS Code cannot take it back).
+      if (choice) { void vscode.window.showInformationMessage('agentls: this call no longer waits for an answer (answered elsewhere, withdrawn, or its review expired).'); }
+      return;
+    }
     if (choice === 'Approve') { await this.decide(key, 'approve'); }
     else if (choice === 'Reject…') { await this.decide(key, 'reject'); }
     else if (choice === always) { await this.decide(key, 'always'); }
