@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Request is the approval/request of docs/protocol.md ("Approval").
@@ -29,10 +30,43 @@ type Request struct {
 	// Cwd is the absolute folder a command runs in (shell_exec,
 	// shell_background, run_code).
 	Cwd string `json:"cwd,omitempty"`
-	// Deadline (RFC 3339, UTC) and TimeoutSeconds say when the server
-	// rejects the request by itself.
+	// ExpiresAt (RFC 3339, UTC, milliseconds) is when the server rejects
+	// the request by itself; TimeoutMs is how long that was from the moment
+	// the request was sent (Stamp), for clients whose clock disagrees with
+	// the server's. Both are set by Expire.
+	ExpiresAt string `json:"expiresAt,omitempty"`
+	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
+	// Deadline (ExpiresAt to the second) and TimeoutSeconds (the configured
+	// approval.timeoutSeconds) are the older spelling of the same deadline,
+	// kept for clients that read them.
 	Deadline       string `json:"deadline,omitempty"`
 	TimeoutSeconds int    `json:"timeoutSeconds,omitempty"`
+}
+
+// expiresAtLayout is RFC 3339 in UTC with milliseconds.
+const expiresAtLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// Expire sets the deadline fields: the server rejects the request by
+// itself timeout after now. TimeoutMs is the whole timeout until Stamp
+// says how much of it is left when the request is sent.
+func (r *Request) Expire(now time.Time, timeout time.Duration) {
+	at := now.Add(timeout).UTC()
+	r.ExpiresAt = at.Format(expiresAtLayout)
+	r.Deadline = at.Format(time.RFC3339)
+	r.TimeoutSeconds = int(timeout / time.Second)
+	r.Stamp(now)
+}
+
+// Stamp sets TimeoutMs to what is left of the deadline at now (never
+// below zero): a channel calls it right before the request leaves. It does
+// nothing to a request without ExpiresAt.
+func (r *Request) Stamp(now time.Time) {
+	at, err := time.Parse(time.RFC3339Nano, r.ExpiresAt)
+	if err != nil {
+		return
+	}
+	left := max(at.Sub(now).Milliseconds(), 0)
+	r.TimeoutMs = &left
 }
 
 // Offers reports whether the request offers decision.

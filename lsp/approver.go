@@ -23,8 +23,9 @@ var _ approval.Approver = (*approver)(nil)
 // Ask implements approval.Approver.
 func (a *approver) Ask(ctx context.Context, req approval.Request) (approval.Response, error) {
 	if a.s.clientCaps().ApprovalRequest {
+		req.Stamp(time.Now()) // timeoutMs: what is left as the request leaves
 		var resp approval.Response
-		if err := a.call(ctx, "approval/request", req, &resp); err != nil {
+		if err := a.s.callPerson(ctx, "approval/request", req, &resp); err != nil {
 			return approval.Response{}, fmt.Errorf("approval/request: %w", err)
 		}
 		switch resp.Decision {
@@ -55,8 +56,8 @@ func (a *approver) showMessageRequest(ctx context.Context, req approval.Request)
 	if req.Cwd != "" {
 		fmt.Fprintf(&b, "\nIn: %s", req.Cwd)
 	}
-	if req.Deadline != "" {
-		if t, err := time.Parse(time.RFC3339, req.Deadline); err == nil {
+	if req.ExpiresAt != "" {
+		if t, err := time.Parse(time.RFC3339Nano, req.ExpiresAt); err == nil {
 			fmt.Fprintf(&b, "\nRejected by itself at %s", t.Local().Format("15:04:05"))
 		}
 	}
@@ -80,7 +81,7 @@ func (a *approver) showMessageRequest(ctx context.Context, req approval.Request)
 		Type: protocol.MessageTypeWarning, Message: b.String(),
 		Actions: actions,
 	}
-	if err := a.call(ctx, "window/showMessageRequest", params, &item); err != nil {
+	if err := a.s.callPerson(ctx, "window/showMessageRequest", params, &item); err != nil {
 		return approval.Response{}, fmt.Errorf("window/showMessageRequest: %w", err)
 	}
 	switch {
@@ -119,14 +120,15 @@ func (s *server) approvalRules(ctx context.Context, p approvalRulesParams) (any,
 	return res, nil
 }
 
-// call sends a request to the client; when ctx ends first (the call was
-// cancelled, or nobody answered in time) the client is told with
+// callPerson sends the client a request that may wait for the person (a
+// question, an edit shown for confirmation); when ctx ends first (the call
+// was cancelled, or nobody answered in time) the client is told with
 // $/cancelRequest, so it can close the question it shows.
-func (a *approver) call(ctx context.Context, method string, params, result any) error {
-	id, err := a.s.conn.Call(ctx, method, params, result)
+func (s *server) callPerson(ctx context.Context, method string, params, result any) error {
+	id, err := s.conn.Call(ctx, method, params, result)
 	if err != nil && ctx.Err() != nil {
-		if nerr := a.s.conn.Notify(context.Background(), "$/cancelRequest", map[string]any{"id": &id}); nerr != nil {
-			a.s.log.Debug("$/cancelRequest", "err", nerr)
+		if nerr := s.conn.Notify(context.Background(), "$/cancelRequest", map[string]any{"id": &id}); nerr != nil {
+			s.log.Debug("$/cancelRequest", "err", nerr)
 		}
 	}
 	return err

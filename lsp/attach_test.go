@@ -109,7 +109,16 @@ func TestAttachedClient(t *testing.T) {
 	}
 	asked := ed.Received("approval/request")
 	if len(asked) != 1 || !strings.Contains(string(asked[0].Params), `"agent":"Some Agent"`) {
-		t.Errorf("approval/request in the editor: %v", asked)
+		t.Fatalf("approval/request in the editor: %v", asked)
+	}
+	// The attached call's question carries its deadline like any other.
+	var dl struct {
+		ExpiresAt string `json:"expiresAt"`
+		TimeoutMs *int64 `json:"timeoutMs"`
+	}
+	json.Unmarshal(asked[0].Params, &dl)
+	if _, err := time.Parse(time.RFC3339Nano, dl.ExpiresAt); err != nil || dl.TimeoutMs == nil || *dl.TimeoutMs <= 0 {
+		t.Errorf("approval/request of the attached call: expiresAt %q (%v), timeoutMs %v", dl.ExpiresAt, err, dl.TimeoutMs)
 	}
 	events := 0
 	for _, m := range ed.Received("tool/event") {

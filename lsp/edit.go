@@ -187,7 +187,9 @@ func (e *editor) Apply(ctx context.Context, p *workspace.Plan, label string, con
 		}
 	}
 	var res applyEditResult
-	if _, err := e.s.conn.Call(ctx, "workspace/applyEdit", map[string]any{"label": label, "edit": edit}, &res); err != nil {
+	// The person may be reviewing it (confirm): the editor learns when the
+	// call stops waiting.
+	if err := e.s.callPerson(ctx, "workspace/applyEdit", map[string]any{"label": label, "edit": edit}, &res); err != nil {
 		return false, "", err
 	}
 	return res.Applied, res.FailureReason, nil

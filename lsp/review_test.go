@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/lsp/lsptest"
@@ -141,5 +142,99 @@ func TestDangerousRequestOverLSP(t *testing.T) {
 	bare.ToolCall(ctx, "shell_exec", map[string]any{"command": "echo x"})
 	if len(titles) != 2 || strings.Join(titles[0], "|") != "Approve|Reject" || strings.Join(titles[1], "|") != "Approve|Reject|Always allow `echo x …`" {
 		t.Errorf("showMessageRequest actions = %q", titles)
+	}
+}
+
+// TestApprovalRequestDeadline: approval/request carries its deadline on the
+// wire as expiresAt (RFC 3339, UTC, milliseconds) the configured
+// approval.timeoutSeconds after the call asked, and timeoutMs, what was left
+// of it when the request left (docs/protocol.md, "Approval").
+func TestApprovalRequestDeadline(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		secs int
+	}{
+		{"configured", 42},
+		{"default", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			init := map[string]any{}
+			want := 300 * time.Second
+			if tt.secs > 0 {
+				init["config"] = map[string]any{"approval": map[string]any{"timeoutSeconds": tt.secs}}
+				want = time.Duration(tt.secs) * time.Second
+			}
+			c, _ := started(t, lsptest.AgentlsCaps(), init)
+			ctx := ctxT(t)
+			before := time.Now()
+			c.ToolCall(ctx, "touch", map[string]any{}) // the stand-in rejects
+			after := time.Now()
+			asked := c.Received("approval/request")
+			if len(asked) != 1 {
+				t.Fatalf("approval/request sent %d times", len(asked))
+			}
+			var wire struct {
+				ExpiresAt      string `json:"expiresAt"`
+				TimeoutMs      *int64 `json:"timeoutMs"`
+				Deadline       string `json:"deadline"`
+				TimeoutSeconds int    `json:"timeoutSeconds"`
+			}
+			if err := json.Unmarshal(asked[0].Params, &wire); err != nil {
+				t.Fatal(err)
+			}
+			at, err := time.Parse(time.RFC3339Nano, wire.ExpiresAt)
+			if err != nil || !strings.HasSuffix(wire.ExpiresAt, "Z") || len(wire.ExpiresAt) != len("2006-01-02T15:04:05.000Z") {
+				t.Fatalf("expiresAt %q (%v), want RFC 3339 UTC with milliseconds", wire.ExpiresAt, err)
+			}
+			// The deadline is the timeout after the moment the call asked,
+			// which lies between before and after.
+			if at.Before(before.Add(want).Truncate(time.Millisecond)) || at.After(after.Add(want)) {
+				t.Errorf("expiresAt %s, want between %s and %s", at, before.Add(want), after.Add(want))
+			}
+			if wire.TimeoutMs == nil || *wire.TimeoutMs > want.Milliseconds() || *wire.TimeoutMs < 0 {
+				t.Fatalf("timeoutMs %v, want what was left of %s", wire.TimeoutMs, want)
+			}
+			// Sent at expiresAt - timeoutMs: within the call.
+			sent := at.Add(-time.Duration(*wire.TimeoutMs) * time.Millisecond)
+			if sent.Before(before.Add(-time.Millisecond)) || sent.After(after.Add(time.Millisecond)) {
+				t.Errorf("expiresAt - timeoutMs = %s, not between %s and %s", sent, before, after)
+			}
+			if wire.TimeoutSeconds != int(want/time.Second) || wire.Deadline != at.Truncate(time.Second).Format(time.RFC3339) {
+				t.Errorf("deadline %q timeoutSeconds %d: not the same deadline as expiresAt %q", wire.Deadline, wire.TimeoutSeconds, wire.ExpiresAt)
+			}
+		})
+	}
+}
+
+// TestConfirmedEditDeadline: an edit the editor shows for confirmation
+// (needsConfirmation) waits for the call's time limit, tools.timeoutSeconds;
+// then the call ends with TIMEOUT, the file is untouched and the editor is
+// told with $/cancelRequest to close its preview.
+func TestConfirmedEditDeadline(t *testing.T) {
+	t.Parallel()
+	c, root := started(t, annotatedCaps(), map[string]any{"config": map[string]any{"tools": map[string]any{"timeoutSeconds": 1}}})
+	ctx := ctxT(t)
+	os.WriteFile(filepath.Join(root, "f.txt"), []byte("one\n"), 0o644)
+	release := make(chan struct{})
+	defer close(release)
+	c.SetHooks(lsptest.Hooks{ApplyEdit: func(json.RawMessage) lsptest.ApplyResult {
+		<-release // nobody answers before the deadline
+		return lsptest.ApplyResult{}
+	}})
+	res, err := c.ToolCall(ctx, "edit_file", map[string]any{"path": "f.txt", "old_string": "one", "new_string": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Error == nil || res.Error.Code != tools.Timeout {
+		t.Errorf("result = %+v, want TIMEOUT", res)
+	}
+	if _, err := c.WaitFor(ctx, "$/cancelRequest", nil); err != nil {
+		t.Errorf("the server did not cancel its workspace/applyEdit: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "f.txt")); string(b) != "one\n" {
+		t.Errorf("f.txt = %q", b)
 	}
 }

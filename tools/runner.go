@@ -348,14 +348,15 @@ func (r *Runner) askOnce(c *Call, env *Env, args json.RawMessage, typed any, a A
 	events.Event(Event{CallID: c.ID, Tool: c.Tool.Name, Kind: "awaitingApproval", Risk: string(d.Risk)})
 	secs := env.Workspace.Config().Approval.TimeoutSeconds
 	timeout := time.Duration(secs) * time.Second
-	actx, cancel := context.WithTimeout(c.Ctx, timeout)
+	now := time.Now()
+	actx, cancel := context.WithDeadline(c.Ctx, now.Add(timeout))
 	defer cancel()
 	req := approval.Request{
 		CallID: c.ID, Tool: c.Tool.Name, Arguments: args, Reason: c.Reason,
 		Risk: d.Risk, Warning: d.Warning, Preview: a.Preview, Options: approval.OptionsFor(d.Risk),
 		Agent: c.Agent, Cwd: commandDir(c, typed),
-		Deadline: time.Now().Add(timeout).UTC().Format(time.RFC3339), TimeoutSeconds: secs,
 	}
+	req.Expire(now, timeout) // the same instant as actx's deadline
 	if req.Offers(approval.Always) {
 		key := a.AlwaysKey
 		if key == "" {

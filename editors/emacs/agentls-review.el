@@ -71,18 +71,40 @@ the person answer an approval, or nil.")
   "The number of tool calls waiting for the person's approval."
   (length agentls--pending-approvals))
 
-(defun agentls--approval-deadline-from (params)
+(defconst agentls--approval-skew 2.0
+  "Seconds expiresAt and timeoutMs may disagree before the local clock is
+taken to be off (docs/protocol.md, \"Approval\").")
+
+(defun agentls--rfc3339-seconds (text)
+  "TEXT, an RFC 3339 time, as `float-time' (fractions of a second too), or nil."
+  (when (stringp text)
+    (when-let ((secs (ignore-errors (float-time (parse-iso8601-time-string text)))))
+      ;; `parse-iso8601-time-string' drops the fraction of a second.
+      (if (string-match "T[0-9:]+\\(\\.[0-9]+\\)" text)
+          (+ secs (string-to-number (concat "0" (match-string 1 text))))
+        secs))))
+
+(defun agentls--approval-deadline-from (params &optional now)
   "When the server rejects the request of PARAMS by itself (`float-time'), or nil.
-From its `deadline' (RFC 3339), else its `timeoutSeconds' from now."
-  (let ((d (plist-get params :deadline))
-        (s (plist-get params :timeoutSeconds)))
-    (or (and (stringp d)
-             (ignore-errors (float-time (parse-iso8601-time-string d))))
-        (and (numberp s) (+ (float-time) s)))))
+NOW is when it arrived (default: now).  From its expiresAt when that
+agrees with its timeoutMs within `agentls--approval-skew' (the clocks
+agree), else timeoutMs from NOW (the local clock is off); without
+timeoutMs from expiresAt, deadline, or timeoutSeconds from NOW."
+  (let* ((now (or now (float-time)))
+         (at (agentls--rfc3339-seconds (plist-get params :expiresAt)))
+         (ms (plist-get params :timeoutMs))
+         (left (and (numberp ms) (/ ms 1000.0)))
+         (s (plist-get params :timeoutSeconds)))
+    (cond ((and at left)
+           (if (<= (abs (- (- at now) left)) agentls--approval-skew) at (+ now left)))
+          (at at)
+          (left (+ now left))
+          ((agentls--rfc3339-seconds (plist-get params :deadline)))
+          ((and (numberp s) (> s 0)) (+ now s)))))
 
 (defun agentls--duration (secs)
-  "SECS as M:SS (never negative)."
-  (let ((s (max 0 (round secs))))
+  "SECS as M:SS (never negative; a started second counts)."
+  (let ((s (max 0 (ceiling secs))))
     (format "%d:%02d" (/ s 60) (% s 60))))
 
 (defun agentls--approval-time-text (a &optional short)
@@ -192,6 +214,8 @@ starts the guard again)."
          (a (make-agentls--approval :server server :deferred deferred :params params
                                     :deadline (agentls--approval-deadline-from params))))
     (setq agentls--pending-approvals (append agentls--pending-approvals (list a)))
+    (when-let ((d (agentls--approval-deadline a)))
+      (run-at-time (max 0 (- d (float-time))) nil #'agentls--approval-expire a))
     (agentls--log server "%s %s asks for approval%s%s%s" tool callId
                   (if (stringp agent) (format " (agent %s)" agent) "")
                   (if risk (format ", risk %s" risk) "")
@@ -545,6 +569,22 @@ MODIFIED: arguments the person edited (sent as modifiedArguments)."
       (dolist (w (get-buffer-window-list info nil t)) (quit-window nil w)))
     (agentls--approval-refresh)
     (agentls--maybe-leave-recursive-edit)))
+
+(defun agentls--approval-expire (a)
+  "The deadline of A passed without an answer: close its review, say it expired.
+No answer is sent: the server rejects the call by itself then and
+withdraws its request (docs/protocol.md, \"Approval\")."
+  (when (memq a agentls--pending-approvals)
+    (let ((server (agentls--approval-server a))
+          (p (agentls--approval-params a)))
+      (setq agentls--pending-approvals (delq a agentls--pending-approvals))
+      (agentls--log server "%s %s: expired, no answer before the deadline: rejected by itself"
+                    (plist-get p :tool) (plist-get p :callId))
+      (message "agentls: the review of %s%s expired: no answer in time, the call is rejected"
+               (plist-get p :tool)
+               (let ((agent (plist-get p :agent))) (if (stringp agent) (concat " by " agent) "")))
+      (agentls--approval-refresh)
+      (agentls--maybe-leave-recursive-edit t))))
 
 (defun agentls--maybe-leave-recursive-edit (&optional later)
   "Leave the recursive edit of `agentls-call' when no approval is left.

@@ -381,14 +381,65 @@ Needs a server with approval/rules; skipped with an older one."
       (should (string-match-p "No tool call waits" (agentls-test--approval-buffer-text)))
       (should (equal (agentls-test--file ws "a.txt") "a\n")))))
 
-(ert-deftest agentls-test-approval-timeout-clears-ui ()
-  "An approval the server stops waiting for (approval.timeoutSeconds) leaves the UI."
+(defun agentls-test--rfc3339-ms (secs-from-now)
+  "An RFC 3339 UTC time SECS-FROM-NOW on the local clock, with milliseconds."
+  (let ((tm (time-add nil secs-from-now)))
+    (concat (format-time-string "%Y-%m-%dT%H:%M:%S" tm t)
+            (format ".%03dZ" (% (truncate (* 1000 (float-time tm))) 1000)))))
+
+(ert-deftest agentls-test-approval-deadline-from ()
+  "The deadline of a request (docs/protocol.md, \"Approval\"): expiresAt when
+the clocks agree with timeoutMs, timeoutMs from arrival when they do not,
+the older fields without them."
+  (let ((now 1795453500.0))
+    (dolist (c `(("clocks agree" (:expiresAt "2026-11-23T17:10:00.250Z" :timeoutMs 299000) ,(+ now 300.25))
+                 ("local clock an hour behind" (:expiresAt "2026-11-23T18:07:00Z" :timeoutMs 120000) ,(+ now 120))
+                 ("local clock an hour ahead" (:expiresAt "2026-11-23T16:07:00Z" :timeoutMs 120000) ,(+ now 120))
+                 ("timeoutMs alone" (:timeoutMs 90500) ,(+ now 90.5))
+                 ("expiresAt alone, with a zone" (:expiresAt "2026-11-23T18:06:00+01:00") ,(+ now 60))
+                 ("older fields" (:deadline "2026-11-23T17:06:00Z" :timeoutSeconds 60) ,(+ now 60))
+                 ("timeoutSeconds alone" (:timeoutSeconds 60) ,(+ now 60))
+                 ("nothing" (:tool "x") nil)))
+      (let ((got (agentls--approval-deadline-from (nth 1 c) now)))
+        (should (equal (list (car c) (and got (/ (round (* got 1000)) 1000.0)))
+                       (list (car c) (nth 2 c))))))))
+
+(ert-deftest agentls-test-approval-expires ()
+  "A review counts down in its header and closes at its deadline, saying it
+expired, without an answer (the server rejects it by itself then)."
   (agentls-test--with-workspace '(("a.txt" . "a\n"))
-    (let* ((agentls-config '(:approval (:timeoutSeconds 1)))
+    (let* ((server (agentls--server))
+           (d (agentls-test--request
+               server :callId "tc_exp1" :tool "shell_exec" :arguments '(:command "echo hi")
+               :risk "execute" :options ["approve" "reject" "always"]
+               :expiresAt (agentls-test--rfc3339-ms 2.5) :timeoutMs 2500)))
+      (with-current-buffer agentls-approval-buffer-name
+        (let ((h1 (agentls--approval-header-line)))
+          (should (string-match-p "rejected by itself in 0:0[1-3]" h1))
+          (agentls-test--sleep 1.1)
+          (should-not (equal (agentls--approval-header-line) h1))))
+      (agentls-test--wait (lambda () (= (agentls-pending-approvals) 0)) "the review to expire" 10)
+      ;; No answer: the server rejects the call by itself.
+      (should-not (agentls--deferred-answered d))
+      (should (string-match-p "No tool call waits" (agentls-test--approval-buffer-text)))
+      (should (string-match-p "shell_exec tc_exp1: expired" (agentls-test--log-text)))
+      (should (string-match-p "the review of shell_exec expired"
+                              (with-current-buffer "*Messages*" (buffer-string)))))))
+
+(ert-deftest agentls-test-approval-timeout-clears-ui ()
+  "An approval the server stops waiting for (approval.timeoutSeconds) shows
+its time left (expiresAt and timeoutMs from the server) and leaves the UI."
+  (agentls-test--with-workspace '(("a.txt" . "a\n"))
+    (let* ((agentls-config '(:approval (:timeoutSeconds 2)))
            (seen agentls-test--approvals-seen)
            (box (agentls-test--edit-async "a.txt" "a" "b")))
       (agentls-test--wait-review seen)
       (should (= (agentls-pending-approvals) 1))
+      (let ((p (agentls--approval-params (car agentls--pending-approvals))))
+        (should (stringp (plist-get p :expiresAt)))
+        (should (numberp (plist-get p :timeoutMs))))
+      (with-current-buffer agentls-approval-buffer-name
+        (should (string-match-p "rejected by itself in 0:0[0-2]" (agentls--approval-header-line))))
       (agentls-test--should-end box "rejected")
       (should (= (agentls-pending-approvals) 0))
       (should (string-match-p "No tool call waits" (agentls-test--approval-buffer-text)))

@@ -307,3 +307,91 @@ describe("approval UI", function()
     H.eq({ decision = "approve" }, wait_answer(st), "answer")
   end)
 end)
+
+-- The deadline of approval/request (docs/protocol.md, "Approval"): expiresAt
+-- when the clocks agree with timeoutMs, timeoutMs from arrival when not; the
+-- review counts down and closes by itself, saying it expired.
+describe("approval deadline", function()
+  before_each(function()
+    require("agentls").setup({ cmd = { H.bin }, autostart = false, approval = { guard_ms = 0, focus = true } })
+  end)
+  after_each(H.reset)
+
+  local review = require("agentls.review")
+
+  --- An RFC 3339 UTC time ms from now on the local clock, with milliseconds.
+  local function utc_in(ms)
+    local t = review.wall_ms() + ms
+    return os.date("!%Y-%m-%dT%H:%M:%S", math.floor(t / 1000)) .. string.format(".%03dZ", t % 1000)
+  end
+
+  it("parses RFC 3339 with fractions and zones", function()
+    local cases = {
+      { "1970-01-01T00:00:00Z", 0 },
+      { "2026-11-23T17:05:00Z", 1795453500000 },
+      { "2026-11-23T17:05:00.250Z", 1795453500250 },
+      { "2026-11-23T18:05:00+01:00", 1795453500000 },
+      { "2024-02-29T23:59:59.999-00:30", 1709252999999 },
+      { "garbage", nil },
+    }
+    for _, c in ipairs(cases) do
+      H.eq(c[2], review.epoch_ms(c[1]), c[1])
+    end
+  end)
+
+  it("reads expiresAt when the clocks agree, timeoutMs when they do not", function()
+    local cases = {
+      { "clocks agree", { expiresAt = utc_in(300000), timeoutMs = 299500 }, "^[45]:%d%d left" },
+      { "local clock an hour behind", { expiresAt = utc_in(3600000 + 120000), timeoutMs = 120000 }, "^[12]:%d%d left" },
+      { "local clock an hour ahead", { expiresAt = utc_in(-3600000 + 120000), timeoutMs = 120000 }, "^[12]:%d%d left" },
+      { "timeoutMs alone", { timeoutMs = 90000 }, "^1:[23]%d left" },
+      { "older fields only", { timeoutSeconds = 60 }, "^[01]:%d%d left" },
+    }
+    for _, c in ipairs(cases) do
+      local e = approval.new_entry(vim.tbl_extend("force", { callId = "tc_" .. c[1], tool = "shell_exec" }, c[2]), nil, function() end)
+      local left = approval.time_left(e)
+      H.truthy(left and left:match(c[3]) and left:match("%(rejected by itself at %d%d:%d%d:%d%d%)$"), c[1] .. ": " .. tostring(left))
+    end
+    H.eq(nil, approval.time_left(approval.new_entry({ tool = "x" }, nil, function() end)), "no deadline")
+  end)
+
+  it("counts down in the header and closes at the deadline, saying it expired", function()
+    local msgs = H.echoes()
+    local st = request(vim.tbl_extend("force", echo, { expiresAt = utc_in(2500), timeoutMs = 2500 }))
+    local e = approval.current
+    local function expires()
+      for _, l in ipairs(H.win_lines(e.ui.win)) do
+        local m, s = l:match("^Expires: (%d+):(%d%d) left")
+        if m then
+          return tonumber(m) * 60 + tonumber(s)
+        end
+      end
+    end
+    local first = expires()
+    H.truthy(first and first >= 1 and first <= 3, "time left on screen: " .. tostring(first))
+    H.wait(function()
+      return e.ui == nil or (expires() or first) < first
+    end, "the header counts down", 2500)
+    H.wait(function()
+      return e.done
+    end, "the deadline", 5000)
+    H.eq(nil, e.ui, "the review closed")
+    H.eq(nil, st.done, "no answer: the server rejects the call by itself")
+    H.eq(0, approval.pending_count(), "nothing waits")
+    H.contains(msgs, "the review of shell_exec by the agent expired", "said so")
+  end)
+
+  it("a real server's request shows its time left and closes when it expires", function()
+    H.project({ ["a.txt"] = "a\n" }, "a.txt", { init_options = { config = { approval = { timeoutSeconds = 2 } } } })
+    local _, wait = H.call_async("shell_exec", { command = "echo x" })
+    local e = H.wait_approval(1)
+    H.truthy(type(e.params.expiresAt) == "string" and type(e.params.timeoutMs) == "number", "expiresAt and timeoutMs sent")
+    H.truthy(table.concat(H.win_lines(e.ui.win), "\n"):match("Expires: 0:0[0-2] left %(rejected by itself at "), "time left on screen")
+    local res = wait(10000)
+    H.eq("rejected", res.status, "rejected by itself")
+    H.wait(function()
+      return e.done and e.ui == nil
+    end, "the review closed")
+    H.eq(0, approval.pending_count(), "nothing waits")
+  end)
+end)

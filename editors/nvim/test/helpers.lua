@@ -188,6 +188,15 @@ function H.wait_approval(n)
   return approval.current
 end
 
+--- Catches what agentls echoes (echo_line) from now on, in the table returned.
+function H.echoes()
+  local msgs = {}
+  H.stub(require("agentls"), "echo_line", function(m)
+    table.insert(msgs, m)
+  end)
+  return msgs
+end
+
 --- The default answering keys of a review.
 H.APPROVE, H.REJECT, H.ALWAYS, H.EDIT = "<LocalLeader>y", "<LocalLeader>n", "<LocalLeader>A", "<LocalLeader>e"
 

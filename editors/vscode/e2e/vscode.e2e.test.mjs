@@ -178,6 +178,22 @@ async function setNativePreview(on) {
   await closeAllEditors();
 }
 
+/** Sets a text or number setting in the Settings editor (found by query, its row by label), as a person would. */
+async function setSetting(query, label, value) {
+  await palette('Preferences: Open Settings (UI)');
+  await page.locator('.settings-editor').waitFor();
+  await sleep(500);
+  await page.keyboard.press('Control+A'); // an earlier search
+  await page.keyboard.type(query);
+  const input = page.locator('.settings-editor .setting-item-contents', { hasText: label }).locator('input').first();
+  await input.waitFor({ state: 'visible' });
+  await input.fill(value);
+  await input.press('Enter');
+  await waitFor(() => { try { return JSON.parse(fs.readFileSync(userSettings, 'utf8'))[query] === Number(value); } catch { return false; } },
+    15000, `${query} = ${value} in the user settings`);
+  await sleep(1000); // the extension sends it to the server (didChangeConfiguration)
+}
+
 async function closeAllEditors() {
   await palette('View: Close All Editors');
   await palette('Notifications: Clear All Notifications');
@@ -215,6 +231,7 @@ before(async () => {
   writeWs('lm-edit.txt', 'a draft line\n');
   writeWs('lm-reject.txt', 'keep it a draft\n');
   writeWs('lm-read.txt', 'read by the VS Code agent\n');
+  writeWs('expire.txt', 'nobody answers\n');
   fs.mkdirSync(path.join(ws, 'junk'), { recursive: true });
   writeWs('junk/keep.txt', 'do not delete\n');
   browser = await chromium.launch({
@@ -486,6 +503,42 @@ describe('agentls in VS Code (code-server)', { concurrency: false }, () => {
     await waitLog(/\[lm\] VS Code agent calls read_file/);
     assert.equal((agentToolsLog().match(/\[approval\]/g) ?? []).length, asked, 'no review');
     assert.equal(await page.locator('.statusbar-item', { hasText: 'waiting' }).count(), 0);
+  });
+
+  test('6e. a review counts down in the status bar and its notification, and closes by itself at the deadline', { timeout: 150000 }, async () => {
+    // A short approval.timeoutSeconds, set in the Settings editor as a person would.
+    await setSetting('agentls.approval.timeoutSeconds', 'Approval: Timeout Seconds', '8');
+    try {
+      const call = await proposeEdit('expire.txt', 'nobody answers', 'too late');
+      const status = page.locator('.statusbar-item', { hasText: 'agentls: 1 waiting' });
+      await status.waitFor({ state: 'visible', timeout: 10000 });
+      const first = await status.innerText();
+      assert.match(first, /agentls: 1 waiting · 0:0\d left/);
+      await waitFor(async () => (await status.count()) === 0 || (await status.innerText()) !== first, 5000, 'the status bar to count down');
+      const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'edit_file wants to modify expire.txt' });
+      assert.match(await toast.innerText(), /0:0\d left \(rejected by itself at \d\d:\d\d:\d\d\)/);
+      await shot('approval-countdown');
+      // At the deadline: the diff closes, the person is told, nothing waits.
+      const expired = page.locator('.notifications-toasts .notification-toast', { hasText: 'agentls: review expired' });
+      await expired.waitFor({ state: 'visible', timeout: 20000 });
+      assert.match(await expired.innerText(), /review expired — edit_file expire\.txt/);
+      await page.locator('.tabs-container .tab', { hasText: 'agent proposal' }).waitFor({ state: 'detached', timeout: 10000 });
+      await page.locator('.statusbar-item', { hasText: 'waiting' }).waitFor({ state: 'detached', timeout: 10000 });
+      await sleep(400);
+      await shot('approval-expired');
+      // The question's notification outlives it (VS Code cannot take it back): a late Approve says so and runs nothing.
+      await toast.locator('.monaco-button', { hasText: /^Approve$/ }).click();
+      await page.locator('.notifications-toasts .notification-toast', { hasText: 'no longer waits for an answer' }).waitFor({ state: 'visible', timeout: 10000 });
+      const r = await call.result();
+      assert.equal(r.status, 'rejected', JSON.stringify(r));
+      assert.match(r.content, /no answer within/, 'the server\'s own rejection');
+      assert.equal(readWs('expire.txt'), 'nobody answers\n');
+      await waitLog(/\[approval\] edit_file tc_\S+: expired/);
+    } finally {
+      await closeAllEditors();
+      await setSetting('agentls.approval.timeoutSeconds', 'Approval: Timeout Seconds', '300');
+      await closeAllEditors();
+    }
   });
 
   test('7. a missing server binary is reported clearly, with a way to the setting', { timeout: 120000 }, async () => {

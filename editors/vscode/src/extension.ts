@@ -15,7 +15,7 @@ import {
   describeArguments, describeRequest, diffStat, formatEvent, formatResult, isAgentlsToken, missingServerMessage,
   parseArguments, parseProposalUri, proposalUriParts, proposalText, requestTarget, resolveServer, schemaErrors,
   serverConfig, sortTools, statusText, summarizeResult, touchedUris,
-  alwaysButton, describeRules, describeWaiting, offers, timeLeft, whoAsks, requester,
+  alwaysButton, describeRules, describeWaiting, offers, timeLeft, whoAsks, requester, soonestLeft, PendingApproval,
   LmAgent, LmToolContribution, agentlsToolOf, invokeLmTool,
 } from './core';
 
@@ -109,6 +109,13 @@ class Extension implements vscode.Disposable {
     const d = this.disposables;
     d.push(this.output, this.status, this.proposalChanged, this.lensChanged);
     d.push(this.queue.onDidChange(() => { this.updateStatus(); this.lensChanged.fire(); }));
+    d.push(this.queue.onDidExpire((p, key) => { void this.expired(p, key); }));
+    // The time left counts down in the status bar (and the diff's CodeLens)
+    // while calls wait.
+    const tick = setInterval(() => {
+      if (this.queue.size > 0) { this.updateStatus(); this.lensChanged.fire(); }
+    }, 1000);
+    d.push({ dispose: () => clearInterval(tick) });
     d.push(vscode.workspace.registerTextDocumentContentProvider(ProposalScheme, {
       onDidChange: this.proposalChanged.event,
       provideTextDocumentContent: uri => this.proposalContent(uri),
@@ -334,8 +341,10 @@ class Extension implements vscode.Disposable {
 
   private updateStatus(): void {
     const n = this.queue.size;
-    this.status.text = this.startError && !this.client ? '$(error) agentls' : statusText(n);
-    this.status.tooltip = this.startError ?? (n === 0 ? 'Agent Tools: no call is waiting for approval' : `Agent Tools: ${n} call(s) waiting for your approval — click to review`);
+    const left = soonestLeft(this.queue.list());
+    this.status.text = this.startError && !this.client ? '$(error) agentls' : statusText(n, left);
+    this.status.tooltip = this.startError ?? (n === 0 ? 'Agent Tools: no call is waiting for approval'
+      : `Agent Tools: ${n} call(s) waiting for your approval — click to review${left ? ` (the first is rejected by itself in ${left})` : ''}`);
     this.status.backgroundColor = n > 0 ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
   }
 
@@ -356,6 +365,19 @@ class Extension implements vscode.Disposable {
     const resp = r ?? { decision: 'reject', message: 'the approval request was withdrawn' };
     this.output.appendLine(`[approval] ${req.tool} ${req.callId}: ${resp.decision}${resp.message ? ' — ' + resp.message : ''}`);
     return resp;
+  }
+
+  /**
+   * The deadline of a request passed without an answer: its diff closes and
+   * the person is told. Nothing is answered: the server rejects the call by
+   * itself and withdraws the request (docs/protocol.md, "Approval").
+   */
+  private async expired(p: PendingApproval, key: string): Promise<void> {
+    const req = p.request;
+    this.output.appendLine(`[approval] ${req.tool} ${req.callId}: expired — no answer before the deadline, rejected by itself`);
+    await this.closeDiff(key);
+    this.proposals.delete(key);
+    void vscode.window.showWarningMessage(`agentls: review expired — ${req.agent ? req.agent + ': ' : ''}${describeRequest(req)} got no answer in time and is rejected.`);
   }
 
   /** A file's real URI: the one the server sent, else its path under the first workspace folder. */
@@ -479,7 +501,11 @@ class Extension implements vscode.Disposable {
     const choice = modal || req.warning
       ? await vscode.window.showWarningMessage(message, { modal, detail }, ...buttons)
       : await vscode.window.showInformationMessage(message, { modal, detail }, ...buttons);
-    if (!this.queue.get(key)) { return; }
+    if (!this.queue.get(key)) {
+      // A notification outlives its request (VS Code cannot take it back).
+      if (choice) { void vscode.window.showInformationMessage('agentls: this call no longer waits for an answer (answered elsewhere, withdrawn, or its review expired).'); }
+      return;
+    }
     if (choice === 'Approve') { await this.decide(key, 'approve'); }
     else if (choice === 'Reject…') { await this.decide(key, 'reject'); }
     else if (choice === always) { await this.decide(key, 'always'); }

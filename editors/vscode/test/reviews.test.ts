@@ -8,7 +8,8 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
-  ApprovalQueue, ApprovalRequest, alwaysButton, deadlineOf, describeRules, describeWaiting, offers, timeLeft, whoAsks,
+  ApprovalQueue, ApprovalRequest, alwaysButton, deadlineOf, describeRules, describeWaiting, offers, soonestLeft, statusText,
+  timeLeft, whoAsks,
 } from '../src/core';
 import { startEditor, waitFor } from './harness';
 
@@ -44,6 +45,60 @@ describe('core: reviews follow the request', () => {
     assert.match(timeLeft(base, received, dl + 5000), /^0:00 left/);
     assert.equal(deadlineOf({ ...base, deadline: undefined }, received), received.getTime() + 300_000);
     assert.equal(timeLeft({ ...base, deadline: 'garbage', timeoutSeconds: undefined }, received), '');
+  });
+
+  test('time left: expiresAt when the clocks agree with timeoutMs, timeoutMs from receipt when not', () => {
+    const received = new Date('2026-11-23T17:00:00Z');
+    const t0 = received.getTime();
+    const cases: Array<[string, Partial<ApprovalRequest>, number | undefined]> = [
+      ['clocks agree', { expiresAt: '2026-11-23T17:05:00.250Z', timeoutMs: 299_000 }, t0 + 300_250],
+      ['local clock an hour behind', { expiresAt: '2026-11-23T18:02:00.000Z', timeoutMs: 120_000 }, t0 + 120_000],
+      ['local clock an hour ahead', { expiresAt: '2026-11-23T16:02:00.000Z', timeoutMs: 120_000 }, t0 + 120_000],
+      ['timeoutMs alone', { timeoutMs: 90_500 }, t0 + 90_500],
+      ['expiresAt alone', { expiresAt: '2026-11-23T18:01:00+01:00' }, t0 + 60_000],
+      ['older fields', { deadline: '2026-11-23T17:01:00Z', timeoutSeconds: 60 }, t0 + 60_000],
+      ['nothing', {}, undefined],
+    ];
+    for (const [name, fields, want] of cases) {
+      const r = { ...base, deadline: undefined, timeoutSeconds: undefined, ...fields };
+      assert.equal(deadlineOf(r, received), want, name);
+    }
+  });
+
+  test('the status bar counts down to the first deadline', () => {
+    const q = new ApprovalQueue();
+    const now = Date.now();
+    q.add({ ...base, callId: 'tc_a', timeoutMs: 300_000, expiresAt: new Date(now + 300_000).toISOString() });
+    q.add({ ...base, callId: 'tc_b', timeoutMs: 62_000, expiresAt: new Date(now + 62_000).toISOString() });
+    const left = soonestLeft(q.list(), now + 1000);
+    assert.equal(left, '1:01');
+    assert.equal(statusText(q.size, left), '$(bell-dot) agentls: 2 waiting · 1:01 left');
+    assert.equal(statusText(1, ''), '$(bell-dot) agentls: 1 waiting');
+    q.clear();
+  });
+
+  test('at its deadline a request leaves the queue unanswered, until the server withdraws it', async () => {
+    const q = new ApprovalQueue();
+    let cancel!: () => void;
+    const token = {
+      isCancellationRequested: false,
+      onCancellationRequested: (l: () => void) => { cancel = l; return { dispose() {} }; },
+    };
+    const expired: string[] = [];
+    q.onDidExpire((p, key) => { expired.push(`${key} ${p.request.callId}`); });
+    const { key, answer } = q.add({ ...base, timeoutMs: 300, expiresAt: new Date(Date.now() + 300).toISOString() }, token);
+    let settled: unknown = 'pending';
+    void answer.then(r => { settled = r; });
+    assert.equal(q.size, 1);
+    await waitFor(() => expired.length === 1, 5000, 'the expiry');
+    assert.deepEqual(expired, [`${key} tc_1`]);
+    assert.equal(q.size, 0, 'gone from the queue');
+    assert.equal(q.answer(key, 'approve'), false, 'no longer answerable');
+    await new Promise(r => setTimeout(r, 50));
+    assert.equal(settled, 'pending', 'nothing answered');
+    cancel(); // the server's $/cancelRequest
+    await answer;
+    assert.equal(settled, undefined);
   });
 
   test('who asks and where', () => {
@@ -88,6 +143,8 @@ describe('server: what a review says', () => {
     assert.equal(req.cwd, fs.realpathSync(e.root));
     assert.equal(req.timeoutSeconds, 300);
     assert.ok(Math.abs(Date.parse(req.deadline!) - Date.now() - 300_000) < 10_000, req.deadline);
+    assert.match(req.expiresAt!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    assert.ok(typeof req.timeoutMs === 'number' && req.timeoutMs <= 300_000, String(req.timeoutMs));
     assert.ok(fs.existsSync(path.join(e.root, 'somedir', 'keep.txt')));
   });
 
@@ -127,5 +184,24 @@ describe('server: approval/rules', () => {
     assert.deepEqual(await e.tools.approvalRules(rules[0].id), { rules: [], removed: false });
     await e.tools.callTool('shell_exec', { command: 'echo x' });
     await waitFor(() => e.approvals.length === 2, 5000, 'asked again after the revocation');
+  });
+});
+
+describe('server: the deadline of a review', () => {
+  test('a request carries expiresAt and timeoutMs; it leaves the queue at the deadline, unanswered, and the server rejects the call', async () => {
+    const e = await start({ 'a.txt': 'a\n' }, {}, { approval: { timeoutSeconds: 2 } });
+    const p = e.tools.callTool('edit_file', { path: 'a.txt', old_string: 'a', new_string: 'b' });
+    await waitFor(() => e.queue.size === 1, 5000, 'pending approval');
+    const pend = e.queue.list()[0];
+    const req = pend.request;
+    assert.ok(typeof req.expiresAt === 'string' && typeof req.timeoutMs === 'number', JSON.stringify(req));
+    assert.ok(req.timeoutMs! <= 2000, String(req.timeoutMs));
+    assert.match(timeLeft(req, pend.received), /^0:0[0-2] left \(rejected by itself at /);
+    const r = await p;
+    assert.equal(r.status, 'rejected', JSON.stringify(r));
+    // The server's own rejection, not an answer of the client.
+    assert.match(r.content, /no answer within/);
+    await waitFor(() => e.queue.size === 0, 5000, 'the review to go');
+    assert.equal(fs.readFileSync(path.join(e.root, 'a.txt'), 'utf8'), 'a\n');
   });
 });

@@ -17,6 +17,9 @@
 --- ]f/[f next/previous file. Always, and approving a dangerous call, ask a
 --- second time (type the word shown).
 ---
+--- The header counts down the time left (review.lua reads expiresAt and
+--- timeoutMs); at the deadline the review closes and says it expired.
+---
 --- This module keeps the queue of waiting requests and answers them; the
 --- review on screen (header, tab, float, keys) is review.lua.
 local M = {}
@@ -52,6 +55,11 @@ function M.pending_count()
 end
 
 local function remove(entry)
+  if entry.expiry then
+    entry.expiry:stop()
+    entry.expiry:close()
+    entry.expiry = nil
+  end
   for i, e in ipairs(M.queue) do
     if e == entry then
       table.remove(M.queue, i)
@@ -61,6 +69,18 @@ local function remove(entry)
   if M.current == entry then
     M.current = nil
   end
+end
+
+--- Takes entry out of the queue and off the screen, once: false when it
+--- already was.
+local function settle(entry)
+  if entry.done then
+    return false
+  end
+  entry.done = true
+  remove(entry)
+  review.close_ui(entry)
+  return true
 end
 
 --- The position of entry in the queue (1 = oldest), 0 when not in it.
@@ -215,12 +235,9 @@ function M.edit_arguments(entry, args)
     return false
   end
   local function approve_with(a)
-    if entry.done then
+    if not settle(entry) then
       return
     end
-    entry.done = true
-    remove(entry)
-    review.close_ui(entry)
     local p = entry.params
     log.append(string.format("[%s] %s: approved by you with changed arguments %s", p.callId or "?", p.tool or "?",
       vim.json.encode(a):gsub("\\/", "/")))
@@ -347,10 +364,7 @@ end
 --- The server gave up on a call (timeout, cancel) or it ended: its approval goes away.
 function M.expire(call_id, status)
   for _, e in ipairs(vim.list_slice(M.queue)) do
-    if e.params.callId == call_id and not e.done then
-      e.done = true
-      remove(e)
-      review.close_ui(e)
+    if e.params.callId == call_id and settle(e) then
       log.append(string.format("[%s] %s: approval withdrawn by the server (%s)", call_id, e.params.tool or "?", status or "ended"))
       changed()
       show_next()
@@ -358,13 +372,38 @@ function M.expire(call_id, status)
   end
 end
 
+--- The deadline passed without an answer: the review closes and says it
+--- expired. No answer is sent: the server rejects the call by itself then
+--- (docs/protocol.md, "Approval"), as when it withdraws a call (M.expire).
+function M.timed_out(entry)
+  if not settle(entry) then
+    return
+  end
+  local p = entry.params
+  log.append(string.format("[%s] %s: expired — no answer before the deadline, rejected by itself", p.callId or "?", p.tool or "?"))
+  require("agentls").echo_line(string.format("agentls: the review of %s by %s expired: no answer in time, the call is rejected",
+    p.tool or "a call", review.who(entry)), vim.log.levels.WARN)
+  changed()
+  show_next()
+end
+
+--- Closes entry's review at its deadline, on screen or not.
+local function arm_expiry(entry)
+  local left = review.ms_left(entry)
+  if not left then
+    return
+  end
+  entry.expiry = vim.uv.new_timer()
+  entry.expiry:start(left, 0, vim.schedule_wrap(function()
+    M.timed_out(entry)
+  end))
+end
+
 --- A client stopped: its approvals go away unanswered.
 function M.drop_client(client_id)
   for _, e in ipairs(vim.list_slice(M.queue)) do
-    if e.client_id == client_id and not e.done then
-      e.done = true
-      remove(e)
-      review.close_ui(e)
+    if e.client_id == client_id then
+      settle(e)
     end
   end
   changed()
@@ -405,6 +444,7 @@ end
 
 local function enqueue(entry)
   table.insert(M.queue, entry)
+  arm_expiry(entry)
   local p = entry.params
   if p.warning and p.warning ~= vim.NIL and p.warning ~= "" then
     log.append(string.format("[%s] %s: warning: %s", p.callId or "?", p.tool or "?", p.warning))
@@ -421,7 +461,9 @@ end
 --- A new entry for a request; reply(answer) sends the answer.
 function M.new_entry(params, client_id, reply)
   seq = seq + 1
-  return { id = seq, params = params or {}, client_id = client_id, reply = reply, file_index = 1, received_at = os.time() }
+  local entry = { id = seq, params = params or {}, client_id = client_id, reply = reply, file_index = 1 }
+  review.arrived(entry)
+  return entry
 end
 
 --- Watches the open buffers of an edit's files: a change while the review is

@@ -4,11 +4,14 @@ import { ApprovalRequest, ApprovalResponse, ApprovalRule, CancellationTokenLike,
 export interface PendingApproval {
   readonly request: ApprovalRequest;
   readonly received: Date;
+  /** When the server rejects the request by itself (ms since the epoch, local clock: deadlineOf), or undefined. */
+  readonly deadline?: number;
   /** Settles the request; later calls do nothing. Returns whether this call settled it. */
   settle(response: ApprovalResponse): boolean;
 }
 
 type Listener = () => void;
+type ExpiryListener = (p: PendingApproval, key: string) => void;
 
 /**
  * The approval requests waiting for an answer. Several may wait at once
@@ -18,6 +21,7 @@ type Listener = () => void;
 export class ApprovalQueue {
   private readonly pending = new Map<string, { p: PendingApproval; resolve: (r: ApprovalResponse | undefined) => void }>();
   private readonly listeners = new Set<Listener>();
+  private readonly expiryListeners = new Set<ExpiryListener>();
   private seq = 0;
 
   /** Number of calls waiting for approval. */
@@ -39,8 +43,20 @@ export class ApprovalQueue {
   }
 
   /**
+   * Called when a request's deadline passed without an answer: it left the
+   * queue (the person can no longer answer it), and its promise waits for
+   * the server to withdraw it (the token), sending no answer meanwhile: the
+   * server rejects the call by itself (docs/protocol.md, "Approval").
+   */
+  onDidExpire(listener: ExpiryListener): { dispose(): void } {
+    this.expiryListeners.add(listener);
+    return { dispose: () => this.expiryListeners.delete(listener) };
+  }
+
+  /**
    * Adds a request. The promise resolves with the person's answer, or with
-   * undefined when the request is dropped (token cancelled, drop()).
+   * undefined when the request is dropped (token cancelled, drop()). At its
+   * deadline it leaves the queue unanswered (onDidExpire).
    */
   add(request: ApprovalRequest, token?: CancellationTokenLike): { key: string; pending: PendingApproval; answer: Promise<ApprovalResponse | undefined> } {
     let key = request.callId || `approval-${++this.seq}`;
@@ -49,18 +65,39 @@ export class ApprovalQueue {
     const answer = new Promise<ApprovalResponse | undefined>(r => { resolve = r; });
     let done = false;
     let sub: { dispose(): void } | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // Leaves the queue: only this request's entry (its key may be taken
+    // again once it expired).
+    const leave = (): void => {
+      if (this.pending.get(key)?.p === p) { this.pending.delete(key); }
+      if (timer !== undefined) { clearTimeout(timer); timer = undefined; }
+    };
     const finish = (r: ApprovalResponse | undefined): boolean => {
       if (done) { return false; }
       done = true;
-      this.pending.delete(key);
+      leave();
       sub?.dispose();
       resolve(r);
       this.fire();
       return true;
     };
-    const p: PendingApproval = { request, received: new Date(), settle: r => finish(r) };
+    const received = new Date();
+    const p: PendingApproval = { request, received, deadline: deadlineOf(request, received), settle: r => (this.pending.get(key)?.p === p ? finish(r) : false) };
     this.pending.set(key, { p, resolve: finish });
     sub = token?.onCancellationRequested(() => finish(undefined));
+    if (p.deadline !== undefined) {
+      timer = setTimeout(() => {
+        timer = undefined;
+        if (done || this.pending.get(key)?.p !== p) { return; }
+        leave();
+        this.fire();
+        for (const l of [...this.expiryListeners]) {
+          try { l(p, key); } catch { /* a listener's failure is not the queue's */ }
+        }
+      }, Math.max(0, p.deadline - Date.now()));
+      // A waiting deadline keeps no process alive (node's timers).
+      (timer as { unref?: () => void }).unref?.();
+    }
     this.fire();
     if (token?.isCancellationRequested) { finish(undefined); }
     return { key, pending: p, answer };
@@ -96,9 +133,22 @@ export class ApprovalQueue {
   }
 }
 
-/** The status bar text for n waiting calls. */
-export function statusText(n: number): string {
-  return n === 0 ? '$(tools) agentls' : `$(bell-dot) agentls: ${n} waiting`;
+/** The status bar text for n waiting calls, with the time left of the first to expire ("4:32"). */
+export function statusText(n: number, left?: string): string {
+  if (n === 0) { return '$(tools) agentls'; }
+  return `$(bell-dot) agentls: ${n} waiting${left ? ` · ${left} left` : ''}`;
+}
+
+/** The time left of the waiting call that expires first ("4:32"), or '' when none has a deadline. */
+export function soonestLeft(pending: PendingApproval[], now: number = Date.now()): string {
+  const dls = pending.map(p => p.deadline).filter((d): d is number => d !== undefined);
+  return dls.length === 0 ? '' : duration(Math.min(...dls) - now);
+}
+
+/** ms as M:SS, never negative; a started second counts. */
+function duration(ms: number): string {
+  const left = Math.max(0, Math.ceil(ms / 1000));
+  return `${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')}`;
 }
 
 /**
@@ -118,8 +168,27 @@ export function alwaysButton(r: ApprovalRequest): string {
   return l.charAt(0).toUpperCase() + l.slice(1);
 }
 
-/** When the server rejects the request by itself (ms since the epoch), or undefined. */
+/**
+ * How far apart expiresAt and timeoutMs may be before the local clock is
+ * taken to be off (docs/protocol.md, "Approval").
+ */
+export const clockSkewMs = 2000;
+
+/**
+ * When the server rejects the request by itself (ms since the epoch, on the
+ * local clock), or undefined: its expiresAt when that agrees with timeoutMs
+ * (the clocks agree), else timeoutMs after it was received (the local clock
+ * is off); without timeoutMs, expiresAt, deadline, or timeoutSeconds after
+ * it was received.
+ */
 export function deadlineOf(r: ApprovalRequest, received: Date): number | undefined {
+  const at = typeof r.expiresAt === 'string' ? Date.parse(r.expiresAt) : NaN;
+  const ms = typeof r.timeoutMs === 'number' && r.timeoutMs >= 0 ? r.timeoutMs : undefined;
+  if (!Number.isNaN(at) && ms !== undefined) {
+    return Math.abs(at - received.getTime() - ms) <= clockSkewMs ? at : received.getTime() + ms;
+  }
+  if (!Number.isNaN(at)) { return at; }
+  if (ms !== undefined) { return received.getTime() + ms; }
   if (typeof r.deadline === 'string') {
     const t = Date.parse(r.deadline);
     if (!Number.isNaN(t)) { return t; }
@@ -137,8 +206,7 @@ function clock(ms: number): string {
 export function timeLeft(r: ApprovalRequest, received: Date, now: number = Date.now()): string {
   const dl = deadlineOf(r, received);
   if (dl === undefined) { return ''; }
-  const left = Math.max(0, Math.round((dl - now) / 1000));
-  return `${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')} left (rejected by itself at ${clock(dl)})`;
+  return `${duration(dl - now)} left (rejected by itself at ${clock(dl)})`;
 }
 
 /** Who asks: "claude wants to run shell_exec in /work/x". */

@@ -108,7 +108,11 @@ export interface ApprovalRequest {
   agent?: string;
   /** The absolute folder a command runs in (shell_exec, shell_background, run_code). */
   cwd?: string;
-  /** When the server rejects the request by itself (RFC 3339, UTC). */
+  /** When the server rejects the request by itself (RFC 3339, UTC, milliseconds). */
+  expiresAt?: string;
+  /** How many milliseconds of that were left when the server sent the request. */
+  timeoutMs?: number;
+  /** The older spelling of the deadline: expiresAt to the second, and the configured timeout. */
   deadline?: string;
   timeoutSeconds?: number;
 }
