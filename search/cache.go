@@ -482,6 +482,9 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 	}
 	workers := runtime.GOMAXPROCS(0)
 	xs := make([]indexer, workers)
+	for i := range xs {
+		xs[i].b.reserve()
+	}
 	var segMu sync.Mutex
 	var nFiles atomic.Int64
 	addSeg := func(s *segment) {
@@ -602,8 +605,13 @@ func (c *Cache) applyLocked(ri *rootIndex) {
 		}
 		dir, name := path.Split(rel)
 		dir = strings.TrimSuffix(dir, "/")
-		if name == ".gitignore" || name == ".ignore" || name == ".rgignore" {
-			ri.stale = true
+		if (name == ".gitignore" || name == ".ignore" || name == ".rgignore") && ri.dirs[dir] {
+			// An ignore file changed (not only looked at: its stat
+			// says): the rules of the whole tree below may have.
+			e := ri.files[rel]
+			if st, ok := stampOf(p); e == nil || !ok || st != e.st {
+				ri.stale = true
+			}
 		}
 		if byDir[dir] == nil {
 			byDir[dir] = map[string]bool{}
@@ -628,8 +636,9 @@ func (c *Cache) applyLocked(ri *rootIndex) {
 		ri.bytes += s.size()
 	}
 	ri.sorted = nil
-	if len(ri.segs) > 64 || ri.dead > len(ri.files)+1024 {
-		ri.stale = true // too fragmented: build again
+	ri.compactLocked()
+	if ri.dead > len(ri.files)+1024 {
+		ri.stale = true // mostly dead: build again
 	}
 }
 

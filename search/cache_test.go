@@ -258,7 +258,7 @@ func testCacheInvalidation(t *testing.T, noWatch bool) {
 // cacheReady waits until the cache's indexes are built.
 func cacheReady(t *testing.T, cache *Cache) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(120 * time.Second)
 	for !cache.Status().Ready {
 		if time.Now().After(deadline) {
 			t.Fatalf("the index was not built: %+v", cache.Status())

@@ -1,7 +1,9 @@
 package search
 
 import (
+	"cmp"
 	"encoding/binary"
+	"slices"
 	"math/bits"
 	"sort"
 )
@@ -70,11 +72,21 @@ func (ts *triSet) of(data []byte) []uint32 {
 type segBuilder struct {
 	docs  []*entry
 	pairs []uint64 // trigram<<32 | local number, in the order added
+	tmp   []uint64 // the sort's buffer
+	blob  []byte   // the encoding's buffer
 }
 
 // maxSegPairs bounds a segment's (trigram, file) pairs: the builder's
-// memory (8 bytes a pair, twice while sorting).
-const maxSegPairs = 1 << 22
+// memory (8 bytes a pair, twice while sorting: 32 MB).
+const maxSegPairs = 1 << 21
+
+// reserve gives the builder the room of a full segment at once (a build
+// fills many).
+func (b *segBuilder) reserve() {
+	if cap(b.pairs) < maxSegPairs+1<<16 {
+		b.pairs = make([]uint64, 0, maxSegPairs+1<<16)
+	}
+}
 
 // add adds a file with its trigrams.
 func (b *segBuilder) add(e *entry, tris []uint32) {
@@ -94,12 +106,15 @@ func (b *segBuilder) build() *segment {
 	if len(b.docs) == 0 {
 		return nil
 	}
-	pairs := radixSortPairs(b.pairs)
+	if cap(b.tmp) < len(b.pairs) {
+		b.tmp = make([]uint64, len(b.pairs), cap(b.pairs))
+	}
+	pairs := radixSortPairs(b.pairs, b.tmp[:len(b.pairs)])
 	s := &segment{docs: b.docs}
 	for _, e := range b.docs {
 		e.seg = s
 	}
-	blob := make([]byte, 0, len(pairs)+len(pairs)/4+64)
+	blob := b.blob[:0]
 	var post []byte
 	var lastTri uint32
 	nLists := 0
@@ -127,15 +142,19 @@ func (b *segBuilder) build() *segment {
 		i = j
 	}
 	s.blob = append([]byte(nil), blob...)
+	b.blob = blob[:0]
 	s.skip = append([]skipEntry(nil), s.skip...)
 	b.docs, b.pairs = nil, b.pairs[:0]
+	if len(pairs) > 0 && &pairs[0] != &b.pairs[:1][0] {
+		// the sorted pairs are in tmp: swap the buffers
+		b.pairs, b.tmp = b.tmp[:0], b.pairs[:0]
+	}
 	return s
 }
 
 // radixSortPairs sorts pairs by trigram, stably (so each trigram's files
 // stay in order), with three byte-wide passes.
-func radixSortPairs(pairs []uint64) []uint64 {
-	tmp := make([]uint64, len(pairs))
+func radixSortPairs(pairs, tmp []uint64) []uint64 {
 	src, dst := pairs, tmp
 	for shift := uint(32); shift < 56; shift += 8 {
 		var count [257]int
@@ -274,4 +293,90 @@ func (s *segment) candidates(lits [][]uint32, f func(*entry)) {
 // size returns the segment's memory in bytes (roughly).
 func (s *segment) size() int64 {
 	return int64(cap(s.blob) + 8*cap(s.skip) + 8*cap(s.docs))
+}
+
+// each calls f with every trigram of the segment and its encoded posting
+// list, in trigram order.
+func (s *segment) each(f func(tri uint32, post []byte)) {
+	var cur uint32
+	for i, off := 0, 0; off < len(s.blob); i++ {
+		if i%skipEvery == 0 {
+			cur = 0
+		}
+		d, n := binary.Uvarint(s.blob[off:])
+		off += n
+		cur += uint32(d)
+		l, n := binary.Uvarint(s.blob[off:])
+		off += n
+		f(cur, s.blob[off:off+int(l)])
+		off += int(l)
+	}
+}
+
+// smallSeg is the most files a segment holds to be merged with others.
+const smallSeg = 1024
+
+// compactLocked merges the small segments that updates leave (one per
+// batch of changes) into one, without their dead files, once there are
+// more than a few.
+func (ri *rootIndex) compactLocked() {
+	var small []*segment
+	for _, s := range ri.segs {
+		if len(s.docs) < smallSeg {
+			small = append(small, s)
+		}
+	}
+	if len(small) <= 8 {
+		return
+	}
+	var b segBuilder
+	for _, s := range small {
+		ids := make([]int32, len(s.docs)) // old local number → new, -1: dead
+		for i, e := range s.docs {
+			ids[i] = -1
+			if !e.dead && e.seg == s {
+				ids[i] = int32(len(b.docs))
+				b.docs = append(b.docs, e)
+			}
+		}
+		s.each(func(tri uint32, post []byte) {
+			var d uint32
+			for len(post) > 0 {
+				v, n := binary.Uvarint(post)
+				post = post[n:]
+				d += uint32(v)
+				if id := ids[d]; id >= 0 {
+					b.pairs = append(b.pairs, uint64(tri)<<32|uint64(id))
+				}
+			}
+		})
+	}
+	// Pairs come segment by segment: sort them by file number first, so
+	// that the stable sort by trigram leaves each list in order.
+	slices.SortFunc(b.pairs, func(x, y uint64) int { return cmp.Compare(uint32(x), uint32(y)) })
+	for i, e := range b.docs {
+		e.local = uint32(i)
+	}
+	merged := b.build()
+	keep := ri.segs[:0]
+	for _, s := range ri.segs {
+		if len(s.docs) >= smallSeg {
+			keep = append(keep, s)
+		} else {
+			ri.bytes -= s.size()
+		}
+	}
+	ri.segs = keep
+	if merged != nil {
+		ri.segs = append(ri.segs, merged)
+		ri.bytes += merged.size()
+	}
+	ri.dead = 0
+	for _, s := range ri.segs {
+		for _, e := range s.docs {
+			if e.dead || e.seg != s {
+				ri.dead++
+			}
+		}
+	}
 }

@@ -275,8 +275,11 @@ func (q *statQuery) skip(path string) bool {
 	}
 	rel = filepath.ToSlash(rel)
 	q.c.mu.Lock()
-	e := q.ri.files[rel]
-	live := e != nil && !e.dead
+	var e entry
+	live := false
+	if p := q.ri.files[rel]; p != nil && !p.dead {
+		e, live = *p, true
+	}
 	q.c.mu.Unlock()
 	if !live || e.seg == nil || e.flags&(fRacy|fTooLarge) != 0 {
 		return false
