@@ -3,8 +3,8 @@ package search
 import (
 	"cmp"
 	"encoding/binary"
-	"slices"
 	"math/bits"
+	"slices"
 	"sort"
 )
 
