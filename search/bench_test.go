@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -51,7 +52,7 @@ func BenchmarkSearch(b *testing.B) {
 // and prints the medians and their ratio:
 //
 //	go test ./search -run '^$' -bench IndexVsRipgrep -benchtime 1x
-//	AGENTLS_BENCH_TREE=/work/trees/mono go test ./search -run '^$' -bench IndexVsRipgrep -benchtime 1x
+//	AGENTLS_BENCH_TREE=/work/trees/mono AGENTLS_BENCH_RUNS=3 go test ./search -run '^$' -bench IndexVsRipgrep -benchtime 1x
 func BenchmarkIndexVsRipgrep(b *testing.B) {
 	if _, err := exec.LookPath("rg"); err != nil {
 		b.Skip("ripgrep is not installed (scripts/install-deps.sh ripgrep)")
@@ -67,7 +68,10 @@ func BenchmarkIndexVsRipgrep(b *testing.B) {
 	cfg := *ws.Config()
 	cfg.Paths.Sensitive = nil
 	ws.SetConfig(&cfg)
-	const runs = 7
+	runs := 7
+	if n, err := strconv.Atoi(os.Getenv("AGENTLS_BENCH_RUNS")); err == nil && n > 0 {
+		runs = n
+	}
 	med := func(ds []time.Duration) float64 {
 		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 		return float64(ds[len(ds)/2].Microseconds()) / 1000
