@@ -174,6 +174,7 @@ func (s *server) initialize(ctx context.Context, p initializeParams) (*protocol.
 func (s *server) initialized(context.Context, ignored) error {
 	s.registerWatchers()
 	s.startIndex()
+	s.searchIndexProgress()
 	s.sess.WarmUp()
 	return nil
 }

@@ -68,11 +68,9 @@ const maxIndexFiles = 1 << 20
 // its background work (the builds, the watcher) ends with Close. The zero
 // value is not usable: make one with NewCache.
 type Cache struct {
-	// Progress, when set before Warm, is called as a build goes: the
-	// files indexed so far, and done at the end of each root's build.
-	Progress func(root string, files int, done bool)
-
 	mu      sync.Mutex
+	// progress is SetProgress's function
+	progress func(root string, files int, done bool)
 	roots   map[string]*rootIndex // by absolute root
 	ws      *workspace.Workspace  // the workspace the indexes are of
 	ctx     context.Context       // Warm's
@@ -142,6 +140,15 @@ type fileStamp struct {
 // NewCache returns an empty cache.
 func NewCache() *Cache {
 	return &Cache{roots: map[string]*rootIndex{}, rootFDs: map[string]*os.File{}}
+}
+
+// SetProgress makes the builds call f as they go (on the build's
+// goroutines, one call at a time per root): the files of root indexed so
+// far, and done at the end of its build. f must not block.
+func (c *Cache) SetProgress(f func(root string, files int, done bool)) {
+	c.mu.Lock()
+	c.progress = f
+	c.mu.Unlock()
 }
 
 // Status says what the cache holds: files indexed, memory, and whether
@@ -463,6 +470,7 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 		sens: newSensitive(cfg.Paths.Sensitive),
 	}
 	c.mu.Lock()
+	progress := c.progress
 	if c.gen.Load() != gen {
 		c.mu.Unlock()
 		return false
@@ -493,7 +501,7 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 		ri.bytes += s.size()
 		segMu.Unlock()
 	}
-	var mu sync.Mutex
+	var mu, progMu sync.Mutex
 	opts := workspace.WalkOptions{
 		Dirs: true, ReadContent: true, MaxFileBytes: ri.max, Filter: ri.indexFilter(""), Workers: workers,
 	}
@@ -519,8 +527,10 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 		mu.Lock()
 		ri.files[f.Rel] = e
 		mu.Unlock()
-		if c.Progress != nil && n%4096 == 0 {
-			c.Progress(root, int(n), false)
+		if progress != nil && n%4096 == 0 {
+			progMu.Lock()
+			progress(root, int(n), false)
+			progMu.Unlock()
 		}
 		return nil
 	})
@@ -532,8 +542,8 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 	if nFiles.Load() > maxIndexFiles {
 		ri.tooMany, err = true, nil
 	}
-	if c.Progress != nil {
-		c.Progress(root, len(ri.files), true)
+	if progress != nil {
+		progress(root, len(ri.files), true)
 	}
 	if err != nil || ctx.Err() != nil {
 		return false

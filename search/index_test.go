@@ -186,7 +186,7 @@ func TestIndexWhileBuilding(t *testing.T) {
 	cache := NewCache()
 	defer cache.Close()
 	var progress []int
-	cache.Progress = func(root string, files int, done bool) { progress = append(progress, files) }
+	cache.SetProgress(func(root string, files int, done bool) { progress = append(progress, files) })
 	p, o := queryOf(t, `{"pattern":"NewReader","output_mode":"count"}`)
 	want := run(t, ws, p, o)
 	o.Cache = cache
