@@ -68,13 +68,13 @@ const maxIndexFiles = 1 << 20
 // its background work (the builds, the watcher) ends with Close. The zero
 // value is not usable: make one with NewCache.
 type Cache struct {
-	mu      sync.Mutex
+	mu sync.Mutex
 	// progress is SetProgress's function
 	progress func(root string, files int, done bool)
-	roots   map[string]*rootIndex // by absolute root
-	ws      *workspace.Workspace  // the workspace the indexes are of
-	ctx     context.Context       // Warm's
-	watcher *workspace.DirWatcher // nil: none
+	roots    map[string]*rootIndex // by absolute root
+	ws       *workspace.Workspace  // the workspace the indexes are of
+	ctx      context.Context       // Warm's
+	watcher  *workspace.DirWatcher // nil: none
 	// watchErr says why there is no watcher (Status)
 	watchErr error
 	// rootFDs are open roots that files are read beneath (never closed
