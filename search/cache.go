@@ -111,6 +111,7 @@ type rootIndex struct {
 	tooMany bool              // over maxIndexFiles or maxIndexBytes: not indexed
 	files   map[string]*entry // by path relative to root
 	dirs    map[string]bool   // "" is the root
+	pruned  map[string]bool   // directories seen and not entered: hidden or ignored
 	segs    []*segment
 	pending map[string]bool // absolute paths changed since the last update
 	sorted  []*entry        // files in ComparePaths order; nil: to sort
@@ -135,6 +136,7 @@ const (
 	fHidden   uint8 = 1 << iota // its name starts with '.'
 	fTooLarge                   // over the size cap when indexed
 	fRacy                       // its stat cannot vouch for its content
+	fIgnored                    // ignored: only a glob keeps it (not read)
 )
 
 // fileStamp is the stat data a file's content is vouched for by.
@@ -415,8 +417,11 @@ func (c *Cache) updateLocked() {
 
 // indexFilter is the walk filter of an index below dir (a path relative
 // to the root, "" for the root): paths.sensitive, and the files with a
-// leading '.' kept (flagged: a plain search leaves them out).
-func (ri *rootIndex) indexFilter(dir string) func(string, bool) workspace.Verdict {
+// leading '.' kept (flagged: a plain search leaves them out). The entries
+// it lets through go to seen (relative to the root); those the walk then
+// does not report are the ignored files and the hidden or ignored
+// directories (seen.left).
+func (ri *rootIndex) indexFilter(dir string, seen *seenSet) func(string, bool) workspace.Verdict {
 	return func(rel string, isDir bool) workspace.Verdict {
 		if dir != "" {
 			rel = dir + "/" + rel
@@ -424,10 +429,60 @@ func (ri *rootIndex) indexFilter(dir string) func(string, bool) workspace.Verdic
 		if !ri.sens.empty() && ri.sens.match(rel, isDir) {
 			return workspace.Skip
 		}
+		seen.add(rel, isDir)
 		if !isDir {
 			return workspace.KeepHidden
 		}
 		return 0
+	}
+}
+
+// seenSet is what a walk's filter let through and the walk did not report
+// yet. It is safe for concurrent use.
+type seenSet struct {
+	mu          sync.Mutex
+	files, dirs map[string]bool
+	// in, when set, says which entries to keep (walkDir's)
+	in func(rel string) bool
+}
+
+func newSeenSet() *seenSet { return &seenSet{files: map[string]bool{}, dirs: map[string]bool{}} }
+
+func (s *seenSet) add(rel string, isDir bool) {
+	if s.in != nil && !s.in(rel) {
+		return
+	}
+	s.mu.Lock()
+	if isDir {
+		s.dirs[rel] = true
+	} else {
+		s.files[rel] = true
+	}
+	s.mu.Unlock()
+}
+
+// reported removes an entry the walk reported.
+func (s *seenSet) reported(rel string) {
+	s.mu.Lock()
+	delete(s.files, rel)
+	delete(s.dirs, rel)
+	s.mu.Unlock()
+}
+
+// left records what the walk did not report in ri: ignored files as
+// entries without trigrams (a glob may keep them), the directories not
+// entered in ri.pruned.
+func (s *seenSet) left(ri *rootIndex) {
+	for rel := range s.files {
+		e := &entry{rel: rel, flags: fIgnored}
+		if base := rel[strings.LastIndexByte(rel, '/')+1:]; base != "" && base[0] == '.' {
+			e.flags |= fHidden
+		}
+		ri.removeFile(rel)
+		ri.files[rel] = e
+	}
+	for rel := range s.dirs {
+		ri.pruned[rel] = true
 	}
 }
 
@@ -474,7 +529,7 @@ func (x *indexer) indexFile(f *workspace.File, rel string, done func(*segment)) 
 func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root string, gen int64) bool {
 	cfg := ws.Config()
 	ri := &rootIndex{
-		root: root, files: map[string]*entry{}, dirs: map[string]bool{"": true},
+		root: root, files: map[string]*entry{}, dirs: map[string]bool{"": true}, pruned: map[string]bool{},
 		pending: map[string]bool{}, max: int64(cfg.Limits.MaxFileBytes),
 		sens: newSensitive(cfg.Paths.Sensitive),
 	}
@@ -489,7 +544,7 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 		old.stale = true
 	} else {
 		// Events that come while it builds wait in pending.
-		c.roots[root] = &rootIndex{root: root, pending: ri.pending, stale: true, files: map[string]*entry{}, dirs: map[string]bool{}}
+		c.roots[root] = &rootIndex{root: root, pending: ri.pending, stale: true, files: map[string]*entry{}, dirs: map[string]bool{}, pruned: map[string]bool{}}
 	}
 	c.mu.Unlock()
 	if !c.watchDir(root) {
@@ -515,13 +570,15 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 		segMu.Unlock()
 	}
 	var mu, progMu sync.Mutex
+	seen := newSeenSet()
 	opts := workspace.WalkOptions{
-		Dirs: true, ReadContent: true, MaxFileBytes: ri.max, Filter: ri.indexFilter(""), Workers: workers,
+		Dirs: true, ReadContent: true, MaxFileBytes: ri.max, Filter: ri.indexFilter("", seen), Workers: workers,
 	}
 	_, err := ws.Walk(ctx, root, opts, func(f *workspace.File) error {
 		if c.gen.Load() != gen || c.closed.Load() {
 			return errBuildDone
 		}
+		seen.reported(f.Rel)
 		if f.IsDir() {
 			mu.Lock()
 			ri.dirs[f.Rel] = true
@@ -553,6 +610,7 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 			addSeg(s)
 		}
 	}
+	seen.left(ri)
 	if over.Load() {
 		ri.tooMany, err = true, nil
 	}
@@ -574,7 +632,7 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 	}
 	ri.ready = !ri.tooMany
 	if ri.tooMany {
-		ri.files, ri.segs, ri.dirs, ri.bytes = map[string]*entry{}, nil, map[string]bool{}, 0
+		ri.files, ri.segs, ri.dirs, ri.pruned, ri.bytes = map[string]*entry{}, nil, map[string]bool{}, map[string]bool{}, 0
 		if c.watcher != nil {
 			c.watcher.RemoveTree(root)
 		}
@@ -669,13 +727,59 @@ func (c *Cache) applyLocked(ri *rootIndex) {
 	}
 }
 
+// parentOf returns the directory of rel ("" for the root's entries).
+func parentOf(rel string) string {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[:i]
+	}
+	return ""
+}
+
+// walkDir walks the directory dir of ri's root (the lock held) from the
+// root itself, so that the ignore files above dir apply as in the root's
+// walk (a walk of dir alone, outside a git repository, reads none of
+// them): it enters only dir's ancestors and dir, and with deep everything
+// below dir, and calls fn (on one goroutine) with the entries below dir,
+// one level deep unless deep. seen gets the entries below dir the filter
+// let through. It reports whether dir was reached.
+func (c *Cache) walkDir(ri *rootIndex, dir string, deep bool, seen *seenSet, fn func(f *workspace.File)) bool {
+	in := func(rel string) bool {
+		if deep {
+			return dir == "" || strings.HasPrefix(rel, dir+"/")
+		}
+		return parentOf(rel) == dir
+	}
+	seen.in = in
+	opts := workspace.WalkOptions{
+		Dirs: true, ReadContent: true, MaxFileBytes: ri.max, Filter: ri.indexFilter("", seen), Workers: 1,
+	}
+	if !deep {
+		opts.MaxDepth = 1
+		if dir != "" {
+			opts.MaxDepth = strings.Count(dir, "/") + 2
+		}
+	}
+	if dir != "" {
+		opts.Prune = func(rel string) bool {
+			return rel == dir || strings.HasPrefix(dir, rel+"/") || in(rel)
+		}
+	}
+	reached := dir == ""
+	_, err := c.ws.Walk(c.ctx, ri.root, opts, func(f *workspace.File) error {
+		if f.Rel == dir && f.IsDir() {
+			reached = true
+		}
+		if in(f.Rel) {
+			seen.reported(f.Rel)
+			fn(f)
+		}
+		return nil
+	})
+	return reached && err == nil
+}
+
 // rescanLocked looks at the entries names of the directory dir again.
 func (c *Cache) rescanLocked(ri *rootIndex, dir string, names map[string]bool, x *indexer) {
-	ws := c.ws
-	abs := ri.root
-	if dir != "" {
-		abs = filepath.Join(ri.root, filepath.FromSlash(dir))
-	}
 	join := func(name string) string {
 		if dir == "" {
 			return name
@@ -683,18 +787,17 @@ func (c *Cache) rescanLocked(ri *rootIndex, dir string, names map[string]bool, x
 		return dir + "/" + name
 	}
 	seen := map[string]bool{}
-	opts := workspace.WalkOptions{
-		Dirs: true, MaxDepth: 1, ReadContent: true, MaxFileBytes: ri.max, Filter: ri.indexFilter(dir), Workers: 1,
-	}
-	_, err := ws.Walk(c.ctx, abs, opts, func(f *workspace.File) error {
+	filterSeen := newSeenSet()
+	reached := c.walkDir(ri, dir, false, filterSeen, func(f *workspace.File) {
 		if !names[f.Name] {
-			return nil
+			return
 		}
-		rel := join(f.Name)
+		rel := f.Rel
 		switch {
 		case f.IsDir():
 			seen[f.Name] = true
 			ri.removeFile(rel)
+			delete(ri.pruned, rel)
 			if !ri.dirs[rel] {
 				c.indexTreeLocked(ri, rel, x)
 			}
@@ -707,58 +810,67 @@ func (c *Cache) rescanLocked(ri *rootIndex, dir string, names map[string]bool, x
 				ri.bytes += s.size()
 			})
 		}
-		return nil
 	})
-	if err != nil {
+	if !reached {
 		// The directory went away or cannot be read: its parent's
 		// event (or the next build) takes care of it.
 		ri.removeDir(c, dir)
 		return
 	}
 	for name := range names {
+		rel := join(name)
 		if !seen[name] {
-			ri.removeFile(join(name))
-			ri.removeDir(c, join(name))
+			ri.removeFile(rel)
+			ri.removeDir(c, rel)
+			delete(ri.pruned, rel)
+		}
+		if filterSeen.dirs[rel] {
+			ri.pruned[rel] = true
+		}
+		if filterSeen.files[rel] {
+			ri.removeFile(rel)
+			e := &entry{rel: rel, flags: fIgnored}
+			if name[0] == '.' {
+				e.flags |= fHidden
+			}
+			ri.files[rel] = e
 		}
 	}
 }
 
 // indexTreeLocked indexes the new directory dir and everything below it.
 func (c *Cache) indexTreeLocked(ri *rootIndex, dir string, x *indexer) {
-	abs := filepath.Join(ri.root, filepath.FromSlash(dir))
 	ri.dirs[dir] = true
-	if c.watcher != nil {
-		if err := c.watcher.Add(abs); errors.Is(err, workspace.ErrWatchLimit) {
-			c.watchErr = err
-			c.watcher.Close()
-			c.watcher = nil
-		}
-	}
-	opts := workspace.WalkOptions{
-		Dirs: true, ReadContent: true, MaxFileBytes: ri.max, Filter: ri.indexFilter(dir), Workers: 1,
-	}
-	c.ws.Walk(c.ctx, abs, opts, func(f *workspace.File) error {
-		rel := dir + "/" + f.Rel
+	c.watchLocked(filepath.Join(ri.root, filepath.FromSlash(dir)))
+	seen := newSeenSet()
+	c.walkDir(ri, dir, true, seen, func(f *workspace.File) {
 		if f.IsDir() {
-			ri.dirs[rel] = true
-			if c.watcher != nil {
-				if err := c.watcher.Add(f.Path); errors.Is(err, workspace.ErrWatchLimit) {
-					c.watchErr = err
-					c.watcher.Close()
-					c.watcher = nil
-				}
-			}
-			return nil
+			ri.dirs[f.Rel] = true
+			c.watchLocked(f.Path)
+			return
 		}
 		if f.IsRegular() {
-			ri.removeFile(rel)
-			ri.files[rel] = x.indexFile(f, rel, func(s *segment) {
+			ri.removeFile(f.Rel)
+			ri.files[f.Rel] = x.indexFile(f, f.Rel, func(s *segment) {
 				ri.segs = append(ri.segs, s)
 				ri.bytes += s.size()
 			})
 		}
-		return nil
 	})
+	seen.left(ri)
+}
+
+// watchLocked adds a watch on dir; when the watches run out the watcher
+// is dropped (searches then walk and stat).
+func (c *Cache) watchLocked(dir string) {
+	if c.watcher == nil {
+		return
+	}
+	if err := c.watcher.Add(dir); errors.Is(err, workspace.ErrWatchLimit) {
+		c.watchErr = err
+		c.watcher.Close()
+		c.watcher = nil
+	}
 }
 
 // removeFile drops the file at rel.
@@ -778,6 +890,11 @@ func (ri *rootIndex) removeDir(c *Cache, rel string) {
 	for d := range ri.dirs {
 		if d == rel || strings.HasPrefix(d, rel+"/") {
 			delete(ri.dirs, d)
+		}
+	}
+	for d := range ri.pruned {
+		if strings.HasPrefix(d, rel+"/") {
+			delete(ri.pruned, d)
 		}
 	}
 	for f := range ri.files {

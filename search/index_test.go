@@ -86,6 +86,10 @@ func TestIndexFollowsDisk(t *testing.T) {
 		put(t, root, fmt.Sprintf("d%d/f%d.go", i%3, i), fmt.Sprintf("package d\n\nfunc F%d() {}\n", i), old)
 	}
 	put(t, root, "a/a.go", "package a // needle\n", old)
+	put(t, root, ".ignore", "*.log\nbuild/\n", old)
+	put(t, root, "d1/x.log", "needle in an ignored file\n", old)
+	put(t, root, "build/out.go", "package build // needle\n", old)
+	put(t, root, ".h/h.go", "package h // needle\n", old)
 	ws, err := workspace.New(root)
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +108,10 @@ func TestIndexFollowsDisk(t *testing.T) {
 		`{"pattern":"func F\\d+","output_mode":"files_with_matches"}`,
 		`{"pattern":"needle","path":"d1"}`,
 		`{"pattern":"[a-z]+"}`,
+		`{"pattern":"needle","glob":"*.log"}`,
+		`{"pattern":"needle","glob":"*.go,!d2/**"}`,
+		`{"pattern":"needle","glob":"build"}`, // keeps an ignored directory: walks
+		`{"pattern":"needle","glob":".h"}`,    // keeps a hidden directory: walks
 	}
 	check := func(step string, fromIndex bool) {
 		t.Helper()
@@ -113,8 +121,12 @@ func TestIndexFollowsDisk(t *testing.T) {
 			o.Cache = cache
 			n := cache.indexed.Load()
 			sameResult(t, step+": "+q, run(t, ws, p, o), want)
-			if answered := cache.indexed.Load() > n; fromIndex && !answered {
-				t.Errorf("%s: %s: the index did not answer", step, q)
+			// A glob that keeps a pruned directory walks; so does a search
+			// of a subdirectory below the root's .ignore outside a git
+			// repository (its walk reads no ignore file above it).
+			walks := strings.Contains(q, `"build"`) || strings.Contains(q, `".h"`) || strings.Contains(q, `"path"`)
+			if answered := cache.indexed.Load() > n; fromIndex && answered == walks {
+				t.Errorf("%s: %s: the index answered: %v", step, q, answered)
 			}
 		}
 	}
@@ -155,6 +167,8 @@ func TestIndexFollowsDisk(t *testing.T) {
 	put(t, root, "keys/server.pem", "needle secret\n", old)
 	put(t, root, "d0/.hidden.go", "package d // needle hidden\n", old)
 	check("sensitive and hidden files", true)
+	put(t, root, "d2/y.log", "needle, ignored too\n", old)
+	check("ignored file created", true)
 	put(t, root, ".gitignore", "d0/\n", time.Time{})
 	check("ignore file written", false)
 	cacheReady(t, cache)
@@ -170,8 +184,15 @@ func TestIndexFollowsDisk(t *testing.T) {
 			t.Errorf("the index holds %s", rel)
 		}
 	}
-	if !got["d0/.hidden.go"] || !got["d2/moved.go"] {
-		t.Errorf("the index lacks d0/.hidden.go or d2/moved.go: %v", got)
+	for _, rel := range []string{"d0/.hidden.go", "d2/moved.go", "d1/x.log", "d2/y.log"} {
+		if !got[rel] {
+			t.Errorf("the index lacks %s: %v", rel, got)
+		}
+	}
+	for _, rel := range []string{"build/out.go", ".h/h.go"} {
+		if got[rel] {
+			t.Errorf("the index holds %s, below a directory the walk does not enter", rel)
+		}
 	}
 }
 

@@ -47,7 +47,7 @@ func keepsIgnored(glob string) bool {
 // plan returns what a search of the directory root (prefix: the result
 // paths' prefix; filter: Run's) reads, or nil when the index cannot answer
 // it exactly (cache.go says when).
-func (c *Cache) plan(ws *workspace.Workspace, root, prefix string, filter func(string, bool) workspace.Verdict, m *matcher, overlays map[string]bool) *plan {
+func (c *Cache) plan(ws *workspace.Workspace, root, prefix, glob string, filter func(string, bool) workspace.Verdict, m *matcher, overlays map[string]bool) *plan {
 	if c == nil || c.closed.Load() {
 		return nil
 	}
@@ -71,8 +71,49 @@ func (c *Cache) plan(ws *workspace.Workspace, root, prefix string, filter func(s
 	if ri == nil || !ri.ready || ri.stale || !ri.dirs[sub] || c.watcher == nil {
 		return nil
 	}
-	if sub != "" && workspace.FindRepo(root) != workspace.FindRepo(ri.root) {
-		return nil // a nested repository: its own ignore rules
+	if sub != "" {
+		top := workspace.FindRepo(root)
+		if top != workspace.FindRepo(ri.root) {
+			return nil // a nested repository: its own ignore rules
+		}
+		if top == "" {
+			// Outside a repository a walk of sub reads no ignore file
+			// above it: the index's rules are the root's.
+			for d := sub; ; {
+				if i := strings.LastIndexByte(d, '/'); i >= 0 {
+					d = d[:i]
+				} else {
+					d = ""
+				}
+				for _, n := range []string{".ignore", ".rgignore"} {
+					if d != "" {
+						n = d + "/" + n
+					}
+					if ri.files[n] != nil {
+						return nil
+					}
+				}
+				if d == "" {
+					break
+				}
+			}
+		}
+	}
+	if keepsIgnored(glob) {
+		// A glob that keeps a hidden or ignored directory makes the walk
+		// enter it: the index does not hold what is below.
+		for d := range ri.pruned {
+			rel := d
+			if sub != "" {
+				if !strings.HasPrefix(d, sub+"/") {
+					continue
+				}
+				rel = d[len(sub)+1:]
+			}
+			if v := filter(rel, true); v&workspace.Skip == 0 && v&(workspace.KeepHidden|workspace.KeepIgnored) != 0 {
+				return nil
+			}
+		}
 	}
 	fd := c.rootFDLocked(ws, ri.root)
 	if fd == nil {
@@ -138,13 +179,13 @@ func (c *Cache) plan(ws *workspace.Workspace, root, prefix string, filter func(s
 				continue
 			}
 		}
-		if e.flags&fHidden != 0 && v&workspace.KeepHidden == 0 {
+		if e.flags&fHidden != 0 && v&workspace.KeepHidden == 0 || e.flags&fIgnored != 0 && v&workspace.KeepIgnored == 0 {
 			continue
 		}
 		switch {
 		case open[e.rel]:
 			pl.work = append(pl.work, planFile{rel: e.rel, out: prefix + rel, overlay: true})
-		case e.flags&fTooLarge != 0:
+		case e.flags&fTooLarge != 0 && e.flags&fIgnored == 0:
 			pl.tooLarge++
 		case !narrow || e.seg == nil || cand[e.ord>>6]&(1<<(e.ord&63)) != 0:
 			pl.work = append(pl.work, planFile{rel: e.rel, out: prefix + rel})

@@ -186,8 +186,8 @@ func Run(ctx context.Context, ws *workspace.Workspace, p Pattern, o Options) (*R
 	if o.Cache != nil {
 		o.Cache.ensure(ws)
 	}
-	if fi.IsDir() && !o.IncludeIgnored && !keepsIgnored(o.Glob) {
-		if pl := o.Cache.plan(ws, root, prefix, filter, m, overlays); pl != nil {
+	if fi.IsDir() && !o.IncludeIgnored {
+		if pl := o.Cache.plan(ws, root, prefix, o.Glob, filter, m, overlays); pl != nil {
 			if err := s.runPlan(ctx, ws, pl, maxBytes); err != nil {
 				return nil, err
 			}
