@@ -10,7 +10,9 @@ import (
 // after initialized, and again when the roots or the configuration change;
 // each build of a root is reported with $/progress on a server-created
 // token ("agentls/search-index/N") when the client supports it: begin,
-// reports of the files indexed so far, end.
+// reports of the files indexed so far, end. The end of a build is logged,
+// with a warning when searches cannot answer from the index (no watcher:
+// the inotify watches ran out).
 
 // searchProgress is one progress report of the search index's build.
 type searchProgress struct {
@@ -23,11 +25,22 @@ type searchProgress struct {
 // WarmUp starts the first.
 func (s *server) searchIndexProgress() {
 	c := s.sess.SearchCache()
-	if c == nil || !s.clientCaps().WorkDoneProgress {
+	if c == nil {
 		return
 	}
+	withProgress := s.clientCaps().WorkDoneProgress
 	ch := make(chan searchProgress, 64)
 	c.SetProgress(func(root string, files int, done bool) {
+		if done {
+			st := c.Status()
+			s.log.Info("search index built", "root", root, "files", files, "watching", st.Watching)
+			if st.Degraded != "" {
+				s.log.Warn("search index: searches walk and stat the files", "reason", st.Degraded)
+			}
+		}
+		if !withProgress {
+			return
+		}
 		select {
 		case ch <- searchProgress{root, files, done}:
 		default: // a report is dropped rather than the build held up
@@ -41,6 +54,9 @@ func (s *server) searchIndexProgress() {
 			}
 		}
 	})
+	if !withProgress {
+		return
+	}
 	go func() {
 		tokens := map[string]string{} // by root: the open progress
 		seq := 0
