@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,10 +82,12 @@ func BenchmarkIndexVsRipgrep(b *testing.B) {
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
 		cache := NewCache()
+		cpu0 := cpuTime()
 		start := time.Now()
 		cache.Warm(context.Background(), ws)
 		waitReady(b, cache)
 		build := time.Since(start)
+		cpu := cpuTime() - cpu0
 		runtime.GC()
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)
@@ -99,8 +102,8 @@ func BenchmarkIndexVsRipgrep(b *testing.B) {
 			return nil
 		})
 		heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
-		fmt.Printf("\nindex of %s: %d files, %.0f MB of files; built in %.2fs; posting lists %.1f MB (%.2fx), heap %.1f MB (%.2fx), %d segments, %d directories watched\n",
-			tree, st.Files, float64(size)/(1<<20), build.Seconds(), float64(st.Bytes)/(1<<20), float64(st.Bytes)/float64(size),
+		fmt.Printf("\nindex of %s: %d files, %.0f MB of files; built in %.2fs (%.2fs of CPU, load %s); posting lists %.1f MB (%.2fx), heap %.1f MB (%.2fx), %d segments, %d directories watched\n",
+			tree, st.Files, float64(size)/(1<<20), build.Seconds(), cpu.Seconds(), loadAvg(), float64(st.Bytes)/(1<<20), float64(st.Bytes)/float64(size),
 			float64(heap)/(1<<20), float64(heap)/float64(size), st.Segments, st.Watches)
 		fmt.Printf("%-24s %10s %8s %6s\n", "query", "agentls ms", "rg ms", "ratio")
 		var sumA, sumR float64
@@ -155,4 +158,13 @@ func BenchmarkIndexBuild(b *testing.B) {
 		waitReady(b, cache)
 		cache.Close()
 	}
+}
+
+// loadAvg returns the system's load average over a minute, or "?".
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(b))[0]
 }
