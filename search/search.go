@@ -191,14 +191,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, p Pattern, o Options) (*R
 			if err := s.runPlan(ctx, ws, pl, maxBytes); err != nil {
 				return nil, err
 			}
-			if len(overlays) > 0 {
-				s.searchUnsaved(ws, root, prefix, filter, o.IncludeIgnored, overlays)
-			}
-			s.flush()
-			res := s.result()
-			res.Walked = true
-			res.TooLarge = s.tooLarge.Load()
-			return res, nil
+			return s.finish(ws, root, prefix, filter, o.IncludeIgnored, overlays, s.tooLarge.Load()), nil
 		}
 	}
 	opts := workspace.WalkOptions{
@@ -255,14 +248,23 @@ func Run(ctx context.Context, ws *workspace.Workspace, p Pattern, o Options) (*R
 		}
 		return nil, &FileError{Rel: rootRel, Err: err}
 	}
-	if fi.IsDir() && len(overlays) > 0 {
-		s.searchUnsaved(ws, root, prefix, filter, o.IncludeIgnored, overlays)
+	if !fi.IsDir() {
+		overlays = nil
+	}
+	return s.finish(ws, root, prefix, filter, o.IncludeIgnored, overlays, stats.TooLarge.Load()), nil
+}
+
+// finish searches the unsaved buffers below root (a directory) and
+// returns the result of a search that looked at the files on disk.
+func (s *state) finish(ws *workspace.Workspace, root, prefix string, filter func(string, bool) workspace.Verdict, includeIgnored bool, overlays map[string]bool, tooLarge int64) *Result {
+	if len(overlays) > 0 {
+		s.searchUnsaved(ws, root, prefix, filter, includeIgnored, overlays)
 	}
 	s.flush()
 	res := s.result()
 	res.Walked = true
-	res.TooLarge = stats.TooLarge.Load()
-	return res, nil
+	res.TooLarge = tooLarge
+	return res
 }
 
 // searchBuffer searches one open document that is not on disk.
