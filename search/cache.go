@@ -25,10 +25,12 @@ import (
 // the root reaches (the ignore files, .git, hidden directories, the size
 // cap, paths.sensitive: the workspace's walk with Run's rules; files
 // named with a leading '.' are kept, flagged, for --type which keeps
-// them), with its stat data, and every directory entered. Symlinks are
-// never followed nor indexed; sensitive files are never read. For each
-// file its trigrams (three bytes, ASCII letters folded) are in one segment
-// of posting lists.
+// them), with its stat data; the names of the ignored files of the
+// directories it entered (never read: a glob may keep them); every
+// directory entered, and those seen and not entered (hidden, ignored).
+// Symlinks are never followed nor indexed; sensitive files are never read
+// nor named. For each file read, its trigrams (three bytes, ASCII letters
+// folded) are in one segment of posting lists.
 //
 // Staying current: every directory of the index is watched
 // (workspace.DirWatcher, inotify). Before a search answers from the index
@@ -45,11 +47,18 @@ import (
 // uncached one does, and the index only lets it skip the files whose stat
 // is unchanged since they were indexed and whose trigrams exclude a match:
 // while the index builds or rebuilds, with include_ignored, with a glob
-// that keeps ignored or hidden files, below a directory the index does not
-// hold (hidden, ignored), and when there is no watcher (not Linux, or
-// the inotify watches ran out: Status says so). A file whose mtime was
-// less than racyWindow older than its read is never skipped by its stat
-// (a write in the same clock tick could keep it; as git's "racily clean").
+// that keeps a hidden or ignored directory, below a directory the index
+// does not hold, below a root's .ignore outside a git repository (the
+// walk of a subdirectory there reads no ignore file above it), and when
+// there is no watcher (not Linux, or the inotify watches ran out: Status
+// says so). A file whose mtime was less than racyWindow older than its
+// read is never skipped by its stat (a write in the same clock tick could
+// keep it; as git's "racily clean").
+//
+// Rescans and new directories are walked from the root, entering only the
+// directory's ancestors, so that the ignore files above it apply as in the
+// root's walk. The small segments updates leave are merged once there are
+// more than a few (compactLocked).
 //
 // Memory: the posting lists take about a quarter of the text's size (on
 // $(go env GOROOT)/src, 122 MB of files: 30 MB; on 8 copies of it, 973 MB
