@@ -198,6 +198,7 @@ func (s *server) initialize(ctx context.Context, p initializeParams) (*protocol.
 func (s *server) initialized(context.Context, ignored) error {
 	s.followRegistrations()
 	s.startIndex()
+	s.searchIndexProgress()
 	s.sess.WarmUp()
 	return nil
 }

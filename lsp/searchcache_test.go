@@ -1,12 +1,17 @@
 package lsp_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/internal/testenv"
+	"github.com/agentls/agentls/lsp/lsptest"
 )
 
 // TestSearchCacheThroughServer runs grep through a server (whose session
@@ -75,4 +80,41 @@ func TestSearchCacheThroughServer(t *testing.T) {
 	put("c.go", "package f // nothing\n")
 	c.Notify(ctx, "workspace/didChangeWatchedFiles", map[string]any{"changes": []any{map[string]any{"uri": "file://" + filepath.Join(root, "c.go"), "type": 2}}})
 	want("watched change")
+}
+
+// TestSearchIndexProgress: a client that supports server-created progress
+// sees the search index's build begin and end on its own token.
+func TestSearchIndexProgress(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	testenv.WriteFiles(t, root, map[string]string{"a.go": "package a\n", "b/b.go": "package b\n"})
+	c := lsptest.Pipe(t, nil)
+	c.SetHooks(lsptest.Hooks{Other: func(method string, params json.RawMessage) (any, error) {
+		return nil, nil // window/workDoneProgress/create
+	}})
+	ctx := ctxT(t)
+	if _, err := c.Initialize(ctx, root, lsptest.AgentlsCaps(), nil); err != nil {
+		t.Fatal(err)
+	}
+	var tok struct{ Token string }
+	if _, err := c.WaitFor(ctx, "window/workDoneProgress/create", func(p json.RawMessage) bool {
+		json.Unmarshal(p, &tok)
+		return strings.HasPrefix(tok.Token, "agentls/search-index/")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	end, err := c.WaitFor(ctx, "$/progress", func(p json.RawMessage) bool {
+		var v struct {
+			Token string
+			Value struct{ Kind string }
+		}
+		json.Unmarshal(p, &v)
+		return v.Token == tok.Token && v.Value.Kind == "end"
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(end.Params), "2 files indexed for search") {
+		t.Errorf("end of the build: %s", end.Params)
+	}
 }

@@ -3,6 +3,11 @@ package search
 import (
 	"context"
 	"errors"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,80 +16,137 @@ import (
 )
 
 // The search cache of a long-lived session (the LSP server; the one-shot
-// call command never has one): what searches learned about the files they
-// read, so that the next search reads only the files that may match.
+// call command never has one): a trigram index of every workspace root
+// (index.go holds its data), with the file set a plain search walks, so
+// that a search neither walks nor stats: the posting lists give the files
+// that may match and only those are read and matched.
 //
-// For every file a search reads from the disk the cache keeps a small Bloom
-// filter of the file's trigrams (three-byte sequences, ASCII letters folded
-// to lower case, one hash, one to two bits per byte of text) and the stat
-// data the bytes were read under (size, mtime, ctime, inode). A later search
-// whose matcher has required literals (every match contains one of them,
-// from regexp/syntax; see required) skips the files whose filter lacks a
-// trigram of every literal, after checking that the file is unchanged: the
-// Bloom filter can only say "maybe" too often, never "no" wrongly, so the
-// answer is the same as reading every file. Everything else (the walk with
-// its ignore rules, the open buffers, the matching itself) is unchanged:
-// the walk runs every time, so created, deleted and renamed files and
-// changed ignore files are seen as a fresh search sees them.
+// What the index holds, per root: every regular file the plain search of
+// the root reaches (the ignore files, .git, hidden directories, the size
+// cap, paths.sensitive: the workspace's walk with Run's rules; files
+// named with a leading '.' are kept, flagged, for --type which keeps
+// them), with its stat data; the names of the ignored files of the
+// directories it entered (never read: a glob may keep them); every
+// directory entered, and those seen and not entered (hidden, ignored).
+// Symlinks are never followed nor indexed; sensitive files are never read
+// nor named. For each file read, its trigrams (three bytes, ASCII letters
+// folded) are in one segment of posting lists.
 //
-// Staleness: a file is skipped only when a stat made just before the skip
-// equals the stat recorded before its bytes were read, and that recorded
-// mtime was at least racyWindow older than the read (as git does with its
-// "racily clean" entries: a write in the same clock tick as the read could
-// otherwise keep the mtime). Notifications (didSave, watched files, our own
-// tools' file changes) drop the file's entry (Changed); folder and config
-// changes drop them all (Reset).
+// Staying current: every directory of the index is watched
+// (workspace.DirWatcher, inotify). Before a search answers from the index
+// it drains the watcher's queue (a write that completed before the search
+// started has queued its event by then) and the changes the editor and
+// the tools announced (Changed), and rescans each changed directory one
+// level deep with the walk's rules: new, rewritten, deleted and renamed
+// files and directories are indexed or dropped; a changed ignore file
+// (.gitignore, .ignore, .rgignore) or a lost event (queue overflow) marks
+// the root stale, to be built again in the background. A background
+// goroutine drains the queue too, so that it does not overflow.
 //
-// Memory: the filters take an eighth to a quarter of the text's size (on
-// $(go env GOROOT)/src, 157 MB on disk: 22 MB of filters for 11,466 files,
-// and about 3 MB more for the entries); above
-// searchCacheMaxBytes of filters no more files are added, and those are
-// simply read on every search; hitting the cap also starts a sweep of the
-// entries of deleted or changed files (sweepSoon).
+// When the index cannot answer a search exactly, the search walks as an
+// uncached one does, and the index only lets it skip the files whose stat
+// is unchanged since they were indexed and whose trigrams exclude a match:
+// while the index builds or rebuilds, with include_ignored, with a glob
+// that keeps a hidden or ignored directory, below a directory the index
+// does not hold, below a root's .ignore outside a git repository (the
+// walk of a subdirectory there reads no ignore file above it), and when
+// there is no watcher (not Linux, or the inotify watches ran out: Status
+// says so). A file whose mtime was less than racyWindow older than its
+// read is never skipped by its stat (a write in the same clock tick could
+// keep it; as git's "racily clean").
 //
-// Filling: a search records the files it reads (building a filter costs
-// about 2.5 ns a byte); a server also fills the cache in the background
-// after initialized (Warm, one worker, at most warmMaxFiles files), so that
-// its first search is already fast.
-
-// searchCacheMaxBytes caps the memory of a session's Bloom filters.
-const searchCacheMaxBytes = 256 << 20
+// Rescans and new directories are walked from the root, entering only the
+// directory's ancestors, so that the ignore files above it apply as in the
+// root's walk. The small segments updates leave are merged once there are
+// more than a few (compactLocked).
+//
+// Memory: the posting lists take about a quarter of the text's size (on
+// $(go env GOROOT)/src, 122 MB of files: 30 MB; on 8 copies of it, 973 MB
+// and 92k files: 247 MB, 265 MB of heap in all), plus about 100 bytes a
+// file; file contents are never kept. At most maxIndexFiles files are
+// indexed per root, with at most maxIndexBytes of posting lists; a larger
+// root is searched by walking.
 
 // racyWindow is how much older than the read a file's mtime must be for its
 // stat to vouch for its content.
 const racyWindow = 2 * time.Second
 
+// maxIndexFiles and maxIndexBytes bound one root's index: its files and
+// the memory of its posting lists.
+const (
+	maxIndexFiles = 1 << 20
+	maxIndexBytes = 1 << 30
+)
+
 // Cache is a session's search cache (Options.Cache). Its methods are safe
 // for concurrent use, with each other and with the searches that use it;
-// its background work (Warm, the sweeps of stale entries) ends with Close.
-// The zero value is not usable: make one with NewCache.
+// its background work (the builds, the watcher) ends with Close. The zero
+// value is not usable: make one with NewCache.
 type Cache struct {
-	mu    sync.RWMutex
-	files map[string]*cachedFile // by absolute path
-	bytes int64                  // the filters' size
-	// gen counts resets: an entry read under an older generation is not
-	// stored.
+	mu sync.Mutex
+	// progress is SetProgress's function
+	progress func(root string, files int, done bool)
+	roots    map[string]*rootIndex // by absolute root
+	ws       *workspace.Workspace  // the workspace the indexes are of
+	ctx      context.Context       // Warm's
+	watcher  *workspace.DirWatcher // nil: none
+	// watchErr says why there is no watcher (Status)
+	watchErr error
+	// rootFDs are open roots that files are read beneath (never closed
+	// before Close: a search may be reading through them).
+	rootFDs map[string]*os.File
+
+	// gen counts resets: a build of an older generation is dropped.
 	gen atomic.Int64
-	// skips counts the files searches skipped (for tests).
-	skips atomic.Int64
-	// sweeping: a sweep runs; lastSweep: when the last one started
-	sweeping  atomic.Bool
-	lastSweep atomic.Int64
-	// warming: a background fill runs; rewarm: start it again when done
-	warming, rewarm atomic.Bool
+	// skips counts the files searches skipped; indexed the searches the
+	// index answered without walking (for tests).
+	skips, indexed atomic.Int64
+	// building: a build runs; rebuild: start it again when done
+	building, rebuild atomic.Bool
 	// closed: Close was called; wg counts the background goroutines.
 	closed atomic.Bool
 	wg     sync.WaitGroup
 	// unfollow ends Follow's subscription; guarded by mu.
 	unfollow func()
+	// noWatch: make no watcher (tests of the stat path)
+	noWatch bool
 }
 
-// cachedFile is what the cache knows of one file.
-type cachedFile struct {
-	st    fileStamp
-	bloom []uint64
-	shift uint8 // the filter has 1<<(32-shift) bits
+// rootIndex is the index of one root. Guarded by Cache.mu.
+type rootIndex struct {
+	root    string
+	ready   bool              // built
+	stale   bool              // to build again (an ignore file changed, events lost)
+	tooMany bool              // over maxIndexFiles or maxIndexBytes: not indexed
+	files   map[string]*entry // by path relative to root
+	dirs    map[string]bool   // "" is the root
+	pruned  map[string]bool   // directories seen and not entered: hidden or ignored
+	segs    []*segment
+	pending map[string]bool // absolute paths changed since the last update
+	sorted  []*entry        // files in ComparePaths order; nil: to sort
+	max     int64           // the size cap it was built under
+	sens    *sensitive
+	bytes   int64 // the segments' memory
+	dead    int   // files replaced or removed since built
 }
+
+// entry is one file of an index.
+type entry struct {
+	rel   string
+	st    fileStamp
+	flags uint8
+	seg   *segment // where its trigrams are; nil: none (always read)
+	local uint32   // its number in seg
+	ord   int32    // its place in rootIndex.sorted
+	dead  bool     // replaced or removed
+}
+
+const (
+	fHidden   uint8 = 1 << iota // its name starts with '.'
+	fTooLarge                   // over the size cap when indexed
+	fRacy                       // its stat cannot vouch for its content
+	fIgnored                    // ignored: only a glob keeps it (not read)
+)
 
 // fileStamp is the stat data a file's content is vouched for by.
 type fileStamp struct {
@@ -94,13 +156,59 @@ type fileStamp struct {
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{files: map[string]*cachedFile{}}
+	return &Cache{roots: map[string]*rootIndex{}, rootFDs: map[string]*os.File{}}
+}
+
+// SetProgress makes the builds call f as they go (on the build's
+// goroutines, one call at a time per root): the files of root indexed so
+// far, and done at the end of its build. f must not block.
+func (c *Cache) SetProgress(f func(root string, files int, done bool)) {
+	c.mu.Lock()
+	c.progress = f
+	c.mu.Unlock()
+}
+
+// Status says what the cache holds: files indexed, memory, and whether
+// searches answer from the index (false, with the reason, when there is
+// no watcher).
+type Status struct {
+	Files, Segments int
+	Bytes           int64
+	Ready, Watching bool
+	// Watches is the number of directories watched.
+	Watches int
+	// Degraded says why searches walk and stat instead ("" when they
+	// do not).
+	Degraded string
+}
+
+// Status returns the cache's status.
+func (c *Cache) Status() Status {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := Status{Ready: len(c.roots) > 0, Watching: c.watcher != nil}
+	for _, ri := range c.roots {
+		st.Files += len(ri.files)
+		st.Segments += len(ri.segs)
+		st.Bytes += ri.bytes
+		st.Ready = st.Ready && (ri.ready || ri.tooMany) && !ri.stale
+		if ri.tooMany {
+			st.Degraded = "a root is over the index's bounds: " + ri.root
+		}
+	}
+	if c.watcher != nil {
+		st.Watches = c.watcher.Len()
+	}
+	if c.watchErr != nil && st.Degraded == "" {
+		st.Degraded = c.watchErr.Error()
+	}
+	return st
 }
 
 // Follow keeps the cache current with what ws announces (workspace.Watch)
-// until Close: a file changed on disk loses its entry; a reset (roots or
-// configuration changed) empties the cache and fills it again in the
-// background, under ctx.
+// until Close: a file changed on disk is looked at again before the next
+// search; a reset (roots or configuration changed) drops the indexes and
+// builds them again in the background, under ctx.
 func (c *Cache) Follow(ctx context.Context, ws *workspace.Workspace) {
 	stop := ws.Watch(func(e workspace.Event) {
 		if e.Reset {
@@ -124,29 +232,42 @@ func (c *Cache) Follow(ctx context.Context, ws *workspace.Workspace) {
 // (saved, seen by the client's watcher, written by a tool).
 func (c *Cache) Changed(path string) {
 	c.mu.Lock()
-	if f, ok := c.files[path]; ok {
-		c.bytes -= int64(len(f.bloom) * 8)
-		delete(c.files, path)
-	}
+	c.changedLocked(path)
 	c.mu.Unlock()
 }
 
-// Reset empties the cache (workspace folders or configuration changed). A
-// background fill that runs stops; searches that run do not record what
-// they read before the reset.
+// changedLocked queues path for the next update of its root's index.
+func (c *Cache) changedLocked(p string) {
+	for _, ri := range c.roots {
+		if _, ok := workspace.Within(ri.root, p); ok {
+			ri.pending[p] = true
+		}
+	}
+}
+
+// Reset drops the indexes (workspace folders or configuration changed); a
+// build that runs stops. Searches walk until Warm builds them again.
 func (c *Cache) Reset() {
 	c.mu.Lock()
 	c.gen.Add(1)
-	c.files = map[string]*cachedFile{}
-	c.bytes = 0
+	c.roots = map[string]*rootIndex{}
+	if c.watcher != nil {
+		c.watcher.Close()
+		c.watcher = nil
+	}
+	c.watchErr = nil
 	c.mu.Unlock()
 }
 
-// Len returns the number of files the cache holds.
+// Len returns the number of files the indexes hold.
 func (c *Cache) Len() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return len(c.files)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, ri := range c.roots {
+		n += len(ri.files)
+	}
+	return n
 }
 
 // lowerASCII folds ASCII letters to lower case, the trigrams' alphabet.
@@ -160,244 +281,657 @@ var lowerASCII = func() (t [256]byte) {
 	return t
 }()
 
-// trigramBit is the filter bit of trigram t in a filter of 1<<(32-shift)
-// bits.
-func trigramBit(t uint32, shift uint8) uint32 {
-	return (t * 0x9E3779B1) >> shift
-}
-
-// newBloom builds the trigram filter of data: a power of two of bits, one
-// to two per byte.
-func newBloom(data []byte) ([]uint64, uint8) {
-	shift := uint8(32 - 6)
-	for 1<<(32-shift) < len(data) && shift > 1 {
-		shift--
+// litTrigrams returns the trigrams of matcher m's required literals (one
+// list per literal, any of which a match holds); ok is false when some
+// literal has none (shorter than three bytes, or folded non-ASCII), so
+// that the index cannot narrow the search.
+func litTrigrams(m *matcher) (lits [][]uint32, ok bool) {
+	if len(m.lits) == 0 {
+		return nil, false
 	}
-	bloom := make([]uint64, 1<<(32-6-shift))
-	mask := uint32(len(bloom) - 1)
-	var t uint32
-	if len(data) >= 2 {
-		t = uint32(lowerASCII[data[0]])<<8 | uint32(lowerASCII[data[1]])
-	}
-	for i := 2; i < len(data); i++ {
-		t = (t<<8 | uint32(lowerASCII[data[i]])) & 0xFFFFFF
-		bit := trigramBit(t, shift)
-		bloom[(bit>>6)&mask] |= 1 << (bit & 63)
-	}
-	return bloom, shift
-}
-
-// cacheQuery is a search's question to the cache: files that may hold one
-// of the literals (each a list of folded trigrams).
-type cacheQuery struct {
-	c     *Cache
-	lits  [][]uint32
-	start time.Time
-	gen   int64
-	max   int64 // the walk's file size cap
-	// canSkip: the matcher's literals say which files may match
-	canSkip bool
-}
-
-// newCacheQuery returns the query of matcher m, or nil without a cache.
-// The query skips files only when every required literal has a trigram
-// (canSkip); it records the files the search reads in any case.
-func newCacheQuery(c *Cache, m *matcher, max int64) *cacheQuery {
-	if c == nil || c.closed.Load() {
-		return nil
-	}
-	q := &cacheQuery{c: c, start: time.Now(), gen: c.gen.Load(), max: max}
-	q.canSkip = len(m.lits) > 0
 	for _, l := range m.lits {
 		if len(l.s) < 3 {
-			q.canSkip, q.lits = false, nil
-			break
+			return nil, false
 		}
 		var tris []uint32
 		var t uint32
 		for i, b := range l.s {
 			if l.fold && b >= 0x80 {
-				// never: fold literals are ASCII (foldSafe)
-				q.canSkip = false
+				return nil, false
 			}
 			t = (t<<8 | uint32(lowerASCII[b])) & 0xFFFFFF
 			if i >= 2 {
 				tris = append(tris, t)
 			}
 		}
-		q.lits = append(q.lits, tris)
+		lits = append(lits, tris)
 	}
-	return q
+	return lits, true
 }
 
-// visit is asked about a file the walk reached, before it is read. It
-// stats the file (it never reads it) and says whether the search may skip
-// it (skip: unchanged since the cache read it, and its filter lacks every
-// literal), or else whether to record the bytes about to be read under st
-// (record: not cached as is, and its mtime old enough to vouch for them).
-func (q *cacheQuery) visit(path string) (skip bool, st fileStamp, record bool) {
-	st, ok := stampOf(path)
-	if !ok {
-		return false, st, false
+// Warm builds the indexes of ws's roots in the background (and starts the
+// watcher), so that searches answer from them; searches that come first
+// walk. It returns at once; the build stops when ctx ends, the cache is
+// reset or closed. A Warm while one runs makes that one start again when
+// done.
+func (c *Cache) Warm(ctx context.Context, ws *workspace.Workspace) {
+	c.mu.Lock()
+	c.ws, c.ctx = ws, ctx
+	c.mu.Unlock()
+	if !c.building.CompareAndSwap(false, true) {
+		c.rebuild.Store(true)
+		return
 	}
-	q.c.mu.RLock()
-	f := q.c.files[path]
-	q.c.mu.RUnlock()
-	if f == nil || f.st != st {
-		return false, st, !time.Unix(0, st.mtime).Add(racyWindow).After(q.start)
+	c.goBackground(&c.building, func() {
+		for {
+			c.rebuild.Store(false)
+			c.buildAll(ctx, ws)
+			if !c.rebuild.Load() || ctx.Err() != nil || c.closed.Load() {
+				return
+			}
+		}
+	})
+}
+
+// ensure starts the build of ws's indexes when no Warm did: the first
+// search through the cache walks, and the next ones use the index.
+func (c *Cache) ensure(ws *workspace.Workspace) {
+	c.mu.Lock()
+	started := c.ws != nil
+	c.mu.Unlock()
+	if !started && !c.closed.Load() {
+		c.Warm(context.Background(), ws)
 	}
-	if !q.canSkip || (q.max > 0 && st.size > q.max) {
-		return false, st, false
+}
+
+// buildAll builds the index of every root that has none, or a stale one,
+// then follows the watcher until the cache is reset or closed.
+func (c *Cache) buildAll(ctx context.Context, ws *workspace.Workspace) {
+	gen := c.gen.Load()
+	c.mu.Lock()
+	if c.watcher == nil && c.watchErr == nil {
+		if c.noWatch {
+			c.watchErr = workspace.ErrWatchUnsupported
+		} else {
+			c.watcher, c.watchErr = workspace.NewDirWatcher()
+		}
 	}
-	for _, tris := range q.lits {
-		all := true
-		for _, t := range tris {
-			bit := trigramBit(t, f.shift)
-			if f.bloom[bit>>6]&(1<<(bit&63)) == 0 {
-				all = false
+	c.mu.Unlock()
+	for {
+		built := false
+		for _, root := range ws.Roots() {
+			c.mu.Lock()
+			ri := c.roots[root]
+			c.mu.Unlock()
+			if ri != nil && !ri.stale {
+				continue
+			}
+			if c.buildRoot(ctx, ws, root, gen) {
+				built = true
+			}
+			if ctx.Err() != nil || c.gen.Load() != gen || c.closed.Load() {
+				return
+			}
+		}
+		_ = built
+		// Follow the watcher: drain its queue and update the indexes,
+		// until a root goes stale (build it again) or the cache resets.
+		for {
+			if ctx.Err() != nil || c.gen.Load() != gen || c.closed.Load() {
+				return
+			}
+			c.mu.Lock()
+			w := c.watcher
+			c.mu.Unlock()
+			if w == nil {
+				return // no watcher: nothing to follow
+			}
+			w.Wait(200)
+			c.mu.Lock()
+			stale := false
+			if c.gen.Load() == gen {
+				c.updateLocked()
+				for _, ri := range c.roots {
+					stale = stale || ri.stale
+				}
+			}
+			c.mu.Unlock()
+			if stale {
 				break
 			}
 		}
-		if all {
-			return false, st, false
-		}
 	}
-	q.c.skips.Add(1)
-	return true, st, false
 }
 
-// store records the bytes of the file at path, read after the stat st.
-func (q *cacheQuery) store(path string, st fileStamp, data []byte) {
-	bloom, shift := newBloom(data)
-	q.c.mu.Lock()
-	defer q.c.mu.Unlock()
-	if q.c.gen.Load() != q.gen || q.c.closed.Load() {
-		return
-	}
-	old := q.c.files[path]
-	size := int64(len(bloom) * 8)
-	if old != nil {
-		size -= int64(len(old.bloom) * 8)
-	}
-	if q.c.bytes+size > searchCacheMaxBytes {
-		q.c.sweepSoon()
-		return
-	}
-	q.c.bytes += size
-	q.c.files[path] = &cachedFile{st: st, bloom: bloom, shift: shift}
-}
-
-// sweepSoon drops, in the background, the entries of files that are gone
-// or changed (deleted without a notification, say), when the cap is hit:
-// at most one sweep at a time and one a minute.
-func (c *Cache) sweepSoon() {
-	now := time.Now().UnixNano()
-	if now-c.lastSweep.Load() < int64(time.Minute) || !c.sweeping.CompareAndSwap(false, true) {
-		return
-	}
-	c.lastSweep.Store(now)
-	c.goBackground(&c.sweeping, func() {
-		c.mu.RLock()
-		stale := make(map[string]*cachedFile)
-		for p, f := range c.files {
-			stale[p] = f
-		}
-		c.mu.RUnlock()
-		for p, f := range stale {
-			if c.closed.Load() {
+// updateLocked drains the watcher and applies the pending changes to every
+// index.
+func (c *Cache) updateLocked() {
+	if c.watcher != nil {
+		c.watcher.Drain(func(e workspace.WatchEvent) {
+			if e.Overflow {
+				for _, ri := range c.roots {
+					ri.stale = true
+				}
 				return
 			}
-			if st, ok := stampOf(p); ok && st == f.st {
-				delete(stale, p)
-			}
+			c.changedLocked(e.Path)
+		})
+	}
+	for _, ri := range c.roots {
+		if ri.ready && !ri.stale && len(ri.pending) > 0 {
+			c.applyLocked(ri)
 		}
+	}
+}
+
+// indexFilter is the walk filter of an index below dir (a path relative
+// to the root, "" for the root): paths.sensitive, and the files with a
+// leading '.' kept (flagged: a plain search leaves them out). The entries
+// it lets through go to seen (relative to the root); those the walk then
+// does not report are the ignored files and the hidden or ignored
+// directories (seen.left).
+func (ri *rootIndex) indexFilter(dir string, seen *seenSet) func(string, bool) workspace.Verdict {
+	return func(rel string, isDir bool) workspace.Verdict {
+		if dir != "" {
+			rel = dir + "/" + rel
+		}
+		if !ri.sens.empty() && ri.sens.match(rel, isDir) {
+			return workspace.Skip
+		}
+		seen.add(rel, isDir)
+		if !isDir {
+			return workspace.KeepHidden
+		}
+		return 0
+	}
+}
+
+// seenSet is what a walk's filter let through and the walk did not report
+// yet. It is safe for concurrent use.
+type seenSet struct {
+	mu          sync.Mutex
+	files, dirs map[string]bool
+	// in, when set, says which entries to keep (walkDir's)
+	in func(rel string) bool
+}
+
+func newSeenSet() *seenSet { return &seenSet{files: map[string]bool{}, dirs: map[string]bool{}} }
+
+func (s *seenSet) add(rel string, isDir bool) {
+	if s.in != nil && !s.in(rel) {
+		return
+	}
+	s.mu.Lock()
+	if isDir {
+		s.dirs[rel] = true
+	} else {
+		s.files[rel] = true
+	}
+	s.mu.Unlock()
+}
+
+// reported removes an entry the walk reported.
+func (s *seenSet) reported(rel string) {
+	s.mu.Lock()
+	delete(s.files, rel)
+	delete(s.dirs, rel)
+	s.mu.Unlock()
+}
+
+// left records what the walk did not report in ri: ignored files as
+// entries without trigrams (a glob may keep them), the directories not
+// entered in ri.pruned.
+func (s *seenSet) left(ri *rootIndex) {
+	for rel := range s.files {
+		e := &entry{rel: rel, flags: fIgnored}
+		if base := rel[strings.LastIndexByte(rel, '/')+1:]; base != "" && base[0] == '.' {
+			e.flags |= fHidden
+		}
+		ri.removeFile(rel)
+		ri.files[rel] = e
+	}
+	for rel := range s.dirs {
+		ri.pruned[rel] = true
+	}
+}
+
+// indexer reads files into segments; one per walk worker.
+type indexer struct {
+	ts  triSet
+	b   segBuilder
+	buf []byte
+}
+
+// indexFile reads the file f (at rel) into x's builder and returns its
+// entry; segments that fill up go to done.
+func (x *indexer) indexFile(f *workspace.File, rel string, done func(*segment)) *entry {
+	e := &entry{rel: rel}
+	if f.Name[0] == '.' {
+		e.flags |= fHidden
+	}
+	st, ok := stampOf(f.Path)
+	if !ok {
+		return e // no stat: always read
+	}
+	start := time.Now()
+	data, err := f.Read(x.buf)
+	if err != nil {
+		if errors.Is(err, workspace.ErrTooLarge) {
+			e.flags |= fTooLarge
+		}
+		return e
+	}
+	x.buf = data[:0]
+	e.st = st
+	if time.Unix(0, st.mtime).Add(racyWindow).After(start) {
+		e.flags |= fRacy
+	}
+	if x.b.full() {
+		done(x.b.build())
+	}
+	x.b.add(e, x.ts.of(data))
+	return e
+}
+
+// buildRoot builds the index of root and installs it, unless the cache
+// was reset meanwhile; it reports whether it did.
+func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root string, gen int64) bool {
+	cfg := ws.Config()
+	ri := &rootIndex{
+		root: root, files: map[string]*entry{}, dirs: map[string]bool{"": true}, pruned: map[string]bool{},
+		pending: map[string]bool{}, max: int64(cfg.Limits.MaxFileBytes),
+		sens: newSensitive(cfg.Paths.Sensitive),
+	}
+	c.mu.Lock()
+	progress := c.progress
+	if c.gen.Load() != gen {
+		c.mu.Unlock()
+		return false
+	}
+	if old := c.roots[root]; old != nil {
+		// The old index keeps answering by stat while this one builds.
+		old.stale = true
+	} else {
+		// Events that come while it builds wait in pending.
+		c.roots[root] = &rootIndex{root: root, pending: ri.pending, stale: true, files: map[string]*entry{}, dirs: map[string]bool{}, pruned: map[string]bool{}}
+	}
+	c.mu.Unlock()
+	if !c.watchDir(root) {
 		c.mu.Lock()
-		for p, f := range stale {
-			if c.files[p] == f {
-				c.bytes -= int64(len(f.bloom) * 8)
-				delete(c.files, p)
+		c.watchErrLocked()
+		c.mu.Unlock()
+	}
+	workers := runtime.GOMAXPROCS(0)
+	xs := make([]indexer, workers)
+	for i := range xs {
+		xs[i].b.reserve()
+	}
+	var segMu sync.Mutex
+	var nFiles atomic.Int64
+	var over atomic.Bool
+	addSeg := func(s *segment) {
+		segMu.Lock()
+		ri.segs = append(ri.segs, s)
+		ri.bytes += s.size()
+		if ri.bytes > maxIndexBytes {
+			over.Store(true)
+		}
+		segMu.Unlock()
+	}
+	var mu, progMu sync.Mutex
+	seen := newSeenSet()
+	opts := workspace.WalkOptions{
+		Dirs: true, ReadContent: true, MaxFileBytes: ri.max, Filter: ri.indexFilter("", seen), Workers: workers,
+	}
+	_, err := ws.Walk(ctx, root, opts, func(f *workspace.File) error {
+		if c.gen.Load() != gen || c.closed.Load() {
+			return errBuildDone
+		}
+		seen.reported(f.Rel)
+		if f.IsDir() {
+			mu.Lock()
+			ri.dirs[f.Rel] = true
+			mu.Unlock()
+			c.watchDir(f.Path)
+			return nil
+		}
+		if !f.IsRegular() {
+			return nil
+		}
+		n := nFiles.Add(1)
+		if n > maxIndexFiles || over.Load() {
+			over.Store(true)
+			return errBuildDone
+		}
+		e := xs[f.Worker].indexFile(f, f.Rel, addSeg)
+		mu.Lock()
+		ri.files[f.Rel] = e
+		mu.Unlock()
+		if progress != nil && n%4096 == 0 {
+			progMu.Lock()
+			progress(root, int(n), false)
+			progMu.Unlock()
+		}
+		return nil
+	})
+	for i := range xs {
+		if s := xs[i].b.build(); s != nil {
+			addSeg(s)
+		}
+	}
+	seen.left(ri)
+	if over.Load() {
+		ri.tooMany, err = true, nil
+	}
+	if progress != nil {
+		progress(root, len(ri.files), true)
+	}
+	if err != nil || ctx.Err() != nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen.Load() != gen || c.closed.Load() {
+		return false
+	}
+	if old := c.roots[root]; old != nil {
+		for p := range old.pending {
+			ri.pending[p] = true
+		}
+	}
+	ri.ready = !ri.tooMany
+	if ri.tooMany {
+		ri.files, ri.segs, ri.dirs, ri.pruned, ri.bytes = map[string]*entry{}, nil, map[string]bool{}, map[string]bool{}, 0
+		if c.watcher != nil {
+			c.watcher.RemoveTree(root)
+		}
+	}
+	c.roots[root] = ri
+	return true
+}
+
+var errBuildDone = errors.New("build stopped")
+
+// watchDir adds a watch on dir; false when there is no watcher.
+func (c *Cache) watchDir(dir string) bool {
+	c.mu.Lock()
+	w := c.watcher
+	c.mu.Unlock()
+	if w == nil {
+		return false
+	}
+	if err := w.Add(dir); err != nil {
+		c.mu.Lock()
+		if c.watcher == w {
+			// Out of watches (or the directory went away): trust stats
+			// instead of a watcher that misses changes.
+			if errors.Is(err, workspace.ErrWatchLimit) {
+				c.watchErr = err
+				w.Close()
+				c.watcher = nil
 			}
 		}
 		c.mu.Unlock()
-	})
+		return !errors.Is(err, workspace.ErrWatchLimit)
+	}
+	return true
 }
 
-// warmMaxFiles bounds the background fill, as the code index is bounded.
-const warmMaxFiles = 50000
+func (c *Cache) watchErrLocked() {
+	if c.watchErr == nil {
+		c.watchErr = errors.New("no directory watcher")
+	}
+}
 
-// Warm fills the cache in the background with the files a plain search of
-// the workspace reads (the ignore rules, the size cap and paths.sensitive as
-// Run has them), on one worker, so that the first search of a session does
-// not pay for building the filters. It returns at once; the fill stops when
-// ctx ends, the cache is reset or closed. A Warm while one runs makes that
-// one start again when done. Searches that come first fill the cache
-// themselves.
-func (c *Cache) Warm(ctx context.Context, ws *workspace.Workspace) {
-	if !c.warming.CompareAndSwap(false, true) {
-		c.rewarm.Store(true)
+// applyLocked brings ri up to date with its pending changes: each changed
+// directory is rescanned one level deep for the changed names.
+func (c *Cache) applyLocked(ri *rootIndex) {
+	byDir := map[string]map[string]bool{}
+	for p := range ri.pending {
+		rel, ok := workspace.Within(ri.root, p)
+		if !ok {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			ri.stale = true
+			continue
+		}
+		dir, name := path.Split(rel)
+		dir = strings.TrimSuffix(dir, "/")
+		if (name == ".gitignore" || name == ".ignore" || name == ".rgignore") && ri.dirs[dir] {
+			// An ignore file changed (not only looked at: its stat
+			// says): the rules of the whole tree below may have.
+			e := ri.files[rel]
+			if st, ok := stampOf(p); e == nil || !ok || st != e.st {
+				ri.stale = true
+			}
+		}
+		if byDir[dir] == nil {
+			byDir[dir] = map[string]bool{}
+		}
+		byDir[dir][name] = true
+	}
+	clear(ri.pending)
+	if ri.stale {
 		return
 	}
-	c.goBackground(&c.warming, func() {
-		for {
-			c.rewarm.Store(false)
-			c.warm(ctx, ws)
-			if !c.rewarm.Load() || ctx.Err() != nil || c.closed.Load() {
-				return
+	var x indexer
+	var b segBuilder
+	for dir, names := range byDir {
+		if !ri.dirs[dir] {
+			continue // not indexed (ignored, hidden, gone)
+		}
+		c.rescanLocked(ri, dir, names, &x)
+	}
+	b = x.b
+	if s := b.build(); s != nil {
+		ri.segs = append(ri.segs, s)
+		ri.bytes += s.size()
+	}
+	ri.sorted = nil
+	ri.compactLocked()
+	if ri.dead > len(ri.files)+1024 {
+		ri.stale = true // mostly dead: build again
+	}
+}
+
+// parentOf returns the directory of rel ("" for the root's entries).
+func parentOf(rel string) string {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[:i]
+	}
+	return ""
+}
+
+// walkDir walks the directory dir of ri's root (the lock held) from the
+// root itself, so that the ignore files above dir apply as in the root's
+// walk (a walk of dir alone, outside a git repository, reads none of
+// them): it enters only dir's ancestors and dir, and with deep everything
+// below dir, and calls fn (on one goroutine) with the entries below dir,
+// one level deep unless deep. seen gets the entries below dir the filter
+// let through. It reports whether dir was reached.
+func (c *Cache) walkDir(ri *rootIndex, dir string, deep bool, seen *seenSet, fn func(f *workspace.File)) bool {
+	in := func(rel string) bool {
+		if deep {
+			return dir == "" || strings.HasPrefix(rel, dir+"/")
+		}
+		return parentOf(rel) == dir
+	}
+	seen.in = in
+	opts := workspace.WalkOptions{
+		Dirs: true, ReadContent: true, MaxFileBytes: ri.max, Filter: ri.indexFilter("", seen), Workers: 1,
+	}
+	if !deep {
+		opts.MaxDepth = 1
+		if dir != "" {
+			opts.MaxDepth = strings.Count(dir, "/") + 2
+		}
+	}
+	if dir != "" {
+		opts.Prune = func(rel string) bool {
+			return rel == dir || strings.HasPrefix(dir, rel+"/") || in(rel)
+		}
+	}
+	reached := dir == ""
+	_, err := c.ws.Walk(c.ctx, ri.root, opts, func(f *workspace.File) error {
+		if f.Rel == dir && f.IsDir() {
+			reached = true
+		}
+		if in(f.Rel) {
+			seen.reported(f.Rel)
+			fn(f)
+		}
+		return nil
+	})
+	return reached && err == nil
+}
+
+// rescanLocked looks at the entries names of the directory dir again.
+func (c *Cache) rescanLocked(ri *rootIndex, dir string, names map[string]bool, x *indexer) {
+	join := func(name string) string {
+		if dir == "" {
+			return name
+		}
+		return dir + "/" + name
+	}
+	seen := map[string]bool{}
+	filterSeen := newSeenSet()
+	reached := c.walkDir(ri, dir, false, filterSeen, func(f *workspace.File) {
+		if !names[f.Name] {
+			return
+		}
+		rel := f.Rel
+		switch {
+		case f.IsDir():
+			seen[f.Name] = true
+			ri.removeFile(rel)
+			delete(ri.pruned, rel)
+			if !ri.dirs[rel] {
+				c.indexTreeLocked(ri, rel, x)
 			}
+		case f.IsRegular():
+			seen[f.Name] = true
+			ri.removeDir(c, rel)
+			ri.removeFile(rel)
+			ri.files[rel] = x.indexFile(f, rel, func(s *segment) {
+				ri.segs = append(ri.segs, s)
+				ri.bytes += s.size()
+			})
 		}
 	})
-}
-
-// warm is one background fill (Warm); it stops early when the cache is
-// reset.
-func (c *Cache) warm(ctx context.Context, ws *workspace.Workspace) {
-	cfg := ws.Config()
-	q := newCacheQuery(c, &matcher{}, int64(cfg.Limits.MaxFileBytes))
-	if q == nil {
-		return // closed
+	if !reached {
+		// The directory went away or cannot be read: its parent's
+		// event (or the next build) takes care of it.
+		ri.removeDir(c, dir)
+		return
 	}
-	sens := newSensitive(cfg.Paths.Sensitive)
-	var buf []byte
-	n := 0
-	for _, root := range ws.Roots() {
-		// paths.sensitive as a search of the root applies it
-		prefix := ""
-		if rel := ws.RootRel(root); rel != "." {
-			prefix = rel + "/"
+	for name := range names {
+		rel := join(name)
+		if !seen[name] {
+			ri.removeFile(rel)
+			ri.removeDir(c, rel)
+			delete(ri.pruned, rel)
 		}
-		var filter func(string, bool) workspace.Verdict
-		if !sens.empty() {
-			filter = func(rel string, isDir bool) workspace.Verdict {
-				if sens.match(prefix+rel, isDir) {
-					return workspace.Skip
-				}
-				return 0
-			}
+		if filterSeen.dirs[rel] {
+			ri.pruned[rel] = true
 		}
-		opts := workspace.WalkOptions{MaxFileBytes: q.max, ReadContent: true, Filter: filter, Workers: 1}
-		workspace.Walk(ctx, root, opts, func(f *workspace.File) error {
-			if !f.IsRegular() || ctx.Err() != nil {
-				return ctx.Err()
+		if filterSeen.files[rel] {
+			ri.removeFile(rel)
+			e := &entry{rel: rel, flags: fIgnored}
+			if name[0] == '.' {
+				e.flags |= fHidden
 			}
-			if _, open := ws.Overlays.Get(f.Path); open {
-				return nil
-			}
-			if n++; n > warmMaxFiles || c.gen.Load() != q.gen {
-				return errWarmDone
-			}
-			if _, st, record := q.visit(f.Path); record {
-				data, err := f.Read(buf)
-				if err == nil {
-					buf = data[:0]
-					q.store(f.Path, st, data)
-				}
-			}
-			return nil
-		})
+			ri.files[rel] = e
+		}
 	}
 }
 
-var errWarmDone = errors.New("enough files")
+// indexTreeLocked indexes the new directory dir and everything below it.
+func (c *Cache) indexTreeLocked(ri *rootIndex, dir string, x *indexer) {
+	ri.dirs[dir] = true
+	c.watchLocked(filepath.Join(ri.root, filepath.FromSlash(dir)))
+	seen := newSeenSet()
+	c.walkDir(ri, dir, true, seen, func(f *workspace.File) {
+		if f.IsDir() {
+			ri.dirs[f.Rel] = true
+			c.watchLocked(f.Path)
+			return
+		}
+		if f.IsRegular() {
+			ri.removeFile(f.Rel)
+			ri.files[f.Rel] = x.indexFile(f, f.Rel, func(s *segment) {
+				ri.segs = append(ri.segs, s)
+				ri.bytes += s.size()
+			})
+		}
+	})
+	seen.left(ri)
+}
+
+// watchLocked adds a watch on dir; when the watches run out the watcher
+// is dropped (searches then walk and stat).
+func (c *Cache) watchLocked(dir string) {
+	if c.watcher == nil {
+		return
+	}
+	if err := c.watcher.Add(dir); errors.Is(err, workspace.ErrWatchLimit) {
+		c.watchErr = err
+		c.watcher.Close()
+		c.watcher = nil
+	}
+}
+
+// removeFile drops the file at rel.
+func (ri *rootIndex) removeFile(rel string) {
+	if e := ri.files[rel]; e != nil {
+		e.dead = true
+		ri.dead++
+		delete(ri.files, rel)
+	}
+}
+
+// removeDir drops the directory at rel and everything below it.
+func (ri *rootIndex) removeDir(c *Cache, rel string) {
+	if !ri.dirs[rel] || rel == "" {
+		return
+	}
+	for d := range ri.dirs {
+		if d == rel || strings.HasPrefix(d, rel+"/") {
+			delete(ri.dirs, d)
+		}
+	}
+	for d := range ri.pruned {
+		if strings.HasPrefix(d, rel+"/") {
+			delete(ri.pruned, d)
+		}
+	}
+	for f := range ri.files {
+		if strings.HasPrefix(f, rel+"/") {
+			ri.removeFile(f)
+		}
+	}
+	if c.watcher != nil {
+		c.watcher.RemoveTree(filepath.Join(ri.root, filepath.FromSlash(rel)))
+	}
+}
+
+// sortLocked returns ri's files in path order.
+func (ri *rootIndex) sortLocked() []*entry {
+	if ri.sorted != nil {
+		return ri.sorted
+	}
+	s := make([]*entry, 0, len(ri.files))
+	for _, e := range ri.files {
+		s = append(s, e)
+	}
+	sortEntries(s)
+	for i, e := range s {
+		e.ord = int32(i)
+	}
+	ri.sorted = s
+	return s
+}
 
 // goBackground runs f, background work, on a goroutine that Close waits
 // for, unless the cache is closed. The caller has set busy; it is cleared
@@ -420,9 +954,9 @@ func (c *Cache) goBackground(busy *atomic.Bool, f func()) {
 	}()
 }
 
-// Close stops the cache's background work (Warm, a sweep), waits for it to
-// end and drops every entry; the cache then records nothing more, and
-// searches that use it read every file. Close may be called more than once.
+// Close stops the cache's background work (a build, the watcher), waits
+// for it to end and drops the indexes; searches that use it then walk.
+// Close may be called more than once.
 func (c *Cache) Close() {
 	c.mu.Lock()
 	c.closed.Store(true)
@@ -432,6 +966,12 @@ func (c *Cache) Close() {
 	if unfollow != nil {
 		unfollow()
 	}
-	c.Reset() // a fill stops at its next file (a new generation)
+	c.Reset()
 	c.wg.Wait()
+	c.mu.Lock()
+	for p, f := range c.rootFDs {
+		f.Close()
+		delete(c.rootFDs, p)
+	}
+	c.mu.Unlock()
 }

@@ -6,7 +6,7 @@ import "os"
 
 // stampOf returns the stat data of the file at path: size and mtime.
 func stampOf(path string) (fileStamp, bool) {
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	if err != nil || !fi.Mode().IsRegular() {
 		return fileStamp{}, false
 	}

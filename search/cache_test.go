@@ -95,6 +95,8 @@ func TestCachedMatchesUncached(t *testing.T) {
 	ws := goSrcWorkspace(t)
 	cache := NewCache()
 	defer cache.Close()
+	cache.Warm(context.Background(), ws)
+	cacheReady(t, cache)
 	queries := append([]Query{}, Queries...)
 	queries = append(queries,
 		Query{Name: "count", Args: `{"pattern":"if err != nil","output_mode":"count"}`},
@@ -119,10 +121,11 @@ func TestCachedMatchesUncached(t *testing.T) {
 			}
 		}
 	}
-	if cache.skips.Load() == 0 {
-		t.Fatal("the cache never skipped a file")
+	if cache.skips.Load() == 0 || cache.indexed.Load() == 0 {
+		t.Fatalf("the index answered %d searches and skipped %d files", cache.indexed.Load(), cache.skips.Load())
 	}
-	t.Logf("cache: %d files, %.1f MB of filters", len(cache.files), float64(cache.bytes)/(1<<20))
+	st := cache.Status()
+	t.Logf("index: %d files, %d segments, %.1f MB of posting lists, %d directories watched", st.Files, st.Segments, float64(st.Bytes)/(1<<20), st.Watches)
 }
 
 // put writes a file below root, with mtime unless it is zero.
@@ -143,6 +146,15 @@ func put(t *testing.T, root, rel, content string, mtime time.Time) {
 // does.
 func TestCacheInvalidation(t *testing.T) {
 	t.Parallel()
+	for _, mode := range []string{"watch", "stat"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			testCacheInvalidation(t, mode == "stat")
+		})
+	}
+}
+
+func testCacheInvalidation(t *testing.T, noWatch bool) {
 	root := t.TempDir()
 	old := time.Now().Add(-time.Hour)
 	for i := range 20 {
@@ -155,9 +167,13 @@ func TestCacheInvalidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := NewCache()
+	cache.noWatch = noWatch
 	defer cache.Close()
 	queries := []string{
 		`{"pattern":"xyzzy"}`,
+		`{"pattern":"xyzzy","path":"d0"}`,
+		`{"pattern":"frob","type":"go","case_insensitive":true}`,
+		`{"pattern":"F\\d","glob":"!d1/**"}`,
 		`{"pattern":"XYZZY","case_insensitive":true}`,
 		`{"pattern":"plugh|frobnicate","output_mode":"count"}`,
 		`{"pattern":"[a-z]+Frob\\(","output_mode":"files_with_matches"}`,
@@ -173,10 +189,14 @@ func TestCacheInvalidation(t *testing.T) {
 		}
 	}
 	check("first")
-	skips := cache.skips.Load()
+	cacheReady(t, cache)
+	skips, indexed := cache.skips.Load(), cache.indexed.Load()
 	check("unchanged")
 	if cache.skips.Load() == skips {
 		t.Fatal("an unchanged tree skipped no file")
+	}
+	if answered := cache.indexed.Load() > indexed; answered == noWatch {
+		t.Fatalf("the index answered without a walk: %v", answered)
 	}
 
 	// On disk, without notification: same size, mtime put back (rsync -t).
@@ -224,21 +244,41 @@ func TestCacheInvalidation(t *testing.T) {
 	ws.Overlays.Close(p)
 	check("closed buffer")
 
-	// Notifications and resets drop entries; results stay the same.
-	f1 := filepath.Join(root, "d1/f1.go")
-	cache.Changed(f1)
-	cache.mu.RLock()
-	_, kept := cache.files[f1]
-	cache.mu.RUnlock()
-	if kept {
-		t.Error("Changed kept the file's entry")
-	}
+	// Notifications and resets; results stay the same.
+	put(t, root, "d1/f1.go", "package d\n// xyzzy\nfunc F11() {}\n", old)
+	cache.Changed(filepath.Join(root, "d1/f1.go"))
 	check("notified")
 	cache.Reset()
-	if n := len(cache.files); n != 0 || cache.bytes != 0 {
-		t.Errorf("after Reset: %d entries, %d bytes", n, cache.bytes)
+	if n := cache.Len(); n != 0 {
+		t.Errorf("after Reset: %d files", n)
 	}
 	check("reset")
+}
+
+// cacheReady waits until the cache's indexes are built.
+func cacheReady(t *testing.T, cache *Cache) {
+	t.Helper()
+	deadline := time.Now().Add(120 * time.Second)
+	for !cache.Status().Ready {
+		if time.Now().After(deadline) {
+			t.Fatalf("the index was not built: %+v", cache.Status())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// indexedRels returns the paths (relative to root) the cache's index of
+// root holds.
+func indexedRels(cache *Cache, root string) map[string]bool {
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	got := map[string]bool{}
+	if ri := cache.roots[root]; ri != nil {
+		for rel := range ri.files {
+			got[rel] = true
+		}
+	}
+	return got
 }
 
 // warmTree is a tree whose files have old mtimes (so that the cache may
@@ -259,29 +299,6 @@ func warmTree(t *testing.T) (string, *workspace.Workspace) {
 	return root, ws
 }
 
-// cachedFiles waits until the cache holds n files.
-func cachedFiles(t *testing.T, cache *Cache, n int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		cache.mu.RLock()
-		got := len(cache.files)
-		cache.mu.RUnlock()
-		if got == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			cache.mu.RLock()
-			for p := range cache.files {
-				t.Log(p)
-			}
-			cache.mu.RUnlock()
-			t.Fatalf("the warm-up cached %d files, want %d", got, n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestWarm fills the cache in the background as a server does after
 // initialized: the files a search would read, never a sensitive one; the
 // first search then skips files and returns what a fresh search does.
@@ -291,14 +308,18 @@ func TestWarm(t *testing.T) {
 	cache := NewCache()
 	defer cache.Close()
 	cache.Warm(context.Background(), ws)
-	cachedFiles(t, cache, 3)
-	cache.mu.RLock()
-	for _, p := range []string{"keys/server.pem", "ignored/x.go", ".ignore"} {
-		if _, ok := cache.files[filepath.Join(root, p)]; ok {
-			t.Errorf("the warm-up read %s", p)
+	cacheReady(t, cache)
+	got := indexedRels(cache, root)
+	for _, p := range []string{"a.go", "b/b.go", "c/c.txt", ".ignore"} {
+		if !got[p] {
+			t.Errorf("the index lacks %s", p)
 		}
 	}
-	cache.mu.RUnlock()
+	for _, p := range []string{"keys/server.pem", "ignored/x.go"} {
+		if got[p] {
+			t.Errorf("the index read %s", p)
+		}
+	}
 	p := Pattern{Expr: "xyzzy"}
 	want := run(t, ws, p, Options{})
 	sameResult(t, "after the warm-up", run(t, ws, p, Options{Cache: cache}), want)
@@ -324,22 +345,20 @@ func TestCacheClose(t *testing.T) {
 		}
 	}
 	cache.Close()
-	if cache.warming.Load() {
-		t.Fatal("a fill runs after Close")
+	if cache.building.Load() {
+		t.Fatal("a build runs after Close")
 	}
 	cache.Close() // twice is fine
 	_, ws := warmTree(t)
 	cache.Warm(context.Background(), ws)
-	if cache.warming.Load() {
-		t.Fatal("Warm after Close started a fill")
+	if cache.building.Load() {
+		t.Fatal("Warm after Close started a build")
 	}
 	p := Pattern{Expr: "xyzzy"}
 	want := run(t, ws, p, Options{})
 	sameResult(t, "closed cache", run(t, ws, p, Options{Cache: cache}), want)
-	cache.mu.RLock()
-	defer cache.mu.RUnlock()
-	if len(cache.files) != 0 || cache.bytes != 0 {
-		t.Errorf("a closed cache holds %d files, %d bytes", len(cache.files), cache.bytes)
+	if n := cache.Len(); n != 0 {
+		t.Errorf("a closed cache holds %d files", n)
 	}
 }
 

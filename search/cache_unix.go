@@ -4,11 +4,12 @@ package search
 
 import "syscall"
 
-// stampOf returns the stat data of the file at path (following links, as
-// the read does): size, mtime, ctime, inode and device.
+// stampOf returns the stat data of the regular file at path (a symlink is
+// not followed, as the index's reads do not): size, mtime, ctime, inode
+// and device.
 func stampOf(path string) (fileStamp, bool) {
 	var st syscall.Stat_t
-	if err := syscall.Stat(path, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+	if err := syscall.Lstat(path, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return fileStamp{}, false
 	}
 	return fileStamp{

@@ -71,7 +71,7 @@ type state struct {
 	matchers      []*matcher  // one per worker
 	bufs          [][]byte    // one per worker
 
-	searched, binary, unreadable atomic.Int64
+	searched, binary, unreadable, tooLarge atomic.Int64
 
 	mu        sync.Mutex
 	kept      fileHeap // the files that may be in the result, largest path on top

@@ -9,8 +9,10 @@
 // collect.go: ignore files, hidden and binary files, globs and ripgrep's
 // file types in filter.go and types.go, unsaved buffers, the first Limit
 // results in path order, or streamed), and the search cache of a
-// long-lived session (cache.go: a trigram Bloom filter per file, so that a
-// search reads only the files that may match). Queries are the searches the
+// long-lived session (cache.go, index.go, indexed.go: a trigram index of
+// every root with posting lists in segments and the walked file set, kept
+// current by a directory watcher, so that a search reads only the files
+// that may match and neither walks nor stats). Queries are the searches the
 // benchmarks and the comparison with ripgrep run.
 //
 // Run is the entry point; it takes plain values (a workspace, a Pattern,
@@ -24,21 +26,24 @@
 // and walks through the workspace's confined walker (Workspace.Walk: the
 // walked directory is opened beneath the workspace's roots and no symlinked
 // directory below it is entered); files the workspace calls sensitive
-// (paths.sensitive) are never read, and Options.Cache never learns of them.
-// Cache.Warm walks the workspace's roots themselves with workspace.Walk,
-// under the same ignore, size and sensitive rules.
+// (paths.sensitive) are never read, and Options.Cache never indexes them.
+// The cache's index is built with the same walk, under the same ignore,
+// size and sensitive rules; a search it answers reads each file beneath
+// the root's open directory without following any symlink (openat2), and
+// nothing it holds is ever a path outside the root.
 //
 // Concurrency: Run may be called from many goroutines at once, with or
 // without the same Cache; one search runs on GOMAXPROCS workers and calls
 // Options.Partial one batch at a time. A Cache's methods are safe for
-// concurrent use; its background work (Warm, the sweep of stale entries
-// when it is full) runs on goroutines that Close stops and waits for. A
-// cached search returns exactly what an uncached one does: an entry vouches
-// for a file only while the file's stat is the one it was read under
-// (cache.go says how, and how a racy write is caught).
+// concurrent use; its background work (the builds, following the watcher)
+// runs on a goroutine that Close stops and waits for. A cached search
+// returns exactly what an uncached one does (cache.go says how: the
+// watcher's queue is drained before each search; without a watcher the
+// search walks and an index entry vouches for a file only while its stat
+// is the one it was indexed under).
 //
 // What it does not do: it never writes, never follows a symlinked
 // directory, never runs an external program (ripgrep is only the reference
-// the tests compare with), and holds no state between calls other than a
-// Cache and a pool of read buffers.
+// the tests compare with), never keeps file contents, and holds no state
+// between calls other than a Cache and a pool of read buffers.
 package search

@@ -63,8 +63,8 @@ type Options struct {
 	// then holds none of them: only the counts. It is called from the
 	// search's workers, one call at a time.
 	Partial func(Batch)
-	// Cache, when set, lets the search skip the files it vouches cannot
-	// match, and learns from the files the search reads.
+	// Cache, when set, answers the search from its trigram index: the
+	// files that may match are read, the others never (cache.go).
 	Cache *Cache
 }
 
@@ -179,13 +179,29 @@ func Run(ctx context.Context, ws *workspace.Workspace, p Pattern, o Options) (*R
 	for i := range s.matchers {
 		s.matchers[i] = m.clone()
 	}
-	opts := workspace.WalkOptions{
-		IncludeIgnored: o.IncludeIgnored, MaxFileBytes: int64(cfg.Limits.MaxFileBytes),
-		ReadContent: true, Filter: filter, Workers: workers,
-	}
-	cq := newCacheQuery(o.Cache, m, int64(cfg.Limits.MaxFileBytes))
+	maxBytes := int64(cfg.Limits.MaxFileBytes)
 	s.takeBuffers()
 	defer s.returnBuffers()
+	// The index answers without a walk when it can (indexed.go).
+	if o.Cache != nil {
+		o.Cache.ensure(ws)
+	}
+	if fi.IsDir() && !o.IncludeIgnored {
+		if pl := o.Cache.plan(ws, root, prefix, o.Glob, filter, m, overlays); pl != nil {
+			if err := s.runPlan(ctx, ws, pl, maxBytes); err != nil {
+				return nil, err
+			}
+			return s.finish(ws, root, prefix, filter, o.IncludeIgnored, overlays, s.tooLarge.Load()), nil
+		}
+	}
+	opts := workspace.WalkOptions{
+		IncludeIgnored: o.IncludeIgnored, MaxFileBytes: maxBytes,
+		ReadContent: true, Filter: filter, Workers: workers,
+	}
+	var sq *statQuery
+	if fi.IsDir() {
+		sq = o.Cache.statQuery(ws, root, m)
+	}
 	stats, err := ws.Walk(ctx, root, opts, func(f *workspace.File) error {
 		if !f.IsRegular() {
 			return nil
@@ -204,16 +220,11 @@ func Run(ctx context.Context, ws *workspace.Workspace, p Pattern, o Options) (*R
 			}
 		}
 		if data == nil {
-			// The search cache may vouch that the file cannot match, or
-			// record it (cache.go).
-			var stamp fileStamp
-			record := false
-			if cq != nil && !overlays[f.Path] {
-				var skip bool
-				if skip, stamp, record = cq.visit(f.Path); skip {
-					s.searched.Add(1)
-					return nil
-				}
+			// The index may vouch that the file cannot match
+			// (indexed.go).
+			if sq != nil && sq.skip(f.Path) {
+				s.searched.Add(1)
+				return nil
 			}
 			var err error
 			data, err = f.Read(s.bufs[f.Worker])
@@ -224,9 +235,6 @@ func Run(ctx context.Context, ws *workspace.Workspace, p Pattern, o Options) (*R
 				return nil
 			}
 			s.bufs[f.Worker] = data[:0]
-			if record {
-				cq.store(f.Path, stamp, data)
-			}
 		}
 		s.searched.Add(1)
 		if r := s.searchFile(s.matchers[f.Worker], data, rel); r != nil {
@@ -240,14 +248,23 @@ func Run(ctx context.Context, ws *workspace.Workspace, p Pattern, o Options) (*R
 		}
 		return nil, &FileError{Rel: rootRel, Err: err}
 	}
-	if fi.IsDir() && len(overlays) > 0 {
-		s.searchUnsaved(ws, root, prefix, filter, o.IncludeIgnored, overlays)
+	if !fi.IsDir() {
+		overlays = nil
+	}
+	return s.finish(ws, root, prefix, filter, o.IncludeIgnored, overlays, stats.TooLarge.Load()), nil
+}
+
+// finish searches the unsaved buffers below root (a directory) and
+// returns the result of a search that looked at the files on disk.
+func (s *state) finish(ws *workspace.Workspace, root, prefix string, filter func(string, bool) workspace.Verdict, includeIgnored bool, overlays map[string]bool, tooLarge int64) *Result {
+	if len(overlays) > 0 {
+		s.searchUnsaved(ws, root, prefix, filter, includeIgnored, overlays)
 	}
 	s.flush()
 	res := s.result()
 	res.Walked = true
-	res.TooLarge = stats.TooLarge.Load()
-	return res, nil
+	res.TooLarge = tooLarge
+	return res
 }
 
 // searchBuffer searches one open document that is not on disk.

@@ -126,7 +126,10 @@ func TestRunConfined(t *testing.T) {
 	}
 	cache := NewCache()
 	defer cache.Close()
-	for _, o := range []Options{{}, {IncludeIgnored: true}, {Glob: "*.pem,*.env,.env,*.txt"}, {Mode: FilesWithMatches, Cache: cache}} {
+	cache.Warm(context.Background(), ws)
+	cacheReady(t, cache)
+	indexed := cache.indexed.Load()
+	for _, o := range []Options{{}, {IncludeIgnored: true}, {Glob: "*.pem,*.env,.env,*.txt"}, {Mode: FilesWithMatches, Cache: cache}, {Cache: cache}, {Type: "txt", Cache: cache}} {
 		res := run(t, ws, Pattern{Expr: "needle"}, o)
 		var got []string
 		for _, f := range res.Files {
@@ -136,12 +139,11 @@ func TestRunConfined(t *testing.T) {
 			t.Errorf("%+v: found in %q, want %q", o, got, want)
 		}
 	}
-	cache.mu.RLock()
-	defer cache.mu.RUnlock()
-	for p := range cache.files {
-		if rel, _ := filepath.Rel(root, p); rel != "a.txt" && rel != filepath.Join("sub", "b.txt") {
-			t.Errorf("the cache recorded %s", p)
-		}
+	if cache.indexed.Load() == indexed {
+		t.Error("the index answered no search")
+	}
+	if got, want := indexedRels(cache, root), map[string]bool{"a.txt": true, "sub/b.txt": true}; !reflect.DeepEqual(got, want) {
+		t.Errorf("the index holds %v, want %v", got, want)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/codeindex"
+	"github.com/agentls/agentls/search"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -134,6 +135,10 @@ func (s *Session) event(e tools.Event, next tools.Events) {
 // WarmUp starts the session's background work that a long-lived front end
 // wants done before the first call: filling the search cache.
 func (s *Session) WarmUp() { s.env.Session.WarmUp() }
+
+// SearchCache is the session's search index (nil without one: a one-shot
+// session).
+func (s *Session) SearchCache() *search.Cache { return s.env.Session.Search }
 
 // Workspace is the session's workspace: roots, configuration, overlays.
 func (s *Session) Workspace() *workspace.Workspace { return s.ws }

@@ -343,8 +343,12 @@ func TestGrepCachedSession(t *testing.T) {
 		}
 	}
 	check("first")
+	// The first search starts the index's build in the background.
+	for deadline := time.Now().Add(time.Minute); !env.Session.Search.Status().Ready && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if n := env.Session.Search.Len(); n != len(files) {
-		t.Fatalf("grep left %d files in the session's cache, want %d", n, len(files))
+		t.Fatalf("the session's search index holds %d files, want %d", n, len(files))
 	}
 	check("unchanged")
 	for _, call := range []struct{ name, args string }{

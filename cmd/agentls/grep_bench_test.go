@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,8 +19,9 @@ import (
 
 // BenchmarkGrepWarmServer runs the search queries of search.Queries on
 // $(go env GOROOT)/src through a warm agentls server (the real binary,
-// tool/call over stdio, as an editor sends it) and through a fresh ripgrep
-// process, side by side, and prints the ratio per query:
+// tool/call over stdio, as an editor sends it, once its search index is
+// built) and through a fresh ripgrep process, side by side, and prints the
+// ratio per query:
 //
 //	go test ./cmd/agentls -run '^$' -bench GrepWarmServer -benchtime 1x
 //
@@ -32,7 +34,28 @@ func BenchmarkGrepWarmServer(b *testing.B) {
 	src := filepath.Join(runtime.GOROOT(), "src")
 	p := lsptest.Binary(b, lsptest.BuildBinary(b), src)
 	ctx := context.Background()
-	if _, err := p.Initialize(ctx, src, nil, map[string]any{"config": map[string]any{"history": map[string]any{"enabled": false}}}); err != nil {
+	p.SetHooks(lsptest.Hooks{Other: func(method string, params json.RawMessage) (any, error) {
+		return nil, nil // window/workDoneProgress/create
+	}})
+	if _, err := p.Initialize(ctx, src, lsptest.AgentlsCaps(), map[string]any{"config": map[string]any{"history": map[string]any{"enabled": false}}}); err != nil {
+		b.Fatal(err)
+	}
+	// Wait for the search index: the end of its build's progress.
+	var tok struct{ Token string }
+	if _, err := p.WaitFor(ctx, "window/workDoneProgress/create", func(m json.RawMessage) bool {
+		json.Unmarshal(m, &tok)
+		return strings.HasPrefix(tok.Token, "agentls/search-index/")
+	}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := p.WaitFor(ctx, "$/progress", func(m json.RawMessage) bool {
+		var v struct {
+			Token string
+			Value struct{ Kind string }
+		}
+		json.Unmarshal(m, &v)
+		return v.Token == tok.Token && v.Value.Kind == "end"
+	}); err != nil {
 		b.Fatal(err)
 	}
 	const runs = 7

@@ -1,0 +1,382 @@
+package search
+
+import (
+	"cmp"
+	"encoding/binary"
+	"math/bits"
+	"slices"
+	"sort"
+)
+
+// The trigram index's data: posting lists of files by trigram, in
+// segments (as Russ Cox's codesearch and zoekt have them).
+//
+// A trigram is three bytes of a file, ASCII letters folded to lower case
+// (lowerASCII), as a 24-bit number. A segment holds a few thousand files
+// (local numbers 0..n-1, in the order they were added) and, for every
+// trigram of any of them, the sorted list of the files that contain it:
+// the lists are delta- and varint-encoded one after the other in one byte
+// slice ordered by trigram, with a skip entry (trigram, offset) every
+// skipEvery lists, so that a lookup is a binary search and a short scan.
+// On $(go env GOROOT)/src that is about 0.2 bytes of index per byte of
+// text. Segments never change once built: a file that changes is marked
+// dead in its segment (its entry's seg no longer points there) and added
+// to a new segment.
+
+// skipEvery is how many posting lists a skip entry covers.
+const skipEvery = 32
+
+// segment is one immutable part of the index.
+type segment struct {
+	docs []*entry // by local number
+	blob []byte
+	skip []skipEntry
+}
+
+type skipEntry struct{ tri, off uint32 }
+
+// triSet extracts the distinct trigrams of a file. The zero value is
+// ready; it holds a 2 MB bit set, so each worker keeps one.
+type triSet struct {
+	seen []uint64
+	list []uint32
+}
+
+// of returns the distinct folded trigrams of data, in the order they
+// first occur; the slice is reused by the next call.
+func (ts *triSet) of(data []byte) []uint32 {
+	if ts.seen == nil {
+		ts.seen = make([]uint64, 1<<24/64)
+	}
+	list := ts.list[:0]
+	if len(data) >= 3 {
+		seen := ts.seen
+		t := uint32(lowerASCII[data[0]])<<8 | uint32(lowerASCII[data[1]])
+		for _, b := range data[2:] {
+			t = (t<<8 | uint32(lowerASCII[b])) & 0xFFFFFF
+			w, bit := t>>6, uint64(1)<<(t&63)
+			if seen[w]&bit == 0 {
+				seen[w] |= bit
+				list = append(list, t)
+			}
+		}
+		for _, t := range list {
+			seen[t>>6] = 0
+		}
+	}
+	ts.list = list
+	return list
+}
+
+// segBuilder collects files for a segment.
+type segBuilder struct {
+	docs  []*entry
+	pairs []uint64 // trigram<<32 | local number, in the order added
+	tmp   []uint64 // the sort's buffer
+	blob  []byte   // the encoding's buffer
+}
+
+// maxSegPairs bounds a segment's (trigram, file) pairs: the builder's
+// memory (8 bytes a pair, twice while sorting: 32 MB).
+const maxSegPairs = 1 << 21
+
+// reserve gives the builder the room of a full segment at once (a build
+// fills many).
+func (b *segBuilder) reserve() {
+	if cap(b.pairs) < maxSegPairs+1<<16 {
+		b.pairs = make([]uint64, 0, maxSegPairs+1<<16)
+	}
+}
+
+// add adds a file with its trigrams.
+func (b *segBuilder) add(e *entry, tris []uint32) {
+	id := uint64(len(b.docs))
+	e.local = uint32(id)
+	b.docs = append(b.docs, e)
+	for _, t := range tris {
+		b.pairs = append(b.pairs, uint64(t)<<32|id)
+	}
+}
+
+func (b *segBuilder) full() bool { return len(b.pairs) >= maxSegPairs || len(b.docs) >= 1<<16 }
+
+// build returns the segment of what was added and empties the builder;
+// nil when nothing was.
+func (b *segBuilder) build() *segment {
+	if len(b.docs) == 0 {
+		return nil
+	}
+	if cap(b.tmp) < len(b.pairs) {
+		b.tmp = make([]uint64, len(b.pairs), cap(b.pairs))
+	}
+	pairs := radixSortPairs(b.pairs, b.tmp[:len(b.pairs)])
+	s := &segment{docs: b.docs}
+	for _, e := range b.docs {
+		e.seg = s
+	}
+	blob := b.blob[:0]
+	var post []byte
+	var lastTri uint32
+	nLists := 0
+	for i := 0; i < len(pairs); {
+		tri := uint32(pairs[i] >> 32)
+		post = post[:0]
+		prev := uint32(0)
+		j := i
+		for ; j < len(pairs) && uint32(pairs[j]>>32) == tri; j++ {
+			d := uint32(pairs[j])
+			post = binary.AppendUvarint(post, uint64(d-prev))
+			prev = d
+		}
+		var prevTri uint32
+		if nLists%skipEvery == 0 {
+			s.skip = append(s.skip, skipEntry{tri: tri, off: uint32(len(blob))})
+		} else {
+			prevTri = lastTri
+		}
+		blob = binary.AppendUvarint(blob, uint64(tri-prevTri))
+		blob = binary.AppendUvarint(blob, uint64(len(post)))
+		blob = append(blob, post...)
+		lastTri = tri
+		nLists++
+		i = j
+	}
+	s.blob = append([]byte(nil), blob...)
+	b.blob = blob[:0]
+	s.skip = append([]skipEntry(nil), s.skip...)
+	b.docs, b.pairs = nil, b.pairs[:0]
+	if len(pairs) > 0 && &pairs[0] != &b.pairs[:1][0] {
+		// the sorted pairs are in tmp: swap the buffers
+		b.pairs, b.tmp = b.tmp[:0], b.pairs[:0]
+	}
+	return s
+}
+
+// radixSortPairs sorts pairs by trigram, stably (so each trigram's files
+// stay in order), with three byte-wide passes.
+func radixSortPairs(pairs, tmp []uint64) []uint64 {
+	src, dst := pairs, tmp
+	for shift := uint(32); shift < 56; shift += 8 {
+		var count [257]int
+		for _, p := range src {
+			count[(p>>shift)&0xFF+1]++
+		}
+		for i := 1; i < 257; i++ {
+			count[i] += count[i-1]
+		}
+		for _, p := range src {
+			k := (p >> shift) & 0xFF
+			dst[count[k]] = p
+			count[k]++
+		}
+		src, dst = dst, src
+	}
+	return src
+}
+
+// lookup returns the encoded posting list of tri, or nil.
+func (s *segment) lookup(tri uint32) []byte {
+	i := sort.Search(len(s.skip), func(i int) bool { return s.skip[i].tri > tri }) - 1
+	if i < 0 {
+		return nil
+	}
+	off := int(s.skip[i].off)
+	end := len(s.blob)
+	if i+1 < len(s.skip) {
+		end = int(s.skip[i+1].off)
+	}
+	var cur uint32
+	for off < end {
+		d, n := binary.Uvarint(s.blob[off:])
+		off += n
+		cur += uint32(d)
+		l, n := binary.Uvarint(s.blob[off:])
+		off += n
+		if cur == tri {
+			return s.blob[off : off+int(l)]
+		}
+		if cur > tri {
+			return nil
+		}
+		off += int(l)
+	}
+	return nil
+}
+
+// bitset is a set of a segment's local numbers.
+type bitset []uint64
+
+func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
+
+// setPosting sets the bits of an encoded posting list.
+func (b bitset) setPosting(post []byte) {
+	var d uint32
+	for len(post) > 0 {
+		v, n := binary.Uvarint(post)
+		post = post[n:]
+		d += uint32(v)
+		b[d>>6] |= 1 << (d & 63)
+	}
+}
+
+func (b bitset) and(o bitset) {
+	for i := range b {
+		b[i] &= o[i]
+	}
+}
+
+func (b bitset) or(o bitset) {
+	for i := range b {
+		b[i] |= o[i]
+	}
+}
+
+func (b bitset) clear() {
+	for i := range b {
+		b[i] = 0
+	}
+}
+
+func (b bitset) empty() bool {
+	for _, w := range b {
+		if w != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// each calls f with every number in the set.
+func (b bitset) each(f func(int)) {
+	for i, w := range b {
+		for w != 0 {
+			f(i*64 + bits.TrailingZeros64(w))
+			w &= w - 1
+		}
+	}
+}
+
+// candidates returns the segment's files that may hold one of lits (each a
+// list of trigrams, all of which a file must have).
+func (s *segment) candidates(lits [][]uint32, f func(*entry)) {
+	n := len(s.docs)
+	any := newBitset(n)
+	acc, one := newBitset(n), newBitset(n)
+	for _, tris := range lits {
+		ok := true
+		for i, t := range tris {
+			post := s.lookup(t)
+			if post == nil {
+				ok = false
+				break
+			}
+			if i == 0 {
+				acc.clear()
+				acc.setPosting(post)
+				continue
+			}
+			one.clear()
+			one.setPosting(post)
+			acc.and(one)
+			if acc.empty() {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			any.or(acc)
+		}
+	}
+	any.each(func(i int) { f(s.docs[i]) })
+}
+
+// size returns the segment's memory in bytes (roughly).
+func (s *segment) size() int64 {
+	return int64(cap(s.blob) + 8*cap(s.skip) + 8*cap(s.docs))
+}
+
+// each calls f with every trigram of the segment and its encoded posting
+// list, in trigram order.
+func (s *segment) each(f func(tri uint32, post []byte)) {
+	var cur uint32
+	for i, off := 0, 0; off < len(s.blob); i++ {
+		if i%skipEvery == 0 {
+			cur = 0
+		}
+		d, n := binary.Uvarint(s.blob[off:])
+		off += n
+		cur += uint32(d)
+		l, n := binary.Uvarint(s.blob[off:])
+		off += n
+		f(cur, s.blob[off:off+int(l)])
+		off += int(l)
+	}
+}
+
+// smallSeg is the most files a segment holds to be merged with others.
+const smallSeg = 1024
+
+// compactLocked merges the small segments that updates leave (one per
+// batch of changes) into one, without their dead files, once there are
+// more than a few.
+func (ri *rootIndex) compactLocked() {
+	var small []*segment
+	for _, s := range ri.segs {
+		if len(s.docs) < smallSeg {
+			small = append(small, s)
+		}
+	}
+	if len(small) <= 8 {
+		return
+	}
+	var b segBuilder
+	for _, s := range small {
+		ids := make([]int32, len(s.docs)) // old local number → new, -1: dead
+		for i, e := range s.docs {
+			ids[i] = -1
+			if !e.dead && e.seg == s {
+				ids[i] = int32(len(b.docs))
+				b.docs = append(b.docs, e)
+			}
+		}
+		s.each(func(tri uint32, post []byte) {
+			var d uint32
+			for len(post) > 0 {
+				v, n := binary.Uvarint(post)
+				post = post[n:]
+				d += uint32(v)
+				if id := ids[d]; id >= 0 {
+					b.pairs = append(b.pairs, uint64(tri)<<32|uint64(id))
+				}
+			}
+		})
+	}
+	// Pairs come segment by segment: sort them by file number first, so
+	// that the stable sort by trigram leaves each list in order.
+	slices.SortFunc(b.pairs, func(x, y uint64) int { return cmp.Compare(uint32(x), uint32(y)) })
+	for i, e := range b.docs {
+		e.local = uint32(i)
+	}
+	merged := b.build()
+	keep := ri.segs[:0]
+	for _, s := range ri.segs {
+		if len(s.docs) >= smallSeg {
+			keep = append(keep, s)
+		} else {
+			ri.bytes -= s.size()
+		}
+	}
+	ri.segs = keep
+	if merged != nil {
+		ri.segs = append(ri.segs, merged)
+		ri.bytes += merged.size()
+	}
+	ri.dead = 0
+	for _, s := range ri.segs {
+		for _, e := range s.docs {
+			if e.dead || e.seg != s {
+				ri.dead++
+			}
+		}
+	}
+}

@@ -1,0 +1,231 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+// TestSegment builds segments of random files and checks that their
+// candidates are exactly the files that hold every trigram of a literal
+// (a brute-force scan says which).
+func TestSegment(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for _, n := range []int{1, 7, 64, 65, 500} {
+		var ts triSet
+		var b segBuilder
+		texts := make([]string, n)
+		for i := range texts {
+			var sb strings.Builder
+			for range rng.Intn(300) {
+				sb.WriteByte("abcdeABCDE \n\x00\xff"[rng.Intn(14)])
+			}
+			texts[i] = sb.String()
+			b.add(&entry{rel: fmt.Sprint(i)}, ts.of([]byte(texts[i])))
+		}
+		s := b.build()
+		for range 200 {
+			var lit strings.Builder
+			for range 3 + rng.Intn(4) {
+				lit.WriteByte("abcdeABCDE \n\x00\xff"[rng.Intn(14)])
+			}
+			l := asciiLower(lit.String())
+			var lits [][]uint32
+			var tris []uint32
+			for i := 2; i < len(l); i++ {
+				tris = append(tris, uint32(lowerASCII[l[i-2]])<<16|uint32(lowerASCII[l[i-1]])<<8|uint32(lowerASCII[l[i]]))
+			}
+			lits = append(lits, tris)
+			var got []string
+			s.candidates(lits, func(e *entry) { got = append(got, e.rel) })
+			var want []string
+			for i, text := range texts {
+				low := asciiLower(text)
+				all := true
+				for j := 2; j < len(l); j++ {
+					if !strings.Contains(low, l[j-2:j+1]) {
+						all = false
+						break
+					}
+				}
+				if all {
+					want = append(want, fmt.Sprint(i))
+				}
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%d files, literal %q: candidates %v, want %v", n, l, got, want)
+			}
+		}
+	}
+}
+
+// TestIndexFollowsDisk changes a tree behind the editor's back (no
+// notification: the watcher alone sees it) between searches, and checks
+// that each search answers from the index (without a walk) exactly what a
+// fresh search does: files created, rewritten (same size and mtime),
+// deleted, renamed, directories created, renamed and removed, a file
+// swapped for a symlink, symlinked directories, a changed ignore file,
+// sensitive and hidden files.
+func TestIndexFollowsDisk(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	outside := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	put(t, outside, "secret.go", "package s // needle outside\n", old)
+	for i := range 12 {
+		put(t, root, fmt.Sprintf("d%d/f%d.go", i%3, i), fmt.Sprintf("package d\n\nfunc F%d() {}\n", i), old)
+	}
+	put(t, root, "a/a.go", "package a // needle\n", old)
+	put(t, root, ".ignore", "*.log\nbuild/\n", old)
+	put(t, root, "d1/x.log", "needle in an ignored file\n", old)
+	put(t, root, "build/out.go", "package build // needle\n", old)
+	put(t, root, ".h/h.go", "package h // needle\n", old)
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := NewCache()
+	defer cache.Close()
+	cache.Warm(context.Background(), ws)
+	cacheReady(t, cache)
+	if st := cache.Status(); !st.Watching {
+		t.Skipf("no watcher here: %s", st.Degraded)
+	}
+	queries := []string{
+		`{"pattern":"needle"}`,
+		`{"pattern":"NEEDLE","case_insensitive":true,"output_mode":"count"}`,
+		`{"pattern":"needle","type":"go"}`,
+		`{"pattern":"func F\\d+","output_mode":"files_with_matches"}`,
+		`{"pattern":"needle","path":"d1"}`,
+		`{"pattern":"[a-z]+"}`,
+		`{"pattern":"needle","glob":"*.log"}`,
+		`{"pattern":"needle","glob":"*.go,!d2/**"}`,
+		`{"pattern":"needle","glob":"build"}`, // keeps an ignored directory: walks
+		`{"pattern":"needle","glob":".h"}`,    // keeps a hidden directory: walks
+	}
+	check := func(step string, fromIndex bool) {
+		t.Helper()
+		for _, q := range queries {
+			p, o := queryOf(t, q)
+			want := run(t, ws, p, o)
+			o.Cache = cache
+			n := cache.indexed.Load()
+			sameResult(t, step+": "+q, run(t, ws, p, o), want)
+			// A glob that keeps a pruned directory walks; so does a search
+			// of a subdirectory below the root's .ignore outside a git
+			// repository (its walk reads no ignore file above it).
+			walks := strings.Contains(q, `"build"`) || strings.Contains(q, `".h"`) || strings.Contains(q, `"path"`)
+			if answered := cache.indexed.Load() > n; fromIndex && answered == walks {
+				t.Errorf("%s: %s: the index answered: %v", step, q, answered)
+			}
+		}
+	}
+	mustDo := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("start", true)
+	put(t, root, "a/a.go", "package a // NEEDLE\n", old)
+	check("rewritten, same size and mtime", true)
+	for i := range 10 { // racy: rewritten within the same clock tick
+		now := time.Now()
+		put(t, root, "d0/f0.go", fmt.Sprintf("package d // needle %d\n", i), now)
+		check("racy write", true)
+		put(t, root, "d0/f0.go", fmt.Sprintf("package d // hay    %d\n", i), now)
+		check("racy rewrite", true)
+	}
+	put(t, root, "d1/new.go", "package d // needle new\n", time.Time{})
+	check("created", true)
+	put(t, root, "n/m/deep.go", "package m // needle deep\n", old)
+	check("directory created", true)
+	mustDo(os.Rename(filepath.Join(root, "n"), filepath.Join(root, "n2")))
+	check("directory renamed", true)
+	mustDo(os.Rename(filepath.Join(root, "d1/new.go"), filepath.Join(root, "d2/moved.go")))
+	check("file renamed", true)
+	mustDo(os.Remove(filepath.Join(root, "d2/f2.go")))
+	check("deleted", true)
+	mustDo(os.RemoveAll(filepath.Join(root, "n2")))
+	check("directory removed", true)
+	mustDo(os.Remove(filepath.Join(root, "a/a.go")))
+	mustDo(os.Symlink(filepath.Join(outside, "secret.go"), filepath.Join(root, "a/a.go")))
+	check("file swapped for a symlink", true)
+	mustDo(os.Symlink(outside, filepath.Join(root, "out")))
+	mustDo(os.Symlink(filepath.Join(root, "d0"), filepath.Join(root, "d0link")))
+	check("symlinked directories", true)
+	put(t, root, "keys/server.pem", "needle secret\n", old)
+	put(t, root, "d0/.hidden.go", "package d // needle hidden\n", old)
+	check("sensitive and hidden files", true)
+	put(t, root, "d2/y.log", "needle, ignored too\n", old)
+	check("ignored file created", true)
+	put(t, root, ".gitignore", "d0/\n", time.Time{})
+	check("ignore file written", false)
+	cacheReady(t, cache)
+	check("ignore file written, built again", true)
+	mustDo(os.Remove(filepath.Join(root, ".gitignore")))
+	check("ignore file removed", false)
+	cacheReady(t, cache)
+	check("ignore file removed, built again", true)
+
+	got := indexedRels(cache, root)
+	for rel := range got {
+		if strings.HasPrefix(rel, "keys/") || strings.HasPrefix(rel, "out/") || strings.HasPrefix(rel, "d0link/") || rel == "a/a.go" {
+			t.Errorf("the index holds %s", rel)
+		}
+	}
+	for _, rel := range []string{"d0/.hidden.go", "d2/moved.go", "d1/x.log", "d2/y.log"} {
+		if !got[rel] {
+			t.Errorf("the index lacks %s: %v", rel, got)
+		}
+	}
+	for _, rel := range []string{"build/out.go", ".h/h.go"} {
+		if got[rel] {
+			t.Errorf("the index holds %s, below a directory the walk does not enter", rel)
+		}
+	}
+}
+
+// TestIndexWhileBuilding searches while the index of GOROOT/src builds:
+// every answer is what a fresh search gives.
+func TestIndexWhileBuilding(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("indexes GOROOT/src")
+	}
+	ws := goSrcWorkspace(t)
+	cache := NewCache()
+	defer cache.Close()
+	var progress []int
+	cache.SetProgress(func(root string, files int, done bool) { progress = append(progress, files) })
+	p, o := queryOf(t, `{"pattern":"NewReader","output_mode":"count"}`)
+	want := run(t, ws, p, o)
+	o.Cache = cache
+	cache.Warm(context.Background(), ws)
+	for i := 0; i < 3 && !cache.Status().Ready; i++ {
+		sameResult(t, "while building", run(t, ws, p, o), want)
+	}
+	cacheReady(t, cache)
+	sameResult(t, "built", run(t, ws, p, o), want)
+	if len(progress) < 2 || progress[len(progress)-1] != cache.Len() {
+		t.Errorf("progress %v, index of %d files", progress, cache.Len())
+	}
+}
+
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		b[i] = lowerASCII[c]
+	}
+	return string(b)
+}

@@ -1,0 +1,337 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+// A search the index answers (cache.go): the index gives the files below
+// the searched directory that the walk would reach, and which of them may
+// match; only those are read, in path order, on GOMAXPROCS workers.
+
+// plan is what a search reads when the index answers it.
+type plan struct {
+	work     []planFile // in path order
+	skipped  int64      // files the index ruled out
+	tooLarge int64
+	root     *os.File // the index's root, that files are read beneath
+	rootPath string
+}
+
+// planFile is one file to search: rel relative to the index's root, out
+// the path in the result.
+type planFile struct {
+	rel, out string
+	overlay  bool
+}
+
+// keepsIgnored reports whether a glob argument may keep files the ignore
+// rules or the hidden rule leave out (a glob without '!': searchFilter).
+func keepsIgnored(glob string) bool {
+	for _, g := range splitGlobs(glob) {
+		if !strings.HasPrefix(g, "!") {
+			return true
+		}
+	}
+	return false
+}
+
+// plan returns what a search of the directory root (prefix: the result
+// paths' prefix; filter: Run's) reads, or nil when the index cannot answer
+// it exactly (cache.go says when).
+func (c *Cache) plan(ws *workspace.Workspace, root, prefix, glob string, filter func(string, bool) workspace.Verdict, m *matcher, overlays map[string]bool) *plan {
+	if c == nil || c.closed.Load() {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ws != ws || c.watcher == nil {
+		return nil
+	}
+	c.updateLocked()
+	var ri *rootIndex
+	sub := ""
+	for _, r := range c.roots {
+		if rel, ok := workspace.Within(r.root, root); ok {
+			ri = r
+			if rel != "." {
+				sub = filepath.ToSlash(rel)
+			}
+			break
+		}
+	}
+	if ri == nil || !ri.ready || ri.stale || !ri.dirs[sub] || c.watcher == nil {
+		return nil
+	}
+	if sub != "" {
+		top := workspace.FindRepo(root)
+		if top != workspace.FindRepo(ri.root) {
+			return nil // a nested repository: its own ignore rules
+		}
+		if top == "" {
+			// Outside a repository a walk of sub reads no ignore file
+			// above it: the index's rules are the root's.
+			for d := sub; ; {
+				if i := strings.LastIndexByte(d, '/'); i >= 0 {
+					d = d[:i]
+				} else {
+					d = ""
+				}
+				for _, n := range []string{".ignore", ".rgignore"} {
+					if d != "" {
+						n = d + "/" + n
+					}
+					if ri.files[n] != nil {
+						return nil
+					}
+				}
+				if d == "" {
+					break
+				}
+			}
+		}
+	}
+	if keepsIgnored(glob) {
+		// A glob that keeps a hidden or ignored directory makes the walk
+		// enter it: the index does not hold what is below.
+		for d := range ri.pruned {
+			rel := d
+			if sub != "" {
+				if !strings.HasPrefix(d, sub+"/") {
+					continue
+				}
+				rel = d[len(sub)+1:]
+			}
+			if v := filter(rel, true); v&workspace.Skip == 0 && v&(workspace.KeepHidden|workspace.KeepIgnored) != 0 {
+				return nil
+			}
+		}
+	}
+	fd := c.rootFDLocked(ws, ri.root)
+	if fd == nil {
+		return nil
+	}
+	sorted := ri.sortLocked()
+	lits, narrow := litTrigrams(m)
+	var cand bitset
+	if narrow {
+		cand = newBitset(len(sorted))
+		for _, s := range ri.segs {
+			s.candidates(lits, func(e *entry) {
+				if !e.dead && e.seg == s {
+					cand[e.ord>>6] |= 1 << (e.ord & 63)
+				}
+			})
+		}
+	}
+	open := map[string]bool{}
+	for p := range overlays {
+		if rel, ok := workspace.Within(ri.root, p); ok {
+			open[filepath.ToSlash(rel)] = true
+		}
+	}
+	pl := &plan{root: fd, rootPath: ri.root}
+	dirSkip := map[string]bool{}
+	// excluded reports whether Run's filter leaves out the directory d
+	// (relative to root) or one above it.
+	var excluded func(d string) bool
+	excluded = func(d string) bool {
+		if d == "" {
+			return false
+		}
+		if v, ok := dirSkip[d]; ok {
+			return v
+		}
+		parent := ""
+		if i := strings.LastIndexByte(d, '/'); i >= 0 {
+			parent = d[:i]
+		}
+		v := excluded(parent) || filter(d, true)&workspace.Skip != 0
+		dirSkip[d] = v
+		return v
+	}
+	for _, e := range sorted {
+		rel := e.rel
+		if sub != "" {
+			if len(rel) <= len(sub) || rel[len(sub)] != '/' || rel[:len(sub)] != sub {
+				continue
+			}
+			rel = rel[len(sub)+1:]
+		}
+		var v workspace.Verdict
+		if filter != nil {
+			dir := ""
+			if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+				dir = rel[:i]
+			}
+			if excluded(dir) {
+				continue
+			}
+			if v = filter(rel, false); v&workspace.Skip != 0 {
+				continue
+			}
+		}
+		if e.flags&fHidden != 0 && v&workspace.KeepHidden == 0 || e.flags&fIgnored != 0 && v&workspace.KeepIgnored == 0 {
+			continue
+		}
+		switch {
+		case open[e.rel]:
+			pl.work = append(pl.work, planFile{rel: e.rel, out: prefix + rel, overlay: true})
+		case e.flags&fTooLarge != 0 && e.flags&fIgnored == 0:
+			pl.tooLarge++
+		case !narrow || e.seg == nil || cand[e.ord>>6]&(1<<(e.ord&63)) != 0:
+			pl.work = append(pl.work, planFile{rel: e.rel, out: prefix + rel})
+		default:
+			pl.skipped++
+		}
+	}
+	c.skips.Add(pl.skipped)
+	c.indexed.Add(1)
+	return pl
+}
+
+// rootFDLocked returns the open root dir (opened beneath the workspace's
+// roots once, kept until Close).
+func (c *Cache) rootFDLocked(ws *workspace.Workspace, root string) *os.File {
+	if f, ok := c.rootFDs[root]; ok {
+		return f
+	}
+	f, err := ws.Open(root)
+	if err != nil {
+		return nil
+	}
+	c.rootFDs[root] = f
+	return f
+}
+
+// runPlan searches the files of pl (Run's walk, without the walk).
+func (s *state) runPlan(ctx context.Context, ws *workspace.Workspace, pl *plan, max int64) error {
+	s.searched.Add(pl.skipped)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range s.matchers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(pl.work) {
+					return
+				}
+				f := &pl.work[i]
+				if s.skip(f.out) {
+					continue
+				}
+				var data []byte
+				if f.overlay {
+					if d, ok := ws.Overlays.Get(filepath.Join(pl.rootPath, filepath.FromSlash(f.rel))); ok {
+						data = []byte(d.Text)
+					}
+				}
+				if data == nil {
+					var err error
+					data, err = readBeneathRoot(ws, pl.root, pl.rootPath, f.rel, s.bufs[w], max)
+					if err != nil {
+						if errors.Is(err, workspace.ErrTooLarge) {
+							s.tooLarge.Add(1)
+						} else {
+							s.unreadable.Add(1)
+						}
+						continue
+					}
+					s.bufs[w] = data[:0]
+				}
+				s.searched.Add(1)
+				if r := s.searchFile(s.matchers[w], data, f.out); r != nil {
+					s.add(r)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	s.tooLarge.Add(pl.tooLarge)
+	return ctx.Err()
+}
+
+// sortEntries sorts entries by path (ComparePaths).
+func sortEntries(es []*entry) {
+	sort.Slice(es, func(i, j int) bool { return workspace.ComparePaths(es[i].rel, es[j].rel) < 0 })
+}
+
+// statQuery is a walking search's question to the index: may the search
+// skip this file? Only when the file's stat is the one it was indexed
+// under (and was not racy then) and its trigrams rule out a match.
+type statQuery struct {
+	c    *Cache
+	ri   *rootIndex
+	cand map[*segment]bitset
+}
+
+// statQuery returns the query of a walking search of root with matcher
+// m, or nil when the index cannot narrow it.
+func (c *Cache) statQuery(ws *workspace.Workspace, root string, m *matcher) *statQuery {
+	if c == nil || c.closed.Load() {
+		return nil
+	}
+	lits, narrow := litTrigrams(m)
+	if !narrow {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ws != ws {
+		return nil
+	}
+	c.updateLocked()
+	q := &statQuery{c: c, cand: map[*segment]bitset{}}
+	for _, r := range c.roots {
+		if r.ready && (r.root == root || strings.HasPrefix(root, r.root+string(filepath.Separator))) {
+			q.ri = r
+		}
+	}
+	if q.ri == nil {
+		return nil
+	}
+	for _, s := range q.ri.segs {
+		b := newBitset(len(s.docs))
+		s.candidates(lits, func(e *entry) { b[e.local>>6] |= 1 << (e.local & 63) })
+		q.cand[s] = b
+	}
+	return q
+}
+
+// skip reports whether the search may skip the file at path.
+func (q *statQuery) skip(path string) bool {
+	rel, ok := workspace.Within(q.ri.root, path)
+	if !ok {
+		return false
+	}
+	rel = filepath.ToSlash(rel)
+	q.c.mu.Lock()
+	var e entry
+	live := false
+	if p := q.ri.files[rel]; p != nil && !p.dead {
+		e, live = *p, true
+	}
+	q.c.mu.Unlock()
+	if !live || e.seg == nil || e.flags&(fRacy|fTooLarge) != 0 {
+		return false
+	}
+	if b := q.cand[e.seg]; b == nil || b[e.local>>6]&(1<<(e.local&63)) != 0 {
+		return false
+	}
+	if st, ok := stampOf(path); !ok || st != e.st {
+		q.c.Changed(path) // indexed again at the next update
+		return false
+	}
+	q.c.skips.Add(1)
+	return true
+}

@@ -1,0 +1,31 @@
+//go:build !linux
+
+package workspace
+
+import "errors"
+
+// DirWatcher reports changes below directories; on this system there is
+// none (NewDirWatcher fails), and callers stat files instead.
+type DirWatcher struct{}
+
+// WatchEvent is one change (see the Linux DirWatcher).
+type WatchEvent struct {
+	Path     string
+	Overflow bool
+}
+
+// ErrWatchLimit is Add's error when the system's watches run out.
+var ErrWatchLimit = errors.New("no watches left")
+
+// ErrWatchUnsupported is NewDirWatcher's error where there is no watcher.
+var ErrWatchUnsupported = errors.New("no directory watcher on this system")
+
+// NewDirWatcher fails with ErrWatchUnsupported.
+func NewDirWatcher() (*DirWatcher, error) { return nil, ErrWatchUnsupported }
+
+func (w *DirWatcher) Add(dir string) error      { return ErrWatchUnsupported }
+func (w *DirWatcher) RemoveTree(dir string)     {}
+func (w *DirWatcher) Len() int                  { return 0 }
+func (w *DirWatcher) Drain(fn func(WatchEvent)) {}
+func (w *DirWatcher) Wait(timeoutMs int)        {}
+func (w *DirWatcher) Close()                    {}
