@@ -321,9 +321,7 @@ func listTools(g globals, format, root, agent string, stdio IO) int {
 // writeJSON prints v on stdout as indented JSON; it says on stderr why it
 // could not.
 func writeJSON(stdio IO, v any) bool {
-	enc := json.NewEncoder(stdio.Stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	if err := writeIndented(stdio.Stdout, v); err != nil {
 		fmt.Fprintf(stdio.Stderr, "agentls: %v\n", err)
 		return false
 	}
