@@ -355,6 +355,9 @@ func openSession(g globals, root string, approver approval.Approver, log *slog.L
 }
 
 func call(ctx context.Context, g globals, pos []string, root, approve string, stdio IO) int {
+	// The redaction rules (about 100 ms to load) are needed by the history
+	// entry, after the tool ran: they load while it runs.
+	go redact.Load()
 	log, closeLog, err := g.logger(stdio.Stderr)
 	if err != nil {
 		return usageError(stdio, err, nil)
