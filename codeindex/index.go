@@ -123,12 +123,6 @@ type Status struct {
 	Truncated bool // the build stopped at the file cap
 }
 
-type indexFile struct {
-	lang    string
-	symbols []Symbol
-	nsyms   int // number of symbols, children included
-}
-
 // Index is a workspace index. It is safe for concurrent use.
 type Index struct {
 	ws *workspace.Workspace
@@ -378,27 +372,36 @@ func (ix *Index) store(p string, f *indexFile) {
 	ix.mu.Unlock()
 }
 
-// extract returns the outline of a file, or nil for a language the index
-// does not know.
-func extract(p string, src []byte) (f *indexFile) {
-	lang := languageOf(filepath.Base(p))
+// extract returns the packed outline of a file, or nil for a language the
+// index does not know.
+func extract(p string, src []byte) *indexFile {
+	lang, syms := outline(p, src)
+	if lang == "" {
+		return nil
+	}
+	return packFile(lang, syms)
+}
+
+// outline returns the language and the outline of a file ("" for a
+// language the index does not know).
+func outline(p string, src []byte) (lang string, syms []Symbol) {
+	lang = languageOf(filepath.Base(p))
 	defer func() {
 		if recover() != nil {
 			// an extractor failed on strange input: index the file empty
 			// rather than lose the process
-			f = &indexFile{lang: lang}
+			syms = nil
 		}
 	}()
-	var syms []Symbol
 	switch lang {
 	case "":
-		return nil
+		return "", nil
 	case "go":
 		syms = goSymbols(p, src)
 	default:
 		syms = langSymbols(lang, p, src)
 	}
-	return &indexFile{lang: lang, symbols: syms, nsyms: countSymbols(syms)}
+	return lang, syms
 }
 
 func countSymbols(syms []Symbol) int {
@@ -509,11 +512,11 @@ func (ix *Index) Outline(p string) ([]Symbol, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := extract(p, src)
+	lang, syms := outline(p, src)
 	if ix.inRoots(p) {
-		ix.store(p, f)
+		ix.store(p, packFile(lang, syms))
 	}
-	return f.symbols, nil
+	return syms, nil
 }
 
 // Language returns the index's language name for a path ("" when unknown).

@@ -449,7 +449,7 @@ func BenchmarkIndexGOROOT(b *testing.B) {
 		syms = 0
 		ix.mu.RLock()
 		for _, f := range ix.files {
-			syms += f.nsyms
+			syms += f.nsyms()
 		}
 		ix.mu.RUnlock()
 		runtime.GC()

@@ -1,0 +1,113 @@
+// The index's table keeps each file's outline packed: one string holds
+// every name, kind, container and detail of the file (each once), and the
+// symbols are small fixed-size records in pre-order, so that a workspace of
+// a million files fits in memory (a Symbol with its strings is about four
+// times the size of its record).
+
+package codeindex
+
+import "math"
+
+// indexFile is one file of the table.
+type indexFile struct {
+	lang string
+	blob string      // the strings of the symbols, each once
+	syms []packedSym // pre-order: a symbol, then its descendants
+}
+
+// packedSym is a Symbol of the table without its path (the table's key).
+type packedSym struct {
+	name, kind, container, detail strRef
+	line, col, endLine, endCol    int32
+	// next is the index just after the symbol's descendants.
+	next int32
+}
+
+// strRef is a string of the file's blob.
+type strRef struct{ off, n uint32 }
+
+// packFile packs an outline; nil stays nil (a language the index does not
+// know).
+func packFile(lang string, syms []Symbol) *indexFile {
+	p := packer{f: &indexFile{lang: lang, syms: make([]packedSym, 0, countSymbols(syms))}, seen: map[string]strRef{}}
+	p.add(syms)
+	p.f.blob = string(p.blob)
+	return p.f
+}
+
+type packer struct {
+	f    *indexFile
+	blob []byte
+	seen map[string]strRef
+}
+
+func (p *packer) add(syms []Symbol) {
+	for i := range syms {
+		s := &syms[i]
+		at := len(p.f.syms)
+		p.f.syms = append(p.f.syms, packedSym{
+			name: p.str(s.Name), kind: p.str(s.Kind), container: p.str(s.Container), detail: p.str(s.Detail),
+			line: clamp32(s.Line), col: clamp32(s.Column), endLine: clamp32(s.EndLine), endCol: clamp32(s.EndColumn),
+		})
+		p.add(s.Children)
+		p.f.syms[at].next = int32(len(p.f.syms))
+	}
+}
+
+func (p *packer) str(s string) strRef {
+	if s == "" {
+		return strRef{}
+	}
+	if r, ok := p.seen[s]; ok {
+		return r
+	}
+	r := strRef{uint32(len(p.blob)), uint32(len(s))}
+	p.blob = append(p.blob, s...)
+	p.seen[s] = r
+	return r
+}
+
+func clamp32(n int) int32 { return int32(min(max(n, 0), math.MaxInt32)) }
+
+func (f *indexFile) str(r strRef) string { return f.blob[r.off : r.off+r.n] }
+
+// nsyms is the number of symbols, children included.
+func (f *indexFile) nsyms() int { return len(f.syms) }
+
+// symbol returns the i-th symbol of the file at path, without children.
+func (f *indexFile) symbol(path string, i int) Symbol {
+	s := &f.syms[i]
+	return Symbol{Name: f.str(s.name), Kind: f.str(s.kind), Path: path, Line: int(s.line), Column: int(s.col),
+		EndLine: int(s.endLine), EndColumn: int(s.endCol), Container: f.str(s.container), Detail: f.str(s.detail)}
+}
+
+// symbols returns the file's outline, nested.
+func (f *indexFile) symbols(path string) []Symbol {
+	var tree func(from, to int) []Symbol
+	tree = func(from, to int) []Symbol {
+		var out []Symbol
+		for i := from; i < to; i = int(f.syms[i].next) {
+			s := f.symbol(path, i)
+			if next := int(f.syms[i].next); next > i+1 {
+				s.Children = tree(i+1, next)
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	return tree(0, len(f.syms))
+}
+
+// each calls fn with the index and depth of every symbol, in pre-order.
+func (f *indexFile) each(fn func(i, depth int)) {
+	var ends []int32 // the next of each open ancestor
+	for i := range f.syms {
+		for len(ends) > 0 && int32(i) >= ends[len(ends)-1] {
+			ends = ends[:len(ends)-1]
+		}
+		fn(i, len(ends))
+		if f.syms[i].next > int32(i+1) {
+			ends = append(ends, f.syms[i].next)
+		}
+	}
+}
