@@ -1,5 +1,6 @@
 // The index's table keeps each file's outline packed: one string holds
-// every name, kind, container and detail of the file (each once), and the
+// every name, kind, container and detail of the file (kinds and containers
+// once), and the
 // symbols are small fixed-size records in pre-order, so that a workspace of
 // a million files fits in memory (a Symbol with its strings is about four
 // times the size of its record).
@@ -26,19 +27,30 @@ type packedSym struct {
 // strRef is a string of the file's blob.
 type strRef struct{ off, n uint32 }
 
-// packFile packs an outline; nil stays nil (a language the index does not
-// know).
-func packFile(lang string, syms []Symbol) *indexFile {
-	p := packer{f: &indexFile{lang: lang, syms: make([]packedSym, 0, countSymbols(syms))}, seen: map[string]strRef{}}
-	p.add(syms)
-	p.f.blob = string(p.blob)
-	return p.f
-}
+// packFile packs an outline.
+func packFile(lang string, syms []Symbol) *indexFile { return newPacker().pack(lang, syms) }
 
+// packer packs outlines; one may be reused, by one goroutine at a time.
 type packer struct {
 	f    *indexFile
 	blob []byte
 	seen map[string]strRef
+}
+
+func newPacker() *packer { return &packer{seen: map[string]strRef{}} }
+
+// pack packs an outline; it returns nil for lang "" (a language the index
+// does not know).
+func (p *packer) pack(lang string, syms []Symbol) *indexFile {
+	if lang == "" {
+		return nil
+	}
+	clear(p.seen)
+	p.blob = p.blob[:0]
+	p.f = &indexFile{lang: lang, syms: make([]packedSym, 0, countSymbols(syms))}
+	p.add(syms)
+	p.f.blob = string(p.blob)
+	return p.f
 }
 
 func (p *packer) add(syms []Symbol) {
@@ -46,7 +58,7 @@ func (p *packer) add(syms []Symbol) {
 		s := &syms[i]
 		at := len(p.f.syms)
 		p.f.syms = append(p.f.syms, packedSym{
-			name: p.str(s.Name), kind: p.str(s.Kind), container: p.str(s.Container), detail: p.str(s.Detail),
+			name: p.put(s.Name), kind: p.str(s.Kind), container: p.str(s.Container), detail: p.put(s.Detail),
 			line: clamp32(s.Line), col: clamp32(s.Column), endLine: clamp32(s.EndLine), endCol: clamp32(s.EndColumn),
 		})
 		p.add(s.Children)
@@ -54,6 +66,14 @@ func (p *packer) add(syms []Symbol) {
 	}
 }
 
+// put adds s to the blob (names and details seldom repeat).
+func (p *packer) put(s string) strRef {
+	r := strRef{uint32(len(p.blob)), uint32(len(s))}
+	p.blob = append(p.blob, s...)
+	return r
+}
+
+// str adds s to the blob once (kinds and containers repeat).
 func (p *packer) str(s string) strRef {
 	if s == "" {
 		return strRef{}
@@ -61,8 +81,7 @@ func (p *packer) str(s string) strRef {
 	if r, ok := p.seen[s]; ok {
 		return r
 	}
-	r := strRef{uint32(len(p.blob)), uint32(len(s))}
-	p.blob = append(p.blob, s...)
+	r := p.put(s)
 	p.seen[s] = r
 	return r
 }

@@ -2,6 +2,7 @@ package codeindex
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -41,5 +42,16 @@ func TestPackFile(t *testing.T) {
 				t.Errorf("each = %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// TestCollapseSpace: collapseSpace is strings.Join(strings.Fields(s), " ").
+func TestCollapseSpace(t *testing.T) {
+	for _, s := range []string{
+		"", " ", "a", "  a  ", "func (t *T)\n\tM(x int,\n\ty int) error", "a\u00a0b\u0085c\u2003 d", "\xff \xfe\tx", "é  ü\n\n", "a\v\fb\r\n",
+	} {
+		if got, want := collapseSpace([]byte(s)), strings.Join(strings.Fields(s), " "); got != want {
+			t.Errorf("collapseSpace(%q) = %q, want %q", s, got, want)
+		}
 	}
 }
