@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -286,4 +288,103 @@ func medianMs(ds []time.Duration) float64 {
 	s := append([]time.Duration(nil), ds...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return float64(s[len(s)/2].Microseconds()) / 1000
+}
+
+// TestIndexProgress: the real server reports the build of its code index on
+// $/progress, on a token it created with window/workDoneProgress/create,
+// begin then end (with the number of files), only to a client with
+// window.workDoneProgress; after the end, workspace/symbol finds every
+// file's symbols.
+func TestIndexProgress(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	const files = 40
+	for i := range files {
+		src := fmt.Sprintf("package p\n\n// F%d is.\nfunc F%d() int { return %d }\n", i, i, i)
+		if err := os.WriteFile(filepath.Join(root, fmt.Sprintf("f%d.go", i)), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		progress bool
+	}{{"workDoneProgress", true}, {"no workDoneProgress", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			p := lsptest.Binary(t, lsptest.BuildBinary(t), root)
+			var created []string
+			var mu sync.Mutex
+			p.SetHooks(lsptest.Hooks{Other: func(method string, params json.RawMessage) (any, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				created = append(created, method+" "+string(params))
+				return nil, nil
+			}})
+			caps := map[string]any{"window": map[string]any{"workDoneProgress": tc.progress}}
+			opts := map[string]any{"config": map[string]any{"lsp": map[string]any{"features": []string{"workspaceSymbol"}}}}
+			if _, err := p.Initialize(ctx, root, caps, opts); err != nil {
+				t.Fatal(err)
+			}
+			var syms []map[string]any
+			// the symbols appear once the build ended (workspace/symbol
+			// answers at once, from what is indexed)
+			for len(syms) < files && ctx.Err() == nil {
+				if err := p.Call(ctx, "workspace/symbol", map[string]any{"query": "F"}, &syms); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if len(syms) != files {
+				t.Fatalf("workspace/symbol found %d symbols, want %d", len(syms), files)
+			}
+			if !tc.progress {
+				time.Sleep(200 * time.Millisecond) // a progress would have been sent by now
+				if got := p.Received("$/progress"); len(got) > 0 || len(created) > 0 {
+					t.Errorf("progress for a client without window.workDoneProgress: %v %v", created, got)
+				}
+				return
+			}
+			end, err := p.WaitFor(ctx, "$/progress", func(m json.RawMessage) bool { return strings.Contains(string(m), `"end"`) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			if len(created) != 1 || !strings.HasPrefix(created[0], "window/workDoneProgress/create ") {
+				t.Errorf("requests = %v, want one window/workDoneProgress/create", created)
+			}
+			mu.Unlock()
+			type value struct {
+				Kind, Title, Message string
+				Percentage           *int
+			}
+			var kinds []string
+			var token any
+			for _, m := range p.Received("$/progress") {
+				var v struct {
+					Token any
+					Value value
+				}
+				if err := json.Unmarshal(m.Params, &v); err != nil {
+					t.Fatal(err)
+				}
+				if token == nil {
+					token = v.Token
+				}
+				if fmt.Sprint(v.Token) != fmt.Sprint(token) || !strings.Contains(created[0], fmt.Sprint(token)) {
+					t.Errorf("progress on token %v, created %s", v.Token, created[0])
+				}
+				kinds = append(kinds, v.Value.Kind)
+				if v.Value.Kind == "begin" && v.Value.Title != "agentls: indexing the workspace" {
+					t.Errorf("begin = %+v", v.Value)
+				}
+			}
+			if len(kinds) < 2 || kinds[0] != "begin" || kinds[len(kinds)-1] != "end" || slices.Contains(kinds[1:len(kinds)-1], "begin") || slices.Contains(kinds[:len(kinds)-1], "end") {
+				t.Errorf("progress kinds = %v, want begin, reports, end", kinds)
+			}
+			if !strings.Contains(string(end.Params), fmt.Sprintf("indexed %d files", files)) {
+				t.Errorf("end = %s, want indexed %d files", end.Params, files)
+			}
+		})
+	}
 }
