@@ -426,9 +426,15 @@ func TestIndexGOROOT(t *testing.T) {
 // $(go env GOROOT)/src and prints its wall time, the CPU time it used (a
 // steadier figure on a busy machine) and the heap the index keeps:
 //
-//	go test -bench Index -run '^$' -benchtime 3x ./workspace
+//	go test -bench Index -run '^$' -benchtime 3x ./codeindex
+//
+// AGENTLS_BENCH_TREE names another tree (the monorepo tree of
+// scripts/monorepo-tree.sh).
 func BenchmarkIndexGOROOT(b *testing.B) {
-	src := testenv.GoSrc(b)
+	src := os.Getenv("AGENTLS_BENCH_TREE")
+	if src == "" {
+		src = testenv.GoSrc(b)
+	}
 	ws, err := workspace.New(src)
 	if err != nil {
 		b.Fatal(err)
