@@ -1,31 +1,75 @@
-// The index's table keeps each file's outline packed: one string holds
-// every name, kind, container and detail of the file (kinds and containers
-// once), and the
-// symbols are small fixed-size records in pre-order, so that a workspace of
-// a million files fits in memory (a Symbol with its strings is about four
-// times the size of its record).
+// The index's table keeps each file's outline packed: one string holds the
+// names, containers and details of the file's symbols (containers once),
+// and the symbols are fixed-size records in pre-order, so that a workspace
+// of a million files fits in memory (a Symbol with its strings takes about
+// twice the room).
 
 package codeindex
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // indexFile is one file of the table.
 type indexFile struct {
 	lang string
-	blob string      // the strings of the symbols, each once
+	blob string      // the strings of the symbols
 	syms []packedSym // pre-order: a symbol, then its descendants
 }
 
-// packedSym is a Symbol of the table without its path (the table's key).
+// packedSym is a Symbol of the table without its path (the table's key):
+// 40 bytes.
 type packedSym struct {
-	name, kind, container, detail strRef
-	line, col, endLine, endCol    int32
+	nameOff, containerOff, detailOff uint32
+	line, col, endLine, endCol       int32
 	// next is the index just after the symbol's descendants.
-	next int32
+	next                             int32
+	nameLen, containerLen, detailLen uint16
+	kind                             uint8 // in kinds
+}
+
+// kinds are the symbol kinds seen so far, by number; a packedSym's kind
+// indexes it. There are a few dozen at most (see Symbol.Kind); past 255 a
+// kind is kept as "".
+var kinds = struct {
+	sync.RWMutex
+	names []string
+	num   map[string]uint8
+}{names: []string{""}, num: map[string]uint8{"": 0}}
+
+func kindNum(k string) uint8 {
+	kinds.RLock()
+	n, ok := kinds.num[k]
+	kinds.RUnlock()
+	if ok {
+		return n
+	}
+	kinds.Lock()
+	defer kinds.Unlock()
+	if n, ok := kinds.num[k]; ok {
+		return n
+	}
+	if len(kinds.names) > math.MaxUint8 {
+		return 0
+	}
+	n = uint8(len(kinds.names))
+	kinds.names = append(kinds.names, k)
+	kinds.num[k] = n
+	return n
+}
+
+func kindName(n uint8) string {
+	kinds.RLock()
+	defer kinds.RUnlock()
+	return kinds.names[n]
 }
 
 // strRef is a string of the file's blob.
-type strRef struct{ off, n uint32 }
+type strRef struct {
+	off uint32
+	n   uint16
+}
 
 // packFile packs an outline.
 func packFile(lang string, syms []Symbol) *indexFile { return newPacker().pack(lang, syms) }
@@ -57,8 +101,10 @@ func (p *packer) add(syms []Symbol) {
 	for i := range syms {
 		s := &syms[i]
 		at := len(p.f.syms)
+		name, container, detail := p.put(s.Name), p.str(s.Container), p.put(s.Detail)
 		p.f.syms = append(p.f.syms, packedSym{
-			name: p.put(s.Name), kind: p.str(s.Kind), container: p.str(s.Container), detail: p.put(s.Detail),
+			nameOff: name.off, nameLen: name.n, containerOff: container.off, containerLen: container.n,
+			detailOff: detail.off, detailLen: detail.n, kind: kindNum(s.Kind),
 			line: clamp32(s.Line), col: clamp32(s.Column), endLine: clamp32(s.EndLine), endCol: clamp32(s.EndColumn),
 		})
 		p.add(s.Children)
@@ -66,9 +112,13 @@ func (p *packer) add(syms []Symbol) {
 	}
 }
 
-// put adds s to the blob (names and details seldom repeat).
+// put adds s to the blob (names and details seldom repeat), cut to 65,535
+// bytes.
 func (p *packer) put(s string) strRef {
-	r := strRef{uint32(len(p.blob)), uint32(len(s))}
+	if len(s) > math.MaxUint16 {
+		s = s[:math.MaxUint16]
+	}
+	r := strRef{uint32(len(p.blob)), uint16(len(s))}
 	p.blob = append(p.blob, s...)
 	return r
 }
@@ -88,7 +138,15 @@ func (p *packer) str(s string) strRef {
 
 func clamp32(n int) int32 { return int32(min(max(n, 0), math.MaxInt32)) }
 
-func (f *indexFile) str(r strRef) string { return f.blob[r.off : r.off+r.n] }
+func (f *indexFile) str(off uint32, n uint16) string { return f.blob[off : off+uint32(n)] }
+
+func (f *indexFile) name(i int) string {
+	return f.str(f.syms[i].nameOff, f.syms[i].nameLen)
+}
+
+func (f *indexFile) container(i int) string {
+	return f.str(f.syms[i].containerOff, f.syms[i].containerLen)
+}
 
 // nsyms is the number of symbols, children included.
 func (f *indexFile) nsyms() int { return len(f.syms) }
@@ -96,8 +154,8 @@ func (f *indexFile) nsyms() int { return len(f.syms) }
 // symbol returns the i-th symbol of the file at path, without children.
 func (f *indexFile) symbol(path string, i int) Symbol {
 	s := &f.syms[i]
-	return Symbol{Name: f.str(s.name), Kind: f.str(s.kind), Path: path, Line: int(s.line), Column: int(s.col),
-		EndLine: int(s.endLine), EndColumn: int(s.endCol), Container: f.str(s.container), Detail: f.str(s.detail)}
+	return Symbol{Name: f.name(i), Kind: kindName(s.kind), Path: path, Line: int(s.line), Column: int(s.col),
+		EndLine: int(s.endLine), EndColumn: int(s.endCol), Container: f.container(i), Detail: f.str(s.detailOff, s.detailLen)}
 }
 
 // symbols returns the file's outline, nested.

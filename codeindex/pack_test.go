@@ -37,7 +37,7 @@ func TestPackFile(t *testing.T) {
 			}
 			flat(syms, 0)
 			var got []string
-			f.each(func(i, depth int) { got = append(got, f.str(f.syms[i].name)+"@"+string(rune('0'+depth))) })
+			f.each(func(i, depth int) { got = append(got, f.name(i)+"@"+string(rune('0'+depth))) })
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("each = %v, want %v", got, want)
 			}

@@ -104,20 +104,19 @@ func (ix *Index) Search(query string, limit int) ([]Symbol, bool) {
 			penalty = 4
 		}
 		f.each(func(i, depth int) {
-			s := &f.syms[i]
-			sc := m.score(f.str(s.name))
+			sc := m.score(f.name(i))
 			if sc <= 0 {
 				return
 			}
 			if container != "" {
-				c := containerScore(container, f.str(s.container), p)
+				c := containerScore(container, f.container(i), p)
 				if c == 0 {
 					return
 				}
 				sc += c
 			}
 			sc -= depth*3 + penalty
-			if k := f.str(s.kind); k == "field" || k == "variable" || k == "constant" {
+			if k := kindName(f.syms[i].kind); k == "field" || k == "variable" || k == "constant" {
 				sc -= 2
 			}
 			top.add(scored{p, f, i, sc})
@@ -274,7 +273,7 @@ func (ix *Index) SymbolsNamed(name, near string) []Symbol {
 	ix.mu.RLock()
 	for p, f := range ix.files {
 		for i := range f.syms {
-			if f.str(f.syms[i].name) != name {
+			if f.name(i) != name {
 				continue
 			}
 			s := f.symbol(p, i)
