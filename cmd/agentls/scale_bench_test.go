@@ -120,6 +120,10 @@ func benchTree(b *testing.B, bin, tree string, qs []search.Query, runs int) {
 	if !prog.wait(p.Client, 10*time.Minute) {
 		b.Fatalf("%s: the index builds did not end: %v", tree, prog.pending())
 	}
+	// Background work that reports no progress (the search cache's warm-up)
+	// must not share the CPU with the measures: wait until the server is
+	// idle.
+	waitIdle(p.Cmd.Process.Pid, 10*time.Minute)
 	built := rss(p.Cmd.Process.Pid, "VmRSS:")
 
 	runProc := func(name string, args ...string) time.Duration {
@@ -281,6 +285,37 @@ func rss(pid int, field string) int64 {
 		}
 	}
 	return 0
+}
+
+// waitIdle waits until the process used less than 20 ms of CPU in a
+// second, or limit passed.
+func waitIdle(pid int, limit time.Duration) {
+	start := time.Now()
+	last := cpuTicks(pid)
+	for time.Since(start) < limit {
+		time.Sleep(time.Second)
+		now := cpuTicks(pid)
+		if now-last < 2 { // clock ticks of 10 ms
+			return
+		}
+		last = now
+	}
+}
+
+// cpuTicks is a process's user and system time in clock ticks.
+func cpuTicks(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // fields from 3 on
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64) // utime, field 14
+	k, _ := strconv.ParseInt(f[12], 10, 64) // stime, field 15
+	return u + k
 }
 
 // medianMs is the median in milliseconds.
