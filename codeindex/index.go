@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -274,8 +275,14 @@ func (ix *Index) build(ctx context.Context, roots []string, report func(done, to
 		ix.building, ix.built = false, true
 		done := ix.buildDone
 		ix.mu.Unlock()
+		n := int(ix.indexed.Load())
+		if n >= bigBuild {
+			// the build's garbage (syntax trees, file contents) was
+			// many times the table: give it back to the system now
+			// rather than keep it resident until the runtime scavenges
+			debug.FreeOSMemory()
+		}
 		if report != nil {
-			n := int(ix.indexed.Load())
 			report(n, n) // before Wait returns
 		}
 		close(done)
@@ -336,6 +343,10 @@ func (ix *Index) build(ctx context.Context, roots []string, report func(done, to
 }
 
 var errIndexFull = errors.New("index: file cap reached")
+
+// bigBuild is the number of files past which a build returns its garbage to
+// the system when it ends.
+const bigBuild = 10_000
 
 // extractor indexes files, on one goroutine at a time: its buffer and
 // packer are reused from file to file.
