@@ -6,7 +6,7 @@ BIN := bin/agentls
 COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null)
 LDFLAGS := -X github.com/agentls/agentls/cli.Commit=$(COMMIT)
 
-.PHONY: build run test test-go test-fuzz test-editors fuzz bench lint race clean
+.PHONY: build run test test-go test-fuzz test-editors fuzz bench bench-go lint race clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/agentls
@@ -36,7 +36,12 @@ fuzz:
 race:
 	$(GO) test -race ./lsp/... ./tools/... ./workspace/... ./approval/...
 
+# agentls beside ripgrep on the Go tree and the monorepo tree, one table
+# (README.md, "Benchmarks"); bench-go runs the packages' own benchmarks.
 bench:
+	./scripts/bench.sh
+
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./cmd/agentls
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./mcp
 	$(GO) test -run '^$$' -bench . ./search/... ./tools/... ./workspace/... ./redact/...

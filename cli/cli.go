@@ -321,9 +321,7 @@ func listTools(g globals, format, root, agent string, stdio IO) int {
 // writeJSON prints v on stdout as indented JSON; it says on stderr why it
 // could not.
 func writeJSON(stdio IO, v any) bool {
-	enc := json.NewEncoder(stdio.Stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	if err := writeIndented(stdio.Stdout, v); err != nil {
 		fmt.Fprintf(stdio.Stderr, "agentls: %v\n", err)
 		return false
 	}
@@ -357,6 +355,9 @@ func openSession(g globals, root string, approver approval.Approver, log *slog.L
 }
 
 func call(ctx context.Context, g globals, pos []string, root, approve string, stdio IO) int {
+	// The redaction rules (about 100 ms to load) are needed by the history
+	// entry, after the tool ran: they load while it runs.
+	go redact.Load()
 	log, closeLog, err := g.logger(stdio.Stderr)
 	if err != nil {
 		return usageError(stdio, err, nil)

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
@@ -35,6 +37,16 @@ func parseGoSymbols(p string, src []byte) (out []Symbol) {
 	}
 	tf := fset.File(f.Pos())
 	e := goExtractor{p: p, src: src, tf: tf, pkg: f.Name.Name}
+	n := 0
+	for _, d := range f.Decls {
+		n++
+		if g, ok := d.(*ast.GenDecl); ok {
+			n += len(g.Specs)
+		}
+	}
+	if n > 0 {
+		out = make([]Symbol, 0, n)
+	}
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
@@ -114,7 +126,7 @@ func (e *goExtractor) text(from, to token.Pos, max int) string {
 	if a < 0 || b > len(e.src) || a >= b {
 		return ""
 	}
-	s := strings.Join(strings.Fields(string(e.src[a:b])), " ")
+	s := collapseSpace(e.src[a:b])
 	if len(s) > max {
 		n := max
 		for n > 0 && s[n]&0xC0 == 0x80 {
@@ -124,6 +136,39 @@ func (e *goExtractor) text(from, to token.Pos, max int) string {
 	}
 	return s
 }
+
+// collapseSpace is strings.Join(strings.Fields(string(b)), " ") for
+// source text, in one pass: runs of white space (Unicode's too) become one
+// space, none at either end.
+func collapseSpace(b []byte) string {
+	out := make([]byte, 0, len(b))
+	space := false
+	for i := 0; i < len(b); {
+		c := b[i]
+		var isSpace bool
+		size := 1
+		if c < utf8.RuneSelf {
+			isSpace = asciiSpace[c]
+		} else {
+			var r rune
+			r, size = utf8.DecodeRune(b[i:])
+			isSpace = unicode.IsSpace(r)
+		}
+		if isSpace {
+			space = len(out) > 0
+		} else {
+			if space {
+				out = append(out, ' ')
+				space = false
+			}
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	return string(out)
+}
+
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 func (e *goExtractor) spec(d *ast.GenDecl, spec ast.Spec) []Symbol {
 	switch s := spec.(type) {

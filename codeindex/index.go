@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -35,10 +36,10 @@ import (
 //   - Positions are 1-based lines and 1-based byte columns, as go/token and
 //     grep report them.
 
-// DefaultMaxFiles caps how many files a build indexes (about 10 MB of
-// symbols per 1,000 Go files at most; GOROOT/src has 5,700). Past it the
-// index says it is partial.
-const DefaultMaxFiles = 50_000
+// DefaultMaxFiles caps how many files a build indexes (the table keeps
+// about 4 MB of packed symbols per 1,000 Go files; GOROOT/src has 5,700).
+// Past it the index says it is partial.
+const DefaultMaxFiles = 1_000_000
 
 // indexMaxFileBytes is the largest file the index reads.
 const indexMaxFileBytes = 2 << 20
@@ -121,12 +122,6 @@ type Status struct {
 	Files     int  // files indexed
 	Total     int  // files the running build found (0 while it walks)
 	Truncated bool // the build stopped at the file cap
-}
-
-type indexFile struct {
-	lang    string
-	symbols []Symbol
-	nsyms   int // number of symbols, children included
 }
 
 // Index is a workspace index. It is safe for concurrent use.
@@ -272,7 +267,7 @@ func (ix *Index) partial() bool {
 // build walks the roots and indexes every source file.
 func (ix *Index) build(ctx context.Context, roots []string, report func(done, total int)) error {
 	ix.mu.Lock()
-	ix.roots = roots
+	ix.roots, ix.total = roots, 0
 	ix.mu.Unlock()
 	ix.indexed.Store(0)
 	defer func() {
@@ -280,8 +275,14 @@ func (ix *Index) build(ctx context.Context, roots []string, report func(done, to
 		ix.building, ix.built = false, true
 		done := ix.buildDone
 		ix.mu.Unlock()
+		n := int(ix.indexed.Load())
+		if n >= bigBuild {
+			// the build's garbage (syntax trees, file contents) was
+			// many times the table: give it back to the system now
+			// rather than keep it resident until the runtime scavenges
+			debug.FreeOSMemory()
+		}
 		if report != nil {
-			n := int(ix.indexed.Load())
 			report(n, n) // before Wait returns
 		}
 		close(done)
@@ -290,82 +291,85 @@ func (ix *Index) build(ctx context.Context, roots []string, report func(done, to
 	if max <= 0 {
 		max = DefaultMaxFiles
 	}
-	// Walk first (fast), then extract in parallel with known totals.
-	var paths []string
+	// Each file is read and extracted on the walk's goroutines as it is
+	// found, through its open directory; the total is known (and
+	// reported) when the walk ends.
 	var mu sync.Mutex
+	found := 0
+	lastReport := atomic.Int64{}
+	workers := sync.Pool{New: func() any { return &extractor{pk: newPacker()} }}
 	for _, root := range roots {
-		_, err := workspace.Walk(ctx, root, workspace.WalkOptions{MaxFileBytes: indexMaxFileBytes, Prune: pruneIndexDir},
+		_, err := workspace.Walk(ctx, root, workspace.WalkOptions{MaxFileBytes: indexMaxFileBytes, ReadContent: true, Prune: pruneIndexDir},
 			func(f *workspace.File) error {
 				if !f.IsRegular() || languageOf(f.Name) == "" {
 					return nil
 				}
 				mu.Lock()
-				defer mu.Unlock()
-				if len(paths) >= max {
+				full := found >= max
+				if !full {
+					found++
+				}
+				mu.Unlock()
+				if full {
 					return errIndexFull
 				}
-				paths = append(paths, f.Path)
+				x := workers.Get().(*extractor)
+				defer workers.Put(x)
+				if !x.index(ix, f) {
+					return nil
+				}
+				n := ix.indexed.Add(1)
+				if report != nil {
+					now := time.Now().UnixMilli()
+					if last := lastReport.Load(); now-last >= 200 && lastReport.CompareAndSwap(last, now) {
+						report(int(n), 0)
+					}
+				}
 				return nil
 			})
 		if errors.Is(err, errIndexFull) {
 			ix.mu.Lock()
 			ix.truncated = true
 			ix.mu.Unlock()
+			break
 		} else if err != nil && ctx.Err() != nil {
 			return err
 		}
 	}
 	ix.mu.Lock()
-	ix.total = len(paths)
+	ix.total = found
 	ix.mu.Unlock()
-	if report != nil {
-		report(0, len(paths))
-	}
-	return ix.indexPaths(ctx, paths, report)
+	return ctx.Err()
 }
 
 var errIndexFull = errors.New("index: file cap reached")
 
-// indexPaths extracts the symbols of paths on GOMAXPROCS goroutines.
-func (ix *Index) indexPaths(ctx context.Context, paths []string, report func(done, total int)) error {
-	workers := max(1, min(4, runtimeProcs()))
-	next := atomic.Int64{}
-	var wg sync.WaitGroup
-	lastReport := atomic.Int64{}
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var buf []byte
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(paths) || ctx.Err() != nil {
-					return
-				}
-				p := paths[i]
-				var src []byte
-				if d, ok := ix.ws.Overlays.Get(p); ok {
-					src = []byte(d.Text)
-				} else {
-					data, err := ix.ws.ReadLimited(p, buf, indexMaxFileBytes)
-					if err != nil || workspace.IsBinary(data) {
-						continue
-					}
-					buf, src = data[:0], data
-				}
-				ix.store(p, extract(p, src))
-				n := ix.indexed.Add(1)
-				if report != nil {
-					now := time.Now().UnixMilli()
-					if last := lastReport.Load(); now-last >= 200 && lastReport.CompareAndSwap(last, now) {
-						report(int(n), len(paths))
-					}
-				}
-			}
-		}()
+// bigBuild is the number of files past which a build returns its garbage to
+// the system when it ends.
+const bigBuild = 10_000
+
+// extractor indexes files, on one goroutine at a time: its buffer and
+// packer are reused from file to file.
+type extractor struct {
+	buf []byte
+	pk  *packer
+}
+
+// index reads a file found by the walk (its overlay when it is open) and
+// stores its outline; false when the file could not be read as text.
+func (x *extractor) index(ix *Index, f *workspace.File) bool {
+	var src []byte
+	if d, ok := ix.ws.Overlays.Get(f.Path); ok {
+		src = []byte(d.Text)
+	} else {
+		data, err := f.Read(x.buf)
+		if err != nil || workspace.IsBinary(data) {
+			return false
+		}
+		x.buf, src = data[:0], data
 	}
-	wg.Wait()
-	return ctx.Err()
+	ix.store(f.Path, x.pk.pack(outline(f.Path, src)))
+	return true
 }
 
 func (ix *Index) store(p string, f *indexFile) {
@@ -378,27 +382,32 @@ func (ix *Index) store(p string, f *indexFile) {
 	ix.mu.Unlock()
 }
 
-// extract returns the outline of a file, or nil for a language the index
-// does not know.
-func extract(p string, src []byte) (f *indexFile) {
-	lang := languageOf(filepath.Base(p))
+// extract returns the packed outline of a file, or nil for a language the
+// index does not know.
+func extract(p string, src []byte) *indexFile {
+	return packFile(outline(p, src))
+}
+
+// outline returns the language and the outline of a file ("" for a
+// language the index does not know).
+func outline(p string, src []byte) (lang string, syms []Symbol) {
+	lang = languageOf(filepath.Base(p))
 	defer func() {
 		if recover() != nil {
 			// an extractor failed on strange input: index the file empty
 			// rather than lose the process
-			f = &indexFile{lang: lang}
+			syms = nil
 		}
 	}()
-	var syms []Symbol
 	switch lang {
 	case "":
-		return nil
+		return "", nil
 	case "go":
 		syms = goSymbols(p, src)
 	default:
 		syms = langSymbols(lang, p, src)
 	}
-	return &indexFile{lang: lang, symbols: syms, nsyms: countSymbols(syms)}
+	return lang, syms
 }
 
 func countSymbols(syms []Symbol) int {
@@ -509,11 +518,11 @@ func (ix *Index) Outline(p string) ([]Symbol, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := extract(p, src)
+	lang, syms := outline(p, src)
 	if ix.inRoots(p) {
-		ix.store(p, f)
+		ix.store(p, packFile(lang, syms))
 	}
-	return f.symbols, nil
+	return syms, nil
 }
 
 // Language returns the index's language name for a path ("" when unknown).

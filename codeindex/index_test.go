@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -425,9 +426,15 @@ func TestIndexGOROOT(t *testing.T) {
 // $(go env GOROOT)/src and prints its wall time, the CPU time it used (a
 // steadier figure on a busy machine) and the heap the index keeps:
 //
-//	go test -bench Index -run '^$' -benchtime 3x ./workspace
+//	go test -bench Index -run '^$' -benchtime 3x ./codeindex
+//
+// AGENTLS_BENCH_TREE names another tree (the monorepo tree of
+// scripts/monorepo-tree.sh).
 func BenchmarkIndexGOROOT(b *testing.B) {
-	src := testenv.GoSrc(b)
+	src := os.Getenv("AGENTLS_BENCH_TREE")
+	if src == "" {
+		src = testenv.GoSrc(b)
+	}
 	ws, err := workspace.New(src)
 	if err != nil {
 		b.Fatal(err)
@@ -449,7 +456,7 @@ func BenchmarkIndexGOROOT(b *testing.B) {
 		syms = 0
 		ix.mu.RLock()
 		for _, f := range ix.files {
-			syms += f.nsyms
+			syms += f.nsyms()
 		}
 		ix.mu.RUnlock()
 		runtime.GC()
@@ -662,5 +669,52 @@ func TestIndexMatcherLongNames(t *testing.T) {
 		if s := newMatcher(q).score(long); s <= 0 {
 			t.Errorf("score(%q) of a %d-byte name = %d", q, len(long), s)
 		}
+	}
+}
+
+// TestIndexAnswersWhileBuilding: a query during the build answers from the
+// files indexed so far, marked partial; a build stopped at the file cap
+// stays partial.
+func TestIndexAnswersWhileBuilding(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for i := range 50 {
+		os.WriteFile(filepath.Join(root, fmt.Sprintf("f%d.py", i)), []byte(fmt.Sprintf("def f%d():\n    pass\n", i)), 0o644)
+	}
+	for _, tc := range []struct {
+		name         string
+		max          int
+		wantFiles    int
+		wantComplete bool
+	}{
+		{"whole", 0, 50, true},
+		{"capped", 10, 10, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, _ := workspace.New(root)
+			ix := New(ws)
+			defer ix.Close()
+			ix.MaxFiles = tc.max
+			blocked, release := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			ix.Start(func(done, total int) {
+				// the first report comes from the build's goroutines,
+				// which wait here until the query below was answered
+				once.Do(func() { close(blocked); <-release })
+			})
+			<-blocked
+			st := ix.Status()
+			syms, partial := ix.Search("f", 100)
+			close(release)
+			if !st.Building || st.Files == 0 || !partial || len(syms) == 0 {
+				t.Errorf("during the build: status %+v, %d symbols, partial=%v", st, len(syms), partial)
+			}
+			ix.Wait(context.Background())
+			syms, partial = ix.Search("f", 100)
+			st = ix.Status()
+			if st.Files != tc.wantFiles || len(syms) != tc.wantFiles || partial == tc.wantComplete || st.Truncated == tc.wantComplete {
+				t.Errorf("after the build: status %+v, %d symbols, partial=%v", st, len(syms), partial)
+			}
+		})
 	}
 }

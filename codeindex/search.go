@@ -11,25 +11,30 @@ import (
 	"strings"
 )
 
-// scored is a search hit: a symbol of the table (never modified in place,
-// so it may be read after the lock is released) and its score.
+// scored is a search hit: a symbol of the table (files are replaced, never
+// modified in place, so it may be read after the lock is released) and its
+// score.
 type scored struct {
-	sym   *Symbol
+	path  string
+	f     *indexFile
+	i     int
 	score int
 }
+
+func (h scored) line() int32 { return h.f.syms[h.i].line }
 
 // better orders hits: higher scores, then shorter paths, then by place.
 func better(a, b scored) bool {
 	if a.score != b.score {
 		return a.score > b.score
 	}
-	if len(a.sym.Path) != len(b.sym.Path) {
-		return len(a.sym.Path) < len(b.sym.Path)
+	if len(a.path) != len(b.path) {
+		return len(a.path) < len(b.path)
 	}
-	if a.sym.Path != b.sym.Path {
-		return a.sym.Path < b.sym.Path
+	if a.path != b.path {
+		return a.path < b.path
 	}
-	return a.sym.Line < b.sym.Line
+	return a.line() < b.line()
 }
 
 // topK keeps the k best hits in a heap whose root is the worst of them.
@@ -98,37 +103,31 @@ func (ix *Index) Search(query string, limit int) ([]Symbol, bool) {
 		if strings.Contains(p, "/internal/") || strings.HasSuffix(p, "_test.go") {
 			penalty = 4
 		}
-		var walk func(syms []Symbol, depth int)
-		walk = func(syms []Symbol, depth int) {
-			for i := range syms {
-				s := &syms[i]
-				if sc := m.score(s.Name); sc > 0 {
-					if container != "" {
-						c := containerScore(container, s.Container, p)
-						if c == 0 {
-							goto children
-						}
-						sc += c
-					}
-					sc -= depth*3 + penalty
-					if s.Kind == "field" || s.Kind == "variable" || s.Kind == "constant" {
-						sc -= 2
-					}
-					top.add(scored{s, sc})
-				}
-			children:
-				walk(s.Children, depth+1)
+		f.each(func(i, depth int) {
+			sc := m.score(f.name(i))
+			if sc <= 0 {
+				return
 			}
-		}
-		walk(f.symbols, 0)
+			if container != "" {
+				c := containerScore(container, f.container(i), p)
+				if c == 0 {
+					return
+				}
+				sc += c
+			}
+			sc -= depth*3 + penalty
+			if k := kindName(f.syms[i].kind); k == "field" || k == "variable" || k == "constant" {
+				sc -= 2
+			}
+			top.add(scored{p, f, i, sc})
+		})
 	}
 	ix.mu.RUnlock()
 	hits := top.hits
 	sort.Slice(hits, func(i, j int) bool { return better(hits[i], hits[j]) })
 	out := make([]Symbol, len(hits))
 	for i, h := range hits {
-		out[i] = *h.sym
-		out[i].Children = nil
+		out[i] = h.f.symbol(h.path, h.i)
 	}
 	return out, ix.partial()
 }
@@ -273,24 +272,20 @@ func (ix *Index) SymbolsNamed(name, near string) []Symbol {
 	ix.syncRoots()
 	ix.mu.RLock()
 	for p, f := range ix.files {
-		var walk func([]Symbol)
-		walk = func(syms []Symbol) {
-			for _, s := range syms {
-				if s.Name == name {
-					s.Children = nil
-					switch {
-					case p == near:
-						same = append(same, s)
-					case family(f.lang) == family(lang):
-						langs = append(langs, s)
-					default:
-						others = append(others, s)
-					}
-				}
-				walk(s.Children)
+		for i := range f.syms {
+			if f.name(i) != name {
+				continue
+			}
+			s := f.symbol(p, i)
+			switch {
+			case p == near:
+				same = append(same, s)
+			case family(f.lang) == family(lang):
+				langs = append(langs, s)
+			default:
+				others = append(others, s)
 			}
 		}
-		walk(f.symbols)
 	}
 	ix.mu.RUnlock()
 	for _, l := range [][]Symbol{same, langs, others} {

@@ -96,15 +96,12 @@ func (s *server) buildIndex(ix *codeindex.Index) {
 			}
 			return
 		}
-		pct := 0
+		// the total is known once the walk, which feeds the build, ended
+		report := map[string]any{"kind": "report", "message": fmt.Sprintf("%d files", done)}
 		if total > 0 {
-			pct = done * 100 / total
+			report["message"], report["percentage"] = fmt.Sprintf("%d/%d files", done, total), min(done*100/total, 100)
 		}
-		msg := "walking the workspace"
-		if total > 0 {
-			msg = fmt.Sprintf("%d/%d files", done, total)
-		}
-		progress(map[string]any{"kind": "report", "message": msg, "percentage": pct})
+		progress(report)
 	})
 	if !started {
 		// a tool started it first: wait for it and close the progress

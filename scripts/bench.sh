@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# bench.sh: agentls beside ripgrep, printed as one Markdown table (the one in
+# README.md, "Benchmarks"): for $(go env GOROOT)/src and the monorepo tree
+# (eight copies of it, about 92,000 files, built by scripts/monorepo-tree.sh
+# on first use), each query of the benchmark set through the warm server
+# (tool/call over stdio to the real binary) and the one-shot `agentls call
+# grep`, each beside ripgrep, interleaved, medians; then the tool/call round
+# trip, the index builds and the server's peak memory. See BenchmarkScale in
+# cmd/agentls/scale_bench_test.go.
+#
+# Environment:
+#   TREES    directory of the shared test trees (default /work/trees); the
+#            monorepo tree is $TREES/mono
+#   MONO=0   leave the monorepo tree out (the Go tree only)
+#   RUNS     runs per figure (default 5; the first, a warm-up, is not counted)
+#   QUERIES  a regexp of query names (default: the benchmark set; "." for all)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v rg >/dev/null || { echo "bench.sh: ripgrep (rg) is needed: scripts/install-deps.sh ripgrep" >&2; exit 1; }
+trees=$(go env GOROOT)/src
+if [[ ${MONO:-1} != 0 ]]; then
+	mono=${TREES:-/work/trees}/mono
+	scripts/monorepo-tree.sh "$mono"
+	trees=$trees:$mono
+fi
+export AGENTLS_BENCH_TREES=$trees
+export AGENTLS_BENCH_RUNS=${RUNS:-5}
+[[ -n ${QUERIES:-} ]] && export AGENTLS_BENCH_QUERIES=$QUERIES
+# The table on stdout; go test's own lines (benchmark metrics) after it.
+go test ./cmd/agentls -run '^$' -bench '^BenchmarkScale$' -benchtime 1x -timeout 60m
