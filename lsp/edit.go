@@ -207,8 +207,9 @@ func (e *editor) base(ch workspace.FileChange) string {
 	return ch.OldText
 }
 
-// textEdits turns one file's change into minimal TextEdits (a line diff),
-// versioned against the open document.
+// textEdits turns one file's change into minimal TextEdits (a line diff
+// of the lines between the common prefix and suffix, never the whole
+// text), versioned against the open document.
 func (e *editor) textEdits(ch workspace.FileChange, uri, ann string) textDocumentEdit {
 	old := e.base(ch)
 	id := versionedID{URI: uri}
@@ -218,10 +219,10 @@ func (e *editor) textEdits(ch workspace.FileChange, uri, ann string) textDocumen
 	}
 	rs := workspace.Replacements(old, ch.NewText)
 	edits := make([]textEdit, 0, len(rs))
-	idx := workspace.NewLineIndex(old)
+	pos := workspace.NewPositionWalker(old) // rs ascend
 	for _, r := range rs {
 		edits = append(edits, textEdit{
-			Range:   workspace.Range{Start: idx.Position(r.Start), End: idx.Position(r.End)},
+			Range:   workspace.Range{Start: pos.Position(r.Start), End: pos.Position(r.End)},
 			NewText: r.Text, AnnotationID: ann,
 		})
 	}
