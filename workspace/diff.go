@@ -178,6 +178,10 @@ func Replacements(old, new string) []Replacement {
 func commonLines(a, b string) (pre, suf int) {
 	n := min(len(a), len(b))
 	i := 0
+	const chunk = 512 // compared at once: memory comparison is vectorized
+	for i+chunk <= n && a[i:i+chunk] == b[i:i+chunk] {
+		i += chunk
+	}
 	for i < n && a[i] == b[i] {
 		i++
 	}
@@ -186,6 +190,9 @@ func commonLines(a, b string) (pre, suf int) {
 	}
 	pre = strings.LastIndexByte(a[:i], '\n') + 1
 	j := 0
+	for j+chunk <= n-pre && a[len(a)-j-chunk:len(a)-j] == b[len(b)-j-chunk:len(b)-j] {
+		j += chunk
+	}
 	for j < n-pre && a[len(a)-1-j] == b[len(b)-1-j] {
 		j++
 	}

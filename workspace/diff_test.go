@@ -162,7 +162,24 @@ func TestUnifiedDiffApplies(t *testing.T) {
 		return b.String()
 	}
 	for i := 0; i < 3000; i++ {
+		if i < 8 { // a text repeated: the prefix and suffix could overlap
+			p := strings.Repeat("a\nb\n", 100*(i%4+1))
+			old, new := p, p+p
+			if i >= 4 {
+				old, new = new, old
+			}
+			if got := applyUnified(t, old, UnifiedDiff("f", "f", old, new)); got != new {
+				t.Fatalf("repeated text, case %d: got %q", i, got)
+			}
+			if got := applyReplacements(old, Replacements(old, new)); got != new {
+				t.Fatalf("repeated text, case %d: replacements give %q", i, got)
+			}
+			continue
+		}
 		pre, suf := gen(20), gen(20)
+		if i%4 == 0 { // past the chunks commonLines compares at once
+			pre, suf = gen(1500), gen(1500)
+		}
 		old, new := pre+gen(8)+suf, pre+gen(8)+suf
 		d := UnifiedDiff("f", "f", old, new)
 		if got := applyUnified(t, old, d); got != new {
