@@ -38,9 +38,7 @@ func BenchmarkOneLineEditOfOpenBuffer(b *testing.B) {
 	from, to := "line 10000\n", "line 10000 edited\n"
 	b.ResetTimer()
 	for b.Loop() {
-		t0 := time.Now()
 		res, err := c.ToolCall(ctx, "edit_file", map[string]any{"path": "big.txt", "old_string": from, "new_string": to})
-		println("DBG total", time.Since(t0).String(), "server ms", res.DurationMs)
 		if err != nil || res.Status != tools.StatusSuccess {
 			b.Fatalf("edit: %+v %v", res, err)
 		}
