@@ -102,7 +102,12 @@ func (c *Client) ApplyEdit(ctx context.Context, raw json.RawMessage, save bool) 
 		case "rename":
 			from, _ := workspace.URIToPath(kind.OldURI)
 			to, _ := workspace.URIToPath(kind.NewURI)
-			err = os.Rename(from, to)
+			if err = os.MkdirAll(filepath.Dir(to), 0o755); err == nil {
+				err = os.Rename(from, to)
+			}
+			if err == nil {
+				err = c.renameDocs(ctx, from, to)
+			}
 		case "":
 			var te TextDocumentEdit
 			if err = json.Unmarshal(ch, &te); err == nil {
@@ -130,6 +135,46 @@ func (c *Client) ApplyEdit(ctx context.Context, raw json.RawMessage, save bool) 
 		}
 	}
 	return ApplyResult{Applied: true}
+}
+
+// renameDocs moves the buffers of from (a file, or the files below a
+// folder) to to, keeping their text, unsaved or not, as editors do, and
+// tells the server: didClose of the old name, didOpen of the new one.
+func (c *Client) renameDocs(ctx context.Context, from, to string) error {
+	c.mu.Lock()
+	moved := map[string]string{} // old path → new path
+	for p := range c.docs {
+		if p == from {
+			moved[p] = to
+		} else if rest, ok := strings.CutPrefix(p, from+string(filepath.Separator)); ok {
+			moved[p] = filepath.Join(to, rest)
+		}
+	}
+	type open struct {
+		path, text string
+		version    int32
+	}
+	var opened []open
+	for old, new := range moved {
+		d := c.docs[old]
+		delete(c.docs, old)
+		c.docs[new] = d
+		opened = append(opened, open{new, d.text, d.version})
+	}
+	c.mu.Unlock()
+	for old := range moved {
+		if err := c.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": workspace.PathToURI(old)}}); err != nil {
+			return err
+		}
+	}
+	for _, o := range opened {
+		err := c.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+			"uri": workspace.PathToURI(o.path), "languageId": languageID(o.path), "version": o.version, "text": o.text}})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c *Client) applyTextEdit(ctx context.Context, te TextDocumentEdit, save bool) error {
