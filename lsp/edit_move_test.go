@@ -94,3 +94,32 @@ func TestMoveOfOpenModifiedBuffer(t *testing.T) {
 		})
 	}
 }
+
+// TestCopyInEditorKeepsMode: a copy the editor creates (a CreateFile and
+// its text) gets the source's mode bits once it landed: an executable
+// stays executable.
+func TestCopyInEditorKeepsMode(t *testing.T) {
+	t.Parallel()
+	c, root := started(t, annotatedCaps(), nil)
+	ctx := ctxT(t)
+	src := writeFile(t, root, "run.sh", "#!/bin/sh\necho hi\n")
+	if err := os.Chmod(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var seen []lsptest.ApplyEditParams
+	c.SetHooks(lsptest.Hooks{ApplyEdit: recordEdits(ctx, c, &seen, true)})
+	res, _ := c.ToolCall(ctx, "copy_file", map[string]any{"source": "run.sh", "dest": "bin/run2.sh"})
+	if res.Status != tools.StatusSuccess {
+		t.Fatalf("result: %+v", res)
+	}
+	if s := editStructured(t, res); s.AppliedBy != "editor" || len(seen) != 1 || !strings.Contains(string(seen[0].Edit.DocumentChanges[0]), `"kind":"create"`) {
+		t.Fatalf("structured %+v, applyEdit %+v: want the editor to create the copy", s, seen)
+	}
+	fi, err := os.Stat(filepath.Join(root, "bin", "run2.sh"))
+	if err != nil || fi.Mode().Perm() != 0o755 {
+		t.Fatalf("copy: %v, %v: want mode 0755", fi, err)
+	}
+	if d, _ := os.ReadFile(filepath.Join(root, "bin", "run2.sh")); string(d) != "#!/bin/sh\necho hi\n" {
+		t.Errorf("copy = %q", d)
+	}
+}
