@@ -14,7 +14,7 @@ var CopyFile = builtin(editTool(Def[copyFileArgs]{
 	Name:     "copy_file",
 	Category: "fs",
 	Title:    "Copy file",
-	Description: "Copies a file (the editor's buffer when it is open) to a new path, with its mode bits (an executable stays executable); missing parent directories are created. " +
+	Description: "Copies a file (the editor's buffer when it is open) to a new path; missing parent directories are created. " +
 		"An existing file at dest is replaced only with overwrite: true. Copying asks for approval in safe mode, " +
 		"to a new path too. Directories are not copied.",
 	Annotations: Annotations{Destructive: true, Approval: "ask"},
