@@ -431,13 +431,15 @@ describe('agentls in VS Code (code-server)', { concurrency: false }, () => {
     // The editor visits the new path, dirty, with the unsaved text.
     const tab = page.locator('.tabs-container .tab.dirty', { hasText: 'move-me.txt' });
     await tab.waitFor();
-    assert.match(await tab.getAttribute('aria-label') ?? '', /moved/, 'the tab is the file in moved/');
+    await tab.click();
+    // The breadcrumbs of the active editor name its folder.
+    await waitFor(async () => /moved/.test(await page.locator('.breadcrumbs-control').first().innerText()), 10000,
+      'the breadcrumbs of the moved file to name moved/');
     await waitEditorText('unsaved line before the move');
     // The server reads the editor's document at the new path.
     const read = await (await agentCall('read_file', { path: 'moved/move-me.txt' })).result();
     assert.match(read.content, /unsaved line before the move/, JSON.stringify(read));
     await shot('moved-buffer-still-unsaved');
-    await tab.click();
     await palette('File: Revert File');
     await page.locator('.tabs-container .tab.dirty', { hasText: 'move-me.txt' }).waitFor({ state: 'detached' });
     await closeAllEditors();
