@@ -32,8 +32,9 @@ func (e *editor) SavesAfterApply() bool { return e.caps().SaveAfterApply }
 // CanApply implements tools.Editor.
 func (e *editor) CanApply(p *workspace.Plan) bool {
 	c := e.caps()
+	moves := movesOnly(p)
 	for _, ch := range p.Changes {
-		if !e.takes(c, ch) {
+		if !e.takes(c, ch, moves) {
 			return false
 		}
 	}
@@ -51,13 +52,18 @@ func (e *editor) CanApply(p *workspace.Plan) bool {
 //   - a new file no editor holds only with documentChanges and the create
 //     operation: otherwise the server creates it with its content, so the
 //     disk never holds an empty file while the text waits in a buffer;
-//   - rename and delete only with documentChanges and the operation;
+//   - rename and delete only with documentChanges and the operation; a
+//     plan of moves only (move_file) with the rename operation alone, sent
+//     as documentChanges all the same (where a RenameFile goes): Neovim
+//     declares resourceOperations without documentChanges, and the
+//     buffers of moved files follow them only when the editor moves them;
 //   - binary content and directories never.
 func (e *editor) Split(p *workspace.Plan) (ed, srv *workspace.Plan) {
 	c := e.caps()
+	moves := movesOnly(p)
 	ed, srv = &workspace.Plan{}, &workspace.Plan{}
 	for _, ch := range p.Changes {
-		if e.takes(c, ch) {
+		if e.takes(c, ch, moves) {
 			ed.Changes = append(ed.Changes, ch)
 		} else {
 			srv.Changes = append(srv.Changes, ch)
@@ -66,8 +72,9 @@ func (e *editor) Split(p *workspace.Plan) (ed, srv *workspace.Plan) {
 	return ed, srv
 }
 
-// takes reports whether the editor applies ch (see Split).
-func (e *editor) takes(c clientCaps, ch workspace.FileChange) bool {
+// takes reports whether the editor applies ch, a change of a plan of moves
+// only or not (see Split).
+func (e *editor) takes(c clientCaps, ch workspace.FileChange, moves bool) bool {
 	if !c.ApplyEdit {
 		return false
 	}
@@ -75,7 +82,9 @@ func (e *editor) takes(c clientCaps, ch workspace.FileChange) bool {
 	switch {
 	case ch.Binary, ch.Op == workspace.OpMkdir:
 		return false
-	case ch.Op == workspace.OpDelete, ch.Op == workspace.OpRename:
+	case ch.Op == workspace.OpRename:
+		return (c.DocumentChanges || moves) && c.ResourceOperations[ch.Op]
+	case ch.Op == workspace.OpDelete:
 		return c.DocumentChanges && c.ResourceOperations[ch.Op]
 	case ch.Op == workspace.OpCreate && !ch.Overwrite:
 		return open || c.DocumentChanges && c.ResourceOperations["create"]
@@ -128,8 +137,9 @@ const annotationID = "agentls"
 
 // Apply implements tools.Editor. p holds only what Split gave the editor.
 // Clients with documentChanges get them (text edits versioned against the
-// open documents, resource operations as the client allows); any other
-// client gets the changes map, which carries no versions: the server then
+// open documents, resource operations as the client allows), and so does a
+// plan of moves only (RenameFile operations, see Split); any other client
+// gets the changes map, which carries no versions: the server then
 // compares every buffer with the text the plan was made from right before
 // sending, and answers not applied (the caller reports STALE_FILE) when one
 // changed. What landed is checked after the answer by the caller.
@@ -143,7 +153,7 @@ func (e *editor) Apply(ctx context.Context, p *workspace.Plan, label string, con
 			ann: {Label: label, Description: "Proposed by the agent through agentls; review before accepting.", NeedsConfirmation: true},
 		}
 	}
-	if !c.DocumentChanges {
+	if !c.DocumentChanges && !movesOnly(p) {
 		edit.Changes = map[string][]textEdit{}
 		for _, ch := range p.Changes {
 			if ch.Op != workspace.OpCreate && ch.Op != workspace.OpModify {
@@ -195,6 +205,16 @@ func (e *editor) Apply(ctx context.Context, p *workspace.Plan, label string, con
 	return res.Applied, res.FailureReason, nil
 }
 
+// movesOnly reports whether every change of p is a rename.
+func movesOnly(p *workspace.Plan) bool {
+	for _, ch := range p.Changes {
+		if ch.Op != workspace.OpRename {
+			return false
+		}
+	}
+	return len(p.Changes) > 0
+}
+
 // base is the text a change's edits are computed against: the buffer's
 // text the plan was made from ("" for a new file).
 func (e *editor) base(ch workspace.FileChange) string {
@@ -207,8 +227,9 @@ func (e *editor) base(ch workspace.FileChange) string {
 	return ch.OldText
 }
 
-// textEdits turns one file's change into minimal TextEdits (a line diff),
-// versioned against the open document.
+// textEdits turns one file's change into minimal TextEdits (a line diff
+// of the lines between the common prefix and suffix, never the whole
+// text), versioned against the open document.
 func (e *editor) textEdits(ch workspace.FileChange, uri, ann string) textDocumentEdit {
 	old := e.base(ch)
 	id := versionedID{URI: uri}
@@ -218,10 +239,10 @@ func (e *editor) textEdits(ch workspace.FileChange, uri, ann string) textDocumen
 	}
 	rs := workspace.Replacements(old, ch.NewText)
 	edits := make([]textEdit, 0, len(rs))
-	idx := workspace.NewLineIndex(old)
+	pos := workspace.NewPositionWalker(old) // rs ascend
 	for _, r := range rs {
 		edits = append(edits, textEdit{
-			Range:   workspace.Range{Start: idx.Position(r.Start), End: idx.Position(r.End)},
+			Range:   workspace.Range{Start: pos.Position(r.Start), End: pos.Position(r.End)},
 			NewText: r.Text, AnnotationID: ann,
 		})
 	}

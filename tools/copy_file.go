@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"io/fs"
 	"strings"
 	"unicode/utf8"
 
@@ -34,8 +35,12 @@ func planCopy(c *Call, a copyFileArgs) (*workspace.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := c.Workspace.Stat(p.from); err == nil && fi.IsDir() {
-		return nil, Errorf(NotAFile, "%s is a directory; copy_file copies files", p.fromRel)
+	var mode fs.FileMode // the source's permission bits, which the copy keeps
+	if fi, err := c.Workspace.Stat(p.from); err == nil {
+		if fi.IsDir() {
+			return nil, Errorf(NotAFile, "%s is a directory; copy_file copies files", p.fromRel)
+		}
+		mode = fi.Mode().Perm()
 	}
 	text, exists, err := currentText(c, p.from)
 	if err != nil {
@@ -44,7 +49,7 @@ func planCopy(c *Call, a copyFileArgs) (*workspace.Plan, error) {
 	if !exists {
 		return nil, Errorf(FileNotFound, "%s does not exist", p.fromRel)
 	}
-	ch := workspace.FileChange{Op: workspace.OpCreate, Path: p.to, NewText: text,
+	ch := workspace.FileChange{Op: workspace.OpCreate, Path: p.to, NewText: text, Mode: mode,
 		Binary: strings.IndexByte(text, 0) >= 0 || !utf8.ValidString(text)}
 	existing, err := checkDest(c, p, a.Overwrite, false, "give the full path of the copy")
 	if err != nil {

@@ -2,6 +2,8 @@ package tools
 
 import (
 	"encoding/base64"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -54,5 +56,54 @@ func TestCopyFileBinaryPlan(t *testing.T) {
 	}
 	if ch := p.Changes[0]; !ch.Binary || ch.Op != workspace.OpCreate || ch.NewText != "a\x00b" {
 		t.Errorf("change = %+v", ch)
+	}
+}
+
+// TestCopyFileKeepsMode: the copy has the source's permission bits, new or
+// over an existing file, text or binary (the server writes both here; the
+// editor's path is lsp's TestCopyInEditorKeepsMode).
+func TestCopyFileKeepsMode(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name    string
+		mode    fs.FileMode
+		content string
+		dest    string // an existing file at dest, mode 0644, when set
+	}{
+		{"executable", 0o755, "#!/bin/sh\necho hi\n", ""},
+		{"private", 0o600, "secret\n", ""},
+		{"executable over a file", 0o755, "#!/bin/sh\n", "old\n"},
+		{"plain over an executable's place", 0o644, "plain\n", "old\n"},
+		{"binary executable", 0o750, "\x7fELF\x00\x01", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env, root := ftEnv(t)
+			src, dst := filepath.Join(root, "src"), filepath.Join(root, "sub", "dst")
+			testenv.WriteFiles(t, root, map[string]string{"src": tt.content})
+			if err := os.Chmod(src, tt.mode); err != nil {
+				t.Fatal(err)
+			}
+			args := map[string]any{"source": "src", "dest": "sub/dst"}
+			if tt.dest != "" {
+				testenv.WriteFiles(t, root, map[string]string{"sub/dst": tt.dest})
+				os.Chmod(dst, 0o644)
+				if tt.mode == 0o644 {
+					os.Chmod(dst, 0o755)
+				}
+				args["overwrite"] = true
+			}
+			wantSuccess(t, ftCall(t, env, "copy_file", args))
+			fi, err := os.Stat(dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm() != tt.mode {
+				t.Errorf("copy's mode = %v, want %v", fi.Mode().Perm(), tt.mode)
+			}
+			if got := ftRead(t, root, "sub/dst"); got != tt.content {
+				t.Errorf("copy = %q", got)
+			}
+		})
 	}
 }

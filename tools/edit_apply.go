@@ -119,6 +119,9 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 			return notApplied(c, p, landed, res, fmt.Sprintf("the editor answered that it did not apply the edit (%s)", reason)), nil
 		}
 	}
+	if err := applyModes(c, edPlan, landed); err != nil {
+		return nil, err
+	}
 	all := true
 	for _, ch := range p.Changes {
 		all = all && landed[ch.Path].landed
@@ -137,6 +140,20 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 	out := Success(editSummary(res, labels), res)
 	out.Display = res.Diff // a person reads the change itself
 	return out, nil
+}
+
+// applyModes gives the files of the editor's part that landed the mode
+// bits their change asks for (FileChange.Mode): the editor writes text,
+// not modes.
+func applyModes(c *Call, p *workspace.Plan, landed map[string]landState) error {
+	for _, ch := range p.Changes {
+		if ch.Op == workspace.OpCreate && ch.Mode != 0 && landed[ch.Path].landed {
+			if err := c.Workspace.Chmod(ch.Path, ch.Mode); err != nil {
+				return fileError(c.Workspace.Rel(ch.Path), err)
+			}
+		}
+	}
+	return nil
 }
 
 // changePaths names the files a change touches, relative: both of a
@@ -477,8 +494,15 @@ func writePlan(w *workspace.Workspace, p *workspace.Plan) error {
 		var err error
 		switch ch.Op {
 		case workspace.OpCreate, workspace.OpModify:
+			perm := fs.FileMode(0o644)
+			if ch.Mode != 0 {
+				perm = ch.Mode
+			}
 			if err = w.MkdirAll(filepath.Dir(ch.Path), 0o755); err == nil {
-				err = w.WriteFileAtomic(ch.Path, []byte(ch.NewText), 0o644)
+				err = w.WriteFileAtomic(ch.Path, []byte(ch.NewText), perm)
+			}
+			if err == nil && ch.Mode != 0 {
+				err = w.Chmod(ch.Path, ch.Mode) // an existing file kept its own
 			}
 		case workspace.OpDelete:
 			if ch.Dir {

@@ -3,6 +3,7 @@ package workspace
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -185,6 +186,26 @@ func (w *Workspace) Readlink(p string) (string, error) {
 func (w *Workspace) WriteFileAtomic(p string, data []byte, perm fs.FileMode) error {
 	return w.beneath(p, false, func(t target) error {
 		return writeAtomicBeneath(t.root, t.rel, data, perm)
+	})
+}
+
+// Chmod sets the permission bits of the regular file p (a symlink is not
+// followed, as the other writes of this file).
+func (w *Workspace) Chmod(p string, mode fs.FileMode) error {
+	return w.beneath(p, false, func(t target) error {
+		f, err := openFileBeneath(t.root, t.rel, p, os.O_RDONLY, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if !fi.Mode().IsRegular() {
+			return &fs.PathError{Op: "chmod", Path: p, Err: errors.New("not a regular file")}
+		}
+		return f.Chmod(mode.Perm())
 	})
 }
 

@@ -152,9 +152,12 @@ type Replacement struct {
 }
 
 // Replacements returns the minimal line-wise replacements that turn old
-// into new, in order, by byte offsets of old.
+// into new, in order, by byte offsets of old. Only the lines between the
+// common prefix and suffix are split and compared, so a local edit of a
+// large text costs a comparison of its bytes.
 func Replacements(old, new string) []Replacement {
-	a, b := SplitLines(old), SplitLines(new)
+	pre, suf := commonLines(old, new)
+	a, b := SplitLines(old[pre:len(old)-suf]), SplitLines(new[pre:len(new)-suf])
 	edits := DiffLines(a, b)
 	if len(edits) == 0 {
 		return nil
@@ -163,9 +166,50 @@ func Replacements(old, new string) []Replacement {
 	bOff := offsets(b)
 	out := make([]Replacement, len(edits))
 	for i, e := range edits {
-		out[i] = Replacement{Start: aOff[e.OldStart], End: aOff[e.OldEnd], Text: new[bOff[e.NewStart]:bOff[e.NewEnd]]}
+		out[i] = Replacement{Start: pre + aOff[e.OldStart], End: pre + aOff[e.OldEnd], Text: new[pre+bOff[e.NewStart] : pre+bOff[e.NewEnd]]}
 	}
 	return out
+}
+
+// commonLines returns the byte lengths of the longest common prefix of a
+// and b made of whole lines, and of a common suffix made of whole lines
+// that does not overlap it (it may leave out one common line, which
+// DiffLines trims).
+func commonLines(a, b string) (pre, suf int) {
+	n := min(len(a), len(b))
+	i := 0
+	const chunk = 512 // compared at once: memory comparison is vectorized
+	for i+chunk <= n && a[i:i+chunk] == b[i:i+chunk] {
+		i += chunk
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	if i == len(a) && i == len(b) {
+		return i, 0
+	}
+	pre = strings.LastIndexByte(a[:i], '\n') + 1
+	j := 0
+	for j+chunk <= n-pre && a[len(a)-j-chunk:len(a)-j] == b[len(b)-j-chunk:len(b)-j] {
+		j += chunk
+	}
+	for j < n-pre && a[len(a)-1-j] == b[len(b)-1-j] {
+		j++
+	}
+	// Start the suffix right after a line break both texts have.
+	tail := a[len(a)-j:]
+	if k := strings.IndexByte(tail, '\n'); k >= 0 {
+		suf = len(tail) - k - 1
+	}
+	return pre, suf
+}
+
+// backLines moves offset off of text (a line start) back by up to n lines.
+func backLines(text string, off, n int) int {
+	for ; n > 0 && off > 0; n-- {
+		off = strings.LastIndexByte(text[:off-1], '\n') + 1
+	}
+	return off
 }
 
 // offsets returns the byte offset of each line start, and the total length.
@@ -182,7 +226,21 @@ func offsets(lines []string) []int {
 // person should read them; a created file has oldPath "" and a deleted one
 // newPath "".
 func UnifiedDiff(oldPath, newPath, old, new string) string {
-	a, b := SplitLines(old), SplitLines(new)
+	const ctx = 3
+	// Only the differing lines and their context are split: the common
+	// prefix and suffix less ctx lines each, counted in line numbers.
+	pre, suf := commonLines(old, new)
+	pre = backLines(old, pre, ctx)
+	for n := 0; n < ctx && suf > 0; n++ {
+		k := strings.IndexByte(old[len(old)-suf:], '\n')
+		if k < 0 {
+			suf = 0
+			break
+		}
+		suf -= k + 1
+	}
+	skipped := strings.Count(old[:pre], "\n")
+	a, b := SplitLines(old[pre:len(old)-suf]), SplitLines(new[pre:len(new)-suf])
 	fd := &diff.FileDiff{OrigName: "/dev/null", NewName: "/dev/null"}
 	if oldPath != "" {
 		fd.OrigName = "a/" + oldPath
@@ -198,7 +256,6 @@ func UnifiedDiff(oldPath, newPath, old, new string) string {
 		out, _ := diff.PrintFileDiff(fd)
 		return string(out)
 	}
-	const ctx = 3
 	for i := 0; i < len(edits); {
 		// Group edits whose contexts touch.
 		j := i
@@ -228,8 +285,8 @@ func UnifiedDiff(oldPath, newPath, old, new string) string {
 			writeLine(&body, ' ', a[ai])
 		}
 		h := &diff.Hunk{
-			OrigStartLine: int32(os + 1), OrigLines: int32(oe - os),
-			NewStartLine: int32(ns + 1), NewLines: int32(ne - ns),
+			OrigStartLine: int32(skipped + os + 1), OrigLines: int32(oe - os),
+			NewStartLine: int32(skipped + ns + 1), NewLines: int32(ne - ns),
 			Body: body.Bytes(),
 		}
 		if h.OrigLines == 0 {

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"io/fs"
 	"strings"
 )
 
@@ -23,6 +24,10 @@ type FileChange struct {
 	Dir       bool   // delete or mkdir of a directory
 	Overwrite bool   // create or rename over an existing file
 	Binary    bool   // NewText is bytes, not text: only the server can write it
+	// Mode, for a create, is the permission bits the file gets, whoever
+	// writes its text (copy_file: the source's); 0 leaves them as they
+	// are (an existing file's, or the default of a new one).
+	Mode fs.FileMode
 	// Version is the open document's version OldText was taken from, or 0
 	// when the file is not open in the editor.
 	Version int32

@@ -3,6 +3,7 @@ package workspace
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -146,4 +147,46 @@ func (x *LineIndex) Position(offset int) Position {
 	offset = min(max(offset, 0), len(x.text))
 	line := sort.Search(len(x.starts), func(i int) bool { return x.starts[i] > offset }) - 1
 	return Position{Line: uint32(line), Character: UTF16Len(x.text[x.starts[line]:offset])}
+}
+
+// PositionWalker converts ascending byte offsets of one text to LSP
+// positions, scanning the text only up to the last offset asked: a few
+// edits near the start of a large text cost little.
+type PositionWalker struct {
+	text      string
+	off       int    // the offset scanned up to
+	line      uint32 // its line
+	lineStart int    // the offset where that line starts
+}
+
+// NewPositionWalker returns a walker at the start of text.
+func NewPositionWalker(text string) *PositionWalker { return &PositionWalker{text: text} }
+
+// Position returns the LSP position of offset, which must not be below the
+// offset of the previous call.
+func (w *PositionWalker) Position(offset int) Position {
+	offset = min(max(offset, w.off), len(w.text))
+	seg := w.text[w.off:offset]
+	if strings.IndexByte(seg, '\r') < 0 {
+		if n := strings.Count(seg, "\n"); n > 0 {
+			w.line += uint32(n)
+			w.lineStart = w.off + strings.LastIndexByte(seg, '\n') + 1
+		}
+	} else {
+		for i := w.off; i < offset; i++ {
+			switch w.text[i] {
+			case '\n':
+				w.line++
+				w.lineStart = i + 1
+			case '\r':
+				if i+1 < len(w.text) && w.text[i+1] == '\n' {
+					continue
+				}
+				w.line++
+				w.lineStart = i + 1
+			}
+		}
+	}
+	w.off = offset
+	return Position{Line: w.line, Character: UTF16Len(w.text[w.lineStart:offset])}
 }

@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"math/rand"
+	"sort"
 	"testing"
 )
 
@@ -82,5 +84,30 @@ func TestOverlayChanges(t *testing.T) {
 	o.Close("/w/a")
 	if _, ok := o.Get("/w/a"); ok {
 		t.Error("closed document still open")
+	}
+}
+
+// TestPositionWalker: the walker gives the positions LineIndex gives, for
+// ascending offsets of texts with every kind of line break.
+func TestPositionWalker(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewSource(3))
+	parts := []string{"a", "é", "😀", "\n", "\r\n", "\r", "xyz"}
+	for i := 0; i < 2000; i++ {
+		var text string
+		for n := rng.Intn(40); n > 0; n-- {
+			text += parts[rng.Intn(len(parts))]
+		}
+		offs := make([]int, rng.Intn(6))
+		for j := range offs {
+			offs[j] = rng.Intn(len(text) + 1)
+		}
+		sort.Ints(offs)
+		idx, w := NewLineIndex(text), NewPositionWalker(text)
+		for _, off := range offs {
+			if got, want := w.Position(off), idx.Position(off); got != want {
+				t.Fatalf("%q at %d (of %v): walker %+v, index %+v", text, off, offs, got, want)
+			}
+		}
 	}
 }

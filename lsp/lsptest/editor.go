@@ -102,7 +102,12 @@ func (c *Client) ApplyEdit(ctx context.Context, raw json.RawMessage, save bool) 
 		case "rename":
 			from, _ := workspace.URIToPath(kind.OldURI)
 			to, _ := workspace.URIToPath(kind.NewURI)
-			err = os.Rename(from, to)
+			if err = os.MkdirAll(filepath.Dir(to), 0o755); err == nil {
+				err = os.Rename(from, to)
+			}
+			if err == nil {
+				err = c.renameDocs(ctx, from, to)
+			}
 		case "":
 			var te TextDocumentEdit
 			if err = json.Unmarshal(ch, &te); err == nil {
@@ -132,6 +137,46 @@ func (c *Client) ApplyEdit(ctx context.Context, raw json.RawMessage, save bool) 
 	return ApplyResult{Applied: true}
 }
 
+// renameDocs moves the buffers of from (a file, or the files below a
+// folder) to to, keeping their text, unsaved or not, as editors do, and
+// tells the server: didClose of the old name, didOpen of the new one.
+func (c *Client) renameDocs(ctx context.Context, from, to string) error {
+	c.mu.Lock()
+	moved := map[string]string{} // old path → new path
+	for p := range c.docs {
+		if p == from {
+			moved[p] = to
+		} else if rest, ok := strings.CutPrefix(p, from+string(filepath.Separator)); ok {
+			moved[p] = filepath.Join(to, rest)
+		}
+	}
+	type open struct {
+		path, text string
+		version    int32
+	}
+	var opened []open
+	for old, new := range moved {
+		d := c.docs[old]
+		delete(c.docs, old)
+		c.docs[new] = d
+		opened = append(opened, open{new, d.text, d.version})
+	}
+	c.mu.Unlock()
+	for old := range moved {
+		if err := c.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": workspace.PathToURI(old)}}); err != nil {
+			return err
+		}
+	}
+	for _, o := range opened {
+		err := c.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+			"uri": workspace.PathToURI(o.path), "languageId": languageID(o.path), "version": o.version, "text": o.text}})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (c *Client) applyTextEdit(ctx context.Context, te TextDocumentEdit, save bool) error {
 	path, err := workspace.URIToPath(te.TextDocument.URI)
 	if err != nil {
@@ -159,6 +204,7 @@ func (c *Client) applyTextEdit(ctx context.Context, te TextDocumentEdit, save bo
 	type rep struct {
 		start, end int
 		text       string
+		rng        workspace.Range
 	}
 	var reps []rep
 	for _, e := range te.Edits {
@@ -167,11 +213,15 @@ func (c *Client) applyTextEdit(ctx context.Context, te TextDocumentEdit, save bo
 		if err1 != nil || err2 != nil {
 			return fmt.Errorf("bad range %+v", e.Range)
 		}
-		reps = append(reps, rep{s, en, e.NewText})
+		reps = append(reps, rep{s, en, e.NewText, e.Range})
 	}
 	sort.SliceStable(reps, func(i, j int) bool { return reps[i].start > reps[j].start })
+	// The didChange is incremental, as editors send it: the edits from the
+	// last, so that each range still holds in the text before it.
+	changes := make([]any, 0, len(reps))
 	for _, r := range reps {
 		text = text[:r.start] + r.text + text[r.end:]
+		changes = append(changes, map[string]any{"range": r.rng, "text": r.text})
 	}
 	if !open {
 		// Editors open a file they edit; this one writes it when saving.
@@ -186,7 +236,7 @@ func (c *Client) applyTextEdit(ctx context.Context, te TextDocumentEdit, save bo
 		c.mu.Unlock()
 		err := c.Notify(ctx, "textDocument/didChange", map[string]any{
 			"textDocument":   map[string]any{"uri": te.TextDocument.URI, "version": v},
-			"contentChanges": []any{map[string]any{"text": text}},
+			"contentChanges": changes,
 		})
 		if err != nil {
 			return err
@@ -204,18 +254,22 @@ func (c *Client) applyTextEdit(ctx context.Context, te TextDocumentEdit, save bo
 // utf16Offset converts an LSP position to a byte offset, written apart from
 // the server's own conversion so tests check one against the other.
 func utf16Offset(text string, p workspace.Position) (int, error) {
-	lines := strings.SplitAfter(text, "\n")
-	if int(p.Line) > len(lines) || int(p.Line) == len(lines) && p.Character > 0 {
-		return 0, fmt.Errorf("line %d out of range", p.Line)
-	}
 	off := 0
-	for _, l := range lines[:p.Line] {
-		off += len(l)
+	for i := uint32(0); i < p.Line; i++ {
+		k := strings.IndexByte(text[off:], '\n')
+		if k < 0 {
+			if i == p.Line-1 && p.Character == 0 {
+				return len(text), nil // just past the last line
+			}
+			return 0, fmt.Errorf("line %d out of range", p.Line)
+		}
+		off += k + 1
 	}
-	if int(p.Line) == len(lines) {
-		return off, nil
+	line := text[off:]
+	if k := strings.IndexByte(line, '\n'); k >= 0 {
+		line = line[:k+1]
 	}
-	line := strings.TrimRight(lines[p.Line], "\r\n")
+	line = strings.TrimRight(line, "\r\n")
 	units := utf16.Encode([]rune(line))
 	if int(p.Character) > len(units) {
 		return 0, fmt.Errorf("character %d past the line end", p.Character)

@@ -313,6 +313,9 @@ Also: a file not open in Emacs is edited through a buffer, saved, closed."
         (should (equal (plist-get (plist-get r :structured) :applied_by) "editor")))
       (should (equal (buffer-file-name ba) (expand-file-name "sub/moved.txt" ws)))
       (should (equal (with-current-buffer ba (buffer-string)) "one\nunsaved\n"))
+      ;; Still unsaved: the disk at the new path has the saved text.
+      (should (buffer-modified-p ba))
+      (should (equal (agentls-test--file ws "sub/moved.txt") "one\n"))
       (should-not (file-exists-p (expand-file-name "a.txt" ws)))
       (should (string-match-p "unsaved"
                               (plist-get (agentls-call "read_file" '(:path "sub/moved.txt")) :content)))

@@ -107,6 +107,22 @@ describe("plain Neovim client (no plugin, default capabilities)", function()
     truthy(#asked.prompts == 2, "the person was asked twice: " .. vim.inspect(asked.prompts))
   end)
 
+  it("move_file of a modified buffer is a RenameFile: the buffer visits the new path with its unsaved text", function()
+    -- Neovim declares the rename operation without documentChanges; the
+    -- server sends a plan of moves as documentChanges all the same.
+    local ws, buf, client = project({ ["a.txt"] = "saved\n" }, true)
+    api.nvim_buf_set_lines(buf, 0, -1, false, { "saved", "unsaved é😀" })
+    local res = call(client, buf, "move_file", { from = "a.txt", to = "sub/b.txt" })
+    eq("success", res.status, "move: " .. vim.inspect(res))
+    eq("editor", res.structured.applied_by, "applied_by")
+    eq(ws .. "/sub/b.txt", vim.fs.normalize(api.nvim_buf_get_name(buf)), "the buffer visits the new path")
+    eq({ "saved", "unsaved é😀" }, lines(buf), "the buffer keeps its text")
+    eq(nil, read(ws .. "/a.txt"), "old path gone")
+    -- Neovim's own rename (vim.lsp.util.rename) writes the buffer with
+    -- :saveas!, so the new path has the buffer's text.
+    eq("saved\nunsaved é😀\n", read(ws .. "/sub/b.txt"), "the new path")
+  end)
+
   it("write_file of a new file creates it with its content, and no stray buffer", function()
     local ws, buf, client = project({ ["a.txt"] = "a\n" }, true)
     local res = call(client, buf, "write_file", { path = "new/made.txt", content = "made é\n" })

@@ -232,6 +232,7 @@ before(async () => {
   writeWs('lm-reject.txt', 'keep it a draft\n');
   writeWs('lm-read.txt', 'read by the VS Code agent\n');
   writeWs('expire.txt', 'nobody answers\n');
+  writeWs('move-me.txt', 'saved before the move\n');
   fs.mkdirSync(path.join(ws, 'junk'), { recursive: true });
   writeWs('junk/keep.txt', 'do not delete\n');
   browser = await chromium.launch({
@@ -407,6 +408,41 @@ describe('agentls in VS Code (code-server)', { concurrency: false }, () => {
       await sleep(1500);
       await closeAllEditors();
     }
+  });
+
+  test('3e. move_file of an open file with unsaved text: the editor follows the file, its text still unsaved', { timeout: 120000 }, async (t) => {
+    if (skipWithout(t, 'move_file')) { return; }
+    await openFile('move-me.txt');
+    await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('unsaved line before the move');
+    await page.locator('.tabs-container .tab.active.dirty', { hasText: 'move-me.txt' }).waitFor();
+    const call = await agentCall('move_file', { from: 'move-me.txt', to: 'moved/move-me.txt' });
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'wants to rename move-me.txt' });
+    await toast.locator('.monaco-button', { hasText: /^Approve$/ }).waitFor({ state: 'visible', timeout: 30000 });
+    await sleep(600);
+    await shot('move-approval');
+    await toast.locator('.monaco-button', { hasText: /^Approve$/ }).click();
+    const r = await call.result();
+    assert.equal(r.status, 'success', JSON.stringify(r));
+    assert.equal(r.structured.applied_by, 'editor', 'VS Code moved it (a RenameFile)');
+    await waitFor(() => !fs.existsSync(path.join(ws, 'move-me.txt')), 10000, 'the old path to go');
+    assert.equal(readWs('moved/move-me.txt'), 'saved before the move\n', 'the disk has the saved text: the unsaved text was not saved');
+    // The editor visits the new path, dirty, with the unsaved text.
+    const tab = page.locator('.tabs-container .tab.dirty', { hasText: 'move-me.txt' });
+    await tab.waitFor();
+    await tab.click();
+    // The breadcrumbs of the active editor name its folder.
+    await waitFor(async () => /moved/.test(await page.locator('.breadcrumbs-control').first().innerText()), 10000,
+      'the breadcrumbs of the moved file to name moved/');
+    await waitEditorText('unsaved line before the move');
+    // The server reads the editor's document at the new path.
+    const read = await (await agentCall('read_file', { path: 'moved/move-me.txt' })).result();
+    assert.match(read.content, /unsaved line before the move/, JSON.stringify(read));
+    await shot('moved-buffer-still-unsaved');
+    await palette('File: Revert File');
+    await page.locator('.tabs-container .tab.dirty', { hasText: 'move-me.txt' }).waitFor({ state: 'detached' });
+    await closeAllEditors();
   });
 
   test('4. a shell command needing approval streams its output into the output channel', { timeout: 120000 }, async (t) => {

@@ -14,7 +14,7 @@ import {
   ToolEvent, ToolFormat, ToolResult, ToolsClient, WorkDoneProgressValue, argumentsTemplate, buildProposal,
   describeArguments, describeRequest, diffStat, formatEvent, formatResult, isAgentlsToken, missingServerMessage,
   parseArguments, parseProposalUri, proposalUriParts, proposalText, requestTarget, resolveServer, schemaErrors,
-  serverConfig, sortTools, statusText, summarizeResult, touchedUris,
+  renamedFrom, serverConfig, sortTools, statusText, summarizeResult, touchedUris,
   alwaysButton, describeRules, describeWaiting, offers, timeLeft, whoAsks, requester, soonestLeft, PendingApproval,
   LmAgent, LmToolContribution, agentlsToolOf, invokeLmTool,
 } from './core';
@@ -617,7 +617,10 @@ class Extension implements vscode.Disposable {
         }
       }
     }
-    const plan = new SavePlan(touchedUris(edit).map(norm), u => open.get(u)?.isDirty);
+    // A moved document's state before the edit is its old URI's: VS Code
+    // moves a dirty document with its unsaved text, which stays unsaved.
+    const from = new Map([...renamedFrom(edit)].map(([n, o]) => [norm(n), norm(o)]));
+    const plan = new SavePlan(touchedUris(edit).map(norm), u => open.get(from.get(u) ?? u)?.isDirty);
     const converted = await client.protocol2CodeConverter.asWorkspaceEdit(params.edit);
     const applied = await vscode.workspace.applyEdit(converted);
     if (applied && this.capabilities().saveAfterApply) {

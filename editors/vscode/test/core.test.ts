@@ -8,7 +8,7 @@ import {
   ApprovalQueue, ApprovalRequest, ProgressPrinter, SavePlan, applyUnifiedDiff, argumentsTemplate, buildProposal,
   describeRequest, diffStat, formatEvent, isAgentlsToken, needsConfirmation, newProgressToken, parseArguments,
   parseProposalUri, proposalUriParts, resolveServer, schemaErrors, serverConfig, settingsFromSchema, splitUnifiedDiff,
-  statusText, summarizeResult, touchedUris,
+  renamedFrom, statusText, summarizeResult, touchedUris,
 } from '../src/core';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -128,6 +128,16 @@ test('touchedUris, needsConfirmation and SavePlan', () => {
   const plan = new SavePlan(uris, u => dirty[u]);
   assert.deepEqual(plan.toSave().sort(), ['file:///w/a.txt', 'file:///w/new.txt', 'file:///w/renamed.txt']);
   assert.deepEqual(plan.leftUnsaved(), ['file:///w/dirty.txt']);
+  // A renamed document was dirty or not under its old URI.
+  const from = renamedFrom(edit);
+  assert.deepEqual([...from], [['file:///w/renamed.txt', 'file:///w/old.txt']]);
+  const chain = renamedFrom({ documentChanges: [
+    { kind: 'rename', oldUri: 'file:///w/a', newUri: 'file:///w/b' },
+    { kind: 'rename', oldUri: 'file:///w/b', newUri: 'file:///w/c' },
+  ] });
+  assert.deepEqual([...chain], [['file:///w/c', 'file:///w/a']]);
+  const moved = new SavePlan(['file:///w/renamed.txt'], u => ({ 'file:///w/old.txt': true } as Record<string, boolean>)[from.get(u) ?? u]);
+  assert.deepEqual(moved.toSave(), [], 'a dirty document moved stays unsaved');
 });
 
 test('parseArguments, argumentsTemplate, schemaErrors, summarizeResult', () => {

@@ -75,6 +75,69 @@ local function save(buf)
   return true
 end
 
+--- Buffers of path (a file) or of the files below it (a folder), loaded
+--- and holding files: {buf, from, to} for a rename of path to new.
+local function moved_bufs(path, new)
+  local out = {}
+  for _, b in ipairs(api.nvim_list_bufs()) do
+    local name = vim.fs.normalize(api.nvim_buf_get_name(b))
+    local rest = name == path and "" or (vim.startswith(name, path .. "/") and name:sub(#path + 1))
+    if rest and api.nvim_buf_is_loaded(b) and not vim.list_contains({ "nofile", "nowrite" }, vim.bo[b].buftype) then
+      table.insert(out, { buf = b, from = name, to = new .. rest })
+    end
+  end
+  return out
+end
+
+--- A RenameFile that keeps the unsaved text of the buffers it moves
+--- unsaved: Neovim's own (vim.lsp.util.rename) renames a buffer with
+--- :saveas!, which writes the buffer, unsaved text and all, to the new
+--- path. Here the file is moved on disk, then each buffer takes the new
+--- name, reloads the file there (so that :write writes it without E13) and
+--- gets its text back: it stays modified, its undo history kept
+--- ('undoreload'), and the server hears didClose of the old name and
+--- didOpen of the new one (the reload), then the unsaved text (didChange).
+--- Without a modified buffer, Neovim's own rename runs.
+local function rename(old, new, opts, builtin)
+  opts = opts or {}
+  local from = vim.fs.normalize(old)
+  local to = vim.fs.normalize(new)
+  local bufs = moved_bufs(from, to)
+  local modified = false
+  for _, m in ipairs(bufs) do
+    modified = modified or vim.bo[m.buf].modified
+  end
+  if not modified then
+    return builtin(old, new, opts)
+  end
+  if vim.uv.fs_stat(to) and (not opts.overwrite or opts.ignoreIfExists) then
+    error(to .. " already exists")
+  end
+  vim.fn.mkdir(vim.fs.dirname(to), "p")
+  local ok, err = os.rename(from, to)
+  if not ok then
+    error(err)
+  end
+  for _, m in ipairs(bufs) do
+    local lines = api.nvim_buf_get_lines(m.buf, 0, -1, false)
+    local was = vim.bo[m.buf].modified
+    api.nvim_buf_call(m.buf, function()
+      local view = vim.fn.winsaveview()
+      api.nvim_buf_set_name(m.buf, m.to)
+      vim.cmd("silent keepalt keepjumps edit!")
+      if was then
+        api.nvim_buf_set_lines(m.buf, 0, -1, false, lines)
+      end
+      vim.fn.winrestview(view)
+    end)
+    -- :file leaves a buffer with the old name behind (the alternate file).
+    local stale = vim.fn.bufnr(m.from)
+    if stale ~= -1 and stale ~= m.buf and not api.nvim_buf_is_loaded(stale) then
+      pcall(api.nvim_buf_delete, stale, { force = true })
+    end
+  end
+end
+
 --- The handler of workspace/applyEdit.
 function M.handler(_, params, ctx)
   local client = vim.lsp.get_client_by_id(ctx.client_id)
@@ -117,7 +180,12 @@ function M.handler(_, params, ctx)
   -- go to the log instead of the screen.
   local ok, err
   M.pending_apply = function()
+    local builtin = util.rename
+    util.rename = function(old, new, opts)
+      return rename(old, new, opts, builtin)
+    end
     ok, err = pcall(util.apply_workspace_edit, edit, enc)
+    util.rename = builtin
   end
   local eok, out = pcall(api.nvim_exec2, "lua require('agentls.edit').pending_apply()", { output = true })
   M.pending_apply = nil

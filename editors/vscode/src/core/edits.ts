@@ -32,6 +32,22 @@ export function touchedUris(edit: LspWorkspaceEdit): string[] {
   return [...out];
 }
 
+/**
+ * The URI each file the edit renames had before the edit (new URI → old
+ * URI, through chains of renames): a moved document's state before the edit
+ * is its old URI's.
+ */
+export function renamedFrom(edit: LspWorkspaceEdit): Map<string, string> {
+  const from = new Map<string, string>();
+  for (const c of edit.documentChanges ?? []) {
+    if (!('textDocument' in c) && c.kind === 'rename') {
+      from.set(c.newUri, from.get(c.oldUri) ?? c.oldUri);
+      from.delete(c.oldUri);
+    }
+  }
+  return from;
+}
+
 /** Whether the edit asks the editor to confirm it (a change annotation with needsConfirmation). */
 export function needsConfirmation(edit: LspWorkspaceEdit): boolean {
   return Object.values(edit.changeAnnotations ?? {}).some(a => a.needsConfirmation === true);
