@@ -25,8 +25,6 @@ func TestCopyFile(t *testing.T) {
 		t.Errorf("asked %d, copy %q", asked, ftRead(t, root, "copies/a.txt"))
 	}
 	// Binary: the bytes, by the server.
-	var p workspace.Plan
-	_ = p
 	res := ftCall(t, env, "copy_file", map[string]any{"source": "img.png", "dest": "img2.png"})
 	wantSuccess(t, res)
 	if got := ftRead(t, root, "img2.png"); got != bin {
