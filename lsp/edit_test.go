@@ -42,6 +42,36 @@ func recordEdits(ctx context.Context, c *lsptest.Client, seen *[]lsptest.ApplyEd
 	}
 }
 
+// oneConfirmedEdit calls tool with args and wants it to succeed, approved
+// by the person, through exactly one workspace/applyEdit whose change
+// annotation asks for confirmation and whose label names the tool and each
+// of labelParts. It returns the result and that applyEdit's params.
+func oneConfirmedEdit(t *testing.T, ctx context.Context, c *lsptest.Client, tool string, args map[string]any, labelParts ...string) (*tools.Result, lsptest.ApplyEditParams) {
+	t.Helper()
+	var seen []lsptest.ApplyEditParams
+	c.SetHooks(lsptest.Hooks{ApplyEdit: recordEdits(ctx, c, &seen, false)})
+	res, err := c.ToolCall(ctx, tool, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != tools.StatusSuccess || res.ApprovedBy != "user" {
+		t.Fatalf("result: %+v", res)
+	}
+	if len(seen) != 1 {
+		t.Fatalf("%d applyEdit requests, want 1", len(seen))
+	}
+	a, ok := seen[0].Edit.ChangeAnnotations["agentls"]
+	if !ok || !a.NeedsConfirmation || !strings.Contains(a.Label, tool) {
+		t.Errorf("change annotation = %+v", seen[0].Edit.ChangeAnnotations)
+	}
+	for _, part := range labelParts {
+		if !strings.Contains(a.Label, part) {
+			t.Errorf("annotation label %q does not name %q", a.Label, part)
+		}
+	}
+	return res, seen[0]
+}
+
 func editStructured(t *testing.T, res *tools.Result) tools.EditResult {
 	t.Helper()
 	b, _ := json.Marshal(res.Structured)
@@ -66,23 +96,7 @@ func TestAnnotatedEditOfLargeUnsavedBuffer(t *testing.T) {
 	buffer := strings.Replace(disk, "line 7\n", "line 7 (unsaved é中😀)\n", 1)
 	c.OpenDoc(ctx, path, buffer)
 
-	var seen []lsptest.ApplyEditParams
-	c.SetHooks(lsptest.Hooks{ApplyEdit: recordEdits(ctx, c, &seen, false)})
-	res, err := c.ToolCall(ctx, "edit_file", map[string]any{"path": "big.txt", "old_string": "line 7 (unsaved é中😀)\n", "new_string": "line 7 — edited 😀\n"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Status != tools.StatusSuccess || res.ApprovedBy != "user" {
-		t.Fatalf("result: %+v", res)
-	}
-	if len(seen) != 1 {
-		t.Fatalf("%d applyEdit requests, want 1", len(seen))
-	}
-	p := seen[0]
-	a, ok := p.Edit.ChangeAnnotations["agentls"]
-	if !ok || !a.NeedsConfirmation || !strings.Contains(a.Label, "edit_file") || !strings.Contains(a.Label, "big.txt") {
-		t.Errorf("change annotation = %+v", p.Edit.ChangeAnnotations)
-	}
+	res, p := oneConfirmedEdit(t, ctx, c, "edit_file", map[string]any{"path": "big.txt", "old_string": "line 7 (unsaved é中😀)\n", "new_string": "line 7 — edited 😀\n"}, "big.txt")
 	if len(p.Edit.DocumentChanges) != 1 {
 		t.Fatalf("documentChanges = %d entries, want 1", len(p.Edit.DocumentChanges))
 	}

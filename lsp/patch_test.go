@@ -60,23 +60,7 @@ func TestApplyPatchAnnotatedEditor(t *testing.T) {
 	c, root := started(t, annotatedCaps(), nil)
 	ctx := ctxT(t)
 	mod, _, modBuffer := patchTree(t, c, root)
-	var seen []lsptest.ApplyEditParams
-	c.SetHooks(lsptest.Hooks{ApplyEdit: recordEdits(ctx, c, &seen, false)})
-	res, err := c.ToolCall(ctx, "apply_patch", map[string]any{"patch": patchE2E})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Status != tools.StatusSuccess || res.ApprovedBy != "user" {
-		t.Fatalf("result: %+v", res)
-	}
-	if len(seen) != 1 {
-		t.Fatalf("%d applyEdit requests, want 1", len(seen))
-	}
-	p := seen[0]
-	a, ok := p.Edit.ChangeAnnotations["agentls"]
-	if !ok || !a.NeedsConfirmation || !strings.Contains(a.Label, "apply_patch") || !strings.Contains(a.Label, "new/made.txt, mod.txt, del.txt") {
-		t.Errorf("annotation = %+v", p.Edit.ChangeAnnotations)
-	}
+	res, p := oneConfirmedEdit(t, ctx, c, "apply_patch", map[string]any{"patch": patchE2E}, "new/made.txt, mod.txt, del.txt")
 	type change struct {
 		Kind         string `json:"kind"`
 		URI          string `json:"uri"`
