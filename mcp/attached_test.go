@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -268,16 +267,7 @@ func TestAttachedCancelAndSignal(t *testing.T) {
 	bin, root := attachedEnv(t)
 	ed := startEditor(t, bin, root)
 	cs := startMCP(t, bin, root)
-	secs := fmt.Sprintf("%d.%03d", 700, time.Now().UnixNano()%1000)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "shell_exec", Arguments: map[string]any{
-			"command": "sleep " + secs + "; echo done", "timeout_ms": 120000}})
-		done <- err
-	}()
-	pid := findProc(t, "sleep", secs)
+	pid, cancel, done := startSleep(t, cs, 700)
 	cancel() // the SDK client sends notifications/cancelled
 	waitGone(t, pid, "cancelled attached call")
 	if err := <-done; err == nil {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/testenv"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -419,20 +420,6 @@ func TestWithoutElicitation(t *testing.T) {
 	}
 }
 
-// alive reports whether pid is a running process (not a zombie).
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
-
 // findProc waits for a process whose command line is argv (the command
 // may run in a pid namespace, so its own $$ is not the host's pid).
 func findProc(t *testing.T, argv ...string) int {
@@ -456,10 +443,26 @@ func findProc(t *testing.T, argv ...string) int {
 	return 0
 }
 
+// startSleep calls shell_exec with a sleep of about base seconds (its
+// fraction unique to this call) and returns once the sleep runs: its pid, a
+// cancel of the call's context and where the call's error arrives.
+func startSleep(t *testing.T, cs *sdk.ClientSession, base int) (int, context.CancelFunc, <-chan error) {
+	t.Helper()
+	secs := fmt.Sprintf("%d.%03d", base, time.Now().UnixNano()%1000)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "shell_exec", Arguments: map[string]any{
+			"command": "sleep " + secs + "; echo done", "timeout_ms": 120000}})
+		done <- err
+	}()
+	return findProc(t, "sleep", secs), cancel, done
+}
+
 func waitGone(t *testing.T, pid int, what string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for alive(pid) {
+	for testenv.Alive(pid) {
 		if time.Now().After(deadline) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("%s: process %d still runs", what, pid)
@@ -473,20 +476,9 @@ func TestCancelEndsCommand(t *testing.T) {
 	for _, how := range []string{"notifications/cancelled", "disconnect"} {
 		t.Run(how, func(t *testing.T) {
 			root := t.TempDir()
-			secs := fmt.Sprintf("%d.%03d", 600+len(how), time.Now().UnixNano()%1000)
 			cs, conn := start(t, setup{root: root, elicit: &elicitor{answer: answer("approve", "")}})
-			ctx, cancel := context.WithCancel(context.Background())
+			pid, cancel, done := startSleep(t, cs, 600+len(how))
 			defer cancel()
-			done := make(chan error, 1)
-			go func() {
-				_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "shell_exec", Arguments: map[string]any{
-					"command": "sleep " + secs + "; echo done", "timeout_ms": 120000}})
-				done <- err
-			}()
-			pid := findProc(t, "sleep", secs)
-			if !alive(pid) {
-				t.Fatal("sleep is not running")
-			}
 			if how == "disconnect" {
 				conn.Close()
 			} else {
