@@ -72,11 +72,7 @@ func TestAppendMessage(t *testing.T) {
 func TestStreamWrite(t *testing.T) {
 	t.Parallel()
 	var out writes
-	log := slog.New(slog.DiscardHandler)
-	s := newStream(struct {
-		io.Reader
-		io.WriteCloser
-	}{bytes.NewReader(nil), &out}, log)
+	s, log := writeStream(&out)
 	big, _ := jsonrpc2.NewNotification("big", string(bytes.Repeat([]byte("x"), 2*keepBuffer)))
 	small, _ := jsonrpc2.NewResponse(jsonrpc2.NewNumberID(3), "ok", nil)
 	failed, _ := jsonrpc2.NewResponse(jsonrpc2.NewNumberID(4), nil, jsonrpc2.NewError(jsonrpc2.InternalError, "boom"))
@@ -99,6 +95,16 @@ func TestStreamWrite(t *testing.T) {
 			t.Errorf("write %d: read back %s, want %s", i, b, want)
 		}
 	}
+}
+
+// writeStream is a stream that writes into out and reads nothing, and the
+// logger it logs to.
+func writeStream(out *writes) (*stream, *slog.Logger) {
+	log := slog.New(slog.DiscardHandler)
+	return newStream(struct {
+		io.Reader
+		io.WriteCloser
+	}{bytes.NewReader(nil), out}, log), log
 }
 
 // writes records each Write as a copy.
@@ -207,11 +213,7 @@ func TestDecodeRequestTaken(t *testing.T) {
 func TestStreamHold(t *testing.T) {
 	t.Parallel()
 	var out writes
-	log := slog.New(slog.DiscardHandler)
-	s := newStream(struct {
-		io.Reader
-		io.WriteCloser
-	}{bytes.NewReader(nil), &out}, log)
+	s, log := writeStream(&out)
 	event, _ := jsonrpc2.NewNotification("tool/event", map[string]string{"kind": "result"})
 	answer, _ := jsonrpc2.NewResponse(jsonrpc2.NewNumberID(1), "ok", nil)
 	if !s.hold(event) || !s.hold(event) {
