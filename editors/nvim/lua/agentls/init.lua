@@ -609,21 +609,39 @@ function M.stop(root)
 end
 
 function M.restart()
-  local bufs = {}
-  for _, c in ipairs(M.clients()) do
+  local bufs, old = {}, M.clients()
+  for _, c in ipairs(old) do
     for b in pairs(c.attached_buffers or {}) do
       bufs[b] = true
     end
     cm(c, "stop")
   end
   missing_notified = false
-  vim.defer_fn(function()
+  -- vim.lsp.start reuses any client of the root that has not exited yet,
+  -- one whose shutdown is still unanswered too: attach once every old
+  -- client is gone (forced after 5 s).
+  local waited = 0
+  local function reattach()
+    local running = vim.tbl_filter(function(c)
+      return vim.lsp.get_client_by_id(c.id) ~= nil
+    end, old)
+    if #running > 0 and waited < 5000 then
+      waited = waited + 50
+      if waited >= 5000 then
+        for _, c in ipairs(running) do
+          cm(c, "stop", true)
+        end
+      end
+      vim.defer_fn(reattach, 50)
+      return
+    end
     for b in pairs(bufs) do
       if api.nvim_buf_is_valid(b) then
         M.attach(b)
       end
     end
-  end, 200)
+  end
+  vim.defer_fn(reattach, 50)
 end
 
 --- setup(opts): merges opts into the configuration and, with autostart,
