@@ -154,6 +154,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 	for b.Loop() {
 		cache := NewCache()
 		cache.noWatch = true
+		cache.SetPersistDir("") // build from the files, not the copy
 		cache.Warm(context.Background(), ws)
 		waitReady(b, cache)
 		cache.Close()
