@@ -554,6 +554,9 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 	}
 	c.mu.Lock()
 	progress, persistDir := c.progress, c.persistDir
+	if p := cfg.Search.Persist; p != nil && !*p {
+		persistDir = "" // search.persist: false
+	}
 	if c.gen.Load() != gen {
 		c.mu.Unlock()
 		return false

@@ -97,7 +97,7 @@ func TestPersistRestart(t *testing.T) {
 
 	old := time.Now().Add(-30 * time.Minute)
 	put(t, root, "b/b.go", "package b\n// beta epsilon xyzzy\n", old) // changed
-	os.Remove(filepath.Join(root, "d", "d.go"))                        // removed
+	os.Remove(filepath.Join(root, "d", "d.go"))                       // removed
 	put(t, root, "e.go", "package e\n// epsilon\n", old)              // new
 	c2, read, loaded := buildWith(t, ws, dir)
 	if loaded != 4 || read != 2 {
@@ -278,5 +278,30 @@ func TestDecodeIndexNeverPanics(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestPersistOff: with search.persist false the build neither writes nor
+// reads a copy.
+func TestPersistOff(t *testing.T) {
+	t.Parallel()
+	root, ws := persistTree(t)
+	dir := filepath.Join(t.TempDir(), "agentls")
+	c1, _, _ := buildWith(t, ws, dir) // a copy to ignore
+	c1.Close()
+	if err := os.Remove(persistFile(dir, root)); err != nil {
+		t.Fatal(err)
+	}
+	off := false
+	cfg := *ws.Config()
+	cfg.Search.Persist = &off
+	ws.SetConfig(&cfg)
+	c2, read, loaded := buildWith(t, ws, dir)
+	c2.Close()
+	if loaded != 0 || read != 6 {
+		t.Errorf("read %d, loaded %d; want 6 read", read, loaded)
+	}
+	if _, err := os.Stat(persistFile(dir, root)); !os.IsNotExist(err) {
+		t.Errorf("search.persist false, yet a copy was written: %v", err)
 	}
 }
