@@ -161,6 +161,31 @@ func BenchmarkIndexBuild(b *testing.B) {
 	}
 }
 
+// BenchmarkIndexLoad builds the index of $(go env GOROOT)/src again from
+// its on-disk copy (a restart with nothing changed):
+//
+//	go test ./search -run '^$' -bench IndexLoad
+func BenchmarkIndexLoad(b *testing.B) {
+	ws := goSrcWorkspace(b)
+	dir := filepath.Join(b.TempDir(), "agentls")
+	build := func() Status {
+		cache := NewCache()
+		cache.noWatch = true
+		cache.SetPersistDir(dir)
+		cache.Warm(context.Background(), ws)
+		waitReady(b, cache)
+		st := cache.Status()
+		cache.Close()
+		return st
+	}
+	build() // writes the copy
+	for b.Loop() {
+		if st := build(); st.Loaded == 0 {
+			b.Fatalf("the copy was not used: %+v", st)
+		}
+	}
+}
+
 // loadAvg returns the system's load average over a minute, or "?".
 func loadAvg() string {
 	b, err := os.ReadFile("/proc/loadavg")
