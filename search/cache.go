@@ -536,10 +536,11 @@ func (x *indexer) indexFile(f *workspace.File, rel string, done func(*segment)) 
 	if time.Unix(0, st.mtime).Add(racyWindow).After(start) {
 		e.flags |= fRacy
 	}
-	if x.b.full() {
+	tris := x.ts.of(data)
+	if x.b.full(len(tris)) {
 		done(x.b.build())
 	}
-	x.b.add(e, x.ts.of(data))
+	x.b.add(e, tris)
 	return e
 }
 
