@@ -682,7 +682,7 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 	}
 	c.mu.Unlock()
 	if snap != nil {
-		_ = saveIndex(persistDir, root, encodeIndex(root, ri.max, snap)) // a copy is only a shortcut
+		_ = saveIndex(persistDir, root, ri.max, snap) // a copy is only a shortcut
 	}
 	return true
 }

@@ -1,6 +1,8 @@
 package search
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -371,8 +373,11 @@ func (ri *rootIndex) snapshotLocked() []persistSeg {
 	return segs
 }
 
-// encodeIndex encodes a copy of root's index.
-func encodeIndex(root string, max int64, segs []persistSeg) []byte {
+// writeIndex writes a copy of root's index to w, a segment at a time (a
+// large index is not copied whole into memory).
+func writeIndex(w io.Writer, root string, max int64, segs []persistSeg) error {
+	crc := crc32.New(crcTable)
+	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
 	b := append([]byte(persistMagic), 0, 0, 0, 0)
 	binary.LittleEndian.PutUint32(b[len(persistMagic):], persistVersion)
 	putBytes := func(s string) {
@@ -398,9 +403,29 @@ func encodeIndex(root string, max int64, segs []persistSeg) []byte {
 			b = binary.AppendUvarint(b, d.st.dev)
 		}
 		b = binary.AppendUvarint(b, uint64(len(ps.s.blob)))
-		b = append(b, ps.s.blob...)
+		if _, err := bw.Write(b); err != nil {
+			return err
+		}
+		if _, err := bw.Write(ps.s.blob); err != nil {
+			return err
+		}
+		b = b[:0]
 	}
-	return encodeChecksum(b)
+	if _, err := bw.Write(b); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
+	return err
+}
+
+// encodeIndex returns a copy of root's index (writeIndex).
+func encodeIndex(root string, max int64, segs []persistSeg) []byte {
+	var buf bytes.Buffer
+	writeIndex(&buf, root, max, segs) // a bytes.Buffer does not fail
+	return buf.Bytes()
 }
 
 // encodeChecksum appends the checksum of b to b.
@@ -410,7 +435,7 @@ func encodeChecksum(b []byte) []byte {
 
 // saveIndex writes root's copy into dir: a temporary file renamed over the
 // old copy; then the oldest copies beyond maxPersistCopies are removed.
-func saveIndex(dir, root string, data []byte) error {
+func saveIndex(dir, root string, max int64, segs []persistSeg) error {
 	if err := checkPrivateDir(dir, true); err != nil {
 		return err
 	}
@@ -419,7 +444,7 @@ func saveIndex(dir, root string, data []byte) error {
 		return err
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
+	err = writeIndex(f, root, max, segs)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
