@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/agentls/agentls/workspace"
 )
@@ -462,7 +463,8 @@ func saveIndex(dir, root string, max int64, segs []persistSeg) error {
 	return nil
 }
 
-// pruneCopies removes the oldest copies in dir beyond maxPersistCopies.
+// pruneCopies removes the oldest copies in dir beyond maxPersistCopies,
+// and temporary files over an hour old.
 func pruneCopies(dir string) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -474,6 +476,13 @@ func pruneCopies(dir string) {
 	}
 	var cs []copyFile
 	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "tmp-") {
+			// left by a write that did not finish (a crash)
+			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {
+				os.Remove(filepath.Join(dir, e.Name()))
+			}
+			continue
+		}
 		if !strings.HasSuffix(e.Name(), persistExt) {
 			continue
 		}
