@@ -67,6 +67,10 @@ import (
 // indexed per root, with at most maxIndexBytes of posting lists; a larger
 // root is searched by walking.
 
+// Restarts: a build first reads the root's on-disk copy (persist.go) and
+// takes from it the trigrams of every walked file whose stat is unchanged;
+// the others are read.
+
 // racyWindow is how much older than the read a file's mtime must be for its
 // stat to vouch for its content.
 const racyWindow = 2 * time.Second
