@@ -743,8 +743,10 @@ func (c *Cache) applyLocked(ri *rootIndex) {
 		if (name == ".gitignore" || name == ".ignore" || name == ".rgignore") && ri.dirs[dir] {
 			// An ignore file changed (not only looked at: its stat
 			// says): the rules of the whole tree below may have.
+			// (A late event of a change the index was already built
+			// after, such as a removal, changes nothing.)
 			e := ri.files[rel]
-			if st, ok := stampOf(p); e == nil || !ok || st != e.st {
+			if st, ok := stampOf(p); (e != nil) != ok || ok && st != e.st {
 				ri.stale = true
 			}
 		}
