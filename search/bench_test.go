@@ -154,9 +154,38 @@ func BenchmarkIndexBuild(b *testing.B) {
 	for b.Loop() {
 		cache := NewCache()
 		cache.noWatch = true
+		cache.SetPersistDir("") // build from the files, not the copy
 		cache.Warm(context.Background(), ws)
 		waitReady(b, cache)
 		cache.Close()
+	}
+}
+
+// BenchmarkIndexLoad builds the index of $(go env GOROOT)/src again from
+// its on-disk copy (a restart with nothing changed):
+//
+//	go test ./search -run '^$' -bench IndexLoad
+func BenchmarkIndexLoad(b *testing.B) {
+	ws := goSrcWorkspace(b)
+	dir := filepath.Join(b.TempDir(), "agentls")
+	build := func() Status {
+		cache := NewCache()
+		cache.noWatch = true
+		cache.SetPersistDir(dir)
+		cache.Warm(context.Background(), ws)
+		waitReady(b, cache)
+		st := cache.Status()
+		cache.Close()
+		return st
+	}
+	build() // writes the copy
+	for b.Loop() {
+		if st := build(); st.Loaded == 0 {
+			b.Fatalf("the copy was not used: %+v", st)
+		}
+	}
+	if fi, err := os.Stat(persistFile(dir, ws.Roots()[0])); err == nil {
+		b.ReportMetric(float64(fi.Size())/(1<<20), "MB-copy")
 	}
 }
 

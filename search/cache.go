@@ -67,6 +67,10 @@ import (
 // indexed per root, with at most maxIndexBytes of posting lists; a larger
 // root is searched by walking.
 
+// Restarts: a build first reads the root's on-disk copy (persist.go) and
+// takes from it the trigrams of every walked file whose stat is unchanged;
+// the others are read.
+
 // racyWindow is how much older than the read a file's mtime must be for its
 // stat to vouch for its content.
 const racyWindow = 2 * time.Second
@@ -110,6 +114,9 @@ type Cache struct {
 	unfollow func()
 	// noWatch: make no watcher (tests of the stat path)
 	noWatch bool
+	// persistDir holds the indexes' on-disk copies (persist.go); "":
+	// none. Guarded by mu.
+	persistDir string
 }
 
 // rootIndex is the index of one root. Guarded by Cache.mu.
@@ -128,6 +135,9 @@ type rootIndex struct {
 	sens    *sensitive
 	bytes   int64 // the segments' memory
 	dead    int   // files replaced or removed since built
+	// loaded and read are the files whose trigrams the build took from
+	// the on-disk copy, and those it read.
+	loaded, read int
 }
 
 // entry is one file of an index.
@@ -156,7 +166,7 @@ type fileStamp struct {
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{roots: map[string]*rootIndex{}, rootFDs: map[string]*os.File{}}
+	return &Cache{roots: map[string]*rootIndex{}, rootFDs: map[string]*os.File{}, persistDir: defaultPersistDir()}
 }
 
 // SetProgress makes the builds call f as they go (on the build's
@@ -177,6 +187,9 @@ type Status struct {
 	Ready, Watching bool
 	// Watches is the number of directories watched.
 	Watches int
+	// Loaded is the number of files whose trigrams the last builds took
+	// from the indexes' on-disk copies instead of reading them.
+	Loaded int
 	// Degraded says why searches walk and stat instead ("" when they
 	// do not).
 	Degraded string
@@ -191,6 +204,7 @@ func (c *Cache) Status() Status {
 		st.Files += len(ri.files)
 		st.Segments += len(ri.segs)
 		st.Bytes += ri.bytes
+		st.Loaded += ri.loaded
 		st.Ready = st.Ready && (ri.ready || ri.tooMany) && !ri.stale
 		if ri.tooMany {
 			st.Degraded = "a root is over the index's bounds: " + ri.root
@@ -526,10 +540,11 @@ func (x *indexer) indexFile(f *workspace.File, rel string, done func(*segment)) 
 	if time.Unix(0, st.mtime).Add(racyWindow).After(start) {
 		e.flags |= fRacy
 	}
-	if x.b.full() {
+	tris := x.ts.of(data)
+	if x.b.full(len(tris)) {
 		done(x.b.build())
 	}
-	x.b.add(e, x.ts.of(data))
+	x.b.add(e, tris)
 	return e
 }
 
@@ -543,7 +558,10 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 		sens: newSensitive(cfg.Paths.Sensitive),
 	}
 	c.mu.Lock()
-	progress := c.progress
+	progress, persistDir := c.progress, c.persistDir
+	if p := cfg.Search.Persist; p != nil && !*p {
+		persistDir = "" // search.persist: false
+	}
 	if c.gen.Load() != gen {
 		c.mu.Unlock()
 		return false
@@ -561,13 +579,20 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 		c.watchErrLocked()
 		c.mu.Unlock()
 	}
+	var prev *loaded
+	if persistDir != "" {
+		prev, _ = loadIndex(persistDir, root, ri.max) // none, or unusable: read every file
+	}
+	if prev != nil {
+		ri.segs, ri.bytes, ri.dead = prev.segs, prev.bytes, prev.dead
+	}
 	workers := runtime.GOMAXPROCS(0)
 	xs := make([]indexer, workers)
 	for i := range xs {
 		xs[i].b.reserve()
 	}
 	var segMu sync.Mutex
-	var nFiles atomic.Int64
+	var nFiles, nLoaded, nRead atomic.Int64
 	var over atomic.Bool
 	addSeg := func(s *segment) {
 		segMu.Lock()
@@ -603,7 +628,13 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 			over.Store(true)
 			return errBuildDone
 		}
-		e := xs[f.Worker].indexFile(f, f.Rel, addSeg)
+		e := prev.reuse(f, ri.max)
+		if e != nil {
+			nLoaded.Add(1)
+		} else {
+			nRead.Add(1)
+			e = xs[f.Worker].indexFile(f, f.Rel, addSeg)
+		}
 		mu.Lock()
 		ri.files[f.Rel] = e
 		mu.Unlock()
@@ -620,6 +651,8 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 		}
 	}
 	seen.left(ri)
+	ri.loaded, ri.read = int(nLoaded.Load()), int(nRead.Load())
+	dropped := prev.dropUnused(ri)
 	if over.Load() {
 		ri.tooMany, err = true, nil
 	}
@@ -630,8 +663,8 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 		return false
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.gen.Load() != gen || c.closed.Load() {
+		c.mu.Unlock()
 		return false
 	}
 	if old := c.roots[root]; old != nil {
@@ -647,6 +680,14 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 		}
 	}
 	c.roots[root] = ri
+	var snap []persistSeg
+	if ri.ready && persistDir != "" && (prev == nil || ri.read > 0 || dropped > 0) {
+		snap = ri.snapshotLocked()
+	}
+	c.mu.Unlock()
+	if snap != nil {
+		_ = saveIndex(persistDir, root, ri.max, snap) // a copy is only a shortcut
+	}
 	return true
 }
 
@@ -702,8 +743,10 @@ func (c *Cache) applyLocked(ri *rootIndex) {
 		if (name == ".gitignore" || name == ".ignore" || name == ".rgignore") && ri.dirs[dir] {
 			// An ignore file changed (not only looked at: its stat
 			// says): the rules of the whole tree below may have.
+			// (A late event of a change the index was already built
+			// after, such as a removal, changes nothing.)
 			e := ri.files[rel]
-			if st, ok := stampOf(p); e == nil || !ok || st != e.st {
+			if st, ok := stampOf(p); (e != nil) != ok || ok && st != e.st {
 				ri.stale = true
 			}
 		}

@@ -12,7 +12,9 @@
 // long-lived session (cache.go, index.go, indexed.go: a trigram index of
 // every root with posting lists in segments and the walked file set, kept
 // current by a directory watcher, so that a search reads only the files
-// that may match and neither walks nor stats). Queries are the searches the
+// that may match and neither walks nor stats; persist.go keeps an on-disk
+// copy of each index, so that a restart reads only the files changed
+// since). Queries are the searches the
 // benchmarks and the comparison with ripgrep run.
 //
 // Run is the entry point; it takes plain values (a workspace, a Pattern,
@@ -42,7 +44,9 @@
 // search walks and an index entry vouches for a file only while its stat
 // is the one it was indexed under).
 //
-// What it does not do: it never writes, never follows a symlinked
+// What it does not do: it never writes into the workspace (a Cache writes
+// only its indexes' on-disk copies, in the user's private cache directory:
+// persist.go), never follows a symlinked
 // directory, never runs an external program (ripgrep is only the reference
 // the tests compare with), never keeps file contents, and holds no state
 // between calls other than a Cache and a pool of read buffers.

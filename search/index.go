@@ -93,12 +93,21 @@ func (b *segBuilder) add(e *entry, tris []uint32) {
 	id := uint64(len(b.docs))
 	e.local = uint32(id)
 	b.docs = append(b.docs, e)
-	for _, t := range tris {
-		b.pairs = append(b.pairs, uint64(t)<<32|id)
+	n := len(b.pairs)
+	b.pairs = slices.Grow(b.pairs, len(tris))[:n+len(tris)]
+	p := b.pairs[n:]
+	for i, t := range tris {
+		p[i] = uint64(t)<<32 | id
 	}
 }
 
-func (b *segBuilder) full() bool { return len(b.pairs) >= maxSegPairs || len(b.docs) >= 1<<16 }
+// full reports whether the segment is full, or would outgrow the room
+// reserve gave the builder with n more pairs (better a smaller segment
+// than a copy of its pairs).
+func (b *segBuilder) full(n int) bool {
+	return len(b.pairs) >= maxSegPairs || len(b.docs) >= 1<<16 ||
+		len(b.docs) > 0 && cap(b.pairs) > maxSegPairs && len(b.pairs)+n > cap(b.pairs)
+}
 
 // build returns the segment of what was added and empties the builder;
 // nil when nothing was.
@@ -115,6 +124,10 @@ func (b *segBuilder) build() *segment {
 		e.seg = s
 	}
 	blob := b.blob[:0]
+	if want := 2*len(pairs) + 1024; cap(blob) < want {
+		// A pair takes a byte or two: no growing (and copying) on the way.
+		blob = make([]byte, 0, want)
+	}
 	var post []byte
 	var lastTri uint32
 	nLists := 0

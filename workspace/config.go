@@ -26,17 +26,18 @@ var configSchema = sync.OnceValue(func() *schema.Schema { return schema.MustComp
 // Config is the merged configuration. Its zero value is not useful: start
 // from DefaultConfig.
 type Config struct {
-	Approval ApprovalConfig   `json:"approval"`
-	Tools    ToolsConfig      `json:"tools"`
-	Agents   map[string]Agent `json:"agents,omitempty"`
-	Paths    PathsConfig      `json:"paths"`
-	Shell    ShellConfig      `json:"shell"`
-	RunCode  RunCodeConfig    `json:"runCode"`
-	Web      WebConfig        `json:"web"`
-	Custom   []CustomTool     `json:"custom,omitempty"`
-	Limits   Limits           `json:"limits"`
-	LSP      LSPConfig        `json:"lsp"`
-	History  HistoryConfig    `json:"history"`
+	Approval ApprovalConfig    `json:"approval"`
+	Tools    ToolsConfig       `json:"tools"`
+	Agents   map[string]Agent  `json:"agents,omitempty"`
+	Paths    PathsConfig       `json:"paths"`
+	Shell    ShellConfig       `json:"shell"`
+	RunCode  RunCodeConfig     `json:"runCode"`
+	Web      WebConfig         `json:"web"`
+	Custom   []CustomTool      `json:"custom,omitempty"`
+	Limits   Limits            `json:"limits"`
+	LSP      LSPConfig         `json:"lsp"`
+	History  HistoryConfig     `json:"history"`
+	Search   SearchIndexConfig `json:"search"`
 }
 
 // ApprovalConfig is the "approval" key.
@@ -175,6 +176,14 @@ type LSPConfig struct {
 	// PublishSession, unless false, lets `agentls mcp` attach to an
 	// editor's session (package attach); read when the session starts.
 	PublishSession *bool `json:"publishSession,omitempty"`
+}
+
+// SearchIndexConfig is the "search" key: the grep tool's index.
+type SearchIndexConfig struct {
+	// Persist, unless false, keeps an on-disk copy of each root's index
+	// in $XDG_CACHE_HOME/agentls so that a restart reads only the files
+	// changed since (search/persist.go).
+	Persist *bool `json:"persist,omitempty"`
 }
 
 // HistoryConfig is the "history" key.

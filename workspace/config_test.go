@@ -58,13 +58,13 @@ func TestSchemaMatchesConfigType(t *testing.T) {
 	"web":{"allow":["example.com"],"allowPrivate":true,"search":{"provider":"searxng","url":"http://x","apiKey":"k"}},
 	"custom":[{"name":"lint","description":"d","argv":["make","lint"],"approval":"ask"}],
 	"limits":{"readLines":1,"maxLineLength":100,"maxFileBytes":2048,"grepMaxResults":3,"maxOutputBytes":4096},
-	"lsp":{"features":["hover"]},"history":{"enabled":false,"file":"/tmp/h"}}`
+	"lsp":{"features":["hover"]},"history":{"enabled":false,"file":"/tmp/h"},"search":{"persist":false}}`
 	var s ConfigStack
 	cfg, err := s.Set(LayerInit, "x", []byte(full))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !cfg.Approval.PersistAlways || cfg.Web.Search.Provider != "searxng" || cfg.Custom[0].Argv[1] != "lint" || cfg.History.Enabled || !cfg.Agents["x"].Tools.Allows("read_file") {
+	if !cfg.Approval.PersistAlways || cfg.Web.Search.Provider != "searxng" || cfg.Custom[0].Argv[1] != "lint" || cfg.History.Enabled || !cfg.Agents["x"].Tools.Allows("read_file") || cfg.Search.Persist == nil || *cfg.Search.Persist {
 		t.Errorf("decoded = %+v", cfg)
 	}
 }

@@ -1,0 +1,539 @@
+package search
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+// The on-disk copy of a root's index, so that a restarted server does not
+// read every file again.
+//
+// Where: one file per root in the cache's directory ($XDG_CACHE_HOME/agentls,
+// by default ~/.cache/agentls; Cache.SetPersistDir), named by a hash of the
+// root's absolute path. The directory is made 0700 and the files 0600; a
+// directory or file that is not ours alone (owner, mode, a symlink) is
+// neither read nor written. A copy is written after a build (a temporary
+// file renamed over the old copy) and read by the next build of the root.
+//
+// The copy is untrusted input: it may be truncated, corrupt or written by
+// another version. Everything is checked before any of it is used (magic,
+// version, the root it is of, lengths and bounds, a CRC-32C of the whole,
+// every posting list decoded in full: trigrams in order, file numbers in
+// order and in range, paths relative, clean and below the root); on any
+// problem it is ignored and the root is built from scratch. The copy never
+// names what the index holds: the build still walks the root with the
+// walk's rules, and a walked file reuses its trigrams from the copy only
+// when its stat (size, mtime, ctime, inode, device) is the one it was read
+// under and it was not racy then; the other files are read again and the
+// files of the copy the walk does not reach are dropped. Paths in the copy
+// are only looked up by the walked path, so no file outside the root is
+// ever opened through it, and a search still reads every candidate.
+//
+// Layout (integers are uvarints unless said otherwise):
+//
+//	magic (16 bytes) | version (4 bytes LE) | body | CRC-32C of what precedes (4 bytes LE)
+//	body: root, max file bytes, segment count, then per segment:
+//	  file count; per file: flags (bit 0: dead), and unless dead its
+//	  path (length, bytes), size, mtime, ctime (zigzag varints), inode,
+//	  device; then the blob (length, bytes) as index.go encodes it.
+//
+// The skip entries are not stored: they are rebuilt while the blob is
+// checked.
+
+const (
+	persistMagic   = "agentls-trigrams"
+	persistVersion = 1
+	// maxPersistBytes bounds the file read back.
+	maxPersistBytes = maxIndexBytes + 256<<20
+	// maxPersistCopies is how many copies the directory keeps (the oldest
+	// go first): roots come and go, tests make many.
+	maxPersistCopies = 32
+	persistExt       = ".trigrams"
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// defaultPersistDir returns $XDG_CACHE_HOME/agentls (the platform's user
+// cache directory), or "" when there is none.
+func defaultPersistDir() string {
+	d, err := os.UserCacheDir()
+	if err != nil || d == "" {
+		return ""
+	}
+	return filepath.Join(d, "agentls")
+}
+
+// SetPersistDir sets the directory of the on-disk copies of the indexes;
+// "" turns them off. The default is $XDG_CACHE_HOME/agentls.
+func (c *Cache) SetPersistDir(dir string) {
+	c.mu.Lock()
+	c.persistDir = dir
+	c.mu.Unlock()
+}
+
+// persistFile returns the path of root's copy in dir.
+func persistFile(dir, root string) string {
+	sum := sha256.Sum256([]byte(root))
+	return filepath.Join(dir, hex.EncodeToString(sum[:16])+persistExt)
+}
+
+// checkPrivateDir reports whether dir is a directory (not a symlink) owned
+// by this user that no one else may enter; with create it is made first
+// (0700) when missing.
+func checkPrivateDir(dir string, create bool) error {
+	if create {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("index cache directory: %w", err)
+		}
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("index cache directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("index cache directory %s: not a directory", dir)
+	}
+	if !ownedPrivate(fi) {
+		return fmt.Errorf("index cache directory %s: not private to this user (mode %v)", dir, fi.Mode().Perm())
+	}
+	return nil
+}
+
+// loaded is an index read back from disk: its segments and its live
+// files by path.
+type loaded struct {
+	segs  []*segment
+	files map[string]*entry
+	bytes int64
+	dead  int // files written dead
+}
+
+// loadIndex reads root's copy from dir, built under the size cap max; an
+// error says why there is none to use.
+func loadIndex(dir, root string, max int64) (*loaded, error) {
+	if err := checkPrivateDir(dir, false); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(persistFile(dir, root), os.O_RDONLY|openNoFollow, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || !ownedPrivate(fi) {
+		return nil, errors.New("index copy: not a private regular file")
+	}
+	if fi.Size() > maxPersistBytes || fi.Size() < int64(len(persistMagic))+8 {
+		return nil, fmt.Errorf("index copy: size %d out of bounds", fi.Size())
+	}
+	data := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, fmt.Errorf("index copy: %w", err)
+	}
+	return decodeIndex(data, root, max)
+}
+
+// decodeIndex checks and decodes a copy (the layout above).
+func decodeIndex(data []byte, root string, max int64) (*loaded, error) {
+	n := len(data)
+	if n < len(persistMagic)+8 || string(data[:len(persistMagic)]) != persistMagic {
+		return nil, errors.New("index copy: bad magic")
+	}
+	if crc32.Checksum(data[:n-4], crcTable) != binary.LittleEndian.Uint32(data[n-4:]) {
+		return nil, errors.New("index copy: bad checksum")
+	}
+	if v := binary.LittleEndian.Uint32(data[len(persistMagic):]); v != persistVersion {
+		return nil, fmt.Errorf("index copy: version %d", v)
+	}
+	d := decoder{b: data[len(persistMagic)+4 : n-4]}
+	if string(d.bytes(4096)) != root {
+		return nil, errors.New("index copy: of another root")
+	}
+	if int64(d.uvarint(1<<62)) != max {
+		return nil, errors.New("index copy: built under another size cap")
+	}
+	ld := &loaded{files: map[string]*entry{}}
+	nsegs := d.uvarint(maxIndexFiles)
+	total := 0
+	for range nsegs {
+		if d.err != nil {
+			break
+		}
+		ndocs := int(d.uvarint(maxIndexFiles))
+		if total += ndocs; total > maxIndexFiles {
+			return nil, errors.New("index copy: too many files")
+		}
+		s := &segment{docs: make([]*entry, ndocs)}
+		for i := range s.docs {
+			flags := d.uvarint(0xFF)
+			e := &entry{seg: s, local: uint32(i), dead: flags&1 != 0, flags: uint8(flags >> 1)}
+			s.docs[i] = e
+			if e.dead {
+				ld.dead++
+				continue
+			}
+			e.rel = string(d.bytes(4096))
+			e.st.size = d.varint()
+			e.st.mtime = d.varint()
+			e.st.ctime = d.varint()
+			e.st.ino = d.uvarint(1<<64 - 1)
+			e.st.dev = d.uvarint(1<<64 - 1)
+			if d.err != nil {
+				break
+			}
+			if !cleanRel(e.rel) {
+				return nil, fmt.Errorf("index copy: path %q is not below the root", e.rel)
+			}
+			if ld.files[e.rel] != nil {
+				return nil, fmt.Errorf("index copy: path %q twice", e.rel)
+			}
+			ld.files[e.rel] = e
+		}
+		s.blob = d.bytes(maxIndexBytes)
+		if d.err != nil {
+			break
+		}
+		if err := s.check(); err != nil {
+			return nil, fmt.Errorf("index copy: %w", err)
+		}
+		ld.segs = append(ld.segs, s)
+		ld.bytes += s.size()
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("index copy: %w", d.err)
+	}
+	if len(d.b) != 0 {
+		return nil, errors.New("index copy: trailing bytes")
+	}
+	if ld.bytes > maxIndexBytes {
+		return nil, errors.New("index copy: too large")
+	}
+	return ld, nil
+}
+
+// cleanRel reports whether rel is a clean relative slash path below the
+// root: no empty, "." or ".." element, no leading '/', no NUL.
+func cleanRel(rel string) bool {
+	if rel == "" || strings.IndexByte(rel, 0) >= 0 {
+		return false
+	}
+	for _, el := range strings.Split(rel, "/") {
+		if el == "" || el == "." || el == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// check decodes the whole blob of a segment read back (its docs set):
+// every trigram in order and below 1<<24, every posting list non-empty,
+// its numbers in order and below the segment's file count, every length
+// in bounds; and rebuilds the skip entries.
+func (s *segment) check() error {
+	blob := s.blob
+	var last uint32
+	for i, off := 0, 0; off < len(blob); i++ {
+		d, n := binary.Uvarint(blob[off:])
+		if n <= 0 || d >= 1<<24 {
+			return errors.New("bad trigram")
+		}
+		var base uint32
+		if i%skipEvery != 0 {
+			base = last
+		}
+		tri := base + uint32(d)
+		if tri >= 1<<24 || (i > 0 && tri <= last) || (i%skipEvery != 0 && d == 0) {
+			return errors.New("trigrams out of order")
+		}
+		if i%skipEvery == 0 {
+			s.skip = append(s.skip, skipEntry{tri: tri, off: uint32(off)})
+		}
+		off += n
+		l, n := binary.Uvarint(blob[off:])
+		if n <= 0 || l == 0 || l > uint64(len(blob)-off-n) {
+			return errors.New("bad posting list length")
+		}
+		off += n
+		post := blob[off : off+int(l)]
+		off += int(l)
+		var doc uint64
+		for j := 0; len(post) > 0; j++ {
+			v, n := binary.Uvarint(post)
+			if n <= 0 || (j > 0 && v == 0) {
+				return errors.New("bad posting list")
+			}
+			post = post[n:]
+			if doc += v; doc >= uint64(len(s.docs)) {
+				return errors.New("file number out of range")
+			}
+		}
+		last = tri
+	}
+	return nil
+}
+
+// decoder reads a copy's integers and byte strings; the first error
+// sticks and makes every later read return zero.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail(what string) {
+	if d.err == nil {
+		d.err = errors.New(what)
+	}
+	d.b = nil
+}
+
+// uvarint reads a uvarint no larger than max.
+func (d *decoder) uvarint(max uint64) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 || v > max {
+		d.fail("bad number")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail("bad number")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// bytes reads a length (at most max) and that many bytes.
+func (d *decoder) bytes(max uint64) []byte {
+	l := d.uvarint(max)
+	if d.err != nil {
+		return nil
+	}
+	if l > uint64(len(d.b)) {
+		d.fail("truncated")
+		return nil
+	}
+	b := d.b[:l:l]
+	d.b = d.b[l:]
+	return b
+}
+
+// persistSeg is a segment and its files as they were when a copy was
+// taken (the entries change under the cache's lock).
+type persistSeg struct {
+	s    *segment
+	docs []persistDoc
+}
+
+type persistDoc struct {
+	rel   string
+	st    fileStamp
+	flags uint8
+	dead  bool
+}
+
+// snapshotLocked takes what a copy of ri holds; racy files are written
+// dead (their stat cannot vouch for their content next time).
+func (ri *rootIndex) snapshotLocked() []persistSeg {
+	segs := make([]persistSeg, len(ri.segs))
+	for i, s := range ri.segs {
+		ps := persistSeg{s: s, docs: make([]persistDoc, len(s.docs))}
+		for j, e := range s.docs {
+			dead := e.dead || e.seg != s || e.flags&fRacy != 0 || ri.files[e.rel] != e
+			ps.docs[j] = persistDoc{rel: e.rel, st: e.st, flags: e.flags, dead: dead}
+		}
+		segs[i] = ps
+	}
+	return segs
+}
+
+// writeIndex writes a copy of root's index to w, a segment at a time (a
+// large index is not copied whole into memory).
+func writeIndex(w io.Writer, root string, max int64, segs []persistSeg) error {
+	crc := crc32.New(crcTable)
+	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
+	b := append([]byte(persistMagic), 0, 0, 0, 0)
+	binary.LittleEndian.PutUint32(b[len(persistMagic):], persistVersion)
+	putBytes := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	putBytes(root)
+	b = binary.AppendUvarint(b, uint64(max))
+	b = binary.AppendUvarint(b, uint64(len(segs)))
+	for _, ps := range segs {
+		b = binary.AppendUvarint(b, uint64(len(ps.docs)))
+		for _, d := range ps.docs {
+			if d.dead {
+				b = binary.AppendUvarint(b, 1)
+				continue
+			}
+			b = binary.AppendUvarint(b, uint64(d.flags)<<1)
+			putBytes(d.rel)
+			b = binary.AppendVarint(b, d.st.size)
+			b = binary.AppendVarint(b, d.st.mtime)
+			b = binary.AppendVarint(b, d.st.ctime)
+			b = binary.AppendUvarint(b, d.st.ino)
+			b = binary.AppendUvarint(b, d.st.dev)
+		}
+		b = binary.AppendUvarint(b, uint64(len(ps.s.blob)))
+		if _, err := bw.Write(b); err != nil {
+			return err
+		}
+		if _, err := bw.Write(ps.s.blob); err != nil {
+			return err
+		}
+		b = b[:0]
+	}
+	if _, err := bw.Write(b); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
+	return err
+}
+
+// encodeIndex returns a copy of root's index (writeIndex).
+func encodeIndex(root string, max int64, segs []persistSeg) []byte {
+	var buf bytes.Buffer
+	writeIndex(&buf, root, max, segs) // a bytes.Buffer does not fail
+	return buf.Bytes()
+}
+
+// encodeChecksum appends the checksum of b to b.
+func encodeChecksum(b []byte) []byte {
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
+}
+
+// saveIndex writes root's copy into dir: a temporary file renamed over the
+// old copy; then the oldest copies beyond maxPersistCopies are removed.
+func saveIndex(dir, root string, max int64, segs []persistSeg) error {
+	if err := checkPrivateDir(dir, true); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	err = writeIndex(f, root, max, segs)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o600)
+	}
+	if err == nil {
+		err = os.Rename(tmp, persistFile(dir, root))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("index copy: %w", err)
+	}
+	pruneCopies(dir)
+	return nil
+}
+
+// pruneCopies removes the oldest copies in dir beyond maxPersistCopies,
+// and temporary files over an hour old.
+func pruneCopies(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	type copyFile struct {
+		name  string
+		mtime int64
+	}
+	var cs []copyFile
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "tmp-") {
+			// left by a write that did not finish (a crash)
+			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {
+				os.Remove(filepath.Join(dir, e.Name()))
+			}
+			continue
+		}
+		if !strings.HasSuffix(e.Name(), persistExt) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			cs = append(cs, copyFile{e.Name(), fi.ModTime().UnixNano()})
+		}
+	}
+	if len(cs) <= maxPersistCopies {
+		return
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].mtime > cs[j].mtime })
+	for _, c := range cs[maxPersistCopies:] {
+		os.Remove(filepath.Join(dir, c.name))
+	}
+}
+
+// reuse returns the entry of the walked file f from the copy when its
+// stat is the one its trigrams were read under (and its size within the
+// cap max); nil when it must be read. ld may be nil.
+func (ld *loaded) reuse(f *workspace.File, max int64) *entry {
+	if ld == nil {
+		return nil
+	}
+	e := ld.files[f.Rel]
+	if e == nil || e.flags&^fHidden != 0 || e.st.size > max {
+		return nil
+	}
+	st, ok := stampOf(f.Path)
+	if !ok || st != e.st {
+		return nil
+	}
+	e.flags = 0
+	if f.Name[0] == '.' {
+		e.flags = fHidden
+	}
+	return e
+}
+
+// dropUnused marks dead the files of the copy that the build of ri did
+// not reuse, and returns how many. ld may be nil.
+func (ld *loaded) dropUnused(ri *rootIndex) int {
+	if ld == nil {
+		return 0
+	}
+	n := 0
+	for rel, e := range ld.files {
+		if !e.dead && ri.files[rel] != e {
+			e.dead = true
+			ri.dead++
+			n++
+		}
+	}
+	return n
+}
