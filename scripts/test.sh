@@ -15,6 +15,11 @@ what="${1:-all}"
 # tool's output schema (tools/runner.go, checkOutput): a result that breaks
 # it becomes an INTERNAL error, which fails the test that made the call.
 export AGENTLS_CHECK_OUTPUTS=1
+# The search index keeps on-disk copies of the suites' temporary workspaces
+# in a folder of this run, not in the person's ~/.cache/agentls.
+XDG_CACHE_HOME="$(mktemp -d -t agentls-test-cache.XXXXXX)"
+export XDG_CACHE_HOME
+trap 'rm -rf "$XDG_CACHE_HOME"' EXIT
 ci="${CI:-}"
 may_install=false
 if [ -n "$ci" ] || [ "$(id -u)" = 0 ]; then may_install=true; fi
