@@ -9,8 +9,8 @@
 # cmd/agentls/scale_bench_test.go.
 #
 # Environment:
-#   TREES    directory of the shared test trees (default /work/trees); the
-#            monorepo tree is $TREES/mono
+#   TREES    directory of the test trees (default $AGENTLS_CACHE/trees, that
+#            is .cache/trees of the checkout); the monorepo tree is $TREES/mono
 #   MONO=0   leave the monorepo tree out (the Go tree only)
 #   RUNS     runs per figure (default 5; the first, a warm-up, is not counted)
 #   QUERIES  a regexp of query names (default: the benchmark set; "." for all)
@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 command -v rg >/dev/null || { echo "bench.sh: ripgrep (rg) is needed: scripts/install-deps.sh ripgrep" >&2; exit 1; }
 trees=$(go env GOROOT)/src
 if [[ ${MONO:-1} != 0 ]]; then
-	mono=${TREES:-/work/trees}/mono
+	mono=${TREES:-${AGENTLS_CACHE:-$PWD/.cache}/trees}/mono
 	scripts/monorepo-tree.sh "$mono"
 	trees=$trees:$mono
 fi

@@ -4,7 +4,7 @@
 # DIR/src1 ... DIR/src8, for the benchmarks (scripts/bench.sh) and the
 # scale tests. Made once: a DIR that holds a finished tree (DIR/.complete,
 # naming the Go version it was copied from) is left as it is. The tree is
-# made read-only, to be shared by every checkout (/work/trees/mono).
+# made read-only, so that checkouts may share it (scripts/bench.sh: TREES).
 set -euo pipefail
 dir=${1:?usage: monorepo-tree.sh DIR}
 copies=${COPIES:-8}
