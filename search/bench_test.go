@@ -53,7 +53,7 @@ func BenchmarkSearch(b *testing.B) {
 // and prints the medians and their ratio:
 //
 //	go test ./search -run '^$' -bench IndexVsRipgrep -benchtime 1x
-//	AGENTLS_BENCH_TREE=.cache/trees/mono AGENTLS_BENCH_RUNS=3 go test ./search -run '^$' -bench IndexVsRipgrep -benchtime 1x
+//	AGENTLS_BENCH_TREE=$PWD/.cache/trees/mono AGENTLS_BENCH_RUNS=3 go test ./search -run '^$' -bench IndexVsRipgrep -benchtime 1x
 func BenchmarkIndexVsRipgrep(b *testing.B) {
 	if _, err := exec.LookPath("rg"); err != nil {
 		b.Skip("ripgrep is not installed (scripts/install-deps.sh ripgrep)")
