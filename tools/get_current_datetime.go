@@ -17,6 +17,7 @@ var CurrentDatetime = builtin(Def[datetimeArgs]{
 	Title:       "Current date and time",
 	Description: "Returns the current date and time: ISO 8601, Unix time, the IANA time zone, and formatted date, time and full text. Pass timezone (an IANA name such as Europe/Paris) for another zone than the machine's.",
 	Aliases:     []string{"getCurrentDateTime"},
+	Instant:     true,
 	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
 		"timezone":{"type":"string","description":"IANA time zone name; default: the machine's zone"}}}`),
