@@ -221,5 +221,8 @@ func (s *Session) FileChanged(path string) []error {
 func (s *Session) Close() {
 	s.closed.Do(func() {
 		s.env.Session.Close()
+		if s.env.History != nil {
+			s.env.History.Close() // its append handle
+		}
 	})
 }

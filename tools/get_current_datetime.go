@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -16,6 +17,7 @@ var CurrentDatetime = builtin(Def[datetimeArgs]{
 	Title:       "Current date and time",
 	Description: "Returns the current date and time: ISO 8601, Unix time, the IANA time zone, and formatted date, time and full text. Pass timezone (an IANA name such as Europe/Paris) for another zone than the machine's.",
 	Aliases:     []string{"getCurrentDateTime"},
+	Instant:     true,
 	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
 		"timezone":{"type":"string","description":"IANA time zone name; default: the machine's zone"}}}`),
@@ -56,12 +58,20 @@ type datetimeArgs struct {
 // found ($TZ, /etc/timezone, the /etc/localtime link), else the zone's
 // abbreviation.
 func localZoneName() string {
+	if name := localZoneID(); name != "" {
+		return name
+	}
+	n, _ := time.Now().Zone() // the abbreviation changes with daylight saving time: never cached
+	return n
+}
+
+// localZoneID is the IANA name of the local zone, "" when none is found.
+// It is resolved once per process, as Go's time.Local is (it reads $TZ and
+// /etc/localtime once, on first use): a call no longer reads /etc/timezone
+// and the /etc/localtime link each time.
+var localZoneID = sync.OnceValue(func() string {
 	if name := time.Local.String(); name != "Local" && name != "" {
 		return name
 	}
-	if name := systemZoneName(); name != "" {
-		return name
-	}
-	n, _ := time.Now().Zone()
-	return n
-}
+	return systemZoneName()
+})

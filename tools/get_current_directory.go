@@ -12,6 +12,7 @@ var CurrentDirectory = builtin(Def[struct{}]{
 	Title:       "Current directory",
 	Description: "Returns the workspace root that relative paths are resolved against, and every other root.",
 	Aliases:     []string{"getCurrentDirectory"},
+	Instant:     true,
 	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 	OutputSchema: json.RawMessage(`{"type":"object","required":["directory","roots"],"properties":{
 		"directory":{"type":"string"},"roots":{"type":"array","items":{"type":"string"}},

@@ -168,7 +168,7 @@ func anys[T any](s []T) []any {
 // Limit units, as ripgrep prints them (`path:line:text`, context lines
 // `path-line-text`, "--" between groups).
 func grepResult(res *search.Result, withContext bool, after, maxBytes int) *Result {
-	var b strings.Builder
+	b := cappedText{max: maxBytes}
 	st := map[string]any{"truncated": res.Truncated}
 	n := 0
 	switch res.Mode {
@@ -180,7 +180,7 @@ func grepResult(res *search.Result, withContext bool, after, maxBytes int) *Resu
 			}
 			paths = append(paths, f.Path)
 			b.WriteString(f.Path)
-			b.WriteByte('\n')
+			b.WriteString("\n")
 			n++
 		}
 		st["files"] = paths
@@ -191,7 +191,10 @@ func grepResult(res *search.Result, withContext bool, after, maxBytes int) *Resu
 				break
 			}
 			counts[f.Path] = f.Count
-			b.WriteString(f.Path + ":" + strconv.Itoa(f.Count) + "\n")
+			b.WriteString(f.Path)
+			b.WriteString(":")
+			b.WriteString(strconv.Itoa(f.Count))
+			b.WriteString("\n")
 			n++
 		}
 		st["counts"] = counts
@@ -228,24 +231,55 @@ func grepResult(res *search.Result, withContext bool, after, maxBytes int) *Resu
 				if l.Match {
 					sep = ":"
 				}
-				b.WriteString(f.Path + sep + strconv.Itoa(l.N) + sep + l.Text + "\n")
+				b.WriteString(f.Path)
+				b.WriteString(sep)
+				b.WriteString(strconv.Itoa(l.N))
+				b.WriteString(sep)
+				b.WriteString(l.Text)
+				b.WriteString("\n")
 			}
 		}
 		st["matches"] = matches
 	}
 	content := b.String()
-	if content == "" {
+	if b.size == 0 {
 		content = "No matches found.\n"
 	}
-	if maxBytes > 0 && len(content) > maxBytes {
-		// The text is bounded like every output (limits.maxOutputBytes);
-		// structured keeps every match.
-		cut := strings.LastIndexByte(content[:maxBytes], '\n') + 1
-		content = content[:cut] + fmt.Sprintf("[content cut at %d of %d lines (limits.maxOutputBytes); every match is in structured; "+
-			"narrow the pattern, path, glob or type, lower context, or use output_mode files_with_matches or count]\n",
-			strings.Count(content[:cut], "\n"), strings.Count(content, "\n"))
-	}
 	return Success(content+grepTruncated(res), st)
+}
+
+// cappedText builds grep's text, bounded by max bytes (none when max <= 0):
+// past max+1 bytes it keeps nothing more, only counts (size, lines), since
+// the text is cut at max anyway. An output-heavy search (tens of thousands
+// of lines) then does not build the text it throws away; what it keeps is
+// the same start of the same text.
+type cappedText struct {
+	b     strings.Builder
+	max   int
+	size  int // bytes of the whole text
+	lines int // its newlines
+}
+
+func (c *cappedText) WriteString(s string) {
+	c.size += len(s)
+	c.lines += strings.Count(s, "\n")
+	if c.max <= 0 || c.b.Len() <= c.max {
+		c.b.WriteString(s)
+	}
+}
+
+// String is the text, cut at the last whole line within max bytes when it
+// is longer, with a note that says so (limits.maxOutputBytes; structured
+// keeps every match).
+func (c *cappedText) String() string {
+	content := c.b.String()
+	if c.max <= 0 || c.size <= c.max {
+		return content
+	}
+	cut := strings.LastIndexByte(content[:c.max], '\n') + 1
+	return content[:cut] + fmt.Sprintf("[content cut at %d of %d lines (limits.maxOutputBytes); every match is in structured; "+
+		"narrow the pattern, path, glob or type, lower context, or use output_mode files_with_matches or count]\n",
+		strings.Count(content[:cut], "\n"), c.lines)
 }
 
 // grepStreamSummary is the final result of a streamed search: no results

@@ -369,3 +369,48 @@ func TestGrepCachedSession(t *testing.T) {
 	ws.SetConfig(ws.Config()) // a reset: emptied and filled again
 	check("reset")
 }
+
+// TestCappedTextCutsLikeTheWholeText: the bounded builder gives, for every
+// bound, the text that building all of it and cutting it at the bound gave:
+// the same whole lines kept, the same counts in the note.
+func TestCappedTextCutsLikeTheWholeText(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		pieces []string
+	}{
+		{"lines", []string{"a.go", ":", "1", ":", "func main() {", "\n", "a.go", "-", "2", "-", "}", "\n", "--\n", "b/c.go:10:x\n"}},
+		{"newline in a path", []string{"we\nird", ":", "3", ":", "text", "\n", "z", ":", "4", ":", "more text", "\n"}},
+		{"long line", []string{strings.Repeat("x", 40), "\n", "y\n", strings.Repeat("z", 30) + "\n"}},
+		{"empty", nil},
+	}
+	for _, tt := range tests {
+		whole := strings.Join(tt.pieces, "")
+		for bound := 0; bound <= len(whole)+2; bound++ {
+			want := whole
+			if bound > 0 && len(whole) > bound {
+				cut := strings.LastIndexByte(whole[:bound], '\n') + 1
+				want = whole[:cut] + fmt.Sprintf("[content cut at %d of %d lines (limits.maxOutputBytes); every match is in structured; "+
+					"narrow the pattern, path, glob or type, lower context, or use output_mode files_with_matches or count]\n",
+					strings.Count(whole[:cut], "\n"), strings.Count(whole, "\n"))
+			}
+			c := cappedText{max: bound}
+			for _, p := range tt.pieces {
+				c.WriteString(p)
+			}
+			if got := c.String(); got != want {
+				t.Errorf("%s, bound %d:\n got %q\nwant %q", tt.name, bound, got, want)
+			}
+			if c.size != len(whole) {
+				t.Errorf("%s, bound %d: size %d, want %d", tt.name, bound, c.size, len(whole))
+			}
+			longest := 0
+			for _, p := range tt.pieces {
+				longest = max(longest, len(p))
+			}
+			if bound > 0 && c.b.Len() > bound+longest {
+				t.Errorf("%s, bound %d: kept %d bytes, want at most the bound and one piece", tt.name, bound, c.b.Len())
+			}
+		}
+	}
+}

@@ -47,10 +47,17 @@ const redactionVersion = 1
 // is written: secrets are replaced by "[REDACTED:<rule>]" and no string is
 // longer than redact.Cap. It is safe for concurrent use, and across
 // processes appends are whole lines.
+//
+// It keeps one append handle on the file between calls rather than opening
+// it for each entry; before each append it stats the path, and reopens
+// when the file there is no longer the one it holds (another process
+// rotated or removed it). Close releases the handle.
 type History struct {
 	mu      sync.Mutex
 	file    string
 	maxSize int64
+	f       *os.File    // the append handle, nil until the first append
+	id      os.FileInfo // f's identity, for os.SameFile
 }
 
 // NewHistory returns a log that writes to file.
@@ -74,24 +81,59 @@ func (h *History) append(e LogEntry) error {
 	line = append(line, '\n')
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if err := os.MkdirAll(filepath.Dir(h.file), 0o700); err != nil {
-		return fmt.Errorf("history: %w", err)
-	}
-	if fi, err := os.Stat(h.file); err == nil && fi.Size()+int64(len(line)) > h.maxSize {
+	fi, err := os.Stat(h.file)
+	if err == nil && fi.Size()+int64(len(line)) > h.maxSize {
 		if err := os.Rename(h.file, h.file+".1"); err != nil {
 			return fmt.Errorf("history: rotate: %w", err)
 		}
+		fi, err = nil, os.ErrNotExist
+	}
+	if h.f != nil && (err != nil || !os.SameFile(fi, h.id)) {
+		h.closeFile() // rotated or removed: the entry goes to the file at the path
+	}
+	if h.f == nil {
+		if err := h.open(); err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+	}
+	if _, err := h.f.Write(line); err != nil {
+		h.closeFile()
+		return fmt.Errorf("history: %w", err)
+	}
+	return nil
+}
+
+// open opens the append handle, creating the file and its directory.
+func (h *History) open() error {
+	if err := os.MkdirAll(filepath.Dir(h.file), 0o700); err != nil {
+		return err
 	}
 	f, err := os.OpenFile(h.file, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return fmt.Errorf("history: %w", err)
+		return err
 	}
-	_, werr := f.Write(line)
-	cerr := f.Close()
-	if werr != nil {
-		return fmt.Errorf("history: %w", werr)
+	id, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
 	}
-	return cerr
+	h.f, h.id = f, id
+	return nil
+}
+
+func (h *History) closeFile() {
+	if h.f != nil {
+		h.f.Close()
+		h.f, h.id = nil, nil
+	}
+}
+
+// Close releases the append handle; a later Append opens the file again.
+func (h *History) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closeFile()
+	return nil
 }
 
 // Read returns up to limit entries (all when limit <= 0), newest first, of

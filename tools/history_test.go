@@ -67,6 +67,67 @@ func TestHistoryReadBack(t *testing.T) {
 	}
 }
 
+// TestHistoryFollowsThePath: the log keeps its append handle between
+// entries, yet an entry always goes to the file at its path when another
+// process rotated, removed or replaced the one it holds.
+func TestHistoryFollowsThePath(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		change func(file string) error
+		old    int // entries left in the file the change moved away ("" + ".moved")
+	}{
+		{"unchanged", func(string) error { return nil }, -1},
+		{"removed", os.Remove, -1},
+		{"rotated", func(f string) error { return os.Rename(f, f+".moved") }, 1},
+		{"replaced", func(f string) error {
+			if err := os.Rename(f, f+".moved"); err != nil {
+				return err
+			}
+			return os.WriteFile(f, nil, 0o600)
+		}, 1},
+		{"directory removed", func(f string) error { return os.RemoveAll(filepath.Dir(f)) }, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "sub", "h.jsonl")
+			h := NewHistory(file)
+			defer h.Close()
+			for _, id := range []string{"tc_1", "tc_2"} {
+				if id == "tc_2" {
+					if err := tt.change(file); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := h.Append(LogEntry{CallID: id, Tool: "a", Status: StatusSuccess, Timestamp: time.Now()}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := h.Read(0, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"tc_2"}
+			if tt.name == "unchanged" {
+				want = []string{"tc_2", "tc_1"}
+			}
+			var ids []string
+			for _, e := range got {
+				ids = append(ids, e.CallID)
+			}
+			if strings.Join(ids, ",") != strings.Join(want, ",") {
+				t.Errorf("entries at the path = %v, want %v", ids, want)
+			}
+			if tt.old >= 0 {
+				moved, err := readLog(file + ".moved")
+				if err != nil || len(moved) != tt.old {
+					t.Errorf("moved file holds %d entries (%v), want %d", len(moved), err, tt.old)
+				}
+			}
+		})
+	}
+}
+
 func TestMetricsPercentiles(t *testing.T) {
 	t.Parallel()
 	m := NewMetrics()

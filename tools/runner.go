@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -474,25 +475,30 @@ func (r *Runner) executeOnce(c *Call, cfg *workspace.Config, args any, by string
 		res *Result
 		err error
 	}
-	done := make(chan outcome, 1)
-	go func() {
+	run := func() (o outcome) {
 		defer func() {
 			if p := recover(); p != nil {
 				r.logger().Error("tool panicked", "tool", c.Tool.Name, "panic", p)
-				done <- outcome{err: fmt.Errorf("tool %s panicked: %v", c.Tool.Name, p)}
+				o = outcome{err: fmt.Errorf("tool %s panicked: %v", c.Tool.Name, p)}
 			}
 		}()
 		res, err := c.Tool.fns.execute(c, args)
-		done <- outcome{res, err}
-	}()
+		return outcome{res, err}
+	}
 	var o outcome
-	select {
-	case o = <-done:
-	case <-ctx.Done():
-		// Give the tool a moment to return its partial result.
+	if c.Tool.Instant {
+		o = run() // it returns at once: no goroutine to bound it (Tool.Instant)
+	} else {
+		done := make(chan outcome, 1)
+		go func() { done <- run() }()
 		select {
 		case o = <-done:
-		case <-time.After(2 * time.Second):
+		case <-ctx.Done():
+			// Give the tool a moment to return its partial result.
+			select {
+			case o = <-done:
+			case <-time.After(2 * time.Second):
+			}
 		}
 	}
 	var res *Result
@@ -558,6 +564,13 @@ func prepare(t *Tool, raw json.RawMessage, cfg *workspace.Config) (json.RawMessa
 		return nil, nil, Errorf(InvalidParams, "invalid arguments for %s: %s", t.Name, v).
 			WithDetails(map[string]any{"violations": []schema.Violation{*v}, "limit": limit})
 	}
+	if t.emptyArgs != nil && emptyObject(raw) {
+		// No arguments, the usual call of a trivial tool: what the schema
+		// makes of {} was worked out once (Tool.emptyArgs).
+		if args, ok := t.emptyArgs(); ok {
+			return decodeArgs(t, slices.Clone(args))
+		}
+	}
 	v, err := schema.Decode(raw)
 	if err != nil {
 		return nil, nil, Errorf(InvalidParams, "arguments are not valid JSON: %v", err).
@@ -583,6 +596,18 @@ func prepare(t *Tool, raw json.RawMessage, cfg *workspace.Config) (json.RawMessa
 	if err != nil {
 		return nil, nil, Errorf(InvalidParams, "arguments: %v", err)
 	}
+	return decodeArgs(t, args)
+}
+
+// emptyObject reports whether raw is the JSON object {} (spaces allowed).
+func emptyObject(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) >= 2 && t[0] == '{' && t[len(t)-1] == '}' && len(bytes.TrimSpace(t[1:len(t)-1])) == 0
+}
+
+// decodeArgs decodes arguments the schema passed, defaults applied, into
+// the tool's type and runs the tool's own check.
+func decodeArgs(t *Tool, args json.RawMessage) (json.RawMessage, any, *Error) {
 	typed, err := t.fns.decode(args)
 	if err != nil {
 		return nil, nil, Errorf(InvalidParams, "arguments: %v", err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -105,6 +106,13 @@ func TestPipelineOutcomes(t *testing.T) {
 			Execute: func(*Call, json.RawMessage) (*Result, error) { return nil, Errorf(FileNotFound, "gone") }}),
 		Define(Def[json.RawMessage]{Name: "panics", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 			Execute: func(*Call, json.RawMessage) (*Result, error) { panic("oops") }}),
+		// Instant tools run on the call's goroutine: the same outcomes.
+		Define(Def[json.RawMessage]{Name: "instant-panics", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"}, Instant: true,
+			Execute: func(*Call, json.RawMessage) (*Result, error) { panic("oops") }}),
+		Define(Def[json.RawMessage]{Name: "instant-coded", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"}, Instant: true,
+			Execute: func(*Call, json.RawMessage) (*Result, error) { return nil, Errorf(FileNotFound, "gone") }}),
+		Define(Def[json.RawMessage]{Name: "instant-ok", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"}, Instant: true,
+			Execute: func(*Call, json.RawMessage) (*Result, error) { return &Result{Content: "ok"}, nil }}),
 		Define(Def[json.RawMessage]{Name: "hangs", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"}, Timeout: 50 * time.Millisecond,
 			Execute: func(c *Call, _ json.RawMessage) (*Result, error) { <-c.Ctx.Done(); return nil, c.Ctx.Err() }}),
 		Define(Def[json.RawMessage]{Name: "writes", Description: "x", Annotations: Annotations{Approval: "ask"},
@@ -126,6 +134,9 @@ func TestPipelineOutcomes(t *testing.T) {
 		{"boom", nil, StatusError, Internal, "auto"},
 		{"coded", nil, StatusError, FileNotFound, "auto"},
 		{"panics", nil, StatusError, Internal, "auto"},
+		{"instant-panics", nil, StatusError, Internal, "auto"},
+		{"instant-coded", nil, StatusError, FileNotFound, "auto"},
+		{"instant-ok", nil, StatusSuccess, "", "auto"},
 		{"hangs", nil, StatusError, Timeout, "auto"},
 		{"writes", nil, StatusRejected, Rejected, "none"},
 		{"writes", approval.Fixed(approval.Reject, "no thanks"), StatusRejected, Rejected, "none"},
@@ -298,4 +309,44 @@ func TestCallCarriesTheModel(t *testing.T) {
 	if res := NewRunner(reg, nil).Run(context.Background(), env, Request{Name: "model"}, nil); res.Content != "openai/gpt-5" {
 		t.Errorf("the tool saw %q, want openai/gpt-5", res.Content)
 	}
+}
+
+// TestEmptyArgumentsFastPath: for every built-in tool, and tools whose
+// schema requires a field or sets defaults, prepare answers {} (worked
+// out once per tool) exactly as the whole validation does.
+func TestEmptyArgumentsFastPath(t *testing.T) {
+	t.Parallel()
+	reg := NewBuiltinRegistry()
+	reg.MustRegister(validated, Define(Def[json.RawMessage]{Name: "defaults", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","default":7},"o":{"type":"object","default":{"a":[1]}}}}`),
+		Execute:     func(*Call, json.RawMessage) (*Result, error) { return Success("ok", nil), nil }}))
+	cfg := testEnv(t).Workspace.Config()
+	for _, tool := range reg.List(nil) {
+		slow := *tool
+		slow.emptyArgs = nil
+		for _, raw := range []string{`{}`, ` { } `, "{\n}", ``, `null`, `"{}"`} {
+			args, typed, e := prepare(tool, json.RawMessage(raw), cfg)
+			wargs, wtyped, we := prepare(&slow, json.RawMessage(raw), cfg)
+			if string(args) != string(wargs) || !reflect.DeepEqual(typed, wtyped) || !reflect.DeepEqual(e, we) {
+				t.Errorf("%s %q: fast path gives %s %#v %v, the whole validation %s %#v %v", tool.Name, raw, args, typed, e, wargs, wtyped, we)
+			}
+		}
+	}
+	if args, _, _ := prepare(mustLookup(t, reg, "defaults"), json.RawMessage(`{}`), cfg); string(args) != `{"n":7,"o":{"a":[1]}}` {
+		t.Errorf("defaults of {}: %s", args)
+	}
+	for name, fast := range map[string]bool{"defaults": true, "get_current_directory": true, "validated": false} {
+		if _, ok := mustLookup(t, reg, name).emptyArgs(); ok != fast {
+			t.Errorf("%s: {} worked out once = %v, want %v", name, ok, fast)
+		}
+	}
+}
+
+func mustLookup(t *testing.T, reg *Registry, name string) *Tool {
+	t.Helper()
+	tool, ok := reg.Lookup(name)
+	if !ok {
+		t.Fatalf("no tool %s", name)
+	}
+	return tool
 }

@@ -48,12 +48,22 @@ type Tool struct {
 	// what its answer depends on (Call.dependsOnFile, dependsOnBuffer), and
 	// an answer that declares nothing is not kept.
 	Cacheable bool
+	// Instant marks a tool whose Execute returns at once, without blocking
+	// or waiting on anything (it reads the session's state, the clock): the
+	// runner calls it on the call's own goroutine instead of starting one
+	// to bound it by Timeout (runner.go, executeOnce). A tool that reads
+	// the workspace's files, runs processes or waits on the network is
+	// never Instant.
+	Instant bool
 
 	// fns are the definition's functions with the arguments' type erased.
 	fns funcs
 	// input compiles InputSchema once, on first use: a one-shot `agentls
 	// call` pays only for the tool it runs.
 	input func() (*schema.Schema, error)
+	// emptyArgs is what prepare makes of the arguments {}, computed once:
+	// the same for every call (schema.go's checks and defaults).
+	emptyArgs func() (json.RawMessage, bool)
 	// bounds are the size caps of the arguments (bounds.go).
 	bounds *bounds
 	// props are the top-level argument names InputSchema declares.
@@ -76,6 +86,7 @@ type Def[A any] struct {
 	Risk         approval.Risk
 	Timeout      time.Duration
 	Cacheable    bool
+	Instant      bool
 
 	// Validate, when set, checks the arguments after the schema did. It
 	// returns a *Error (usually INVALID_PARAMS). It runs before anything is
@@ -103,6 +114,7 @@ func Define[A any](d Def[A]) *Tool {
 		Name: d.Name, Category: d.Category, Title: d.Title, Description: d.Description,
 		InputSchema: d.InputSchema, OutputSchema: d.OutputSchema, Annotations: d.Annotations,
 		Aliases: d.Aliases, Risk: d.Risk, Timeout: d.Timeout, Cacheable: d.Cacheable,
+		Instant: d.Instant,
 	}
 	t.fns.decode = func(raw json.RawMessage) (any, error) {
 		var a A
@@ -175,6 +187,20 @@ func (t *Tool) compile() error {
 			return nil, fmt.Errorf("tool %s: input schema: %w", name, err)
 		}
 		return s, nil
+	})
+	compiled := t.input
+	t.emptyArgs = sync.OnceValues(func() (json.RawMessage, bool) {
+		input, err := compiled()
+		if err != nil {
+			return nil, false
+		}
+		v := map[string]any{}
+		if input.Validate(v) != nil {
+			return nil, false // the slow path reports the violations
+		}
+		input.ApplyDefaults(v)
+		b, err := json.Marshal(v)
+		return b, err == nil
 	})
 	return nil
 }
