@@ -117,6 +117,8 @@ type Cache struct {
 	// persistDir holds the indexes' on-disk copies (persist.go); "":
 	// none. Guarded by mu.
 	persistDir string
+	// changes counts the changes applied and the builds (generation.go).
+	changes atomic.Uint64
 }
 
 // rootIndex is the index of one root. Guarded by Cache.mu.
@@ -252,6 +254,7 @@ func (c *Cache) Changed(path string) {
 
 // changedLocked queues path for the next update of its root's index.
 func (c *Cache) changedLocked(p string) {
+	c.changes.Add(1)
 	for _, ri := range c.roots {
 		if _, ok := workspace.Within(ri.root, p); ok {
 			ri.pending[p] = true
@@ -680,6 +683,7 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 		}
 	}
 	c.roots[root] = ri
+	c.changes.Add(1)
 	var snap []persistSeg
 	if ri.ready && persistDir != "" && (prev == nil || ri.read > 0 || dropped > 0) {
 		snap = ri.snapshotLocked()
