@@ -29,6 +29,7 @@ var Glob = builtin(Def[globArgs]{
 		"outside, \"..\" after a wildcard, a symlinked directory leading out) is INVALID_PATH; symlinks are never walked into.",
 	Aliases:     []string{"searchFiles", "search_files"},
 	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+	Cacheable:   true,
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["pattern"],"properties":{
 		"pattern":{"type":"string","description":"glob pattern such as \"**/*.go\" or \"src/**/*.{ts,tsx}\""},
 		"path":{"type":"string","default":".","description":"directory to search, relative to the workspace root"},
@@ -105,7 +106,14 @@ func glob(c *Call, a globArgs) (*Result, error) {
 	if r := c.Workspace.Rel(walkRoot); r != "." {
 		prefix = r + "/"
 	}
+	// Kept only when base and the fixed directories name the walked one
+	// without a symlink on the way (resultcache_tree.go).
+	tree := c.dependsOnTree(filepath.Join(base, filepath.FromSlash(fixed)), walkRoot)
 	opts := workspace.WalkOptions{
+		Prune: func(rel string) bool {
+			tree.enter(filepath.Join(walkRoot, filepath.FromSlash(rel)))
+			return true
+		},
 		IncludeIgnored: a.IncludeIgnored,
 		IncludeHidden:  namesHidden(rest),
 		Filter: func(rel string, isDir bool) workspace.Verdict {
@@ -148,6 +156,7 @@ func glob(c *Call, a globArgs) (*Result, error) {
 		}
 		return nil, fileError(rootRel, err)
 	}
+	tree.done(true)
 	if a.Sort == "mtime" {
 		sort.Slice(found, func(i, j int) bool {
 			if found[i].mtime != found[j].mtime {

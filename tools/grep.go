@@ -27,6 +27,7 @@ var Grep = builtin(Def[grepArgs]{
 		"fixed_strings searches the pattern literally; word matches whole words only; multiline lets the pattern match across lines " +
 		"(\\n, [\\s\\S]). At most max_results lines (or files, or counts) are returned; truncated says when there were more.",
 	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+	Cacheable:   true,
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["pattern"],"properties":{
 		"pattern":{"type":"string","description":"RE2 regular expression (or a literal string with fixed_strings)"},
 		"path":{"type":"string","default":".","description":"directory or file to search, relative to the workspace root"},
@@ -116,7 +117,9 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 		Expr: a.Pattern, FixedStrings: a.FixedStrings, CaseInsensitive: a.CaseInsensitive,
 		Word: a.Word, Multiline: a.Multiline,
 	}
+	tree := c.dependsOnGrep(a) // the result cache's (resultcache_tree.go)
 	res, err := search.Run(c.Ctx, c.Workspace, p, opts)
+	tree.done(err == nil)
 	if err != nil {
 		var ae *search.ArgError
 		var fe *search.FileError

@@ -24,6 +24,7 @@ var ListDirectory = builtin(Def[listDirectoryArgs]{
 		"include_hidden. Paths are relative to the workspace root. At most 1000 entries are returned; truncated says when there were more.",
 	Aliases:     []string{"listFiles", "ls"},
 	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+	Cacheable:   true,
 	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
 		"path":{"type":"string","default":".","description":"directory path, relative to the workspace root or absolute inside it"},
 		"recursive":{"type":"boolean","default":false,"description":"list the whole tree below the directory"},
@@ -87,6 +88,7 @@ func listDirectory(c *Call, a listDirectoryArgs) (*Result, error) {
 	}
 	var mu sync.Mutex
 	var entries []ListEntry
+	tree := c.dependsOnTree(a.Path, dir)
 	stats, err := c.Workspace.Walk(c.Ctx, dir, workspace.WalkOptions{
 		IncludeHidden: a.IncludeHidden, Dirs: true, MaxDepth: depth, Roots: c.Workspace.Roots(),
 	}, func(f *workspace.File) error {
@@ -102,6 +104,8 @@ func listDirectory(c *Call, a listDirectoryArgs) (*Result, error) {
 			// Names are shown, but a sensitive folder (.ssh) is not entered.
 			if c.Workspace.IsSensitive(e.Path) {
 				skip = fs.SkipDir
+			} else if depth <= 0 || f.Depth < depth {
+				tree.enter(f.Path)
 			}
 		case f.Type&fs.ModeSymlink != 0:
 			e.Type = "symlink"
@@ -130,6 +134,7 @@ func listDirectory(c *Call, a listDirectoryArgs) (*Result, error) {
 		}
 		return nil, fileError(rel, err)
 	}
+	tree.done(!full)
 	sort.Slice(entries, func(i, j int) bool { return workspace.ComparePaths(entries[i].Path, entries[j].Path) < 0 })
 	total := len(entries)
 	truncated := full || total > listMaxEntries

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentls/agentls/search"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -44,9 +45,11 @@ import (
 // history still record the call, with cached: true.
 //
 // Cacheable are the tools whose answers depend on a few files they can
-// name: read_file. A listing, a search, a git status or the code index
-// depend on whole trees and their ignore files; checking all of that
-// costs what computing the answer costs, so they always run.
+// name (read_file), and the tree tools list_directory, glob and grep,
+// whose answers depend on whole trees and their ignore files: they are
+// kept only while the session's search cache watches every directory
+// their walk entered (resultcache_tree.go says how). A git status or the
+// code index always run.
 //
 // Memory: at most resultCacheMaxBytes per session, least recently used
 // answers dropped first; an answer over an eighth of it is not kept.
@@ -89,6 +92,16 @@ type cacheDep struct {
 	open   bool
 	text   string
 	stamp  fileStamp
+	// outside: a path outside the workspace's watched directories that a
+	// walk's ignore rules read (resultcache_tree.go), stat'ed with os.Stat
+	// (os.Lstat when lstat): absent, a directory (dir, by identity) or a
+	// regular file (stamp).
+	outside, lstat, absent bool
+	dir                    os.FileInfo
+	// tree: the directories a walk of path entered, unchanged while the
+	// search cache's Generation of path is gen.
+	tree bool
+	gen  uint64
 }
 
 // cachedRead is a read the call recorded (recordRead), recorded again by a
@@ -173,12 +186,25 @@ func (c *Call) recordRead(path string, rec readRecord) {
 	}
 }
 
-// valid reports whether every dependency of e still holds.
-func (e *cachedResult) valid(ws *workspace.Workspace) bool {
+// valid reports whether every dependency of e still holds; sc is the
+// session's search cache (nil: none).
+func (e *cachedResult) valid(ws *workspace.Workspace, sc *search.Cache) bool {
 	if ws.Config() != e.cfg {
 		return false
 	}
 	for _, d := range e.deps {
+		if d.tree {
+			if gen, ok := sc.Generation(ws, d.path); !ok || gen != d.gen {
+				return false
+			}
+			continue
+		}
+		if d.outside {
+			if !d.holdsOutside() {
+				return false
+			}
+			continue
+		}
 		if d.buffer {
 			doc, open := ws.Overlays.Get(d.path)
 			if open != d.open || open && doc.Text != d.text {
@@ -204,7 +230,7 @@ func cacheKey(tool, agent string, args json.RawMessage) string {
 }
 
 // lookup returns a copy of the answer kept under key when it still holds.
-func (rc *resultCache) lookup(key string, ws *workspace.Workspace) (*cachedResult, bool) {
+func (rc *resultCache) lookup(key string, ws *workspace.Workspace, sc *search.Cache) (*cachedResult, bool) {
 	rc.mu.Lock()
 	el, ok := rc.entries[key]
 	if !ok {
@@ -216,7 +242,7 @@ func (rc *resultCache) lookup(key string, ws *workspace.Workspace) (*cachedResul
 	rc.mu.Unlock()
 	// Checked outside the lock: stats take time. An entry dropped meanwhile
 	// was valid when the check began, like a fresh read at that moment.
-	if !e.valid(ws) {
+	if !e.valid(ws, sc) {
 		rc.mu.Lock()
 		if cur, ok := rc.entries[key]; ok && cur == el {
 			rc.remove(el)
@@ -297,7 +323,7 @@ func (r *Runner) executeCached(c *Call, env *Env, cfg *workspace.Config, args js
 		return r.execute(c, cfg, typed, by) // a cancelled call is cancelled
 	}
 	key := cacheKey(c.Tool.Name, c.Agent, args)
-	if e, ok := rc.lookup(key, env.Workspace); ok {
+	if e, ok := rc.lookup(key, env.Workspace, env.Session.Search); ok {
 		for _, rd := range e.reads {
 			recordRead(c.Session, rd.path, rd.rec)
 		}
