@@ -380,16 +380,21 @@ func TestResultCacheBounded(t *testing.T) {
 	}
 }
 
-// TestResultCacheOnlyCacheable: a tool not marked Cacheable runs every time.
+// TestResultCacheOnlyCacheable: a tool not marked Cacheable runs every
+// time, and so does a tree tool in a session without a search cache (no
+// watcher vouches for its tree: resultcache_tree.go).
 func TestResultCacheOnlyCacheable(t *testing.T) {
 	g, _ := newCacheRig(t)
+	g.git("init", "-q")
 	g.write("a.txt", "alpha\n")
 	settle()
-	for range 2 {
-		res := g.call("list_directory", map[string]any{})
-		wantSuccess(t, res)
-		if res.Cached {
-			t.Error("list_directory was answered from the cache")
+	for _, tool := range []string{"git_status", "list_directory"} {
+		for range 2 {
+			res := g.call(tool, map[string]any{})
+			wantSuccess(t, res)
+			if res.Cached {
+				t.Errorf("%s was answered from the cache", tool)
+			}
 		}
 	}
 }

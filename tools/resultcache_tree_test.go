@@ -184,3 +184,98 @@ func TestResultCacheTree(t *testing.T) {
 		})
 	}
 }
+
+// TestResultCacheTreeNotKept: the calls whose tree the search cache cannot
+// vouch for run every time.
+func TestResultCacheTreeNotKept(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, g *rig)
+		tool  string
+		args  string
+	}{
+		{"a hidden directory entered", func(t *testing.T, g *rig) { g.write(".hidden/h.go", "package h\n") },
+			"list_directory", `{"recursive":true,"include_hidden":true}`},
+		{"an ignored directory searched", func(t *testing.T, g *rig) { g.write("logs/y.log", "needle\n") },
+			"grep", `{"pattern":"needle","include_ignored":true}`},
+		{"a glob that keeps ignored files", nil, "grep", `{"pattern":"needle","glob":"*.log"}`},
+		{"a hidden path globbed", func(t *testing.T, g *rig) { g.write(".hidden/h.go", "package h\n") },
+			"glob", `{"pattern":".hidden/*.go"}`},
+		{"a path through a symlink", func(t *testing.T, g *rig) {
+			if err := os.Symlink("src", filepath.Join(g.root, "alias")); err != nil {
+				t.Fatal(err)
+			}
+		}, "list_directory", `{"path":"alias"}`},
+		{"a git config that names an excludes file", func(t *testing.T, g *rig) {
+			p := filepath.Join(os.Getenv("HOME"), ".gitconfig")
+			if err := os.WriteFile(p, []byte("[core]\n\texcludesFile = ~/ignores\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "glob", `{"pattern":"**/*.go"}`},
+		{"a file searched", nil, "grep", `{"pattern":"needle","path":"src/a.go"}`},
+		{"the search cache closed (no watcher)", func(t *testing.T, g *rig) { g.env.Session.Search.Close() },
+			"list_directory", `{}`},
+	}
+	noneKept := map[string]bool{"a git config that names an excludes file": true, "the search cache closed (no watcher)": true}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newTreeCacheRig(t)
+			if tt.setup != nil {
+				tt.setup(t, g)
+			}
+			settle()
+			for range 2 {
+				res := g.call(tt.tool, tt.args)
+				wantSuccess(t, res)
+				if res.Cached {
+					t.Errorf("%s %s was answered from the cache", tt.tool, tt.args)
+				}
+			}
+			// A regular call of the same tool in the same tree is kept,
+			// unless nothing is.
+			control := map[string]string{"list_directory": `{"path":"src"}`, "glob": `{"pattern":"src/*.go"}`, "grep": `{"pattern":"needle","path":"src"}`}[tt.tool]
+			g.call(tt.tool, control)
+			if res := g.call(tt.tool, control); res.Cached == noneKept[tt.name] {
+				t.Errorf("the control %s %s: cached %v", tt.tool, control, res.Cached)
+			}
+		})
+	}
+}
+
+// TestResultCacheTreeStreamed: a grep that streams its results (they are
+// not in its final answer) is never answered from the cache.
+func TestResultCacheTreeStreamed(t *testing.T) {
+	g := newTreeCacheRig(t)
+	for range 2 {
+		rec := &recorder{}
+		res := runTool(t, context.Background(), g.r, g.env, "grep", `{"pattern":"needle"}`, rec)
+		wantSuccess(t, res)
+		if res.Cached || len(rec.batches) == 0 {
+			t.Errorf("a streamed grep: cached %v, %d batches streamed", res.Cached, len(rec.batches))
+		}
+	}
+}
+
+// TestResultCacheTreeRules: a tree answer is given only to a call the
+// policy lets run: a rule that asks asks each time; a directory made
+// sensitive is refused.
+func TestResultCacheTreeRules(t *testing.T) {
+	g := newTreeCacheRig(t)
+	g.config(func(c *workspace.Config) { c.Approval.Tools = map[string]string{"glob": "ask"} })
+	searchReady(t, g)
+	first := g.call("glob", `{"pattern":"**/*.go"}`)
+	res := g.call("glob", `{"pattern":"**/*.go"}`)
+	sameAnswer(t, "glob asked again", res, first, true)
+	if res.ApprovedBy != "user" || len(g.questions()) != 2 {
+		t.Errorf("approvedBy %q; want a question per call", res.ApprovedBy)
+	}
+	g.config(func(c *workspace.Config) { c.Paths.Sensitive = append(c.Paths.Sensitive, "src/**", "src") })
+	searchReady(t, g)
+	for range 2 {
+		res := g.call("list_directory", `{"path":"src"}`)
+		wantError(t, res, SensitivePath)
+		if res.Cached {
+			t.Error("a refusal was cached")
+		}
+	}
+}
