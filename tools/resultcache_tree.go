@@ -31,7 +31,9 @@ import (
 //     the top down to the root, .git/info/exclude, the user's git config
 //     files and the global excludes file; a repository whose .git is a
 //     file (a worktree, a submodule), or a git config that names its own
-//     excludes file, is not vouched for: the answer is not kept.
+//     excludes file, is not vouched for: the answer is not kept;
+//   - no ignore file of a directory the walk entered is a symlink (its
+//     target may change without an event in the watched directories).
 //
 // A hit asks Generation again for the walk's root: the same count means
 // no event since the answer was computed, in any watched directory.
@@ -140,6 +142,7 @@ func (t *treeWalk) done(complete bool) {
 	t.mu.Lock()
 	dirs := append([]string{t.dir}, t.entered...)
 	t.mu.Unlock()
+	complete = complete && !linkedIgnoreFiles(dirs)
 	gen, ok := t.c.Session.Search.Generation(t.c.Workspace, dirs...)
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -149,6 +152,21 @@ func (t *treeWalk) done(complete bool) {
 	}
 	d.deps = append(d.deps, t.outside...)
 	d.deps = append(d.deps, cacheDep{path: t.dir, tree: true, gen: t.gen})
+}
+
+// linkedIgnoreFiles reports whether an ignore file of one of dirs is
+// not a regular file: a symlink, whose target's changes the watcher of
+// dirs would not see (the walk reads the target). Checked once, after the
+// walk: the count of Generation says that no entry changed since.
+func linkedIgnoreFiles(dirs []string) bool {
+	for _, d := range dirs {
+		for _, name := range workspace.IgnoreFiles {
+			if fi, err := os.Lstat(filepath.Join(d, name)); err == nil && !fi.Mode().IsRegular() || err != nil && !os.IsNotExist(err) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ignoreDeps returns the dependencies of a walk of dir outside the

@@ -212,6 +212,15 @@ func TestResultCacheTreeNotKept(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "glob", `{"pattern":"**/*.go"}`},
+		{"a symlinked ignore file", func(t *testing.T, g *rig) {
+			outside := filepath.Join(t.TempDir(), "rules")
+			if err := os.WriteFile(outside, []byte("b.go\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, filepath.Join(g.root, "src", "deep", ".ignore")); err != nil {
+				t.Fatal(err)
+			}
+		}, "glob", `{"pattern":"**/*.go"}`},
 		{"a file searched", nil, "grep", `{"pattern":"needle","path":"src/a.go"}`},
 		{"the search cache closed (no watcher)", func(t *testing.T, g *rig) { g.env.Session.Search.Close() },
 			"list_directory", `{}`},
@@ -224,6 +233,9 @@ func TestResultCacheTreeNotKept(t *testing.T) {
 				tt.setup(t, g)
 			}
 			settle()
+			if g.env.Session.Search.Status().Watching {
+				searchReady(t, g) // (a changed ignore file: built again)
+			}
 			for range 2 {
 				res := g.call(tt.tool, tt.args)
 				wantSuccess(t, res)
