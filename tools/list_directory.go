@@ -104,9 +104,8 @@ func listDirectory(c *Call, a listDirectoryArgs) (*Result, error) {
 			// Names are shown, but a sensitive folder (.ssh) is not entered.
 			if c.Workspace.IsSensitive(e.Path) {
 				skip = fs.SkipDir
-			} else if depth <= 0 || f.Depth < depth {
-				tree.enter(f.Path)
 			}
+			tree.enter(f.Path) // its mtime is shown: it moves with its entries
 		case f.Type&fs.ModeSymlink != 0:
 			e.Type = "symlink"
 			e.Target, _ = f.Readlink()

@@ -35,6 +35,14 @@ import (
 //   - no ignore file of a directory the walk entered is a symlink (its
 //     target may change without an event in the watched directories).
 //
+// list_directory records every directory it shows, entered or not: the
+// mtime it shows moves with the directory's entries, which only the
+// directory's own watch sees. grep keeps only to the index's directories
+// with regular arguments (isRegularGrep), and a grep that streams is not
+// kept. Buffers and the configuration are resultcache.go's: every change
+// of a buffer drops every answer, and an answer is given only under its
+// configuration.
+//
 // A hit asks Generation again for the walk's root: the same count means
 // no event since the answer was computed, in any watched directory.
 

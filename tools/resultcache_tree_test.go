@@ -196,6 +196,8 @@ func TestResultCacheTreeNotKept(t *testing.T) {
 	}{
 		{"a hidden directory entered", func(t *testing.T, g *rig) { g.write(".hidden/h.go", "package h\n") },
 			"list_directory", `{"recursive":true,"include_hidden":true}`},
+		{"a hidden directory shown", func(t *testing.T, g *rig) { g.write(".hidden/h.go", "package h\n") },
+			"list_directory", `{"include_hidden":true}`},
 		{"an ignored directory searched", func(t *testing.T, g *rig) { g.write("logs/y.log", "needle\n") },
 			"grep", `{"pattern":"needle","include_ignored":true}`},
 		{"a glob that keeps ignored files", nil, "grep", `{"pattern":"needle","glob":"*.log"}`},
