@@ -132,6 +132,11 @@ type rootIndex struct {
 	pruned  map[string]bool   // directories seen and not entered: hidden or ignored
 	segs    []*segment
 	pending map[string]bool // absolute paths changed since the last update
+	// inputs are the files outside the root that decide what its walk
+	// ignores (workspace.IgnoreInputs), which the watcher does not watch;
+	// stamps their stat (inputStamp) taken before the build read them.
+	inputs []string
+	stamps []fileStamp
 	sorted  []*entry        // files in ComparePaths order; nil: to sort
 	max     int64           // the size cap it was built under
 	sens    *sensitive
@@ -435,10 +440,35 @@ func (c *Cache) updateLocked() {
 		})
 	}
 	for _, ri := range c.roots {
+		if ri.ready && !ri.stale && !ri.inputsHold() {
+			ri.stale = true
+			c.changes.Add(1)
+		}
 		if ri.ready && !ri.stale && len(ri.pending) > 0 {
 			c.applyLocked(ri)
 		}
 	}
+}
+
+// stampInputs records the stat of the root's ignore inputs, before a build
+// reads them.
+func (ri *rootIndex) stampInputs() {
+	ri.inputs = workspace.IgnoreInputs(ri.root)
+	ri.stamps = make([]fileStamp, len(ri.inputs))
+	for i, p := range ri.inputs {
+		ri.stamps[i] = inputStamp(p)
+	}
+}
+
+// inputsHold reports whether every ignore input of the root is as it was
+// when the build began (a few stats: a search and the watcher's loop ask).
+func (ri *rootIndex) inputsHold() bool {
+	for i, p := range ri.inputs {
+		if inputStamp(p) != ri.stamps[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // indexFilter is the walk filter of an index below dir (a path relative
@@ -560,6 +590,7 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 		pending: map[string]bool{}, max: int64(cfg.Limits.MaxFileBytes),
 		sens: newSensitive(cfg.Paths.Sensitive),
 	}
+	ri.stampInputs()
 	c.mu.Lock()
 	progress, persistDir := c.progress, c.persistDir
 	if p := cfg.Search.Persist; p != nil && !*p {

@@ -19,9 +19,11 @@ import (
 // watcher (not Linux, the watches ran out), indexes another workspace
 // than ws, or some directory of dirs is not one that the index of a
 // built, current root (not stale: no lost event, no changed ignore file)
-// entered and watches. What the watcher does not see is the caller's to
-// check: the ignore files above a root, .git/info/exclude, the global
-// excludes file, the buffers of the editor.
+// entered and watches. The files outside a root that decide its ignore
+// rules (workspace.IgnoreInputs: the ignore files above it,
+// .git/info/exclude, the global excludes file) are stat-ed here, and their
+// change counts as one; the buffers of the editor are the caller's to
+// check.
 func (c *Cache) Generation(ws *workspace.Workspace, dirs ...string) (gen uint64, ok bool) {
 	if c == nil || c.closed.Load() {
 		return 0, false

@@ -229,3 +229,55 @@ func asciiLower(s string) string {
 	}
 	return string(b)
 }
+
+// TestIndexIgnoreInputs: the files outside a root that decide what its walk
+// ignores (a .gitignore above it, .git/info/exclude, the global excludes
+// file), which the watcher does not watch, are followed too: after each
+// changes, an indexed search answers what a fresh one does.
+func TestIndexIgnoreInputs(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("GIT_CONFIG_GLOBAL", "")
+	repo := t.TempDir()
+	root := filepath.Join(repo, "sub")
+	old := time.Now().Add(-time.Hour)
+	for _, name := range []string{"a.go", "b.go", "c.go", "d.go"} {
+		put(t, root, name, "package p // needle\n", old)
+	}
+	if err := os.MkdirAll(filepath.Join(repo, ".git", "info"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := NewCache()
+	defer cache.Close()
+	cache.Warm(context.Background(), ws)
+	cacheReady(t, cache)
+	if st := cache.Status(); !st.Watching {
+		t.Skipf("no watcher here: %s", st.Degraded)
+	}
+	for _, step := range []struct {
+		name, dir, file, content, gone string
+	}{
+		{"start", "", "", "", ""},
+		{".git/info/exclude", repo, ".git/info/exclude", "b.go\n", "b.go"},
+		{"global excludes", home, ".config/git/ignore", "c.go\n", "c.go"},
+		{".gitignore above the root", repo, ".gitignore", "d.go\n", "d.go"},
+	} {
+		if step.file != "" {
+			put(t, step.dir, step.file, step.content, time.Now())
+		}
+		p, o := queryOf(t, `{"pattern":"needle","output_mode":"files_with_matches"}`)
+		want := run(t, ws, p, o)
+		o.Cache = cache
+		got := run(t, ws, p, o)
+		sameResult(t, step.name, got, want)
+		if step.gone != "" && strings.Contains(fmt.Sprint(want), step.gone) {
+			t.Errorf("%s: a fresh search still finds %s: %v", step.name, step.gone, want)
+		}
+		cacheReady(t, cache) // built again: the next step starts from the index
+	}
+}

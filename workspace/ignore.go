@@ -698,20 +698,71 @@ func excludeRules(top string) *IgnoreRules {
 	return all
 }
 
+// IgnoreInputs lists the files outside the tree at dir that decide what a
+// walk of dir ignores, for a watcher of the tree to stat since it does not
+// watch them: the .git entry of dir and of each directory above it up to
+// the repository's top; inside a repository, the ignore files of the
+// directories above dir up to the top, the repository's .git/info/exclude,
+// the user's git config files (they may name core.excludesFile) and the
+// global excludes file. Paths that do not exist are listed too: their
+// coming changes the rules.
+func IgnoreInputs(dir string) []string {
+	dir = filepath.Clean(dir)
+	var out, above []string
+	top := ""
+	for d := dir; ; {
+		out = append(out, filepath.Join(d, ".git"))
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			top = d
+			break
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+		above = append(above, d)
+	}
+	if top == "" {
+		return out
+	}
+	for _, d := range above {
+		for _, name := range IgnoreFiles {
+			out = append(out, filepath.Join(d, name))
+		}
+	}
+	out = append(out, filepath.Join(gitDir(top), "info", "exclude"))
+	configs, _ := gitGlobalConfigs()
+	out = append(out, configs...)
+	if f := globalExcludesFile(); f != "" {
+		out = append(out, f)
+	}
+	return out
+}
+
+// gitGlobalConfigs returns the user's git config files
+// ($XDG_CONFIG_HOME/git/config, ~/.gitconfig; GIT_CONFIG_GLOBAL replaces
+// both) and $XDG_CONFIG_HOME ("" when there is no home).
+func gitGlobalConfigs() (configs []string, xdg string) {
+	home, _ := os.UserHomeDir()
+	xdg = os.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" && home != "" {
+		xdg = filepath.Join(home, ".config")
+	}
+	configs = []string{filepath.Join(xdg, "git", "config"), filepath.Join(home, ".gitconfig")}
+	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
+		configs = []string{g}
+	}
+	return configs, xdg
+}
+
 // globalExcludesFile is core.excludesFile from the user's git config
 // ($XDG_CONFIG_HOME/git/config, ~/.gitconfig; GIT_CONFIG_GLOBAL replaces
 // both), or its default $XDG_CONFIG_HOME/git/ignore. Includes and
 // conditional sections of the config are not followed.
 func globalExcludesFile() string {
 	home, _ := os.UserHomeDir()
-	xdg := os.Getenv("XDG_CONFIG_HOME")
-	if xdg == "" && home != "" {
-		xdg = filepath.Join(home, ".config")
-	}
-	configs := []string{filepath.Join(xdg, "git", "config"), filepath.Join(home, ".gitconfig")}
-	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
-		configs = []string{g}
-	}
+	configs, xdg := gitGlobalConfigs()
 	file := ""
 	for _, c := range configs {
 		if v := gitConfigValue(c, "core", "excludesfile"); v != "" {
