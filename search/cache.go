@@ -137,11 +137,11 @@ type rootIndex struct {
 	// stamps their stat (inputStamp) taken before the build read them.
 	inputs []string
 	stamps []fileStamp
-	sorted  []*entry        // files in ComparePaths order; nil: to sort
-	max     int64           // the size cap it was built under
-	sens    *sensitive
-	bytes   int64 // the segments' memory
-	dead    int   // files replaced or removed since built
+	sorted []*entry // files in ComparePaths order; nil: to sort
+	max    int64    // the size cap it was built under
+	sens   *sensitive
+	bytes  int64 // the segments' memory
+	dead   int   // files replaced or removed since built
 	// loaded and read are the files whose trigrams the build took from
 	// the on-disk copy, and those it read.
 	loaded, read int
