@@ -221,7 +221,7 @@ func ignoreDeps(dir string, racy time.Duration) ([]cacheDep, bool) {
 	if _, ok := add(filepath.Join(top, ".git", "info", "exclude"), false); !ok {
 		return nil, false
 	}
-	configs, excludes := gitGlobalFiles()
+	configs, excludes := workspace.GitGlobalFiles()
 	for _, c := range configs {
 		if c == os.DevNull {
 			continue // no configuration (tests, CI)
@@ -239,24 +239,6 @@ func ignoreDeps(dir string, racy time.Duration) ([]cacheDep, bool) {
 		}
 	}
 	return deps, true
-}
-
-// gitGlobalFiles returns the user's git config files and the default
-// global excludes file, as workspace/ignore.go finds them.
-func gitGlobalFiles() (configs []string, excludes string) {
-	home, _ := os.UserHomeDir()
-	xdg := os.Getenv("XDG_CONFIG_HOME")
-	if xdg == "" && home != "" {
-		xdg = filepath.Join(home, ".config")
-	}
-	configs = []string{filepath.Join(xdg, "git", "config"), filepath.Join(home, ".gitconfig")}
-	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
-		configs = []string{g}
-	}
-	if xdg != "" {
-		excludes = filepath.Join(xdg, "git", "ignore")
-	}
-	return configs, excludes
 }
 
 // outsideDep is the dependency on the path outside the watched

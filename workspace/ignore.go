@@ -732,10 +732,10 @@ func IgnoreInputs(dir string) []string {
 		}
 	}
 	out = append(out, filepath.Join(gitDir(top), "info", "exclude"))
-	configs, _ := gitGlobalConfigs()
+	configs, excludes := GitGlobalFiles()
 	out = append(out, configs...)
-	if f := globalExcludesFile(); f != "" {
-		out = append(out, f)
+	if excludes != "" {
+		out = append(out, excludes)
 	}
 	return out
 }
@@ -754,6 +754,13 @@ func gitGlobalConfigs() (configs []string, xdg string) {
 		configs = []string{g}
 	}
 	return configs, xdg
+}
+
+// GitGlobalFiles returns the user's git config files and the global
+// excludes file they name (or its default), as the walk reads them.
+func GitGlobalFiles() (configs []string, excludes string) {
+	configs, _ = gitGlobalConfigs()
+	return configs, globalExcludesFile()
 }
 
 // globalExcludesFile is core.excludesFile from the user's git config
