@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -723,8 +724,18 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 	if snap != nil {
 		_ = saveIndex(persistDir, root, ri.max, snap) // a copy is only a shortcut
 	}
+	if len(ri.files) >= bigBuild {
+		// The build's garbage (the files' bytes, the workers' pair
+		// buffers) was many times the index: give it back to the system
+		// now rather than keep it resident until the runtime scavenges.
+		debug.FreeOSMemory()
+	}
 	return true
 }
+
+// bigBuild is the number of files from which a build returns its garbage
+// to the system when it ends.
+const bigBuild = 10000
 
 var errBuildDone = errors.New("build stopped")
 
