@@ -203,10 +203,12 @@ type Status struct {
 	Degraded string
 }
 
-// Status returns the cache's status.
+// Status returns the cache's status, after the changes the watcher has
+// queued (so a root that one of them makes stale is not Ready).
 func (c *Cache) Status() Status {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.updateLocked()
 	st := Status{Ready: len(c.roots) > 0, Watching: c.watcher != nil}
 	for _, ri := range c.roots {
 		st.Files += len(ri.files)
