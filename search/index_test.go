@@ -90,17 +90,7 @@ func TestIndexFollowsDisk(t *testing.T) {
 	put(t, root, "d1/x.log", "needle in an ignored file\n", old)
 	put(t, root, "build/out.go", "package build // needle\n", old)
 	put(t, root, ".h/h.go", "package h // needle\n", old)
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cache := NewCache()
-	defer cache.Close()
-	cache.Warm(context.Background(), ws)
-	cacheReady(t, cache)
-	if st := cache.Status(); !st.Watching {
-		t.Skipf("no watcher here: %s", st.Degraded)
-	}
+	ws, cache := watchedIndex(t, root)
 	queries := []string{
 		`{"pattern":"needle"}`,
 		`{"pattern":"NEEDLE","case_insensitive":true,"output_mode":"count"}`,
@@ -248,17 +238,7 @@ func TestIndexIgnoreInputs(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(repo, ".git", "info"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cache := NewCache()
-	defer cache.Close()
-	cache.Warm(context.Background(), ws)
-	cacheReady(t, cache)
-	if st := cache.Status(); !st.Watching {
-		t.Skipf("no watcher here: %s", st.Degraded)
-	}
+	ws, cache := watchedIndex(t, root)
 	for _, step := range []struct {
 		name, dir, file, content, gone string
 	}{
@@ -280,4 +260,23 @@ func TestIndexIgnoreInputs(t *testing.T) {
 		}
 		cacheReady(t, cache) // built again: the next step starts from the index
 	}
+}
+
+// watchedIndex returns a workspace of root and a cache whose index of it is
+// built and followed by a watcher (the test is skipped where there is
+// none); the cache closes with the test.
+func watchedIndex(t *testing.T, root string) (*workspace.Workspace, *Cache) {
+	t.Helper()
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := NewCache()
+	t.Cleanup(cache.Close)
+	cache.Warm(context.Background(), ws)
+	cacheReady(t, cache)
+	if st := cache.Status(); !st.Watching {
+		t.Skipf("no watcher here: %s", st.Degraded)
+	}
+	return ws, cache
 }
