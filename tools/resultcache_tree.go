@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -181,61 +182,40 @@ func linkedIgnoreFiles(dirs []string) bool {
 // directories the watcher watches (the top of this file says which), and
 // false when they cannot be vouched for.
 func ignoreDeps(dir string, racy time.Duration) ([]cacheDep, bool) {
+	configs, _ := workspace.GitGlobalFiles()
 	var deps []cacheDep
 	add := func(path string, lstat bool) (os.FileInfo, bool) {
 		dep, fi, ok := outsideDep(path, lstat, racy)
 		deps = append(deps, dep)
 		return fi, ok
 	}
-	top := ""
-	chain := []string{}
-	for d := dir; ; {
-		chain = append(chain, d)
-		fi, ok := add(filepath.Join(d, ".git"), true)
-		if !ok {
-			return nil, false
-		}
-		if fi != nil {
-			if !fi.IsDir() {
+	inRepo := false
+	for _, p := range workspace.IgnoreInputs(dir) {
+		switch {
+		case filepath.Base(p) == ".git":
+			fi, ok := add(p, true)
+			if !ok || fi != nil && !fi.IsDir() {
 				return nil, false // a gitdir file: not followed here
 			}
-			top = d
-			break
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			break
-		}
-		d = parent
-	}
-	if top == "" {
-		return deps, true // outside a repository no ignore file above dir counts
-	}
-	for _, d := range chain {
-		for _, name := range workspace.IgnoreFiles {
-			if _, ok := add(filepath.Join(d, name), false); !ok {
+			inRepo = inRepo || fi != nil
+		case p == os.DevNull:
+			// no configuration (tests, CI)
+		default:
+			if _, ok := add(p, false); !ok {
 				return nil, false
+			}
+			if slices.Contains(configs, p) {
+				if data, err := os.ReadFile(p); err == nil && bytes.Contains(bytes.ToLower(data), []byte("excludesfile")) {
+					return nil, false
+				}
 			}
 		}
 	}
-	if _, ok := add(filepath.Join(top, ".git", "info", "exclude"), false); !ok {
-		return nil, false
-	}
-	configs, excludes := workspace.GitGlobalFiles()
-	for _, c := range configs {
-		if c == os.DevNull {
-			continue // no configuration (tests, CI)
-		}
-		if _, ok := add(c, false); !ok {
-			return nil, false
-		}
-		if data, err := os.ReadFile(c); err == nil && bytes.Contains(bytes.ToLower(data), []byte("excludesfile")) {
-			return nil, false
-		}
-	}
-	if excludes != "" {
-		if _, ok := add(excludes, false); !ok {
-			return nil, false
+	if inRepo { // the walked directory's own ignore files, outside a repository none counts
+		for _, name := range workspace.IgnoreFiles {
+			if _, ok := add(filepath.Join(dir, name), false); !ok {
+				return nil, false
+			}
 		}
 	}
 	return deps, true
