@@ -343,7 +343,7 @@ func openSession(g globals, root string, approver approval.Approver, log *slog.L
 	}
 	sess, errs, err := session.New(session.Options{
 		Folders: []workspace.Folder{{Path: root}}, UserConfig: g.config,
-		Approver: approver, Runner: NewRunner(log), Log: log,
+		Approver: approver, Runner: NewRunner(log), Log: log, OneShot: true,
 	})
 	if err != nil {
 		return nil, usageError(stdio, err, nil)

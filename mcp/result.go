@@ -126,6 +126,7 @@ var nextStep = map[tools.Code]string{
 	tools.Cancelled:        "the call was cancelled and whatever it started was stopped; do not retry unless asked.",
 	tools.Internal:         "a fault inside agentls: tell the person; retrying may not help.",
 	tools.NotAllowed:       "the configuration keeps this tool from you: do not retry it or reach it another way; use the tools tools/list gives you.",
+	tools.NotAvailable:     "this session cannot serve the tool (a one-shot call keeps nothing after it returns): use shell_exec, narrowing or saving its output.",
 	tools.NotApplied:       "the edit did not land as proposed: read the file again before editing it.",
 	tools.UnsavedInEditor:  "the file has unsaved changes in the editor: ask the person to save or revert it, then try again.",
 	SessionEnded:           "the editor this server was attached to closed the workspace: ask the person to open it again in an editor with agentls (the next call attaches to the new session by itself), then read the files again before you edit them.",

@@ -53,7 +53,10 @@ type Options struct {
 	// SearchCache keeps file contents between searches (a long-lived
 	// server); a one-shot call does without.
 	SearchCache bool
-	Log         *slog.Logger
+	// OneShot: the session serves one call and ends with it (`agentls
+	// call`), so the tools hand out nothing to come back to later.
+	OneShot bool
+	Log     *slog.Logger
 }
 
 // Session is one session. Its methods are safe for concurrent use.
@@ -104,7 +107,7 @@ func New(o Options) (*Session, []error, error) {
 	// The result cache checks each answer against the files it read before
 	// giving it, so every session has one, told of changes or not
 	// (tools/resultcache.go); announcements only drop answers sooner.
-	ts := tools.NewSession(ws, tools.SessionOptions{SearchCache: o.SearchCache, ResultCache: true})
+	ts := tools.NewSession(ws, tools.SessionOptions{SearchCache: o.SearchCache, ResultCache: true, OneShot: o.OneShot})
 	s.env = &tools.Env{
 		Workspace: ws,
 		Session:   ts,

@@ -16,9 +16,15 @@ import (
 )
 
 // captureText returns a captured stream, cut in the middle with a marker
-// when it is longer than the cap, and whether it was cut.
-func captureText(c *process.Capture, id, stream string) (string, bool) {
+// when it is longer than the cap, and whether it was cut. The marker says
+// how to read what was cut: with shell_output, or, in a one-shot session
+// that keeps nothing after its call, by running the command again.
+func captureText(c *process.Capture, id, stream string, oneShot bool) (string, bool) {
 	if c.Binary() {
+		if oneShot {
+			return fmt.Sprintf("[%d bytes of binary output, not shown; this one-shot call keeps nothing after it returns: "+
+				"run the command again writing its output to a file]\n", c.Total()), true
+		}
 		return fmt.Sprintf("[%d bytes of binary output, not shown; read them with shell_output {\"id\":%q,\"stream\":%q,\"encoding\":\"base64\"}]\n",
 			c.Total(), id, stream), true
 	}
@@ -28,8 +34,11 @@ func captureText(c *process.Capture, id, stream string) (string, bool) {
 	}
 	from := int64(len(head))
 	to := c.Total() - int64(len(tail))
-	marker := fmt.Sprintf("\n[… %d bytes cut (bytes %d to %d of %d); read them with shell_output {\"id\":%q,\"stream\":%q,\"since\":%d} …]\n",
-		to-from, from, to, c.Total(), id, stream, from)
+	how := fmt.Sprintf("read them with shell_output {\"id\":%q,\"stream\":%q,\"since\":%d}", id, stream, from)
+	if oneShot {
+		how = "this one-shot call keeps nothing after it returns: run the command again narrowing its output (head, tail, grep) or writing it to a file"
+	}
+	marker := fmt.Sprintf("\n[… %d bytes cut (bytes %d to %d of %d); %s …]\n", to-from, from, to, c.Total(), how)
 	return string(head) + marker + string(tail), true
 }
 
@@ -115,8 +124,9 @@ func foreground(c *Call, sp process.Spec, timeout time.Duration, extra func(p *p
 	}
 	st.Finish(p)
 	_, code, sig := p.Exit()
-	stdout, cutOut := captureText(caps[0], p.ID(), "stdout")
-	stderr, cutErr := captureText(caps[1], p.ID(), "stderr")
+	oneShot := c.Session != nil && c.Session.oneShot
+	stdout, cutOut := captureText(caps[0], p.ID(), "stdout", oneShot)
+	stderr, cutErr := captureText(caps[1], p.ID(), "stderr", oneShot)
 	s := map[string]any{
 		"exit_code": code, "stdout": stdout, "stderr": stderr, "truncated": cutOut || cutErr,
 		"timed_out": timedOut, "duration_ms": time.Since(start).Milliseconds(), "id": p.ID(), "pid": p.Pid(),

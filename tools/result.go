@@ -53,6 +53,10 @@ const (
 	// NotAllowed: the configuration keeps the tool from this caller
 	// (tools.enabled, or the agent's agents.NAME.tools); status rejected.
 	NotAllowed Code = "NOT_ALLOWED"
+	// NotAvailable: the tool cannot serve in this kind of session (a
+	// one-shot `agentls call` keeps nothing after it returns, so it has no
+	// background shells to start or read).
+	NotAvailable Code = "NOT_AVAILABLE"
 )
 
 // Result is the ToolResult of docs/protocol.md.

@@ -38,6 +38,8 @@ type Session struct {
 
 	results  *resultCache // nil: none (resultcache.go)
 	unfollow func()       // ends the result cache's subscriptions
+
+	oneShot bool // SessionOptions.OneShot
 }
 
 // SessionOptions choose a session's services.
@@ -48,6 +50,10 @@ type SessionOptions struct {
 	// repeated call of a Cacheable tool is answered from it while what the
 	// answer depends on is unchanged.
 	ResultCache bool
+	// OneShot marks a session that ends with its one call (`agentls
+	// call`): what the tools start ends with it, so they hand out nothing
+	// to come back to (background shells, output kept for a later read).
+	OneShot bool
 }
 
 // NewSession returns the state of a new session of ws.
@@ -56,6 +62,7 @@ func NewSession(ws *workspace.Workspace, o SessionOptions) *Session {
 	s := &Session{
 		Index: codeindex.New(ws), Shells: process.NewStore(), ws: ws, ctx: ctx, cancel: cancel,
 		reads: map[string]readRecord{}, landing: map[string]string{}, edits: newEditQueue(),
+		oneShot: o.OneShot,
 	}
 	if o.SearchCache {
 		s.Search = search.NewCache()

@@ -28,6 +28,9 @@ var ShellBackground = builtin(Def[shellBackgroundArgs]{
 		"id":{"type":"string"},"pid":{"type":"integer"},"command":{"type":"string"},"cwd":{"type":"string"},
 		"sandbox":{"type":"object","description":"present when the command runs in the sandbox because it runs without approval"}}}`),
 	Assess: func(c *Call, a shellBackgroundArgs) (Assessment, error) {
+		if err := keepsShells(c); err != nil {
+			return Assessment{}, err
+		}
 		return assessShell(c, shellExecArgs{Command: a.Command, Cwd: a.Cwd, Env: a.Env})
 	},
 	Execute: shellBackground,
@@ -42,6 +45,9 @@ type shellBackgroundArgs struct {
 func (a shellBackgroundArgs) commandCwd() string { return a.Cwd }
 
 func shellBackground(c *Call, a shellBackgroundArgs) (*Result, error) {
+	if err := keepsShells(c); err != nil {
+		return nil, err
+	}
 	dir, err := shellDir(c, a.Cwd)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,9 @@ func shellsOf(s *Session) (*process.Store, error) {
 
 // shellOf returns the shell of the call's session with the given id.
 func shellOf(c *Call, id string) (*process.Proc, error) {
+	if err := keepsShells(c); err != nil {
+		return nil, err
+	}
 	st, err := shellsOf(c.Session)
 	if err != nil {
 		return nil, err
@@ -54,4 +57,15 @@ func startShell(st *process.Store, sp process.Spec, sink func(process.Stream, []
 		return nil, Errorf(ExecutionError, "cannot start %s: %v", start.Program, start.Err)
 	}
 	return nil, err
+}
+
+// keepsShells refuses, with NOT_AVAILABLE, the shell tools a one-shot
+// session cannot serve: it ends, and every process with it, when its one
+// call returns.
+func keepsShells(c *Call) error {
+	if c.Session == nil || !c.Session.oneShot {
+		return nil
+	}
+	return Errorf(NotAvailable, "%s needs a session that lives on (the editor's, `agentls serve` or `agentls mcp`): "+
+		"this one-shot `agentls call` ends its processes when it returns; run the command with shell_exec instead", c.Tool.Name)
 }

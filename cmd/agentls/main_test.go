@@ -130,6 +130,44 @@ func TestCallCommand(t *testing.T) {
 	}
 }
 
+// TestCallOneShotKeepsNothing: a one-shot `agentls call` ends its processes
+// when it returns, so it refuses the tools that hand out something to come
+// back to (before anything is asked or run), and the cut of a long output
+// tells how to get the rest without a later shell_output.
+func TestCallOneShotKeepsNothing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tests := []struct {
+		name, tool, args string
+		status           tools.Status
+		code             tools.Code
+		want, notWant    string
+	}{
+		{"background", "shell_background", `{"command":"touch started; sleep 30"}`, tools.StatusError, tools.NotAvailable, "agentls serve", ""},
+		{"output", "shell_output", `{"id":"sh_1"}`, tools.StatusError, tools.NotAvailable, "shell_exec", ""},
+		{"kill", "shell_kill", `{"id":"sh_1"}`, tools.StatusError, tools.NotAvailable, "shell_exec", ""},
+		{"cut output", "shell_exec", `{"command":"seq 1 200000"}`, tools.StatusSuccess, "", "one-shot call keeps nothing", "shell_output"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, _ := run(t, dir, "", "call", tt.tool, tt.args, "--approve", "yes")
+			var res tools.Result
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatalf("stdout %s stderr %s: %v", out, errOut, err)
+			}
+			if res.Status != tt.status || (tt.code != "" && (res.Error == nil || res.Error.Code != tt.code)) {
+				t.Fatalf("status %s error %+v, want %s %s", res.Status, res.Error, tt.status, tt.code)
+			}
+			if !strings.Contains(res.Content, tt.want) || (tt.notWant != "" && strings.Contains(res.Content, tt.notWant)) {
+				t.Errorf("content %q: want %q, not %q", res.Content, tt.want, tt.notWant)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "started")); !os.IsNotExist(err) {
+		t.Errorf("the refused background command ran: %v", err)
+	}
+}
+
 func TestCallAsksOnTerminal(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

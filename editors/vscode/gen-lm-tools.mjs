@@ -19,7 +19,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'agentls-gen-lm-tools-'));
 try {
   let bin = process.env.AGENTLS_BIN;
   if (!bin) {
-    bin = join(tmp, 'agentls');
+    bin = join(tmp, 'agentls-bin');
     execFileSync('go', ['build', '-o', bin, './cmd/agentls'], { cwd: repo, stdio: 'inherit' });
   }
   // An empty folder and config home: the built-in registry only.

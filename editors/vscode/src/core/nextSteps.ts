@@ -26,6 +26,7 @@ export const nextSteps: Record<string, string> = {
   "CANCELLED": "the call was cancelled and whatever it started was stopped; do not retry unless asked.",
   "INTERNAL": "a fault inside agentls: tell the person; retrying may not help.",
   "NOT_ALLOWED": "the configuration keeps this tool from you: do not retry it or reach it another way; use the tools tools/list gives you.",
+  "NOT_AVAILABLE": "this session cannot serve the tool (a one-shot call keeps nothing after it returns): use shell_exec, narrowing or saving its output.",
   "NOT_APPLIED": "the edit did not land as proposed: read the file again before editing it.",
   "UNSAVED_IN_EDITOR": "the file has unsaved changes in the editor: ask the person to save or revert it, then try again.",
   "SESSION_ENDED": "the editor this server was attached to closed the workspace: ask the person to open it again in an editor with agentls (the next call attaches to the new session by itself), then read the files again before you edit them.",
