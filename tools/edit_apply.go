@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -39,11 +40,16 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 		return nil, staleSincePlan(c, p, path, "changed while the edit waited for approval")
 	}
 	defer landing(c.Session, p)()
+	// Each file is named once: a moved file that is also updated is its
+	// rename, "from → to", in what the model reads.
 	files := make([]string, 0, len(p.Changes))
-	var labels []string // what the model reads: a rename as "from → to"
+	var labels []string
 	for _, ch := range p.Changes {
 		ps := changePaths(c, ch)
-		files = append(files, ps...)
+		if len(ps) == 1 && slices.Contains(files, ps[0]) {
+			continue
+		}
+		files = appendOnce(files, ps...)
 		labels = append(labels, strings.Join(ps, " → "))
 	}
 	res := EditResult{Files: files, Unsaved: []string{}, LandedFiles: []string{}, Diff: p.UnifiedDiff(c.Workspace.Rel)}
@@ -165,6 +171,16 @@ func changePaths(c *Call, ch workspace.FileChange) []string {
 	return []string{c.Workspace.Rel(ch.Path)}
 }
 
+// appendOnce appends the paths list does not hold yet.
+func appendOnce(list []string, paths ...string) []string {
+	for _, p := range paths {
+		if !slices.Contains(list, p) {
+			list = append(list, p)
+		}
+	}
+	return list
+}
+
 // notApplied is the result of an edit that did not land, or only in part:
 // a NOT_APPLIED error that lists what landed.
 func notApplied(c *Call, p *workspace.Plan, landed map[string]landState, res EditResult, why string) *Result {
@@ -173,9 +189,9 @@ func notApplied(c *Call, p *workspace.Plan, landed map[string]landState, res Edi
 	for _, ch := range p.Changes {
 		untouched = untouched && landed[ch.Path].untouched
 		if landed[ch.Path].landed {
-			res.LandedFiles = append(res.LandedFiles, changePaths(c, ch)...)
+			res.LandedFiles = appendOnce(res.LandedFiles, changePaths(c, ch)...)
 		} else {
-			res.NotLanded = append(res.NotLanded, changePaths(c, ch)...)
+			res.NotLanded = appendOnce(res.NotLanded, changePaths(c, ch)...)
 		}
 	}
 	res.Landed = "partial"
