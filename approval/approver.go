@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -213,6 +214,9 @@ func (t *Terminal) Ask(ctx context.Context, req Request) (Response, error) {
 			}
 		case "n", "no":
 			return Response{Decision: Reject, Message: "rejected on the terminal"}, nil
+		}
+		if errors.Is(a.err, io.EOF) {
+			return Response{Decision: Reject, Message: "nobody answered: the terminal's input ended before an answer (run with --approve yes or no)"}, nil
 		}
 		if a.err != nil {
 			return Response{}, fmt.Errorf("read answer: %w", a.err)

@@ -30,3 +30,22 @@ func TestTerminalFollowsOptions(t *testing.T) {
 		t.Errorf("always: %+v\n%s", resp, out.String())
 	}
 }
+
+// TestTerminalInputEnds: input that ends before an answer (a closed
+// terminal, an empty pipe) is a rejection that says so and how to answer,
+// not a failure of the approval; a last answer without its newline counts.
+func TestTerminalInputEnds(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{"", "maybe\n", "y"} {
+		var out bytes.Buffer
+		resp, err := NewTerminal(strings.NewReader(in), &out).Ask(context.Background(),
+			Request{Tool: "write_file", Risk: RiskWrite, Options: OptionsFor(RiskWrite)})
+		want := Reject
+		if in == "y" {
+			want = Approve
+		}
+		if err != nil || resp.Decision != want || (want == Reject && !strings.Contains(resp.Message, "--approve")) {
+			t.Errorf("input %q: %+v %v", in, resp, err)
+		}
+	}
+}
