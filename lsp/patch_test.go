@@ -216,21 +216,20 @@ func TestApplyPatchRenameInEditor(t *testing.T) {
 	t.Parallel()
 	c, root, ctx := started(t, annotatedCaps(), nil)
 	testenv.WriteFiles(t, root, map[string]string{"old.txt": "a\nb\nc\n"})
-	var kinds []string
-	c.SetHooks(lsptest.Hooks{ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
-		var p lsptest.ApplyEditParams
-		json.Unmarshal(raw, &p)
-		for _, ch := range p.Edit.DocumentChanges {
-			var k struct{ Kind, OldURI, NewURI string }
-			json.Unmarshal(ch, &k)
-			kinds = append(kinds, k.Kind)
-		}
-		return c.ApplyEdit(ctx, raw, true)
-	}})
+	var edits []lsptest.ApplyEditParams
+	c.SetHooks(lsptest.Hooks{ApplyEdit: recordEdits(ctx, c, &edits, true)})
 	patch := "--- a/old.txt\n+++ b/new.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
 	res, _ := c.ToolCall(ctx, "apply_patch", map[string]any{"patch": patch})
 	if res.Status != tools.StatusSuccess {
 		t.Fatalf("result: %+v", res)
+	}
+	var kinds []string
+	for _, e := range edits {
+		for _, ch := range e.Edit.DocumentChanges {
+			var k struct{ Kind string }
+			json.Unmarshal(ch, &k)
+			kinds = append(kinds, k.Kind)
+		}
 	}
 	if !slices.Equal(kinds, []string{"rename", ""}) {
 		t.Errorf("documentChanges kinds = %q, want rename then a text edit", kinds)
