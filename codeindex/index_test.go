@@ -53,28 +53,12 @@ func newTestIndexIn(t testing.TB, root string, files map[string]string) (*Index,
 // section (rewritten with -update).
 func TestIndexTxtar(t *testing.T) {
 	t.Parallel()
-	paths, _ := filepath.Glob("testdata/index/*.txtar")
-	if len(paths) == 0 {
-		t.Fatal("no testdata")
-	}
-	for _, tp := range paths {
-		t.Run(filepath.Base(tp), func(t *testing.T) {
-			ar, err := txtar.ParseFile(tp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files := map[string]string{}
-			var queries, want string
-			for _, f := range ar.Files {
-				switch f.Name {
-				case "queries":
-					queries = string(f.Data)
-				case "want":
-					want = string(f.Data)
-				default:
-					files[f.Name] = string(f.Data)
-				}
-			}
+	for _, c := range testenv.Txtars(t, "testdata/index/*.txtar") {
+		t.Run(c.Name, func(t *testing.T) {
+			files := c.Sections() // the tree, but for the queries and their answers
+			queries, want := files["queries"], files["want"]
+			delete(files, "queries")
+			delete(files, "want")
 			ix, ws, root := newTestIndex(t, files)
 			var out strings.Builder
 			for _, q := range strings.Split(strings.TrimSpace(queries), "\n") {
@@ -83,18 +67,18 @@ func TestIndexTxtar(t *testing.T) {
 			}
 			got := out.String()
 			if *update {
-				for i := range ar.Files {
-					if ar.Files[i].Name == "want" {
-						ar.Files[i].Data = []byte(got)
+				for i := range c.Archive.Files {
+					if c.Archive.Files[i].Name == "want" {
+						c.Archive.Files[i].Data = []byte(got)
 					}
 				}
-				if err := os.WriteFile(tp, txtar.Format(ar), 0o644); err != nil {
+				if err := os.WriteFile(c.Path, txtar.Format(c.Archive), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
 			if got != want {
-				t.Errorf("answers differ from %s (run with -update to accept):\n%s", tp, lineDiff(want, got))
+				t.Errorf("answers differ from %s (run with -update to accept):\n%s", c.Path, lineDiff(want, got))
 			}
 		})
 	}

@@ -17,9 +17,7 @@ import (
 // back; and each Always key is overridden when only the global
 // configuration sets it.
 func TestProgramKeysOverridden(t *testing.T) {
-	testenv.IsolateGit(t)
-	root := t.TempDir()
-	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(root))
+	root := isolatedRoot(t)
 	run := func(env []string, args ...string) string {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = root

@@ -1,14 +1,12 @@
 package git
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentls/agentls/internal/testenv"
-	"github.com/agentls/agentls/workspace"
 )
 
 // TestGitHooksBeneathRoot: the hooks folder inside the root is listed
@@ -18,10 +16,8 @@ import (
 // link to an outside folder after git named it, the warning says the hooks
 // were not listed and names nothing from that folder.
 func TestGitHooksBeneathRoot(t *testing.T) {
-	testenv.IsolateGit(t)
-	root := t.TempDir()
+	root := isolatedRoot(t)
 	outside := t.TempDir()
-	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(root))
 	testenv.Git(t, root, nil, "init", "-q")
 	hooks := filepath.Join(root, ".git", "hooks")
 	write := func(p string, mode os.FileMode) {
@@ -41,14 +37,7 @@ func TestGitHooksBeneathRoot(t *testing.T) {
 	}
 	write(filepath.Join(outside, "hooks", "outsidehookname"), 0o755)
 
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Open(context.Background(), ws, "", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openRepo(t, root, Options{})
 	if got := strings.Join(r.Hooks(), " "); got != "pre-commit pre-push" {
 		t.Errorf("hooks = %q, want %q", got, "pre-commit pre-push")
 	}
@@ -61,7 +50,7 @@ func TestGitHooksBeneathRoot(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "hooks"), hooks); err != nil {
 		t.Fatal(err)
 	}
-	got := listHooks(ws, hooks)
+	got := listHooks(r.ws, hooks)
 	if len(got) != 1 || !strings.HasPrefix(got[0], "in .git/hooks (not listed") || strings.Contains(got[0], "outsidehookname") {
 		t.Errorf("hooks through a link to an outside folder = %q, want one entry saying they were not listed", got)
 	}

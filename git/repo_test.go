@@ -16,13 +16,28 @@ import (
 // in a temporary workspace root and opens it.
 func newRepo(t *testing.T, o Options) (*Repo, string) {
 	t.Helper()
-	testenv.IsolateGit(t)
-	root := t.TempDir()
-	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(root))
+	root := isolatedRoot(t)
 	testenv.GitInit(t, root)
 	testenv.WriteFiles(t, root, map[string]string{"a.txt": "one\n"})
 	gitIn(t, root, "add", "a.txt")
 	gitIn(t, root, "commit", "-q", "-m", "first")
+	return openRepo(t, root, o), root
+}
+
+// isolatedRoot isolates git from the machine's configuration
+// (testenv.IsolateGit) and returns a new folder above which git looks for
+// no repository.
+func isolatedRoot(t *testing.T) string {
+	t.Helper()
+	testenv.IsolateGit(t)
+	root := t.TempDir()
+	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(root))
+	return root
+}
+
+// openRepo opens the repository of a workspace whose only root is root.
+func openRepo(t *testing.T, root string, o Options) *Repo {
+	t.Helper()
 	ws, err := workspace.New(root)
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +46,7 @@ func newRepo(t *testing.T, o Options) (*Repo, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, root
+	return r
 }
 
 // gitIn runs git in dir and returns its output.

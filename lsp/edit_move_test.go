@@ -34,8 +34,7 @@ func TestMoveOfOpenModifiedBuffer(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, root := started(t, tt.caps, tt.init)
-			ctx := ctxT(t)
+			c, root, ctx := started(t, tt.caps, tt.init)
 			from := writeFile(t, root, "a.txt", "saved\n")
 			to := filepath.Join(root, "sub", "b.txt")
 			c.OpenDoc(ctx, from, "saved\nunsaved 😀\n")
@@ -100,8 +99,7 @@ func TestMoveOfOpenModifiedBuffer(t *testing.T) {
 // stays executable.
 func TestCopyInEditorKeepsMode(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, annotatedCaps(), nil)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, annotatedCaps(), nil)
 	src := writeFile(t, root, "run.sh", "#!/bin/sh\necho hi\n")
 	if err := os.Chmod(src, 0o755); err != nil {
 		t.Fatal(err)

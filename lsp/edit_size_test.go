@@ -38,8 +38,7 @@ func TestOneLineEditSendsOneLine(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, root := started(t, tt.caps, tt.init)
-			ctx := ctxT(t)
+			c, root, ctx := started(t, tt.caps, tt.init)
 			path := filepath.Join(root, "big.txt")
 			disk := numberedLines(20000)
 			os.WriteFile(path, []byte(disk), 0o644)

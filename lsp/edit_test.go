@@ -84,8 +84,7 @@ func editStructured(t *testing.T, res *tools.Result) tools.EditResult {
 
 func TestAnnotatedEditOfLargeUnsavedBuffer(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, annotatedCaps(), nil)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, annotatedCaps(), nil)
 	path := filepath.Join(root, "big.txt")
 	var b strings.Builder
 	for i := 1; i <= 20000; i++ {
@@ -127,8 +126,7 @@ func TestAnnotatedEditOfLargeUnsavedBuffer(t *testing.T) {
 
 func TestAnnotatedEditRejectedChangesNothing(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, annotatedCaps(), nil)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, annotatedCaps(), nil)
 	path := writeFile(t, root, "a.go", "package a\n")
 	c.OpenDoc(ctx, path, "package a // unsaved\n")
 	c.SetHooks(lsptest.Hooks{ApplyEdit: func(json.RawMessage) lsptest.ApplyResult {
@@ -156,8 +154,7 @@ func TestAnnotatedEditRejectedChangesNothing(t *testing.T) {
 
 func TestAppliedIsNotTrusted(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, annotatedCaps(), nil)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, annotatedCaps(), nil)
 	path := writeFile(t, root, "a.txt", "one\ntwo\n")
 	c.OpenDoc(ctx, path, "one\ntwo\n")
 	// An editor that says applied but changes nothing (Neovim 0.12, some eglot).
@@ -190,8 +187,7 @@ func TestAppliedIsNotTrusted(t *testing.T) {
 
 func TestApprovalRequestThenPlainApplyEdit(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, lsptest.AgentlsCaps(), nil)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, lsptest.AgentlsCaps(), nil)
 	path := writeFile(t, root, "a.txt", "héllo 中\nworld\n")
 	var req approval.Request
 	var applied []lsptest.ApplyEditParams
@@ -222,8 +218,7 @@ func TestApprovalRequestThenPlainApplyEdit(t *testing.T) {
 
 func TestBareClientShowMessageThenServerWrites(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, map[string]any{}, nil)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, map[string]any{}, nil)
 	path := filepath.Join(root, "crlf.txt")
 	os.WriteFile(path, []byte("a\r\nb\r\n"), 0o640)
 	var msg string
@@ -253,8 +248,7 @@ func TestBareClientShowMessageThenServerWrites(t *testing.T) {
 
 func TestBufferChangedAfterApproval(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, lsptest.AgentlsCaps(), nil)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, lsptest.AgentlsCaps(), nil)
 	path := writeFile(t, root, "a.txt", "one\n")
 	c.OpenDoc(ctx, path, "one\n")
 	c.SetHooks(lsptest.Hooks{
@@ -278,8 +272,7 @@ func TestBufferChangedAfterApproval(t *testing.T) {
 
 func TestCRLFFileHeldWithLFIsSaved(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, lsptest.AgentlsCaps(), nil)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, lsptest.AgentlsCaps(), nil)
 	path := writeFile(t, root, "w.txt", "a\r\nb\r\n")
 	c.OpenDoc(ctx, path, "a\nb\n") // Emacs shows a CRLF file with LF breaks
 	c.SetHooks(lsptest.Hooks{
@@ -317,8 +310,7 @@ var yolo = map[string]any{"config": map[string]any{"approval": map[string]any{"m
 // the saved text, and a second edit keeps the first.
 func TestPlainChangesKeepUnsavedWork(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, neovimCaps(), yolo)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, neovimCaps(), yolo)
 	path := writeFile(t, root, "a.txt", "one\ntwo\nthree\n")
 	buffer := "one (unsaved é中😀)\ntwo\nthree\n"
 	c.OpenDoc(ctx, path, buffer)
@@ -419,8 +411,7 @@ func TestServerNeverWritesAroundUnsavedText(t *testing.T) {
 		{"neovim directory delete", neovimCaps(), "delete_file", map[string]any{"path": "d", "recursive": true}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c, root := started(t, tt.caps, yolo)
-			ctx := ctxT(t)
+			c, root, ctx := started(t, tt.caps, yolo)
 			path := filepath.Join(root, "a.txt")
 			if tt.name == "neovim directory delete" {
 				path = filepath.Join(root, "d", "a.txt")
@@ -445,8 +436,7 @@ func TestServerNeverWritesAroundUnsavedText(t *testing.T) {
 // with its content and sends the rest of the plan to the editor.
 func TestEglotNewFileLandsWithContent(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, eglotCaps(), yolo)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, eglotCaps(), yolo)
 	open := filepath.Join(root, "open.txt")
 	os.WriteFile(open, []byte("a\n"), 0o644)
 	c.OpenDoc(ctx, open, "a (unsaved)\n")

@@ -15,8 +15,7 @@ import (
 // them, only the summary (LSP 3.17).
 func TestGrepPartialResultsNotRepeated(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, nil, nil)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, nil, nil)
 	for i := range 30 {
 		os.WriteFile(filepath.Join(root, fmt.Sprintf("f%02d.txt", i)), []byte("needle\nhay\nneedle é\n"), 0o644)
 	}

@@ -57,8 +57,7 @@ func patchTree(t *testing.T, c *lsptest.Client, root string) (mod, modDisk, modB
 // applying it is the approval.
 func TestApplyPatchAnnotatedEditor(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, annotatedCaps(), nil)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, annotatedCaps(), nil)
 	mod, _, modBuffer := patchTree(t, c, root)
 	res, p := oneConfirmedEdit(t, ctx, c, "apply_patch", map[string]any{"patch": patchE2E}, "new/made.txt, mod.txt, del.txt")
 	type change struct {
@@ -130,8 +129,7 @@ func TestApplyPatchAnnotatedEditor(t *testing.T) {
 // the call is rejected.
 func TestApplyPatchDeclinedInEditor(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, annotatedCaps(), nil)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, annotatedCaps(), nil)
 	mod, modDisk, modBuffer := patchTree(t, c, root)
 	c.SetHooks(lsptest.Hooks{ApplyEdit: func(json.RawMessage) lsptest.ApplyResult {
 		return lsptest.ApplyResult{Applied: false}
@@ -158,8 +156,7 @@ func TestApplyPatchDeclinedInEditor(t *testing.T) {
 // question; the editor sees no edit.
 func TestApplyPatchFailedSendsNothing(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, annotatedCaps(), nil)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, annotatedCaps(), nil)
 	patchTree(t, c, root)
 	var edits int
 	c.SetHooks(lsptest.Hooks{ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult { edits++; return c.ApplyEdit(ctx, raw, false) }})
@@ -183,8 +180,7 @@ func TestApplyPatchApprovalRequest(t *testing.T) {
 	t.Parallel()
 	caps := lsptest.AgentlsCaps()
 	caps["workspace"].(map[string]any)["workspaceEdit"] = map[string]any{"documentChanges": true, "resourceOperations": []string{"create", "rename", "delete"}}
-	c, root := started(t, caps, nil)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, caps, nil)
 	mod, _, _ := patchTree(t, c, root)
 	var req approval.Request
 	c.SetHooks(lsptest.Hooks{
@@ -218,24 +214,22 @@ func TestApplyPatchApprovalRequest(t *testing.T) {
 // the renamed file's text edits; what landed is checked under the new name.
 func TestApplyPatchRenameInEditor(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, annotatedCaps(), nil)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, annotatedCaps(), nil)
 	testenv.WriteFiles(t, root, map[string]string{"old.txt": "a\nb\nc\n"})
-	var kinds []string
-	c.SetHooks(lsptest.Hooks{ApplyEdit: func(raw json.RawMessage) lsptest.ApplyResult {
-		var p lsptest.ApplyEditParams
-		json.Unmarshal(raw, &p)
-		for _, ch := range p.Edit.DocumentChanges {
-			var k struct{ Kind, OldURI, NewURI string }
-			json.Unmarshal(ch, &k)
-			kinds = append(kinds, k.Kind)
-		}
-		return c.ApplyEdit(ctx, raw, true)
-	}})
+	var edits []lsptest.ApplyEditParams
+	c.SetHooks(lsptest.Hooks{ApplyEdit: recordEdits(ctx, c, &edits, true)})
 	patch := "--- a/old.txt\n+++ b/new.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
 	res, _ := c.ToolCall(ctx, "apply_patch", map[string]any{"patch": patch})
 	if res.Status != tools.StatusSuccess {
 		t.Fatalf("result: %+v", res)
+	}
+	var kinds []string
+	for _, e := range edits {
+		for _, ch := range e.Edit.DocumentChanges {
+			var k struct{ Kind string }
+			json.Unmarshal(ch, &k)
+			kinds = append(kinds, k.Kind)
+		}
 	}
 	if !slices.Equal(kinds, []string{"rename", ""}) {
 		t.Errorf("documentChanges kinds = %q, want rename then a text edit", kinds)
@@ -257,8 +251,7 @@ func TestApplyPatchRenameInEditor(t *testing.T) {
 // can express, is asked with showMessageRequest and made by the server.
 func TestPatchToolsMoveDeleteMkdirInEditor(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, annotatedCaps(), nil)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, annotatedCaps(), nil)
 	testenv.WriteFiles(t, root, map[string]string{"a.txt": "a\n"})
 	var edits []lsptest.ApplyEditParams
 	var asked []string

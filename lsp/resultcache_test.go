@@ -19,8 +19,7 @@ func TestResultCacheThroughServer(t *testing.T) {
 		t.Skip("the result cache keeps answers on Linux only")
 	}
 	t.Parallel()
-	c, root := started(t, nil, nil)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, nil, nil)
 	p := filepath.Join(root, "a.txt")
 	put := func(content string) {
 		t.Helper()

@@ -108,9 +108,8 @@ func TestApprovalRules(t *testing.T) {
 // it with what it covers otherwise.
 func TestDangerousRequestOverLSP(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, lsptest.AgentlsCaps(), map[string]any{"agent": "claude"})
+	c, root, ctx := started(t, lsptest.AgentlsCaps(), map[string]any{"agent": "claude"})
 	os.MkdirAll(filepath.Join(root, "somedir"), 0o755)
-	ctx := ctxT(t)
 	var req approval.Request
 	c.SetHooks(lsptest.Hooks{Approval: func(r approval.Request) approval.Response {
 		req = r
@@ -125,7 +124,7 @@ func TestDangerousRequestOverLSP(t *testing.T) {
 		t.Errorf("somedir: %v", err)
 	}
 
-	bare, broot := started(t, map[string]any{}, nil)
+	bare, broot, _ := started(t, map[string]any{}, nil)
 	os.MkdirAll(filepath.Join(broot, "somedir"), 0o755)
 	var titles [][]string
 	bare.SetHooks(lsptest.Hooks{ShowMessageRequest: func(p json.RawMessage) any {
@@ -167,8 +166,7 @@ func TestApprovalRequestDeadline(t *testing.T) {
 				init["config"] = map[string]any{"approval": map[string]any{"timeoutSeconds": tt.secs}}
 				want = time.Duration(tt.secs) * time.Second
 			}
-			c, _ := started(t, lsptest.AgentlsCaps(), init)
-			ctx := ctxT(t)
+			c, _, ctx := started(t, lsptest.AgentlsCaps(), init)
 			before := time.Now()
 			c.ToolCall(ctx, "touch", map[string]any{}) // the stand-in rejects
 			after := time.Now()
@@ -215,8 +213,7 @@ func TestApprovalRequestDeadline(t *testing.T) {
 // told with $/cancelRequest to close its preview.
 func TestConfirmedEditDeadline(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, annotatedCaps(), map[string]any{"config": map[string]any{"tools": map[string]any{"timeoutSeconds": 1}}})
-	ctx := ctxT(t)
+	c, root, ctx := started(t, annotatedCaps(), map[string]any{"config": map[string]any{"tools": map[string]any{"timeoutSeconds": 1}}})
 	os.WriteFile(filepath.Join(root, "f.txt"), []byte("one\n"), 0o644)
 	release := make(chan struct{})
 	defer close(release)

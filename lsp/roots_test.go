@@ -17,8 +17,7 @@ import (
 // path given back to read_file reads the file.
 func TestAddedFolderPathsRoundTrip(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, nil, nil)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, nil, nil)
 	testenv.WriteFiles(t, root, map[string]string{"first.txt": "marker in the first root\n"})
 	second := t.TempDir()
 	os.MkdirAll(filepath.Join(second, "pkg"), 0o755)
@@ -65,8 +64,7 @@ func TestAddedFolderPathsRoundTrip(t *testing.T) {
 // must not slip past an anchored glob, in any root.
 func TestSensitiveInEveryRoot(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, nil, map[string]any{"config": map[string]any{"paths": map[string]any{"sensitive": []string{"secrets/**", ".env"}}}})
-	ctx := ctxT(t)
+	c, root, ctx := started(t, nil, map[string]any{"config": map[string]any{"paths": map[string]any{"sensitive": []string{"secrets/**", ".env"}}}})
 	second := t.TempDir()
 	for _, r := range []string{root, second} {
 		os.MkdirAll(filepath.Join(r, "secrets"), 0o755)

@@ -20,8 +20,7 @@ import (
 // didChangeWatchedFiles: every answer is what a fresh search gives.
 func TestSearchCacheThroughServer(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, nil, nil)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, nil, nil)
 	old := time.Now().Add(-time.Hour)
 	put := func(rel, content string) {
 		t.Helper()

@@ -53,13 +53,15 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
-func started(t *testing.T, caps, initOptions any) (*lsptest.Client, string) {
+// started initializes a session over a pipe, its root a new folder, and
+// returns the client, the root and a context for the test's calls.
+func started(t *testing.T, caps, initOptions any) (*lsptest.Client, string, context.Context) {
 	root := t.TempDir()
 	c := lsptest.Pipe(t, testRunner(t))
 	if _, err := c.Initialize(ctxT(t), root, caps, initOptions); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
-	return c, root
+	return c, root, ctxT(t)
 }
 
 func TestInitializeResult(t *testing.T) {
@@ -104,7 +106,7 @@ func TestInitializeResult(t *testing.T) {
 
 func TestToolCallErrors(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, nil, nil)
+	c, root, _ := started(t, nil, nil)
 	testenv.WriteFiles(t, root, map[string]string{"a.txt": "one\ntwo\n"})
 	tests := []struct {
 		name, tool string
@@ -250,8 +252,7 @@ func TestCancelNumericID(t *testing.T) {
 
 func TestSlowCallDoesNotDelayFastOne(t *testing.T) {
 	t.Parallel()
-	c, _ := started(t, nil, nil)
-	ctx := ctxT(t)
+	c, _, ctx := started(t, nil, nil)
 	slowDone := make(chan time.Time, 1)
 	go func() {
 		c.ToolCall(ctx, "slow", map[string]any{"ms": 2000})
@@ -275,8 +276,7 @@ func TestSlowCallDoesNotDelayFastOne(t *testing.T) {
 
 func TestApprovalWaitDoesNotBlock(t *testing.T) {
 	t.Parallel()
-	c, _ := started(t, lsptest.AgentlsCaps(), nil)
-	ctx := ctxT(t)
+	c, _, ctx := started(t, lsptest.AgentlsCaps(), nil)
 	release := make(chan struct{})
 	var got approval.Request
 	c.SetHooks(lsptest.Hooks{Approval: func(r approval.Request) approval.Response {
@@ -308,8 +308,7 @@ func TestApprovalWaitDoesNotBlock(t *testing.T) {
 
 func TestApprovalDecisions(t *testing.T) {
 	t.Parallel()
-	c, _ := started(t, lsptest.AgentlsCaps(), nil)
-	ctx := ctxT(t)
+	c, _, ctx := started(t, lsptest.AgentlsCaps(), nil)
 	var mu sync.Mutex
 	asked := 0
 	answer := approval.Response{Decision: approval.Reject, Message: "not now"}
@@ -351,8 +350,7 @@ func TestApprovalDecisions(t *testing.T) {
 
 func TestShowMessageRequestFallback(t *testing.T) {
 	t.Parallel()
-	c, _ := started(t, map[string]any{}, nil)
-	ctx := ctxT(t)
+	c, _, ctx := started(t, map[string]any{}, nil)
 	var msg struct {
 		Message string
 		Actions []struct{ Title string }
@@ -380,8 +378,7 @@ func TestShowMessageRequestFallback(t *testing.T) {
 
 func TestIncrementalSyncUTF16(t *testing.T) {
 	t.Parallel()
-	c, root := started(t, nil, nil)
-	ctx := ctxT(t)
+	c, root, ctx := started(t, nil, nil)
 	path := writeFile(t, root, "u.txt", "on disk\n")
 	c.Open(ctx, path, "é中😀x\nsecond\n")
 	uri := "file://" + path
@@ -461,8 +458,7 @@ func TestConfigLayers(t *testing.T) {
 
 func TestProgressEventsHistoryMetrics(t *testing.T) {
 	t.Parallel()
-	c, _ := started(t, lsptest.AgentlsCaps(), nil)
-	ctx := ctxT(t)
+	c, _, ctx := started(t, lsptest.AgentlsCaps(), nil)
 	var res tools.Result
 	err := c.Call(ctx, "tool/call", map[string]any{"name": "slow", "arguments": map[string]any{"ms": 1}, "callId": "tc_mine", "workDoneToken": "w1"}, &res)
 	if err != nil || res.CallID != "tc_mine" {
@@ -603,8 +599,7 @@ func TestWatchedFilesRegistration(t *testing.T) {
 
 func TestApprovalTimeoutCancelsTheQuestion(t *testing.T) {
 	t.Parallel()
-	c, _ := started(t, lsptest.AgentlsCaps(), map[string]any{"config": map[string]any{"approval": map[string]any{"timeoutSeconds": 1}}})
-	ctx := ctxT(t)
+	c, _, ctx := started(t, lsptest.AgentlsCaps(), map[string]any{"config": map[string]any{"approval": map[string]any{"timeoutSeconds": 1}}})
 	c.SetHooks(lsptest.Hooks{Approval: func(approval.Request) approval.Response {
 		time.Sleep(3 * time.Second) // nobody answers in time
 		return approval.Response{Decision: approval.Approve}

@@ -4,11 +4,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/tools/txtar"
+
+	"github.com/agentls/agentls/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected sections of testdata/*.txtar")
@@ -21,21 +22,10 @@ var update = flag.Bool("update", false, "rewrite the expected sections of testda
 // expected sections.
 func TestCases(t *testing.T) {
 	t.Parallel()
-	paths, err := filepath.Glob("testdata/*.txtar")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no cases: %v", err)
-	}
-	for _, path := range paths {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
+	for _, c := range testenv.Txtars(t, "testdata/*.txtar") {
+		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel()
-			ar, err := txtar.ParseFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sec := map[string]string{}
-			for _, f := range ar.Files {
-				sec[f.Name] = string(f.Data)
-			}
+			sec := c.Sections()
 			if _, ok := sec["patch"]; !ok {
 				t.Fatal("no patch section")
 			}
@@ -70,8 +60,8 @@ func TestCases(t *testing.T) {
 				}
 			}
 			if *update {
-				out := &txtar.Archive{Comment: ar.Comment}
-				for _, f := range ar.Files {
+				out := &txtar.Archive{Comment: c.Archive.Comment}
+				for _, f := range c.Archive.Files {
 					if f.Name == "patch" || f.Name == "before" {
 						out.Files = append(out.Files, f)
 					}
@@ -81,7 +71,7 @@ func TestCases(t *testing.T) {
 						out.Files = append(out.Files, txtar.File{Name: name, Data: []byte(v)})
 					}
 				}
-				if err := os.WriteFile(path, txtar.Format(out), 0o644); err != nil {
+				if err := os.WriteFile(c.Path, txtar.Format(out), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				return
@@ -138,22 +128,9 @@ func TestIs(t *testing.T) {
 // FuzzParseApply checks that no input makes Parse or Apply panic, and that
 // Apply either fails without a change or returns text ending in a newline.
 func FuzzParseApply(f *testing.F) {
-	paths, _ := filepath.Glob("testdata/*.txtar")
-	for _, p := range paths {
-		ar, err := txtar.ParseFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		var patch, before string
-		for _, s := range ar.Files {
-			switch s.Name {
-			case "patch":
-				patch = string(s.Data)
-			case "before":
-				before = string(s.Data)
-			}
-		}
-		f.Add(patch, before)
+	for _, c := range testenv.Txtars(f, "testdata/*.txtar") {
+		sec := c.Sections()
+		f.Add(sec["patch"], sec["before"])
 	}
 	f.Fuzz(func(t *testing.T, patch, before string) {
 		files, err := Parse(patch)

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/tools/txtar"
-
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
@@ -25,20 +23,9 @@ import (
 // After an error every file of the tree must be as it was.
 func TestApplyPatchFixtures(t *testing.T) {
 	t.Parallel()
-	archives, _ := filepath.Glob("testdata/apply_patch/*.txtar")
-	if len(archives) == 0 {
-		t.Fatal("no fixtures")
-	}
-	for _, file := range archives {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			ar, err := txtar.ParseFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sections := map[string]string{}
-			for _, f := range ar.Files {
-				sections[f.Name] = string(f.Data)
-			}
+	for _, c := range testenv.Txtars(t, "testdata/apply_patch/*.txtar") {
+		t.Run(c.Name, func(t *testing.T) {
+			sections := c.Sections()
 			for _, n := range strings.Fields(sections["nonl"]) {
 				sections[n] = strings.TrimSuffix(sections[n], "\n")
 			}

@@ -97,22 +97,13 @@ func TestGitBranch(t *testing.T) {
 		})
 	}
 
-	refusals := []struct {
-		name string
-		args map[string]any
-		code Code
-	}{
-		{"exists", map[string]any{"name": "topic", "create": true}, AlreadyExists},
-		{"bad name", map[string]any{"name": "a..b", "create": true}, InvalidParams},
-		{"refspec", map[string]any{"name": "a:b", "create": true}, InvalidParams},
-		{"name without create", map[string]any{"name": "x"}, InvalidParams},
-		{"create without name", map[string]any{"create": true}, InvalidParams},
-		{"unknown start", map[string]any{"name": "y", "create": true, "start_point": "nowhere"}, InvalidParams},
-		{"tree start", map[string]any{"name": "y", "create": true, "start_point": "HEAD:a.txt"}, InvalidParams},
-	}
-	for _, tt := range refusals {
-		t.Run(tt.name, func(t *testing.T) {
-			wantError(t, g.call("git_branch", tt.args), tt.code)
-		})
-	}
+	g.refuses(t, "git_branch", []refusal{
+		{"exists", map[string]any{"name": "topic", "create": true}, AlreadyExists, ""},
+		{"bad name", map[string]any{"name": "a..b", "create": true}, InvalidParams, ""},
+		{"refspec", map[string]any{"name": "a:b", "create": true}, InvalidParams, ""},
+		{"name without create", map[string]any{"name": "x"}, InvalidParams, ""},
+		{"create without name", map[string]any{"create": true}, InvalidParams, ""},
+		{"unknown start", map[string]any{"name": "y", "create": true, "start_point": "nowhere"}, InvalidParams, ""},
+		{"tree start", map[string]any{"name": "y", "create": true, "start_point": "HEAD:a.txt"}, InvalidParams, ""},
+	})
 }

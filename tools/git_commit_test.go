@@ -103,28 +103,14 @@ func TestGitCommit(t *testing.T) {
 func TestGitCommitRefusals(t *testing.T) {
 	g := newGitRig(t, true)
 	g.commit("first", map[string]string{"a.txt": "a\n", ".env": "X=1\n"})
-	tests := []struct {
-		name string
-		args map[string]any
-		code Code
-		msg  string
-	}{
+	g.refuses(t, "git_commit", []refusal{
 		{"nothing staged", map[string]any{"message": "m"}, ExecutionError, "nothing to commit"},
 		{"unchanged file", map[string]any{"message": "m", "files": []string{"a.txt"}}, ExecutionError, "nothing to commit"},
 		{"missing file", map[string]any{"message": "m", "files": []string{"nope.txt"}}, ExecutionError, "did not match"},
 		{"sensitive", map[string]any{"message": "m", "files": []string{".env"}}, SensitivePath, "sensitive"},
 		{"outside", map[string]any{"message": "m", "files": []string{"../x"}}, InvalidPath, "escapes"},
 		{"blank message", map[string]any{"message": "  \n"}, InvalidParams, "message is empty"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			res := g.call("git_commit", tt.args)
-			wantError(t, res, tt.code)
-			if !strings.Contains(res.Error.Message, tt.msg) {
-				t.Errorf("message %q", res.Error.Message)
-			}
-		})
-	}
+	})
 	if q := g.questions(); len(q) != 0 {
 		t.Errorf("refused commits asked %d times", len(q))
 	}

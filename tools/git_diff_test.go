@@ -90,12 +90,11 @@ func TestGitDiff(t *testing.T) {
 	// A blob id is not a commit either.
 	blob := strings.TrimSpace(g.git("rev-parse", "HEAD:.env"))
 	wantError(t, g.call("git_diff", map[string]any{"ref": blob + ".." + blob}), InvalidParams)
-	res := g.call("git_diff", map[string]any{"ref": "..HEAD", "path": "b.txt"})
-	wantSuccess(t, res)
-	res = g.call("git_diff", map[string]any{"path": "../outside"})
-	wantError(t, res, InvalidPath)
-	res = g.call("git_diff", map[string]any{"path": ".env"})
-	wantError(t, res, SensitivePath)
+	wantSuccess(t, g.call("git_diff", map[string]any{"ref": "..HEAD", "path": "b.txt"}))
+	g.refuses(t, "git_diff", []refusal{
+		{"outside", map[string]any{"path": "../outside"}, InvalidPath, ""},
+		{"sensitive", map[string]any{"path": ".env"}, SensitivePath, ""},
+	})
 }
 
 func TestGitDiffRename(t *testing.T) {

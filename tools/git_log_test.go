@@ -63,10 +63,10 @@ func TestGitLog(t *testing.T) {
 		t.Errorf("content %q", res.Content)
 	}
 
-	res = g.call("git_log", map[string]any{"ref": "nope"})
-	wantError(t, res, InvalidParams)
-	res = g.call("git_log", map[string]any{"ref": "HEAD:a.txt"})
-	wantError(t, res, InvalidParams)
+	g.refuses(t, "git_log", []refusal{
+		{"unknown ref", map[string]any{"ref": "nope"}, InvalidParams, ""},
+		{"tree ref", map[string]any{"ref": "HEAD:a.txt"}, InvalidParams, ""},
+	})
 }
 
 func TestGitLogNoCommits(t *testing.T) {

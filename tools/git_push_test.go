@@ -85,35 +85,16 @@ func TestGitPush(t *testing.T) {
 func TestGitPushRefusals(t *testing.T) {
 	g := newGitRig(t, true)
 	g.commit("first", map[string]string{"a.txt": "a\n"})
-	res := g.call("git_push", map[string]any{})
-	wantError(t, res, ExecutionError)
-	if !strings.Contains(res.Error.Message, "no remote") {
-		t.Errorf("message %q", res.Error.Message)
-	}
+	wantError(t, g.call("git_push", map[string]any{}), ExecutionError, "no remote")
 	g.git("remote", "add", "origin", filepath.Join(t.TempDir(), "nowhere.git"))
-	tests := []struct {
-		name string
-		args map[string]any
-		code Code
-		msg  string
-	}{
+	g.refuses(t, "git_push", []refusal{
 		{"unknown remote", map[string]any{"remote": "upstream"}, InvalidParams, "no remote named upstream; configured remotes: origin"},
 		{"url", map[string]any{"remote": "file:///tmp/elsewhere.git"}, InvalidParams, "no remote named"},
 		{"unknown branch", map[string]any{"branch": "nope"}, InvalidParams, "no local branch nope"},
 		{"force refspec", map[string]any{"branch": "+main"}, InvalidParams, "not a branch name"},
 		{"delete refspec", map[string]any{"branch": ":main"}, InvalidParams, "not a branch name"},
 		{"unreachable", map[string]any{}, ExecutionError, "push of main to origin failed"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			res := g.call("git_push", tt.args)
-			wantError(t, res, tt.code)
-			if !strings.Contains(res.Error.Message, tt.msg) {
-				t.Errorf("message %q", res.Error.Message)
-			}
-		})
-	}
+	})
 	g.git("checkout", "-q", "--detach")
-	res = g.call("git_push", map[string]any{})
-	wantError(t, res, InvalidParams)
+	wantError(t, g.call("git_push", map[string]any{}), InvalidParams)
 }

@@ -44,6 +44,26 @@ func (g *gitRig) gitIn(dir string, env []string, args ...string) string {
 	return testenv.Git(g.t, dir, env, args...)
 }
 
+// refusal is a call that a git tool refuses: its arguments, the error's
+// code and a part of its message ("" for any).
+type refusal struct {
+	name string
+	args map[string]any
+	code Code
+	msg  string
+}
+
+// refuses calls tool once for each refusal, in a subtest of its name, and
+// checks the error.
+func (g *gitRig) refuses(t *testing.T, tool string, rs []refusal) {
+	t.Helper()
+	for _, r := range rs {
+		t.Run(r.name, func(t *testing.T) {
+			wantError(t, g.call(tool, r.args), r.code, r.msg)
+		})
+	}
+}
+
 // TestGitOptionLikeValues proves that no value the model gives becomes a git
 // option: --output=FILE would make git diff or git log write FILE, and
 // --exec or --upload-pack would run a program.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,18 +48,10 @@ func TestIndexSymlinkRace(t *testing.T) {
 		"qreal/q.go":  "package q\n\n// V is inside.\nconst V = 1\n",
 		"qreal/q2.go": "package q\n\n// Inside is inside.\nfunc Inside() {}\n",
 	})
-	link := func(target, name string) error {
-		tmp := filepath.Join(root, name+".tmp")
-		os.Remove(tmp)
-		if err := os.Symlink(target, tmp); err != nil {
-			return err
-		}
-		return os.Rename(tmp, filepath.Join(root, name))
-	}
-	if err := link("../real/b.go", "p/b.go"); err != nil {
+	if err := swapLink(root, "../real/b.go", "p/b.go"); err != nil {
 		t.Fatal(err)
 	}
-	if err := link("qreal", "q"); err != nil {
+	if err := swapLink(root, "qreal", "q"); err != nil {
 		t.Fatal(err)
 	}
 	ws, err := workspace.New(root)
@@ -94,11 +85,11 @@ func TestIndexSymlinkRace(t *testing.T) {
 
 	swap := func(i int) {
 		if i%2 == 0 {
-			link(filepath.Join(outside, "b.go"), "p/b.go")
-			link(filepath.Join(outside, "q"), "q")
+			swapLink(root, filepath.Join(outside, "b.go"), "p/b.go")
+			swapLink(root, filepath.Join(outside, "q"), "q")
 		} else {
-			link("../real/b.go", "p/b.go")
-			link("qreal", "q")
+			swapLink(root, "../real/b.go", "p/b.go")
+			swapLink(root, "qreal", "q")
 		}
 	}
 	race{name: "index symlink race", calls: calls, n: indexRaceCalls, minShare: 20, marker: marker, swap: swap,

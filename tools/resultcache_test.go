@@ -156,15 +156,7 @@ func TestResultCacheFresh(t *testing.T) {
 			g.write("a.txt", "bravo\n")
 		}, "bravo"},
 		{"disk, same size and mtime, unannounced", func(t *testing.T, g *rig) {
-			p := filepath.Join(g.root, "a.txt")
-			fi, err := os.Stat(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			g.write("a.txt", "bravo\n")
-			if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
-				t.Fatal(err)
-			}
+			g.writeKeepingMtime("a.txt", "bravo\n")
 		}, "bravo"},
 		{"replaced by a rename", func(t *testing.T, g *rig) {
 			g.write("b.tmp", "hotel\n")

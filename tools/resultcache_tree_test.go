@@ -97,15 +97,7 @@ func TestResultCacheTree(t *testing.T) {
 	}{
 		{"created", func(t *testing.T, g *rig) { g.write("src/deep/new.go", "package deep // needle\n") }},
 		{"modified, same size and mtime", func(t *testing.T, g *rig) {
-			p := abs(g, "src/a.go")
-			fi, err := os.Stat(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			g.write("src/a.go", "package src // needlE\n")
-			if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
-				t.Fatal(err)
-			}
+			g.writeKeepingMtime("src/a.go", "package src // needlE\n")
 		}},
 		{"deleted", func(t *testing.T, g *rig) {
 			if err := os.Remove(abs(g, "src/deep/c.go")); err != nil {

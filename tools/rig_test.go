@@ -98,6 +98,22 @@ func (g *rig) write(rel, content string) {
 	testenv.WriteFiles(g.t, g.root, map[string]string{rel: content})
 }
 
+// writeKeepingMtime writes a file below the root that exists, and gives it
+// back the modification time it had: a change that a check of size and
+// mtime alone misses when the size stays too.
+func (g *rig) writeKeepingMtime(rel, content string) {
+	g.t.Helper()
+	p := filepath.Join(g.root, filepath.FromSlash(rel))
+	fi, err := os.Stat(p)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	g.write(rel, content)
+	if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
+		g.t.Fatal(err)
+	}
+}
+
 // git runs git in the root and returns its output.
 func (g *rig) git(args ...string) string {
 	g.t.Helper()

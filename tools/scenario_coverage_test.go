@@ -1,10 +1,6 @@
 package tools
 
-import (
-	"path/filepath"
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestEveryToolHasAScenario fails when a built-in tool is called by no
 // scenario of testdata/scenarios (see scenario_test.go): a tool's
@@ -13,18 +9,12 @@ import (
 // does not know counts for none.
 func TestEveryToolHasAScenario(t *testing.T) {
 	t.Parallel()
-	paths, err := filepath.Glob("testdata/scenarios/*.txtar")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no scenarios: %v", err)
-	}
 	reg := NewBuiltinRegistry()
 	calledBy := map[string][]string{} // canonical name → scenarios
-	for _, path := range paths {
-		sc := loadScenario(t, path)
-		name := strings.TrimSuffix(filepath.Base(path), ".txtar")
-		for _, st := range sc.steps {
+	for _, file := range scenarioFiles(t) {
+		for _, st := range loadScenario(t, file).steps {
 			if tool, ok := reg.Lookup(st.tool); ok {
-				calledBy[tool.Name] = append(calledBy[tool.Name], name)
+				calledBy[tool.Name] = append(calledBy[tool.Name], file.Name)
 			}
 		}
 	}

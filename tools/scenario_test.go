@@ -379,35 +379,32 @@ func scenarioTree(t testing.TB, root string) map[string]string {
 // TestScenarios runs every testdata/scenarios/*.txtar (see the top of this
 // file for the format).
 func TestScenarios(t *testing.T) {
-	paths, err := filepath.Glob("testdata/scenarios/*.txtar")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no scenarios: %v", err)
-	}
-	for _, path := range paths {
-		name := strings.TrimSuffix(filepath.Base(path), ".txtar")
-		t.Run(name, func(t *testing.T) {
+	for _, file := range scenarioFiles(t) {
+		t.Run(file.Name, func(t *testing.T) {
 			t.Parallel()
-			runScenario(t, path)
+			runScenario(t, file)
 		})
 	}
 }
 
-// loadScenario reads and parses the scenario file path.
-func loadScenario(t *testing.T, path string) *scenario {
+// scenarioFiles parses every testdata/scenarios/*.txtar.
+func scenarioFiles(t *testing.T) []testenv.Txtar {
 	t.Helper()
-	ar, err := txtar.ParseFile(path)
+	return testenv.Txtars(t, "testdata/scenarios/*.txtar")
+}
+
+// loadScenario parses one scenario file.
+func loadScenario(t *testing.T, file testenv.Txtar) *scenario {
+	t.Helper()
+	sc, err := parseScenario(file.Archive)
 	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := parseScenario(ar)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
+		t.Fatalf("%s: %v", file.Path, err)
 	}
 	return sc
 }
 
-func runScenario(t *testing.T, path string) {
-	sc := loadScenario(t, path)
+func runScenario(t *testing.T, file testenv.Txtar) {
+	sc := loadScenario(t, file)
 	needs := sc.needs
 	if len(sc.git) > 0 && !slices.Contains(needs, "git") {
 		needs = append(slices.Clone(needs), "git") // a git section needs git
@@ -565,7 +562,7 @@ func runScenario(t *testing.T, path string) {
 	}
 	if *update {
 		sc.after, sc.deleted = changed, deleted
-		if err := os.WriteFile(path, formatScenario(sc), 0o644); err != nil {
+		if err := os.WriteFile(file.Path, formatScenario(sc), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return

@@ -59,25 +59,17 @@ func TestSymlinkRace(t *testing.T) {
 	link("real/target.txt", "f.txt")
 	link("real", "d")
 	link(outside, "w.link")
-	tmpLink := func(target, name string) error {
-		tmp := filepath.Join(root, name+".tmp")
-		os.Remove(tmp)
-		if err := os.Symlink(target, tmp); err != nil {
-			return err
-		}
-		return os.Rename(tmp, filepath.Join(root, name))
-	}
 
 	w, wReal, wLink := filepath.Join(root, "w"), filepath.Join(root, "w.real"), filepath.Join(root, "w.link")
 	swap := func(i int) {
 		if i%2 == 0 {
-			tmpLink(filepath.Join(outside, "target.txt"), "f.txt")
-			tmpLink(outside, "d")
+			swapLink(root, filepath.Join(outside, "target.txt"), "f.txt")
+			swapLink(root, outside, "d")
 			os.Rename(w, wReal)
 			os.Rename(wLink, w)
 		} else {
-			tmpLink("real/target.txt", "f.txt")
-			tmpLink("real", "d")
+			swapLink(root, "real/target.txt", "f.txt")
+			swapLink(root, "real", "d")
 			os.Rename(w, wLink)
 			os.Rename(wReal, w)
 		}
@@ -105,6 +97,17 @@ func TestSymlinkRace(t *testing.T) {
 	}
 	race{name: "symlink race", calls: calls, n: raceCalls, minShare: 10, marker: marker, swap: swap, settle: settle,
 		call: func(c raceCall) *Result { return ftCall(t, env, c.tool, c.args) }}.run(t)
+}
+
+// swapLink points the link root/name at target in one step: a new link
+// beside it is renamed over it, so that no reader finds the name missing.
+func swapLink(root, target, name string) error {
+	tmp := filepath.Join(root, name+".tmp")
+	os.Remove(tmp)
+	if err := os.Symlink(target, tmp); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(root, name))
 }
 
 // raceCall is a call of a race test and what is in its answer when it met
