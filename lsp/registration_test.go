@@ -40,6 +40,27 @@ func registrationsOf(t *testing.T, params json.RawMessage) []registration {
 	return append(p.Registrations, p.Unregisterations...)
 }
 
+// startRegistering starts a server on root for a client that supports
+// the dynamic registration of watched files and of the textDocument
+// features dynText, with lsp.features set to features.
+func startRegistering(t *testing.T, root string, features []string, dynText ...string) (*lsptest.Client, context.Context) {
+	t.Helper()
+	c := lsptest.Pipe(t, nil)
+	ctx := ctxT(t)
+	c.SetHooks(lsptest.Hooks{Other: func(string, json.RawMessage) (any, error) { return nil, nil }})
+	dyn := map[string]any{"dynamicRegistration": true}
+	text := map[string]any{}
+	for _, f := range dynText {
+		text[f] = dyn
+	}
+	caps := map[string]any{"workspace": map[string]any{"didChangeWatchedFiles": dyn}, "textDocument": text}
+	opts := map[string]any{"config": map[string]any{"lsp": map[string]any{"features": features}}}
+	if _, err := c.Initialize(ctx, root, caps, opts); err != nil {
+		t.Fatal(err)
+	}
+	return c, ctx
+}
+
 // TestRegistrations: when the server cannot watch its root (it does not
 // exist yet), the watched files are registered with the globs the
 // server needs, never "**/*"; a feature enabled later by
@@ -49,19 +70,7 @@ func registrationsOf(t *testing.T, params json.RawMessage) []registration {
 // turned off; a changed paths.sensitive registers the watched files anew.
 func TestRegistrations(t *testing.T) {
 	t.Parallel()
-	root := filepath.Join(t.TempDir(), "not-yet")
-	c := lsptest.Pipe(t, nil)
-	ctx := ctxT(t)
-	c.SetHooks(lsptest.Hooks{Other: func(string, json.RawMessage) (any, error) { return nil, nil }})
-	dyn := map[string]any{"dynamicRegistration": true}
-	caps := map[string]any{
-		"workspace":    map[string]any{"didChangeWatchedFiles": dyn},
-		"textDocument": map[string]any{"hover": dyn, "documentSymbol": dyn},
-	}
-	opts := map[string]any{"config": map[string]any{"lsp": map[string]any{"features": []string{"definition"}}}}
-	if _, err := c.Initialize(ctx, root, caps, opts); err != nil {
-		t.Fatal(err)
-	}
+	c, ctx := startRegistering(t, filepath.Join(t.TempDir(), "not-yet"), []string{"definition"}, "hover", "documentSymbol")
 	m, err := c.WaitFor(ctx, "client/registerCapability", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -156,27 +165,16 @@ func eventually(t *testing.T, ctx context.Context, what string, check func() str
 
 // TestWatcherInsteadOfRegistration: while the server's own watcher follows
 // every root it registers no watched files with the client, and changes
-// made outside the editor reach the session with no notification from
-// the client (it sends none): a rewritten .agentls.json is read again, a new source file
-// (in a folder made after the start too) is in the code index. A folder
-// added later that the watcher cannot watch (missing) makes the server
-// register the globs; removing it withdraws them.
+// made outside the editor reach the session with no notification from the
+// client (it sends none): a rewritten .agentls.json is read again, a new
+// source file (in a folder made after the start too) is in the code
+// index. A folder added later that the watcher cannot watch (missing)
+// makes the server register the globs; removing it withdraws them.
 func TestWatcherInsteadOfRegistration(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	testenv.WriteFiles(t, root, indexModule)
-	c := lsptest.Pipe(t, nil)
-	ctx := ctxT(t)
-	c.SetHooks(lsptest.Hooks{Other: func(string, json.RawMessage) (any, error) { return nil, nil }})
-	dyn := map[string]any{"dynamicRegistration": true}
-	caps := map[string]any{
-		"workspace":    map[string]any{"didChangeWatchedFiles": dyn},
-		"textDocument": map[string]any{"hover": dyn},
-	}
-	opts := map[string]any{"config": map[string]any{"lsp": map[string]any{"features": []string{"workspaceSymbol"}}}}
-	if _, err := c.Initialize(ctx, root, caps, opts); err != nil {
-		t.Fatal(err)
-	}
+	c, ctx := startRegistering(t, root, []string{"workspaceSymbol"}, "hover")
 	// Each registration brings every one the server wants: once hover is
 	// registered, watched files would have been too.
 	c.Notify(ctx, "workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"agentls": map[string]any{
