@@ -205,6 +205,9 @@ func (t *TreeWatcher) pump(w *DirWatcher) {
 	t.mu.Lock()
 	if t.w != nil {
 		for _, e := range events {
+			if t.w == nil {
+				break // the watches ran out
+			}
 			t.lookLocked(e.Path, &found)
 		}
 		if overflow {
