@@ -156,6 +156,7 @@ func (s *server) initialize(ctx context.Context, p initializeParams) (*protocol.
 		Agent: p.InitializationOptions.Agent, Model: p.InitializationOptions.Model,
 		Approver: &approver{s: s}, Editor: ed, Events: tools.EventsFunc(s.sendEvent),
 		Runner: s.opts.Runner, SearchCache: true, Log: s.log,
+		Watch: &session.DiskWatch{Changed: s.watcherSaw, Lost: func() { go s.syncRegistrations() }},
 	})
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize: %v", err)

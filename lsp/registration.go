@@ -15,13 +15,18 @@ import (
 // Dynamic registrations (client/registerCapability), kept in step with
 // the configuration:
 //
-//   - workspace/didChangeWatchedFiles, for a client that supports its
-//     dynamic registration, with the globs of the files the server follows
+//   - workspace/didChangeWatchedFiles, only when the session's own watcher
+//     (session.Watching: inotify, on Linux) does not follow every root,
+//     for a client that supports its dynamic registration: not on this
+//     system, a root it cannot watch (missing, not a folder), the system's
+//     watches ran out. Then with the globs of the files the server follows
 //     (watchGlobs): the configuration files, the ignore files, the source
 //     files the index reads and the sensitive files (whose identities
 //     workspace keeps). Not every file: a client such as eglot watches a
-//     folder for each file a glob can match, and the search index has its
-//     own watcher.
+//     folder for each file a glob can match (eglot even watches the folder
+//     of every project file, whatever the globs), which is why the server
+//     watches by itself when it can. A registration made while a root
+//     could not be watched is withdrawn once every root is watched.
 //   - each language feature of lsp.features (features.go) that was not
 //     advertised at initialize and is enabled later (a settings change,
 //     .agentls.json), for a client that supports that feature's dynamic
@@ -82,6 +87,17 @@ func watchGlobs(cfg *workspace.Config) []string {
 	return slices.Compact(globs)
 }
 
+// watcherSaw follows a change the session's watcher saw and handled
+// (session.DiskWatch), once the session is running.
+func (s *server) watcherSaw(path string, errs []error) {
+	s.mu.Lock()
+	running := s.state == stateRunning
+	s.mu.Unlock()
+	if running {
+		s.changedOnDisk(path, errs)
+	}
+}
+
 // followRegistrations registers what the configuration needs now and
 // again after every workspace reset.
 func (s *server) followRegistrations() {
@@ -103,8 +119,13 @@ func (s *server) syncRegistrations() {
 	caps := s.clientCaps()
 	var add, remove []map[string]any
 	watchID, globs := r.watchID, r.globs
-	if caps.WatchedFilesDyn {
-		if g := watchGlobs(s.ws.Config()); !slices.Equal(g, r.globs) {
+	if caps.WatchedFilesDyn && s.sess.Watching() {
+		if r.watchID != "" {
+			remove = append(remove, map[string]any{"id": r.watchID, "method": "workspace/didChangeWatchedFiles"})
+			watchID, globs = "", nil
+		}
+	} else if caps.WatchedFilesDyn {
+		if g := watchGlobs(s.ws.Config()); r.watchID == "" || !slices.Equal(g, r.globs) {
 			if r.watchID != "" {
 				remove = append(remove, map[string]any{"id": r.watchID, "method": "workspace/didChangeWatchedFiles"})
 			}
@@ -154,7 +175,7 @@ func (s *server) syncRegistrations() {
 			return
 		}
 	}
-	if watchID != r.watchID {
+	if watchID != r.watchID && watchID != "" {
 		r.watchN++
 	}
 	r.watchID, r.globs, r.features = watchID, globs, features

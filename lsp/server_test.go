@@ -576,7 +576,9 @@ func TestBackgroundShellsEndWithSession(t *testing.T) {
 
 func TestWatchedFilesRegistration(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
+	// A root that does not exist yet: the server cannot watch it, so it
+	// asks the client to.
+	root := filepath.Join(t.TempDir(), "not-yet")
 	c := lsptest.Pipe(t, nil)
 	ctx := ctxT(t)
 	c.SetHooks(lsptest.Hooks{Other: func(method string, params json.RawMessage) (any, error) { return nil, nil }})

@@ -76,7 +76,14 @@ func (s *server) didChangeWatchedFiles(_ context.Context, p didChangeWatchedFile
 // fileChangedOnDisk reacts to a file the editor saved or saw change: the
 // session's services follow it, and an open file's diagnostics are due.
 func (s *server) fileChangedOnDisk(path string) {
-	s.reportConfigErrors(s.sess.FileChanged(path))
+	s.changedOnDisk(path, s.sess.FileChanged(path))
+}
+
+// changedOnDisk is what follows a change on disk the session handled:
+// the configuration files that were not valid are told, and an open
+// file's diagnostics are due.
+func (s *server) changedOnDisk(path string, errs []error) {
+	s.reportConfigErrors(errs)
 	if _, open := s.ws.Overlays.Get(path); open {
 		s.diagnosticsDue(path)
 	}

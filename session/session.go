@@ -56,7 +56,27 @@ type Options struct {
 	// OneShot: the session serves one call and ends with it (`agentls
 	// call`), so the tools hand out nothing to come back to later.
 	OneShot bool
-	Log     *slog.Logger
+	// Watch, when set, makes the session follow its roots on disk itself
+	// (workspace.TreeWatcher): see DiskWatch. nil: changes on disk are
+	// only what the front end reports (FileChanged).
+	Watch *DiskWatch
+	Log   *slog.Logger
+}
+
+// DiskWatch is what a long-lived front end hears of the session's own
+// watcher. Every change it sees is handled as FileChanged (the services
+// follow it; a changed configuration file is read again) before Changed
+// is called; an Overflow (events lost) reloads the configuration, which
+// makes every service start over (a workspace reset). Both functions run
+// on the watcher's goroutine.
+type DiskWatch struct {
+	// Changed is called after each change was handled, with the
+	// configuration files that were not valid; path is "" after an
+	// Overflow.
+	Changed func(path string, errs []error)
+	// Lost is called once if the watcher stops covering the roots (the
+	// system's watches ran out); Watching reports false from then on.
+	Lost func()
 }
 
 // Session is one session. Its methods are safe for concurrent use.
@@ -68,6 +88,8 @@ type Session struct {
 	mu      sync.Mutex // guards configs
 	configs workspace.ConfigStack
 	closed  sync.Once
+	watcher *workspace.TreeWatcher // nil: none
+	unwatch func()                 // stops following the roots
 }
 
 // New opens a session. The errors are configuration files or settings that
@@ -119,7 +141,48 @@ func New(o Options) (*Session, []error, error) {
 		Events:    tools.EventsFunc(func(e tools.Event) { s.event(e, o.Events) }),
 		Editor:    o.Editor,
 	}
+	if o.Watch != nil {
+		s.watch(o.Watch)
+	}
 	return s, errs, nil
+}
+
+// watch starts the session's watcher of its roots (none where the system
+// has none: Watching then reports false). It watches the roots in the
+// background, and the roots of every change of folders.
+func (s *Session) watch(dw *DiskWatch) {
+	t, err := workspace.WatchTree(s.ws, func(e workspace.WatchEvent) {
+		var errs []error
+		if e.Overflow {
+			errs = s.ReloadConfig()
+		} else {
+			errs = s.FileChanged(e.Path)
+		}
+		if dw.Changed != nil {
+			dw.Changed(e.Path, errs)
+		}
+	}, dw.Lost)
+	if err != nil {
+		s.log.Info("no watcher of the roots", "err", err)
+		return
+	}
+	s.watcher = t
+	stop := s.ws.Watch(func(e workspace.Event) {
+		if e.Reset {
+			go t.Sync() // a no-op unless the roots changed
+		}
+	})
+	s.unwatch = func() { stop(); t.Close() }
+	go t.Sync()
+}
+
+// Watching reports whether the session's own watcher follows every root
+// now, watching the roots it does not watch yet first (so it may take a
+// while on a large tree). False without a watcher, when a root cannot be
+// watched (missing, not a directory) or when the system's watches ran out:
+// then only the changes the front end reports are seen.
+func (s *Session) Watching() bool {
+	return s.watcher != nil && s.watcher.Sync()
 }
 
 // event announces a file a tool changed to the services, then passes the
@@ -223,6 +286,9 @@ func (s *Session) FileChanged(path string) []error {
 // started, the index and the search cache. It is idempotent.
 func (s *Session) Close() {
 	s.closed.Do(func() {
+		if s.unwatch != nil {
+			s.unwatch()
+		}
 		s.env.Session.Close()
 		if s.env.History != nil {
 			s.env.History.Close() // its append handle

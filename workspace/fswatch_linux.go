@@ -97,6 +97,14 @@ func (w *DirWatcher) RemoveTree(dir string) {
 	}
 }
 
+// Watching reports whether dir has a watch.
+func (w *DirWatcher) Watching(dir string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.byPath[dir]
+	return ok
+}
+
 // Len returns the number of directories watched.
 func (w *DirWatcher) Len() int {
 	w.mu.Lock()

@@ -25,6 +25,7 @@ func NewDirWatcher() (*DirWatcher, error) { return nil, ErrWatchUnsupported }
 
 func (w *DirWatcher) Add(dir string) error      { return ErrWatchUnsupported }
 func (w *DirWatcher) RemoveTree(dir string)     {}
+func (w *DirWatcher) Watching(dir string) bool  { return false }
 func (w *DirWatcher) Len() int                  { return 0 }
 func (w *DirWatcher) Drain(fn func(WatchEvent)) {}
 func (w *DirWatcher) Wait(timeoutMs int)        {}

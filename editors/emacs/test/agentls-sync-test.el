@@ -242,8 +242,10 @@ dynamicRegistration: t, or :json-false."
 
 (ert-deftest agentls-test-file-watches-registered ()
   "The server's didChangeWatchedFiles registration is served by eglot's watches, removed at shutdown.
-Only the folders of files its globs name are watched (sub/ holds a Go
-file; assets/ only a picture), not every folder.
+The server registers it only for a folder it cannot watch itself (one
+that does not exist, here; on Linux it watches the others).  Only the
+folders of files its globs name are watched (sub/ holds a Go file;
+assets/ only a picture), not every folder.
 \(The events themselves need Emacs' command loop: test/tty.sh checks them.)"
   (agentls-test--with-workspace '(("a.txt" . "a\n") ("sub/b.go" . "package b\n")
                                   ("assets/logo.png" . "png") ("assets/deep/x.bin" . "x"))
@@ -257,6 +259,9 @@ file; assets/ only a picture), not every folder.
       (let* ((agentls-watch-files t)    ; off by default in batch mode
              (server (agentls--server)))
         (should (eq (agentls-test--watch-registration server) t))
+        (jsonrpc-notify server :workspace/didChangeWorkspaceFolders
+                        `(:event (:added [(:uri ,(eglot-path-to-uri (expand-file-name "not-yet" ws)) :name "not-yet")]
+                                  :removed [])))
         (agentls-test--wait (lambda () (> (hash-table-count (agentls--file-watches server)) 0))
                             "the file watches")
         (should (member (expand-file-name "sub/" ws) watches))

@@ -222,5 +222,59 @@ answers applied: the result must not be success, and nothing changes."
         (should (member "1" texts))
         (should (member "undefinedName" texts))))))
 
+(defun plain-eglot--registrations (server)
+  "The client/registerCapability requests in SERVER's events buffer (the
+one `eglot-events-buffer' shows): the text of each logged message."
+  (with-current-buffer (jsonrpc-events-buffer server)
+    (save-excursion
+      (goto-char (point-min))
+      (let (found)
+        (while (re-search-forward "client/registerCapability" nil t)
+          (push (buffer-substring-no-properties (line-beginning-position)
+                                                (save-excursion (forward-paragraph) (point)))
+                found))
+        (nreverse found)))))
+
+(defun plain-eglot--tools (server)
+  "The names of the tools SERVER lists now."
+  (mapcar (lambda (tool) (plist-get tool :name))
+          (plist-get (jsonrpc-request server :tool/list nil) :tools)))
+
+(ert-deftest plain-eglot-no-file-watches ()
+  "agentls watches its roots itself, so it never asks eglot to watch files
+(no client/registerCapability of workspace/didChangeWatchedFiles, which
+eglot would answer with a watch of the folder of every project file), and
+eglot watches none; a change made outside Emacs is seen all the same (a
+rewritten .agentls.json is read again).  A folder agentls cannot watch (it
+does not exist) makes it ask eglot after all."
+  (plain-eglot--with-workspace '(("a.txt" . "a\n") ("sub/b.txt" . "b\n") ("sub/deeper/c.txt" . "c\n")) nil
+    ;; A real repository, so that `project-files' (which eglot's watches
+    ;; follow) lists the files.
+    (should (= 0 (call-process "git" nil nil nil "init" "-q" ws)))
+    (with-current-buffer (plain-eglot--open ws "a.txt")
+      (let ((server (eglot-current-server))
+            (missing (expand-file-name "missing" (make-temp-file "plain-eglot-missing-" t))))
+        (unwind-protect
+            (progn
+              (should (< 1 (length (plain-eglot--tools server))))
+              ;; Written by another program: no buffer, no notification.
+              (with-temp-file (expand-file-name ".agentls.json" ws)
+                (insert "{\"tools\":{\"enabled\":[\"get_current_datetime\"]}}"))
+              (plain-eglot--wait (lambda () (equal '("get_current_datetime") (plain-eglot--tools server)))
+                                 "agentls to read the rewritten .agentls.json")
+              (should-not (cl-some (lambda (r) (string-match-p "didChangeWatchedFiles" r))
+                                   (plain-eglot--registrations server)))
+              ;; eglot keeps its watches per server (no public accessor).
+              (should (= 0 (hash-table-count (eglot--file-watches server))))
+              ;; The other way: a folder agentls cannot watch.
+              (jsonrpc-notify server :workspace/didChangeWorkspaceFolders
+                              `(:event (:added [(:uri ,(eglot-path-to-uri missing) :name "missing")] :removed [])))
+              (plain-eglot--wait (lambda () (cl-some (lambda (r) (string-match-p "didChangeWatchedFiles" r))
+                                                     (plain-eglot--registrations server)))
+                                 "agentls to ask eglot to watch files")
+              (plain-eglot--wait (lambda () (< 0 (hash-table-count (eglot--file-watches server))))
+                                 "eglot to watch the project's folders"))
+          (delete-directory (file-name-directory missing) t))))))
+
 (provide 'plain-eglot-test)
 ;;; plain-eglot-test.el ends here

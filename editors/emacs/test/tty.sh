@@ -9,8 +9,9 @@
 # 2. a synchronous agentls-call from M-: waits in a recursive edit; the person
 #    goes to the review, types n and a message; the file is unchanged, the
 #    result is "rejected".
-# 3. .agentls.json written outside Emacs reaches the server through agentls.el's
-#    file watches (didChangeWatchedFiles): read_file now asks.
+# 3. .agentls.json written outside Emacs reaches the server (its own watcher
+#    on Linux; elsewhere agentls.el's file watches of its didChangeWatchedFiles
+#    registration): read_file now asks.
 # 4. C-] in the recursive edit of a synchronous call cancels it.
 # 5. typing prose ("maybe yes always") in a buffer while `rm -r somedir`
 #    asks: the keys stay in that buffer, nothing is answered, somedir stays;
@@ -109,7 +110,8 @@ grep -q 'hello, tty' "$ws/main.go" || fail "main.go changed after a reject"
 screen | grep -q '\[(' && fail "still in a recursive edit"
 echo "tty test: synchronous call rejected with n: ok"
 
-# 3. a config file written outside Emacs: agentls.el's file watches tell the server
+# 3. a config file written outside Emacs: the server's watcher (or agentls.el's
+#    file watches) tells the server
 rm -f "$tmp/result"
 printf '{"approval": {"tools": {"read_file": "ask"}}}\n' >"$ws/.agentls.json"
 asked=false
@@ -124,12 +126,12 @@ for _ in $(seq 20); do
 	done
 	$asked && break
 done
-$asked || fail "read_file never asked after .agentls.json changed on disk (file watches)"
+$asked || fail "read_file never asked after .agentls.json changed on disk"
 open_review
 tmux send-keys -t "$session" y
 wait_for "the result" test -s "$tmp/result"
 grep -q '^success' "$tmp/result" || fail "result: $(cat "$tmp/result")"
-echo "tty test: .agentls.json changed on disk reached the server (file watches): ok"
+echo "tty test: .agentls.json changed on disk reached the server: ok"
 
 # 4. C-] in the recursive edit of a synchronous call cancels the call
 tmux send-keys -t "$session" M-: '(agentls-call "edit_file" (list :path "main.go" :old_string "tty" :new_string "never"))' Enter
