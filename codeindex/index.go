@@ -37,7 +37,7 @@ import (
 //     grep report them.
 
 // DefaultMaxFiles caps how many files a build indexes (the table keeps
-// about 4 MB of packed symbols per 1,000 Go files; GOROOT/src has 5,700).
+// about 2 MB of packed symbols per 1,000 Go files; GOROOT/src has 5,700).
 // Past it the index says it is partial.
 const DefaultMaxFiles = 1_000_000
 

@@ -2,6 +2,7 @@ package codeindex
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -37,11 +38,42 @@ func TestPackFile(t *testing.T) {
 			}
 			flat(syms, 0)
 			var got []string
-			f.each(func(i, depth int) { got = append(got, f.name(i)+"@"+string(rune('0'+depth))) })
+			f.each(func(rec *symRec, depth int) { got = append(got, rec.name+"@"+string(rune('0'+depth))) })
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("each = %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// TestPackRecords: the record encoding keeps every field, in the cases its
+// shortcuts do not cover: a name outside its detail, an empty name, lines
+// going back, an end before the start, containers met again later, and
+// numbers past a varint's first byte.
+func TestPackRecords(t *testing.T) {
+	long := strings.Repeat("x", 70_000)
+	syms := []Symbol{
+		{Name: "A", Kind: "struct", Line: 10, Column: 3, EndLine: 20, EndColumn: 2, Container: "pkg", Detail: "type A struct", Children: []Symbol{
+			{Name: "f", Kind: "field", Line: 11, Column: 2, EndLine: 11, EndColumn: 9, Container: "A", Detail: "f int"},
+			{Name: "g", Kind: "field", Line: 12, Column: 2, EndLine: 12, EndColumn: 9, Container: "A", Detail: "other"},
+		}},
+		{Name: "", Kind: "heading", Line: 5, Column: 300_000, EndLine: 0, EndColumn: 1 << 30, Container: "pkg"},
+		{Name: "B", Kind: "new kind", Line: 1 << 20, Column: 1, EndLine: 1<<20 + 3, Container: "A", Detail: long},
+		{Name: long, Kind: "function", Line: 2, Column: 1, Container: "pkg", Detail: "func B()"},
+		{Name: "C", Kind: "function", Line: 3, Column: 1, Container: "A"},
+	}
+	for i := range syms {
+		syms[i].Path = "/w/x.go"
+		for j := range syms[i].Children {
+			syms[i].Children[j].Path = "/w/x.go"
+		}
+	}
+	f := packFile("go", syms)
+	want := slices.Clone(syms)
+	want[2].Detail = long[:65535]
+	want[3].Name = long[:65535]
+	if got := f.symbols("/w/x.go"); !reflect.DeepEqual(got, want) {
+		t.Errorf("unpacked:\n%+v\nwant:\n%+v", got, want)
 	}
 }
 

@@ -16,15 +16,14 @@ import (
 // score.
 type scored struct {
 	path  string
-	f     *indexFile
-	i     int
+	rec   symRec
 	score int
 }
 
-func (h scored) line() int32 { return h.f.syms[h.i].line }
+func (h *scored) line() int { return h.rec.line }
 
 // better orders hits: higher scores, then shorter paths, then by place.
-func better(a, b scored) bool {
+func better(a, b *scored) bool {
 	if a.score != b.score {
 		return a.score > b.score
 	}
@@ -43,12 +42,12 @@ type topK struct {
 	hits []scored
 }
 
-func (t *topK) add(h scored) {
+func (t *topK) add(h *scored) {
 	if len(t.hits) < t.k {
-		t.hits = append(t.hits, h)
+		t.hits = append(t.hits, *h)
 		for i := len(t.hits) - 1; i > 0; {
 			parent := (i - 1) / 2
-			if !better(t.hits[parent], t.hits[i]) {
+			if !better(&t.hits[parent], &t.hits[i]) {
 				break
 			}
 			t.hits[parent], t.hits[i] = t.hits[i], t.hits[parent]
@@ -56,16 +55,16 @@ func (t *topK) add(h scored) {
 		}
 		return
 	}
-	if !better(h, t.hits[0]) {
+	if !better(h, &t.hits[0]) {
 		return
 	}
-	t.hits[0] = h
+	t.hits[0] = *h
 	for i := 0; ; {
 		worst, l, r := i, 2*i+1, 2*i+2
-		if l < len(t.hits) && better(t.hits[worst], t.hits[l]) {
+		if l < len(t.hits) && better(&t.hits[worst], &t.hits[l]) {
 			worst = l
 		}
-		if r < len(t.hits) && better(t.hits[worst], t.hits[r]) {
+		if r < len(t.hits) && better(&t.hits[worst], &t.hits[r]) {
 			worst = r
 		}
 		if worst == i {
@@ -103,31 +102,31 @@ func (ix *Index) Search(query string, limit int) ([]Symbol, bool) {
 		if strings.Contains(p, "/internal/") || strings.HasSuffix(p, "_test.go") {
 			penalty = 4
 		}
-		f.each(func(i, depth int) {
-			sc := m.score(f.name(i))
+		f.each(func(rec *symRec, depth int) {
+			sc := m.score(rec.name)
 			if sc <= 0 {
 				return
 			}
 			if container != "" {
-				c := containerScore(container, f.container(i), p)
+				c := containerScore(container, rec.container, p)
 				if c == 0 {
 					return
 				}
 				sc += c
 			}
 			sc -= depth*3 + penalty
-			if k := kindName(f.syms[i].kind); k == "field" || k == "variable" || k == "constant" {
+			if k := kindName(rec.kind); k == "field" || k == "variable" || k == "constant" {
 				sc -= 2
 			}
-			top.add(scored{p, f, i, sc})
+			top.add(&scored{p, *rec, sc})
 		})
 	}
 	ix.mu.RUnlock()
 	hits := top.hits
-	sort.Slice(hits, func(i, j int) bool { return better(hits[i], hits[j]) })
+	sort.Slice(hits, func(i, j int) bool { return better(&hits[i], &hits[j]) })
 	out := make([]Symbol, len(hits))
 	for i, h := range hits {
-		out[i] = h.f.symbol(h.path, h.i)
+		out[i] = h.rec.symbol(h.path)
 	}
 	return out, ix.partial()
 }
@@ -272,11 +271,11 @@ func (ix *Index) SymbolsNamed(name, near string) []Symbol {
 	ix.syncRoots()
 	ix.mu.RLock()
 	for p, f := range ix.files {
-		for i := range f.syms {
-			if f.name(i) != name {
+		for r := f.reader(); r.next(); {
+			if r.rec.name != name {
 				continue
 			}
-			s := f.symbol(p, i)
+			s := r.rec.symbol(p)
 			switch {
 			case p == near:
 				same = append(same, s)
