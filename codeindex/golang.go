@@ -22,6 +22,9 @@ func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
 // methods as children, constants and variables. A file with syntax errors
 // gives what the parser recovered.
 func goSymbols(p string, src []byte) []Symbol {
+	if out, ok := scanGoSymbols(p, src); ok {
+		return out
+	}
 	return parseGoSymbols(p, stripBodies(src))
 }
 
@@ -122,11 +125,21 @@ func (e *goExtractor) sym(id *ast.Ident, kind, container string, start, end toke
 // text returns the source between two positions with runs of white space
 // made one space, cut at max bytes.
 func (e *goExtractor) text(from, to token.Pos, max int) string {
-	a, b := e.tf.Offset(from), e.tf.Offset(to)
+	return e.textOff(e.tf.Offset(from), e.tf.Offset(to), max)
+}
+
+// textOff is text between two offsets.
+func (e *goExtractor) textOff(a, b, max int) string {
 	if a < 0 || b > len(e.src) || a >= b {
 		return ""
 	}
-	s := collapseSpace(e.src[a:b])
+	return cutText(e.src[a:b], max)
+}
+
+// cutText is source text with runs of white space made one space, cut at
+// max bytes.
+func cutText(b []byte, max int) string {
+	s := collapseSpace(b)
 	if len(s) > max {
 		n := max
 		for n > 0 && s[n]&0xC0 == 0x80 {

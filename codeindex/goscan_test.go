@@ -1,0 +1,107 @@
+package codeindex
+
+import (
+	"bytes"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentls/agentls/internal/testenv"
+)
+
+// TestGoScanMatchesParser holds the fast reader of goscan.go to go/parser:
+// on every Go file of the Go source tree (test data included, with its
+// broken files), whole and cut short at a few places, it gives the outline
+// parseGoSymbols gives, or gives up.
+func TestGoScanMatchesParser(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("reads the whole Go source tree")
+	}
+	src := testenv.GoSrc(t)
+	mutations := 2
+	if s := os.Getenv("AGENTLS_GOSCAN_MUTATIONS"); s != "" {
+		mutations, _ = strconv.Atoi(s)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var files, cuts, gaveUp, gaveUpWhole, accepted int
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		files++
+		if len(data) == 0 {
+			return nil
+		}
+		// and changed: cut short, a byte removed, a byte of Go's syntax
+		// put in, anywhere and in the lines that start declarations
+		variants := [][]byte{data, data[:rng.IntN(len(data))]}
+		var decl []int // the offsets of declaration lines
+		for off := 0; off < len(data); {
+			line := data[off:]
+			if i := bytes.IndexByte(line, '\n'); i >= 0 {
+				line = line[:i+1]
+			}
+			for _, kw := range []string{"func ", "type ", "var ", "const ", "import ", "\t"} {
+				if bytes.HasPrefix(line, []byte(kw)) && (kw != "\t" || len(decl) > 0 && decl[len(decl)-1] >= off-len(line)) {
+					for k := range line {
+						decl = append(decl, off+k)
+					}
+					break
+				}
+			}
+			off += len(line)
+		}
+		const syntax = "(){}[],;:=.*~|<-+!^&/\n\"'`x0_ \t\r\x00\xff"
+		for n := range mutations {
+			at := rng.IntN(len(data))
+			if n%2 == 1 && len(decl) > 0 {
+				at = decl[rng.IntN(len(decl))]
+			}
+			variants = append(variants, slices.Delete(slices.Clone(data), at, at+1),
+				slices.Insert(slices.Clone(data), at, syntax[rng.IntN(len(syntax))]))
+		}
+		for k, v := range variants {
+			if k > 0 {
+				cuts++
+			}
+			got, ok := scanGoSymbols(p, v)
+			if !ok {
+				gaveUp++
+				if k == 0 {
+					gaveUpWhole++
+					if os.Getenv("GOSCAN_SHOW") != "" && !strings.Contains(p, "testdata") {
+						t.Logf("gave up on %s", p)
+					}
+				}
+				continue
+			}
+			if k > 0 {
+				accepted++
+			}
+			want := parseGoSymbols(p, stripBodies(slices.Clone(v)))
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s (%d of %d bytes): fast reader\n%+v\nparser\n%+v", p, len(v), len(data), got, want)
+				return filepath.SkipAll
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d files, %d cut short or changed; the fast reader gave up on %d (%d whole files), read %d of the changed ones", files, cuts, gaveUp, gaveUpWhole, accepted)
+	if gaveUpWhole*10 > files {
+		t.Errorf("the fast reader gave up on %d of %d whole files", gaveUpWhole, files)
+	}
+}
