@@ -154,31 +154,48 @@ func cutText(b []byte, max int) string {
 // source text, in one pass: runs of white space (Unicode's too) become one
 // space, none at either end.
 func collapseSpace(b []byte) string {
-	out := make([]byte, 0, len(b))
+	return string(appendCollapsed(make([]byte, 0, len(b)), b))
+}
+
+// appendCollapsed appends collapseSpace(b) to out.
+func appendCollapsed(out []byte, b []byte) []byte {
+	start := len(out)
 	space := false
 	for i := 0; i < len(b); {
-		c := b[i]
-		var isSpace bool
-		size := 1
-		if c < utf8.RuneSelf {
-			isSpace = asciiSpace[c]
-		} else {
-			var r rune
-			r, size = utf8.DecodeRune(b[i:])
-			isSpace = unicode.IsSpace(r)
+		// a run of bytes that are not ASCII white space
+		j := i
+		for j < len(b) {
+			if c := b[j]; c < utf8.RuneSelf {
+				if asciiSpace[c] {
+					break
+				}
+				j++
+				continue
+			}
+			r, size := utf8.DecodeRune(b[j:])
+			if unicode.IsSpace(r) {
+				break
+			}
+			j += size
 		}
-		if isSpace {
-			space = len(out) > 0
-		} else {
+		if j > i {
 			if space {
 				out = append(out, ' ')
 				space = false
 			}
-			out = append(out, b[i:i+size]...)
+			out = append(out, b[i:j]...)
+			i = j
+			continue
 		}
+		// white space, ASCII or not
+		size := 1
+		if b[i] >= utf8.RuneSelf {
+			_, size = utf8.DecodeRune(b[i:])
+		}
+		space = len(out) > start
 		i += size
 	}
-	return string(out)
+	return out
 }
 
 var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -70,7 +69,7 @@ type goScanner struct {
 	blocks []int32
 	// line is the 1-based line of offset lineOff
 	line, lineOff int
-	buf           []byte
+	buf, out1     []byte
 	i             int // the current token
 	depth         int
 	e             goExtractor
@@ -468,22 +467,41 @@ func (g *goScanner) pos(off int) (int, int) {
 }
 
 // text is goExtractor.text between two offsets of the source as
-// stripBodies leaves it: a block with something inside reads "{ }".
-func (g *goScanner) text(a, b, max int) string {
+// stripBodies leaves it (a block with something inside reads "{ }"),
+// after prefix.
+func (g *goScanner) text(prefix string, a, b, max int) string {
+	return string(g.appendText(append(g.out1[:0], prefix...), a, b, max))
+}
+
+// appendText appends text(a, b, max) to dst.
+func (g *goScanner) appendText(dst []byte, a, b, max int) []byte {
+	if a < 0 || b > len(g.src) || a >= b {
+		return dst
+	}
 	k := sort.Search(len(g.blocks)/2, func(k int) bool { return int(g.blocks[2*k]) >= a })
-	if 2*k >= len(g.blocks) || int(g.blocks[2*k]) >= b {
-		return g.e.textOff(a, b, max)
+	src := g.src[a:b]
+	if 2*k < len(g.blocks) && int(g.blocks[2*k]) < b {
+		buf := g.buf[:0]
+		for ; 2*k < len(g.blocks) && int(g.blocks[2*k]) < b; k++ {
+			open, close := int(g.blocks[2*k]), int(g.blocks[2*k+1])
+			buf = append(buf, g.src[a:open+1]...)
+			buf = append(buf, ' ')
+			a = close
+		}
+		g.buf = append(buf, g.src[a:b]...)
+		src = g.buf
 	}
-	buf := g.buf[:0]
-	for ; 2*k < len(g.blocks) && int(g.blocks[2*k]) < b; k++ {
-		open, close := int(g.blocks[2*k]), int(g.blocks[2*k+1])
-		buf = append(buf, g.src[a:open+1]...)
-		buf = append(buf, ' ')
-		a = close
+	start := len(dst)
+	dst = appendCollapsed(dst, src)
+	if len(dst)-start > max {
+		n := start + max
+		for n > start && dst[n]&0xC0 == 0x80 {
+			n--
+		}
+		dst = append(dst[:n], "…"...)
 	}
-	buf = append(buf, g.src[a:b]...)
-	g.buf = buf
-	return cutText(buf, max)
+	g.out1 = dst
+	return dst
 }
 
 func (g *goScanner) sym(name gtok, kind, container string, end int) Symbol {
@@ -580,7 +598,7 @@ func (g *goScanner) funcDecl() {
 	}
 	g.semi()
 	s := g.sym(name, kind, container, end)
-	s.Detail = g.text(start, detailEnd, 160)
+	s.Detail = g.text("", start, detailEnd, 160)
 	g.out = append(g.out, s)
 }
 
@@ -894,7 +912,7 @@ func (g *goScanner) structType(container string, out *[]Symbol) {
 		if out == nil {
 			continue
 		}
-		detail := g.text(start, end, 120)
+		detail := g.text("", start, end, 120)
 		for _, n := range names {
 			s := g.sym(n, "field", container, end)
 			s.Detail = detail
@@ -947,7 +965,7 @@ func (g *goScanner) interfaceType(container string, out *[]Symbol) {
 			continue
 		}
 		s := g.sym(name, kind, container, end)
-		s.Detail = g.text(start, end, 120)
+		s.Detail = g.text("", start, end, 120)
 		*out = append(*out, s)
 	}
 }
@@ -987,7 +1005,7 @@ func (g *goScanner) typeSpec() {
 	case "struct", "interface":
 		s.Detail = "type " + s.Name + " " + kind
 	default:
-		s.Detail = "type " + g.text(int(name.s), end, 120)
+		s.Detail = g.text("type ", int(name.s), end, 120)
 	}
 	s.Children = children
 	g.out = append(g.out, s)
@@ -1028,10 +1046,11 @@ func (g *goScanner) valueSpec(kw uint8) {
 			continue
 		}
 		if detail == "" {
-			detail = word + g.text(int(names[0].s), end, 120)
-			if i := strings.Index(detail, " = "); i >= 0 && strings.Contains(detail[i:], "{") {
-				detail = detail[:i+3] + "…" // a composite literal or function
+			d := g.appendText(append(g.out1[:0], word...), int(names[0].s), end, 120)
+			if i := bytes.Index(d, []byte(" = ")); i >= 0 && bytes.IndexByte(d[i:], '{') >= 0 {
+				d = append(d[:i+3], "…"...) // a composite literal or function
 			}
+			detail = string(d)
 		}
 		s := g.sym(n, kind, g.e.pkg, end)
 		s.Detail = detail
