@@ -13,10 +13,12 @@ package codeindex
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Token kinds of the lexer; a punctuation byte is its own kind.
@@ -70,41 +72,66 @@ type goScanner struct {
 	// line is the 1-based line of offset lineOff
 	line, lineOff int
 	buf, out1     []byte
-	i             int // the current token
-	depth         int
-	e             goExtractor
-	out           []Symbol
+	out, kids     []Symbol // the outline, a type's members
+	names         []gtok   // a value spec's
+	// transient: strings share src or the arena (see withGoSymbols)
+	transient bool
+	arena     []byte
+	i         int // the current token
+	depth     int
+	e         goExtractor
 }
 
+// goScanners serve the reads of single files; a build has its own.
 var goScanners = sync.Pool{New: func() any { return new(goScanner) }}
 
 // scanGoSymbols is parseGoSymbols by the fast reader; ok is false when it
 // gave up.
 func scanGoSymbols(p string, src []byte) (out []Symbol, ok bool) {
-	if len(src) > 1<<30 {
-		return nil, false
-	}
 	g := goScanners.Get().(*goScanner)
-	defer func() {
-		if r := recover(); r != nil {
-			if r != errGoScan {
-				panic(r)
-			}
-			out, ok = nil, false
+	defer goScanners.Put(g)
+	ok = g.withSymbols(p, src, false, func(syms []Symbol) {
+		out = syms
+		if len(syms) > 0 {
+			out = slices.Clone(syms)
 		}
-		g.src, g.out, g.e = nil, nil, goExtractor{}
-		goScanners.Put(g)
+	})
+	return out, ok
+}
+
+// withSymbols calls fn with the outline the fast reader reads, unless it
+// gives up (false). With transient set the outline's strings share src and
+// the reader's buffers: they are good only until fn returns.
+func (g *goScanner) withSymbols(p string, src []byte, transient bool, fn func([]Symbol)) (ok bool) {
+	if len(src) > 1<<30 {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			// errGoScan, or a failure on strange input: go/parser
+			// answers instead
+			ok = false
+		}
+		clear(g.out)
+		clear(g.kids)
+		g.src, g.out, g.kids, g.e = nil, g.out[:0], g.kids[:0], goExtractor{}
 	}()
-	g.src = src
+	g.src, g.transient, g.arena = src, transient, g.arena[:0]
 	if !g.lex() {
-		return nil, false
+		return false
 	}
-	g.i, g.depth, g.out = 0, 0, nil
+	g.i, g.depth = 0, 0
 	g.e = goExtractor{p: p, src: src}
-	if decls := g.file(); decls > 0 && g.out == nil {
-		g.out = []Symbol{} // as parseGoSymbols gives it
+	decls := g.file()
+	switch {
+	case len(g.out) > 0:
+		fn(g.out)
+	case decls > 0:
+		fn([]Symbol{}) // as parseGoSymbols gives it
+	default:
+		fn(nil)
 	}
-	return g.out, true
+	return true
 }
 
 // lex splits src into tokens, inserting semicolons as Go's scanner does;
@@ -445,7 +472,29 @@ func (g *goScanner) semi() {
 // end is the end of the last token read.
 func (g *goScanner) end() int { return int(g.toks[g.i-1].e) }
 
-func (g *goScanner) str(t gtok) string { return string(g.src[t.s:t.e]) }
+// str returns a token's text: a copy, or with transient set the source's
+// bytes themselves.
+func (g *goScanner) str(t gtok) string {
+	if g.transient && t.e > t.s {
+		return unsafe.String(&g.src[t.s], t.e-t.s)
+	}
+	return string(g.src[t.s:t.e])
+}
+
+// string returns b as a string: a copy, or with transient set a copy in
+// the arena.
+func (g *goScanner) string(b []byte) string {
+	if !g.transient || len(b) == 0 {
+		return string(b)
+	}
+	if len(g.arena)+len(b) > cap(g.arena) {
+		// a new array: the strings made so far keep the old one
+		g.arena = make([]byte, 0, max(64<<10, 2*len(b)))
+	}
+	at := len(g.arena)
+	g.arena = append(g.arena, b...)
+	return unsafe.String(&g.arena[at], len(b))
+}
 
 func (g *goScanner) enter() {
 	if g.depth++; g.depth > 500 {
@@ -470,7 +519,7 @@ func (g *goScanner) pos(off int) (int, int) {
 // stripBodies leaves it (a block with something inside reads "{ }"),
 // after prefix.
 func (g *goScanner) text(prefix string, a, b, max int) string {
-	return string(g.appendText(append(g.out1[:0], prefix...), a, b, max))
+	return g.string(g.appendText(append(g.out1[:0], prefix...), a, b, max))
 }
 
 // appendText appends text(a, b, max) to dst.
@@ -876,7 +925,8 @@ func (g *goScanner) structType(container string, out *[]Symbol) {
 	g.want('{')
 	for {
 		start := int(g.toks[g.i].s)
-		var names []gtok
+		var held [4]gtok
+		names := held[:0] // structType nests: not a buffer of g
 		switch g.tok() {
 		case tIdent:
 			id := g.toks[g.i]
@@ -987,7 +1037,7 @@ func (g *goScanner) typeSpec() {
 		g.got('=')
 	}
 	kind := "type"
-	var children []Symbol
+	children := g.kids[:0]
 	switch g.tok() {
 	case kwStruct:
 		kind = "struct"
@@ -1007,12 +1057,16 @@ func (g *goScanner) typeSpec() {
 	default:
 		s.Detail = g.text("type ", int(name.s), end, 120)
 	}
-	s.Children = children
+	if len(children) > 0 {
+		s.Children = slices.Clone(children)
+	}
+	g.kids = children[:0]
 	g.out = append(g.out, s)
 }
 
 func (g *goScanner) valueSpec(kw uint8) {
-	names := []gtok{g.want(tIdent)}
+	names := append(g.names[:0], g.want(tIdent))
+	defer func() { g.names = names[:0] }()
 	for g.got(',') {
 		names = append(names, g.want(tIdent))
 	}
@@ -1050,7 +1104,7 @@ func (g *goScanner) valueSpec(kw uint8) {
 			if i := bytes.Index(d, []byte(" = ")); i >= 0 && bytes.IndexByte(d[i:], '{') >= 0 {
 				d = append(d[:i+3], "…"...) // a composite literal or function
 			}
-			detail = string(d)
+			detail = g.string(d)
 		}
 		s := g.sym(n, kind, g.e.pkg, end)
 		s.Detail = detail

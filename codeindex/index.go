@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -297,9 +298,15 @@ func (ix *Index) build(ctx context.Context, roots []string, report func(done, to
 	var mu sync.Mutex
 	found := 0
 	lastReport := atomic.Int64{}
-	workers := sync.Pool{New: func() any { return &extractor{pk: newPacker()} }}
+	// one extractor a walk goroutine, dropped with the build (a sync.Pool
+	// would keep them, file buffers and all, until two collections)
+	workers := runtime.GOMAXPROCS(0)
+	xs := make([]*extractor, workers)
+	for i := range xs {
+		xs[i] = &extractor{pk: newPacker()}
+	}
 	for _, root := range roots {
-		_, err := workspace.Walk(ctx, root, workspace.WalkOptions{MaxFileBytes: indexMaxFileBytes, ReadContent: true, Prune: pruneIndexDir},
+		_, err := workspace.Walk(ctx, root, workspace.WalkOptions{MaxFileBytes: indexMaxFileBytes, ReadContent: true, Prune: pruneIndexDir, Workers: workers},
 			func(f *workspace.File) error {
 				if !f.IsRegular() || languageOf(f.Name) == "" {
 					return nil
@@ -313,9 +320,7 @@ func (ix *Index) build(ctx context.Context, roots []string, report func(done, to
 				if full {
 					return errIndexFull
 				}
-				x := workers.Get().(*extractor)
-				defer workers.Put(x)
-				if !x.index(ix, f) {
+				if !xs[f.Worker].index(ix, f) {
 					return nil
 				}
 				n := ix.indexed.Add(1)
@@ -353,6 +358,7 @@ const bigBuild = 10_000
 type extractor struct {
 	buf []byte
 	pk  *packer
+	gs  goScanner
 }
 
 // index reads a file found by the walk (its overlay when it is open) and
@@ -367,6 +373,11 @@ func (x *extractor) index(ix *Index, f *workspace.File) bool {
 			return false
 		}
 		x.buf, src = data[:0], data
+	}
+	if Language(f.Path) == "go" && x.gs.withSymbols(f.Path, src, true, func(syms []Symbol) {
+		ix.store(f.Path, x.pk.pack("go", syms))
+	}) {
+		return true // packed from the fast reader's buffers, not copied first
 	}
 	ix.store(f.Path, x.pk.pack(outline(f.Path, src)))
 	return true
