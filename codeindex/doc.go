@@ -6,11 +6,13 @@
 //
 // # What it knows
 //
-// Go is read with the standard library's go/parser and go/types: outlines
-// come from the parser (with function bodies and literals cut out first,
-// lines and columns kept; golang.go), and definition, references, hover
-// and diagnostics of Go files come from packages type-checked from source
-// (check.go, typecheck.go, load.go, nav.go, hover.go, diag.go), plus a few
+// Go is read with the standard library's go/parser and go/types. Outlines
+// are the parser's (with function bodies and literals cut out first, lines
+// and columns kept; golang.go), read by a lexer and a parser of
+// declarations that builds no syntax tree (goscan.go) and hands go/parser
+// any file it is unsure of. Definition, references, hover and diagnostics
+// of Go files come from packages type-checked from source (check.go,
+// typecheck.go, load.go, nav.go, hover.go, diag.go), plus a few
 // of go vet's cheap checks (vet.go). Such answers carry PrecisionType.
 //
 // Python, JavaScript and TypeScript, Rust, Java, C and C++, shell and

@@ -303,42 +303,23 @@ func opKind(b []byte) (uint8, int) {
 			return tEllipsis, 3
 		}
 		return c, 1
-	case ':':
-		if at(1) == '=' {
-			return tOther, 2
+	case ':', '=', '!':
+		switch {
+		case at(1) != '=':
+			return c, 1
+		case c == ':':
+			return tOther, 2 // :=
 		}
-		return c, 1
-	case '=':
-		if at(1) == '=' {
-			return tBinary, 2
-		}
-		return c, 1
-	case '!':
-		if at(1) == '=' {
-			return tBinary, 2
-		}
-		return c, 1
-	case '<':
-		switch at(1) {
-		case '-':
+		return tBinary, 2 // == !=
+	case '<', '>':
+		switch n := at(1); {
+		case c == '<' && n == '-':
 			return tArrow, 2
-		case '=':
+		case n == '=':
 			return tBinary, 2
-		case '<':
-			if at(2) == '=' {
-				return tOther, 3
-			}
-			return tBinary, 2
-		}
-		return tBinary, 1
-	case '>':
-		switch at(1) {
-		case '=':
-			return tBinary, 2
-		case '>':
-			if at(2) == '=' {
-				return tOther, 3
-			}
+		case n == c && at(2) == '=':
+			return tOther, 3 // <<= >>=
+		case n == c:
 			return tBinary, 2
 		}
 		return tBinary, 1

@@ -2,6 +2,7 @@ package codeindex
 
 import (
 	"bytes"
+	"go/token"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -119,5 +120,19 @@ func TestGoScanMatchesParser(t *testing.T) {
 	t.Logf("%d files, %d cut short or changed; the fast reader gave up on %d (%d whole files), read %d of the changed ones", files, cuts, gaveUp, gaveUpWhole, accepted)
 	if gaveUpWhole*10 > files {
 		t.Errorf("the fast reader gave up on %d of %d whole files", gaveUpWhole, files)
+	}
+}
+
+// TestGoScanOperators: the lexer takes each of Go's operators whole, as
+// go/token spells them.
+func TestGoScanOperators(t *testing.T) {
+	for tok := token.ADD; tok <= token.TILDE; tok++ {
+		op := tok.String()
+		if !tok.IsOperator() || op == "" {
+			continue
+		}
+		if _, n := opKind([]byte(op + " ")); n != len(op) {
+			t.Errorf("opKind(%q) reads %d bytes, want %d", op, n, len(op))
+		}
 	}
 }

@@ -23,10 +23,11 @@ import (
 //
 //   - Start walks the roots with the shared walker (ignore rules, hidden
 //     files, size cap), then extracts each file's outline on a few
-//     goroutines. Go files are parsed with go/parser after their function
-//     bodies and literals are cut out (stripBodies), and only the symbols
-//     are kept, not the syntax trees; other languages go through the
-//     line-based extractors of lang.go.
+//     goroutines, one extractor each. Go files are read by the fast reader
+//     of goscan.go (go/parser, after their function bodies and literals are
+//     cut out by stripBodies, when it gives up), and only the symbols are
+//     kept, packed (pack.go), not the syntax trees; other languages go
+//     through the line-based extractors of lang.go.
 //   - The index answers while it builds; every answer says whether it is
 //     partial. When the workspace's roots change, the next query starts a
 //     rebuild.
