@@ -1,12 +1,12 @@
 // A fast reader of Go outlines: a lexer and a recursive-descent parser of
-// the declarations of a Go file whose bodies stripBodies emptied, which
-// give the outline parseGoSymbols would give without building a syntax
-// tree. It accepts only what it is sure go/parser accepts the same way (a
-// conservative subset of Go's grammar: valid UTF-8, ASCII identifiers,
-// literals checked as the scanner checks them); on anything else it gives
-// up and goSymbols falls back to go/parser, so its answers are the
-// parser's. TestGoScanMatchesParser holds it to that on the Go source tree,
-// whole and cut short.
+// the declarations of a Go file, which skips the blocks stripBodies would
+// empty and gives the outline parseGoSymbols gives the stripped file,
+// without building a syntax tree. It accepts only what it is sure go/parser
+// accepts the same way (a conservative subset of Go's grammar: valid UTF-8,
+// ASCII identifiers, literals checked as the scanner checks them); on
+// anything else it gives up and goSymbols falls back to go/parser, so its
+// answers are the parser's. TestGoScanMatchesParser holds it to that on
+// the Go source tree, whole, cut short and changed.
 
 package codeindex
 
