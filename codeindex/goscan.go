@@ -601,7 +601,8 @@ func (g *goScanner) importSpec() {
 func (g *goScanner) funcDecl() {
 	start := int(g.want(kwFunc).s)
 	container, kind := g.e.pkg, "function"
-	if g.tok() == '(' {
+	recv := g.tok() == '('
+	if recv {
 		if recv, n := g.params(false); n > 0 {
 			kind, container = "method", ""
 			if recv.e > 0 {
@@ -611,8 +612,8 @@ func (g *goScanner) funcDecl() {
 	}
 	name := g.want(tIdent)
 	if g.tok() == '[' {
-		if kind == "method" {
-			g.fail()
+		if recv {
+			g.fail() // go/parser: method must have no type parameters
 		}
 		g.typeParams()
 	}

@@ -136,3 +136,36 @@ func TestGoScanOperators(t *testing.T) {
 		}
 	}
 }
+
+// TestGoScanCases: declarations the fast reader reads as go/parser does,
+// and ones it leaves to go/parser.
+func TestGoScanCases(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		read bool
+	}{
+		{"package a\nfunc () F() {}\n", true},
+		{"package a\ntype T[P any] struct{ a P; b, c []P `json:\"x\"`; *E; p.Q[int] }\n", true},
+		{"package a\nvar x, _, y = 1, f(2), T{\n\t1,\n}\n", true},
+		{"package a\nconst (\n\tA = iota\n\tB\n)\n", true},
+		{"package a\ntype I interface{ ~int | string; M(a ...int) (n int); io.Reader; E }\n", true},
+		{"package a\nfunc (r *T[K]) M(a, b int, c ...string) (x int, err error) { return }", true},
+		{"package a\ntype A [N]int\ntype S []struct{ x int }\ntype F func(int) (bool, error)\n", true},
+		{"package a\nfunc () F[T any]() {}\n", false},          // a method with type parameters
+		{"package a\nfunc F(a ...int, b int) {}\n", false},     // ... not last
+		{"package a\nfunc F(a, b) (c int, error) {}\n", false}, // named and unnamed results
+		{"package a\nvar x = a[1::3]\n", false},                // 3-index slice without its middle
+		{"package a\nconst s = \"\\q\"\n", false},              // an unknown escape
+		{"package a\nvar x = 08\n", false},                     // an invalid octal literal
+		{"package a\ntype T[P *C] struct{}\n", false},          // decided by the parser
+		{"package a\nvar x = (T){}\n", false},                  // a parenthesized literal type
+	} {
+		got, ok := scanGoSymbols("/a.go", []byte(tc.src))
+		if ok != tc.read {
+			t.Errorf("%q: read %v, want %v", tc.src, ok, tc.read)
+		}
+		if want := parseGoSymbols("/a.go", stripBodies([]byte(tc.src))); ok && !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: fast reader\n%+v\nparser\n%+v", tc.src, got, want)
+		}
+	}
+}
