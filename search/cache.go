@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -577,10 +578,15 @@ func (x *indexer) indexFile(f *workspace.File, rel string, done func(*segment)) 
 		e.flags |= fRacy
 	}
 	tris := x.ts.of(data)
-	if x.b.full(len(tris)) {
+	bin := bytes.IndexByte(data, 0) >= 0
+	n := len(tris)
+	if bin {
+		n = 0 // a Bloom filter, no pairs
+	}
+	if x.b.full(n) {
 		done(x.b.build())
 	}
-	x.b.add(e, tris)
+	x.b.add(e, tris, bin)
 	return e
 }
 

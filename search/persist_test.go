@@ -272,7 +272,7 @@ func TestDecodeIndexNeverPanics(t *testing.T) {
 				continue
 			}
 			for _, s := range ld.segs {
-				s.each(func(tri uint32, post []byte) {
+				s.each(func(tri uint32, post posting) {
 					b := newBitset(len(s.docs))
 					b.setPosting(post) // panics when out of range
 				})
