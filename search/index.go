@@ -274,19 +274,21 @@ func (b *segBuilder) build() *segment {
 }
 
 // radixSortPairs sorts pairs by trigram, stably (so each trigram's files
-// stay in order), with three byte-wide passes.
+// stay in order), with two passes of 12 bits (the counts fit in the
+// cache); the result is in pairs or tmp: the slice it returns.
 func radixSortPairs(pairs, tmp []uint64) []uint64 {
 	src, dst := pairs, tmp
-	for shift := uint(32); shift < 56; shift += 8 {
-		var count [257]int
+	var count [1<<12 + 1]int
+	for shift := uint(32); shift < 56; shift += 12 {
+		clear(count[:])
 		for _, p := range src {
-			count[(p>>shift)&0xFF+1]++
+			count[(p>>shift)&0xFFF+1]++
 		}
-		for i := 1; i < 257; i++ {
+		for i := 1; i < len(count); i++ {
 			count[i] += count[i-1]
 		}
 		for _, p := range src {
-			k := (p >> shift) & 0xFF
+			k := (p >> shift) & 0xFFF
 			dst[count[k]] = p
 			count[k]++
 		}
