@@ -194,11 +194,11 @@ func decodeIndex(data []byte, root string, max int64) (*loaded, error) {
 				continue
 			}
 			e.rel = string(d.bytes(4096))
-			e.st.size = d.varint()
-			e.st.mtime = d.varint()
-			e.st.ctime = d.varint()
-			e.st.ino = d.uvarint(1<<64 - 1)
-			e.st.dev = d.uvarint(1<<64 - 1)
+			e.st.Size = d.varint()
+			e.st.Mtime = d.varint()
+			e.st.Ctime = d.varint()
+			e.st.Ino = d.uvarint(1<<64 - 1)
+			e.st.Dev = d.uvarint(1<<64 - 1)
 			if d.err != nil {
 				break
 			}
@@ -389,7 +389,7 @@ type persistSeg struct {
 
 type persistDoc struct {
 	rel   string
-	st    fileStamp
+	st    workspace.Stamp
 	flags uint8
 	dead  bool
 }
@@ -432,11 +432,11 @@ func writeIndex(w io.Writer, root string, max int64, segs []persistSeg) error {
 			}
 			b = binary.AppendUvarint(b, uint64(d.flags)<<1)
 			putBytes(d.rel)
-			b = binary.AppendVarint(b, d.st.size)
-			b = binary.AppendVarint(b, d.st.mtime)
-			b = binary.AppendVarint(b, d.st.ctime)
-			b = binary.AppendUvarint(b, d.st.ino)
-			b = binary.AppendUvarint(b, d.st.dev)
+			b = binary.AppendVarint(b, d.st.Size)
+			b = binary.AppendVarint(b, d.st.Mtime)
+			b = binary.AppendVarint(b, d.st.Ctime)
+			b = binary.AppendUvarint(b, d.st.Ino)
+			b = binary.AppendUvarint(b, d.st.Dev)
 		}
 		b = binary.AppendUvarint(b, uint64(len(ps.s.blob)))
 		if _, err := bw.Write(b); err != nil {
@@ -547,10 +547,10 @@ func (ld *loaded) reuse(f *workspace.File, max int64) *entry {
 		return nil
 	}
 	e := ld.files[f.Rel]
-	if e == nil || e.flags&^fHidden != 0 || e.st.size > max {
+	if e == nil || e.flags&^fHidden != 0 || e.st.Size > max {
 		return nil
 	}
-	st, ok := stampOf(f.Path)
+	st, ok := walkedStamp(f)
 	if !ok || st != e.st {
 		return nil
 	}
