@@ -14,14 +14,26 @@ import (
 // A trigram is three bytes of a file, ASCII letters folded to lower case
 // (lowerASCII), as a 24-bit number. A segment holds a few thousand files
 // (local numbers 0..n-1, in the order they were added) and, for every
-// trigram of any of them, the sorted list of the files that contain it:
-// the lists are delta- and varint-encoded one after the other in one byte
-// slice ordered by trigram, with a skip entry (trigram, offset) every
-// skipEvery lists, so that a lookup is a binary search and a short scan.
-// On $(go env GOROOT)/src that is about 0.2 bytes of index per byte of
-// text. Segments never change once built: a file that changes is marked
-// dead in its segment (its entry's seg no longer points there) and added
-// to a new segment.
+// trigram of any of its text files, the sorted list of the files that
+// contain it: the lists are encoded one after the other in one byte slice
+// ordered by trigram, each as delta varints or, when that is smaller (a
+// trigram most files hold), as a bitmap of the segment's files, with a
+// skip entry (trigram, offset) every skipEvery lists, so that a lookup is
+// a binary search and a short scan.
+//
+// A binary file (one with a NUL byte) has no posting lists: its trigrams,
+// mostly noise that no other file shares (on $(go env GOROOT)/src its 6%
+// of the files hold 94% of the distinct trigrams, and a quarter of the
+// pairs), go into a Bloom filter of its own (one bit a trigram, about four
+// bits a trigram of the file: bloomBytes), which may let through a file
+// that does not hold them (a search then reads it for nothing) but never
+// leaves out one that does.
+//
+// On $(go env GOROOT)/src that is about 0.11 bytes of index per byte of
+// text (it was 0.25 with varints alone and binary files in the lists).
+// Segments never change once built: a file that changes is marked dead in
+// its segment (its entry's seg no longer points there) and added to a new
+// segment.
 
 // skipEvery is how many posting lists a skip entry covers.
 const skipEvery = 32

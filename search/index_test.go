@@ -285,3 +285,56 @@ func watchedIndex(t *testing.T, root string) (*workspace.Workspace, *Cache) {
 	}
 	return ws, cache
 }
+
+// TestCompactKeepsFilters merges small segments of text and binary files,
+// some of them dead, and checks that the merged segment, and its copy
+// read back (persist.go), holds the live files only, each a candidate of
+// the literals it holds: the text files' posting lists and the binary
+// files' Bloom filters carried over.
+func TestCompactKeepsFilters(t *testing.T) {
+	ri := &rootIndex{files: map[string]*entry{}}
+	texts := map[string]string{}
+	var ts triSet
+	for i := range 12 {
+		var b segBuilder
+		for j := range 5 {
+			rel := fmt.Sprintf("f%d-%d", i, j)
+			text := fmt.Sprintf("file %s says hello%d", rel, j)
+			if j%2 == 1 {
+				text += "\x00binary\x00"
+			}
+			e := &entry{rel: rel}
+			b.add(e, ts.of([]byte(text)), strings.IndexByte(text, 0) >= 0)
+			if (i+j)%3 == 0 {
+				e.dead = true
+				continue
+			}
+			ri.files[rel] = e
+			texts[rel] = text
+		}
+		s := b.build()
+		ri.segs = append(ri.segs, s)
+		ri.bytes += s.size()
+	}
+	ri.compactLocked()
+	if len(ri.segs) != 1 || len(ri.segs[0].docs) != len(texts) {
+		t.Fatalf("%d segments, %d files; want 1 of %d", len(ri.segs), len(ri.segs[0].docs), len(texts))
+	}
+	data := encodeIndex("/r", 1<<20, ri.snapshotLocked())
+	ld, err := decodeIndex(data, "/r", 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*segment{ri.segs[0], ld.segs[0]} {
+		for rel, text := range texts {
+			for _, lit := range []string{rel, "binary", "hello" + rel[len(rel)-1:]} {
+				want := strings.Contains(text, lit)
+				got := false
+				s.candidates([][]uint32{ts.of([]byte(lit))}, func(e *entry) { got = got || e.rel == rel })
+				if want && !got || !want && got && strings.IndexByte(text, 0) < 0 {
+					t.Errorf("%s (%q), literal %q: a candidate %v, want %v", rel, text, lit, got, want)
+				}
+			}
+		}
+	}
+}
