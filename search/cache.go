@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -61,10 +62,11 @@ import (
 // root's walk. The small segments updates leave are merged once there are
 // more than a few (compactLocked).
 //
-// Memory: the posting lists take about a quarter of the text's size (on
-// $(go env GOROOT)/src, 122 MB of files: 30 MB; on 8 copies of it, 973 MB
-// and 92k files: 247 MB, 265 MB of heap in all), plus about 100 bytes a
-// file; file contents are never kept. At most maxIndexFiles files are
+// Memory: the posting lists and Bloom filters (index.go) take about a
+// ninth of the text's size (on $(go env GOROOT)/src, 122 MB of files:
+// 13.8 MB, 17 MB of heap in all; on 8 copies of it, 973 MB and 92k files:
+// 110 MB, 135 MB of heap), plus about 100 bytes a file; file contents are
+// never kept. At most maxIndexFiles files are
 // indexed per root, with at most maxIndexBytes of posting lists; a larger
 // root is searched by walking.
 
@@ -137,7 +139,7 @@ type rootIndex struct {
 	// ignores (workspace.IgnoreInputs), which the watcher does not watch;
 	// stamps their stat (inputStamp) taken before the build read them.
 	inputs []string
-	stamps []fileStamp
+	stamps []workspace.Stamp
 	sorted []*entry // files in ComparePaths order; nil: to sort
 	max    int64    // the size cap it was built under
 	sens   *sensitive
@@ -151,7 +153,7 @@ type rootIndex struct {
 // entry is one file of an index.
 type entry struct {
 	rel   string
-	st    fileStamp
+	st    workspace.Stamp
 	flags uint8
 	seg   *segment // where its trigrams are; nil: none (always read)
 	local uint32   // its number in seg
@@ -166,10 +168,39 @@ const (
 	fIgnored                    // ignored: only a glob keeps it (not read)
 )
 
-// fileStamp is the stat data a file's content is vouched for by.
-type fileStamp struct {
-	size, mtime, ctime int64
-	ino, dev           uint64
+// stampOf returns the stamp of the regular file at path (a symlink is
+// not followed, as the index's reads do not).
+func stampOf(path string) (workspace.Stamp, bool) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return workspace.Stamp{}, false
+	}
+	return workspace.StampOf(fi)
+}
+
+// walkedStamp returns the stamp of the walked regular file f, stat-ed
+// relative to its open directory (no path to look up again).
+func walkedStamp(f *workspace.File) (workspace.Stamp, bool) {
+	fi, err := f.Info()
+	if err != nil {
+		return workspace.Stamp{}, false
+	}
+	return workspace.StampOf(fi)
+}
+
+// inputStamp is the stamp of path of any kind (a symlink itself, not
+// followed), with its type in the size's place for what is not a regular
+// file; the zero stamp when it cannot be stat-ed (it does not exist).
+func inputStamp(path string) workspace.Stamp {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return workspace.Stamp{}
+	}
+	st, regular := workspace.StampOf(fi)
+	if !regular {
+		st.Size = -1 - int64(fi.Mode().Type()>>20)
+	}
+	return st
 }
 
 // NewCache returns an empty cache.
@@ -457,7 +488,7 @@ func (c *Cache) updateLocked() {
 // reads them.
 func (ri *rootIndex) stampInputs() {
 	ri.inputs = workspace.IgnoreInputs(ri.root)
-	ri.stamps = make([]fileStamp, len(ri.inputs))
+	ri.stamps = make([]workspace.Stamp, len(ri.inputs))
 	for i, p := range ri.inputs {
 		ri.stamps[i] = inputStamp(p)
 	}
@@ -559,7 +590,7 @@ func (x *indexer) indexFile(f *workspace.File, rel string, done func(*segment)) 
 	if f.Name[0] == '.' {
 		e.flags |= fHidden
 	}
-	st, ok := stampOf(f.Path)
+	st, ok := walkedStamp(f)
 	if !ok {
 		return e // no stat: always read
 	}
@@ -573,14 +604,19 @@ func (x *indexer) indexFile(f *workspace.File, rel string, done func(*segment)) 
 	}
 	x.buf = data[:0]
 	e.st = st
-	if time.Unix(0, st.mtime).Add(racyWindow).After(start) {
+	if time.Unix(0, st.Mtime).Add(racyWindow).After(start) {
 		e.flags |= fRacy
 	}
 	tris := x.ts.of(data)
-	if x.b.full(len(tris)) {
+	bin := bytes.IndexByte(data, 0) >= 0
+	n := len(tris)
+	if bin {
+		n = 0 // a Bloom filter, no pairs
+	}
+	if x.b.full(n) {
 		done(x.b.build())
 	}
-	x.b.add(e, tris)
+	x.b.add(e, tris, bin)
 	return e
 }
 

@@ -6,7 +6,6 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,55 +14,61 @@ import (
 )
 
 // TestSegment builds segments of random files and checks that their
-// candidates are exactly the files that hold every trigram of a literal
-// (a brute-force scan says which).
+// candidates are exactly the text files that hold every trigram of a
+// literal (a brute-force scan says which), and at least the binary files
+// (NUL bytes: Bloom filters) that do.
 func TestSegment(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for _, n := range []int{1, 7, 64, 65, 500} {
-		var ts triSet
-		var b segBuilder
-		texts := make([]string, n)
-		for i := range texts {
-			var sb strings.Builder
-			for range rng.Intn(300) {
-				sb.WriteByte("abcdeABCDE \n\x00\xff"[rng.Intn(14)])
+		for _, alphabet := range []string{"abcdeABCDE \n\xff", "abcdeABCDE \n\x00\xff"} {
+			var ts triSet
+			var b segBuilder
+			texts := make([]string, n)
+			bins := 0
+			for i := range texts {
+				var sb strings.Builder
+				for range rng.Intn(300) {
+					sb.WriteByte(alphabet[rng.Intn(len(alphabet))])
+				}
+				texts[i] = sb.String()
+				bin := strings.IndexByte(texts[i], 0) >= 0
+				if bin {
+					bins++
+				}
+				b.add(&entry{rel: fmt.Sprint(i)}, ts.of([]byte(texts[i])), bin)
 			}
-			texts[i] = sb.String()
-			b.add(&entry{rel: fmt.Sprint(i)}, ts.of([]byte(texts[i])))
-		}
-		s := b.build()
-		for range 200 {
-			var lit strings.Builder
-			for range 3 + rng.Intn(4) {
-				lit.WriteByte("abcdeABCDE \n\x00\xff"[rng.Intn(14)])
+			s := b.build()
+			if len(s.bins) != bins {
+				t.Fatalf("%d binary files, %d filters", bins, len(s.bins))
 			}
-			l := asciiLower(lit.String())
-			var lits [][]uint32
-			var tris []uint32
-			for i := 2; i < len(l); i++ {
-				tris = append(tris, uint32(lowerASCII[l[i-2]])<<16|uint32(lowerASCII[l[i-1]])<<8|uint32(lowerASCII[l[i]]))
-			}
-			lits = append(lits, tris)
-			var got []string
-			s.candidates(lits, func(e *entry) { got = append(got, e.rel) })
-			var want []string
-			for i, text := range texts {
-				low := asciiLower(text)
-				all := true
-				for j := 2; j < len(l); j++ {
-					if !strings.Contains(low, l[j-2:j+1]) {
-						all = false
-						break
+			for range 200 {
+				var lit strings.Builder
+				for range 3 + rng.Intn(4) {
+					lit.WriteByte(alphabet[rng.Intn(len(alphabet))])
+				}
+				l := asciiLower(lit.String())
+				var lits [][]uint32
+				var tris []uint32
+				for i := 2; i < len(l); i++ {
+					tris = append(tris, uint32(lowerASCII[l[i-2]])<<16|uint32(lowerASCII[l[i-1]])<<8|uint32(lowerASCII[l[i]]))
+				}
+				lits = append(lits, tris)
+				got := map[string]bool{}
+				s.candidates(lits, func(e *entry) { got[e.rel] = true })
+				for i, text := range texts {
+					low := asciiLower(text)
+					want := true
+					for j := 2; j < len(l); j++ {
+						if !strings.Contains(low, l[j-2:j+1]) {
+							want = false
+							break
+						}
+					}
+					bin := strings.IndexByte(text, 0) >= 0
+					if want && !got[fmt.Sprint(i)] || !want && got[fmt.Sprint(i)] && !bin {
+						t.Fatalf("%d files, literal %q: file %d (binary %v) a candidate: %v, want %v", n, l, i, bin, got[fmt.Sprint(i)], want)
 					}
 				}
-				if all {
-					want = append(want, fmt.Sprint(i))
-				}
-			}
-			slices.Sort(got)
-			slices.Sort(want)
-			if !slices.Equal(got, want) {
-				t.Fatalf("%d files, literal %q: candidates %v, want %v", n, l, got, want)
 			}
 		}
 	}
@@ -279,4 +284,57 @@ func watchedIndex(t *testing.T, root string) (*workspace.Workspace, *Cache) {
 		t.Skipf("no watcher here: %s", st.Degraded)
 	}
 	return ws, cache
+}
+
+// TestCompactKeepsFilters merges small segments of text and binary files,
+// some of them dead, and checks that the merged segment, and its copy
+// read back (persist.go), holds the live files only, each a candidate of
+// the literals it holds: the text files' posting lists and the binary
+// files' Bloom filters carried over.
+func TestCompactKeepsFilters(t *testing.T) {
+	ri := &rootIndex{files: map[string]*entry{}}
+	texts := map[string]string{}
+	var ts triSet
+	for i := range 12 {
+		var b segBuilder
+		for j := range 5 {
+			rel := fmt.Sprintf("f%d-%d", i, j)
+			text := fmt.Sprintf("file %s says hello%d", rel, j)
+			if j%2 == 1 {
+				text += "\x00binary\x00"
+			}
+			e := &entry{rel: rel}
+			b.add(e, ts.of([]byte(text)), strings.IndexByte(text, 0) >= 0)
+			if (i+j)%3 == 0 {
+				e.dead = true
+				continue
+			}
+			ri.files[rel] = e
+			texts[rel] = text
+		}
+		s := b.build()
+		ri.segs = append(ri.segs, s)
+		ri.bytes += s.size()
+	}
+	ri.compactLocked()
+	if len(ri.segs) != 1 || len(ri.segs[0].docs) != len(texts) {
+		t.Fatalf("%d segments, %d files; want 1 of %d", len(ri.segs), len(ri.segs[0].docs), len(texts))
+	}
+	data := encodeIndex("/r", 1<<20, ri.snapshotLocked())
+	ld, err := decodeIndex(data, "/r", 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*segment{ri.segs[0], ld.segs[0]} {
+		for rel, text := range texts {
+			for _, lit := range []string{rel, "binary", "hello" + rel[len(rel)-1:]} {
+				want := strings.Contains(text, lit)
+				got := false
+				s.candidates([][]uint32{ts.of([]byte(lit))}, func(e *entry) { got = got || e.rel == rel })
+				if want && !got || !want && got && strings.IndexByte(text, 0) < 0 {
+					t.Errorf("%s (%q), literal %q: a candidate %v, want %v", rel, text, lit, got, want)
+				}
+			}
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"sort"
@@ -49,14 +50,17 @@ import (
 //	body: root, max file bytes, segment count, then per segment:
 //	  file count; per file: flags (bit 0: dead), and unless dead its
 //	  path (length, bytes), size, mtime, ctime (zigzag varints), inode,
-//	  device; then the blob (length, bytes) as index.go encodes it.
+//	  device; then the blob (length, bytes) as index.go encodes it; then
+//	  the binary files' Bloom filters: their count, and per filter the
+//	  file's local number (increasing), its size in bytes (a multiple of
+//	  8, at most maxBloomBytes) and its bytes.
 //
 // The skip entries are not stored: they are rebuilt while the blob is
 // checked.
 
 const (
 	persistMagic   = "agentls-trigrams"
-	persistVersion = 1
+	persistVersion = 2
 	// maxPersistBytes bounds the file read back.
 	maxPersistBytes = maxIndexBytes + 256<<20
 	// maxPersistCopies is how many copies the directory keeps (the oldest
@@ -190,11 +194,11 @@ func decodeIndex(data []byte, root string, max int64) (*loaded, error) {
 				continue
 			}
 			e.rel = string(d.bytes(4096))
-			e.st.size = d.varint()
-			e.st.mtime = d.varint()
-			e.st.ctime = d.varint()
-			e.st.ino = d.uvarint(1<<64 - 1)
-			e.st.dev = d.uvarint(1<<64 - 1)
+			e.st.Size = d.varint()
+			e.st.Mtime = d.varint()
+			e.st.Ctime = d.varint()
+			e.st.Ino = d.uvarint(1<<64 - 1)
+			e.st.Dev = d.uvarint(1<<64 - 1)
 			if d.err != nil {
 				break
 			}
@@ -207,6 +211,23 @@ func decodeIndex(data []byte, root string, max int64) (*loaded, error) {
 			ld.files[e.rel] = e
 		}
 		s.blob = d.bytes(maxIndexBytes)
+		nbins := int(d.uvarint(uint64(ndocs)))
+		for j := range nbins {
+			local := d.uvarint(uint64(ndocs) - 1)
+			size := d.uvarint(maxBloomBytes)
+			if d.err != nil {
+				break
+			}
+			if size == 0 || size%8 != 0 || j > 0 && uint32(local) <= s.bins[j-1].local {
+				return nil, errors.New("index copy: bad bloom filter")
+			}
+			f := d.fixed(size)
+			if total := len(s.blooms) + len(f); total > maxIndexBytes {
+				return nil, errors.New("index copy: too large")
+			}
+			s.bins = append(s.bins, binDoc{local: uint32(local), off: uint32(len(s.blooms)), n: uint32(size)})
+			s.blooms = append(s.blooms, f...)
+		}
 		if d.err != nil {
 			break
 		}
@@ -244,8 +265,8 @@ func cleanRel(rel string) bool {
 
 // check decodes the whole blob of a segment read back (its docs set):
 // every trigram in order and below 1<<24, every posting list non-empty,
-// its numbers in order and below the segment's file count, every length
-// in bounds; and rebuilds the skip entries.
+// its numbers in order and below the segment's file count (a bitmap's
+// bits too), every length in bounds; and rebuilds the skip entries.
 func (s *segment) check() error {
 	blob := s.blob
 	var last uint32
@@ -267,12 +288,22 @@ func (s *segment) check() error {
 		}
 		off += n
 		l, n := binary.Uvarint(blob[off:])
+		bitmap := l&1 != 0
+		l >>= 1
 		if n <= 0 || l == 0 || l > uint64(len(blob)-off-n) {
 			return errors.New("bad posting list length")
 		}
 		off += n
 		post := blob[off : off+int(l)]
 		off += int(l)
+		if bitmap {
+			// no byte past the last one set, no bit past the files
+			if post[l-1] == 0 || (l-1)*8+uint64(bits.Len8(post[l-1])) > uint64(len(s.docs)) {
+				return errors.New("bad bitmap")
+			}
+			last = tri
+			continue
+		}
 		var doc uint64
 		for j := 0; len(post) > 0; j++ {
 			v, n := binary.Uvarint(post)
@@ -332,7 +363,11 @@ func (d *decoder) varint() int64 {
 
 // bytes reads a length (at most max) and that many bytes.
 func (d *decoder) bytes(max uint64) []byte {
-	l := d.uvarint(max)
+	return d.fixed(d.uvarint(max))
+}
+
+// fixed reads l bytes.
+func (d *decoder) fixed(l uint64) []byte {
 	if d.err != nil {
 		return nil
 	}
@@ -354,7 +389,7 @@ type persistSeg struct {
 
 type persistDoc struct {
 	rel   string
-	st    fileStamp
+	st    workspace.Stamp
 	flags uint8
 	dead  bool
 }
@@ -397,11 +432,11 @@ func writeIndex(w io.Writer, root string, max int64, segs []persistSeg) error {
 			}
 			b = binary.AppendUvarint(b, uint64(d.flags)<<1)
 			putBytes(d.rel)
-			b = binary.AppendVarint(b, d.st.size)
-			b = binary.AppendVarint(b, d.st.mtime)
-			b = binary.AppendVarint(b, d.st.ctime)
-			b = binary.AppendUvarint(b, d.st.ino)
-			b = binary.AppendUvarint(b, d.st.dev)
+			b = binary.AppendVarint(b, d.st.Size)
+			b = binary.AppendVarint(b, d.st.Mtime)
+			b = binary.AppendVarint(b, d.st.Ctime)
+			b = binary.AppendUvarint(b, d.st.Ino)
+			b = binary.AppendUvarint(b, d.st.Dev)
 		}
 		b = binary.AppendUvarint(b, uint64(len(ps.s.blob)))
 		if _, err := bw.Write(b); err != nil {
@@ -410,7 +445,12 @@ func writeIndex(w io.Writer, root string, max int64, segs []persistSeg) error {
 		if _, err := bw.Write(ps.s.blob); err != nil {
 			return err
 		}
-		b = b[:0]
+		b = binary.AppendUvarint(b[:0], uint64(len(ps.s.bins)))
+		for _, bd := range ps.s.bins {
+			b = binary.AppendUvarint(b, uint64(bd.local))
+			b = binary.AppendUvarint(b, uint64(bd.n))
+			b = append(b, ps.s.blooms[bd.off:bd.off+bd.n]...)
+		}
 	}
 	if _, err := bw.Write(b); err != nil {
 		return err
@@ -507,10 +547,10 @@ func (ld *loaded) reuse(f *workspace.File, max int64) *entry {
 		return nil
 	}
 	e := ld.files[f.Rel]
-	if e == nil || e.flags&^fHidden != 0 || e.st.size > max {
+	if e == nil || e.flags&^fHidden != 0 || e.st.Size > max {
 		return nil
 	}
-	st, ok := stampOf(f.Path)
+	st, ok := walkedStamp(f)
 	if !ok || st != e.st {
 		return nil
 	}

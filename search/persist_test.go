@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -245,7 +246,9 @@ func renamePath(t *testing.T, data []byte, from, to string) []byte {
 
 // TestDecodeIndexNeverPanics decodes every truncation of a copy and copies
 // with bytes changed (their checksum made right): each is refused or
-// decodes to segments whose every posting list is in range.
+// decodes to segments whose every posting list and Bloom filter is in
+// range. The copies are of a built tree, and of a segment of text and
+// binary files (Bloom filters, bitmaps).
 func TestDecodeIndexNeverPanics(t *testing.T) {
 	t.Parallel()
 	root, ws := persistTree(t)
@@ -257,25 +260,62 @@ func TestDecodeIndexNeverPanics(t *testing.T) {
 		t.Fatal(err)
 	}
 	max := int64(ws.Config().Limits.MaxFileBytes)
-	for n := range len(data) {
-		if _, err := decodeIndex(data[:n], root, max); err == nil {
-			t.Fatalf("a copy cut at %d bytes was accepted", n)
+	var b segBuilder
+	var ts triSet
+	for i := range 40 {
+		text := strings.Repeat("common text ", 3) + fmt.Sprint(i)
+		if i%4 == 0 {
+			text += "\x00"
 		}
+		b.add(&entry{rel: fmt.Sprint("f", i)}, ts.of([]byte(text)), i%4 == 0)
 	}
-	body := len(persistMagic) + 4
-	for i := body; i < len(data)-4; i++ {
-		for _, x := range []byte{0x01, 0x80, 0xFF} {
-			bad := append([]byte(nil), data...)
-			bad[i] ^= x
-			ld, err := decodeIndex(resum(bad), root, max)
-			if err != nil {
-				continue
+	s := b.build()
+	bitmaps := 0
+	s.each(func(tri uint32, post posting) {
+		if post.bitmap {
+			bitmaps++
+		}
+	})
+	if len(s.bins) == 0 || bitmaps == 0 {
+		t.Fatalf("%d bloom filters, %d bitmaps: want some of each", len(s.bins), bitmaps)
+	}
+	ps := persistSeg{s: s}
+	for _, e := range s.docs {
+		ps.docs = append(ps.docs, persistDoc{rel: e.rel})
+	}
+	mixed := encodeIndex("/r", 1<<20, []persistSeg{ps})
+	if _, err := decodeIndex(mixed, "/r", 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		data []byte
+		root string
+		max  int64
+	}{{data, root, max}, {mixed, "/r", 1 << 20}} {
+		for n := range len(tt.data) {
+			if _, err := decodeIndex(tt.data[:n], tt.root, tt.max); err == nil {
+				t.Fatalf("a copy cut at %d bytes was accepted", n)
 			}
-			for _, s := range ld.segs {
-				s.each(func(tri uint32, post []byte) {
-					b := newBitset(len(s.docs))
-					b.setPosting(post) // panics when out of range
-				})
+		}
+		body := len(persistMagic) + 4
+		for i := body; i < len(tt.data)-4; i++ {
+			for _, x := range []byte{0x01, 0x80, 0xFF} {
+				bad := append([]byte(nil), tt.data...)
+				bad[i] ^= x
+				ld, err := decodeIndex(resum(bad), tt.root, tt.max)
+				if err != nil {
+					continue
+				}
+				for _, s := range ld.segs {
+					s.each(func(tri uint32, post posting) {
+						b := newBitset(len(s.docs))
+						b.setPosting(post) // panics when out of range
+					})
+					for _, bd := range s.bins {
+						s.mayHold(bd, []uint32{1, 1 << 23}) // panics when out of range
+						_ = s.docs[bd.local]
+					}
+				}
 			}
 		}
 	}

@@ -91,7 +91,7 @@ type cacheDep struct {
 	buffer bool
 	open   bool
 	text   string
-	stamp  fileStamp
+	stamp  workspace.Stamp
 	// outside: a path outside the workspace's watched directories that a
 	// walk's ignore rules read (resultcache_tree.go), stat'ed with os.Stat
 	// (os.Lstat when lstat): absent, a directory (dir, by identity) or a
@@ -155,7 +155,7 @@ func (c *Call) dependsOnFile(path string, fi os.FileInfo) {
 	st, ok := stampOf(fi)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !ok || time.Since(time.Unix(0, st.ctime)) < d.racy {
+	if !ok || time.Since(time.Unix(0, st.Ctime)) < d.racy {
 		d.failed = true
 		return
 	}

@@ -239,7 +239,7 @@ func outsideDep(path string, lstat bool, racy time.Duration) (dep cacheDep, fi o
 		return dep, fi, true
 	}
 	st, ok := stampOf(fi)
-	if !ok || time.Since(time.Unix(0, st.ctime)) < racy {
+	if !ok || time.Since(time.Unix(0, st.Ctime)) < racy {
 		return dep, fi, false
 	}
 	dep.stamp = st
