@@ -76,6 +76,10 @@ type stream struct {
 	wmu         sync.Mutex
 	body, frame []byte // write buffers, kept between messages (wmu)
 	held        []byte // frames that go out before the next message (wmu)
+	// flush writes the held frames by themselves when no message came to
+	// take them within a hold's bound; armed: it is set to (wmu).
+	flush *time.Timer
+	armed bool
 }
 
 func newStream(rwc io.ReadWriteCloser, log *slog.Logger) *stream {
@@ -669,9 +673,11 @@ func (s *stream) writeFrame(data []byte) (int64, error) {
 }
 
 // hold makes msg go out with the next message written, before it, in the
-// same write. ok is false when msg cannot be encoded that way: the caller
-// sends it as usual.
-func (s *stream) hold(msg jsonrpc2.Message) bool {
+// same write; or, when within > 0, by itself once within has passed
+// without one (within 0: it waits for the next message however long).
+// Nothing is reordered. ok is false when msg cannot be encoded that way:
+// the caller sends it as usual.
+func (s *stream) hold(msg jsonrpc2.Message, within time.Duration) bool {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	body, ok := appendMessage(s.body[:0], msg)
@@ -682,7 +688,32 @@ func (s *stream) hold(msg jsonrpc2.Message) bool {
 	if cap(body) <= keepBuffer {
 		s.body = body
 	}
+	if within > 0 && !s.armed {
+		if s.flush == nil {
+			s.flush = time.AfterFunc(within, s.flushHeld)
+		} else {
+			s.flush.Reset(within)
+		}
+		s.armed = true
+	}
 	return true
+}
+
+// flushHeld writes the held frames, if any, by themselves.
+func (s *stream) flushHeld() {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.armed = false
+	if len(s.held) == 0 {
+		return
+	}
+	n, err := s.out.Write(s.held)
+	if s.held = s.held[:0]; cap(s.held) > keepBuffer {
+		s.held = nil
+	}
+	if err != nil {
+		s.log.Debug("write held messages", "err", err, "bytes", n)
+	}
 }
 
 // appendFrame appends data framed to buf.
@@ -697,6 +728,10 @@ func (s *stream) writeFrameLocked(data []byte) (int64, error) {
 	buf := append(s.frame[:0], s.held...)
 	if s.held = s.held[:0]; cap(s.held) > keepBuffer {
 		s.held = nil
+	}
+	if s.armed { // nothing is held any more
+		s.flush.Stop()
+		s.armed = false
 	}
 	buf = appendFrame(buf, data)
 	if cap(buf) <= keepBuffer {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -78,17 +79,24 @@ func (s *server) toolHistory(ctx context.Context, p toolHistoryParams) (any, err
 	return map[string]any{"entries": entries}, nil
 }
 
-// sendEvent sends a tool/event notification. The result event of a call
-// this connection runs waits for the next message written, which is the
-// call's answer unless another message comes first: one write for both
-// (stream.hold). Nothing is reordered.
+// sendEvent sends a tool/event notification. An event of a call this
+// connection runs waits for the next message written, which is the call's
+// answer unless another message comes first (a progress report, a request
+// to the client): one write for them all (stream.hold). Only the result
+// event is sure to be followed by the answer; any other goes out by itself
+// after eventDelay at most, so that the editor learns of a long call while
+// it runs. Nothing is reordered.
 func (s *server) sendEvent(e tools.Event) {
 	if s.opts.host != nil { // an attached client's calls show in the editor
 		s.opts.host.sendEvent(e)
 		return
 	}
-	if _, ok := s.answering.Load(e.CallID); ok && e.Kind == "result" {
-		if n, err := jsonrpc2.NewNotification("tool/event", e); err == nil && s.st.hold(n) {
+	if _, ok := s.answering.Load(e.CallID); ok {
+		within := eventDelay
+		if e.Kind == "result" {
+			within = 0
+		}
+		if n, err := jsonrpc2.NewNotification("tool/event", e); err == nil && s.st.hold(n, within) {
 			return
 		}
 	}
@@ -96,6 +104,10 @@ func (s *server) sendEvent(e tools.Event) {
 		s.log.Debug("tool/event", "err", err)
 	}
 }
+
+// eventDelay bounds how long an event of a running call waits for the next
+// message to go out with (sendEvent).
+const eventDelay = 2 * time.Millisecond
 
 // progress streams a call's progress on its workDoneToken and its partial
 // results on its partialResultToken, and mirrors reports as tool/events.
