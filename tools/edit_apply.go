@@ -4,6 +4,7 @@
 package tools
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -86,7 +87,10 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 	}
 	editorAnswered := false
 	if len(edPlan.Changes) > 0 {
-		clean := cleanBefore(c, edPlan)
+		var clean map[string]bool // only verify's wait for a save reads it
+		if ed.SavesAfterApply() {
+			clean = cleanBefore(c, edPlan)
+		}
 		label := fmt.Sprintf("agentls: %s %s", c.Tool.Name, strings.Join(files, ", "))
 		if confirm && c.Assessed.Warning != "" {
 			label += " — " + c.Assessed.Warning // the editor's preview is the question: say why
@@ -275,7 +279,7 @@ func checkServerWritable(c *Call, p *workspace.Plan, haveEditor bool) error {
 				if !ok {
 					continue
 				}
-				if disk, err := c.Workspace.ReadDisk(o); err == nil && sameText(string(disk), d.Text) {
+				if disk, err := c.Workspace.ReadDisk(o); err == nil && sameText(disk, d.Text) {
 					continue
 				}
 				why := "the client cannot apply edits (no workspace.applyEdit)"
@@ -397,7 +401,7 @@ func cleanBefore(c *Call, p *workspace.Plan) map[string]bool {
 			continue
 		}
 		disk, err := c.Workspace.ReadDisk(ch.Path)
-		clean[ch.Path] = err == nil && sameText(string(disk), d.Text)
+		clean[ch.Path] = err == nil && sameText(disk, d.Text)
 	}
 	return clean
 }
@@ -405,11 +409,14 @@ func cleanBefore(c *Call, p *workspace.Plan) map[string]bool {
 // sameText compares a file on disk with an editor's buffer of it. Editors
 // such as Emacs hold a CRLF file with LF line breaks and write CRLF back, so
 // line endings do not count.
-func sameText(disk, buffer string) bool {
-	if disk == buffer {
+func sameText(disk []byte, buffer string) bool {
+	if string(disk) == buffer { // compared in place, not copied
 		return true
 	}
-	return strings.ReplaceAll(disk, "\r\n", "\n") == strings.ReplaceAll(buffer, "\r\n", "\n")
+	if !bytes.Contains(disk, []byte("\r\n")) && !strings.Contains(buffer, "\r\n") {
+		return false
+	}
+	return strings.ReplaceAll(string(disk), "\r\n", "\n") == strings.ReplaceAll(buffer, "\r\n", "\n")
 }
 
 // landState is what verify saw of one change: it landed as proposed, or
@@ -445,11 +452,15 @@ func verify(c *Call, p *workspace.Plan, clean map[string]bool, saves bool, res *
 			ok := err == nil && fi.IsDir()
 			return state{landed: ok, untouched: !ok}
 		}
-		disk, derr := c.Workspace.ReadDisk(ch.Path)
-		onDisk := derr == nil && sameText(string(disk), ch.NewText)
 		if d, open := c.Workspace.Overlays.Get(ch.Path); open {
-			return state{landed: d.Text == ch.NewText, untouched: d.Text == ch.OldText, unsaved: d.Text == ch.NewText && !onDisk}
+			if d.Text != ch.NewText {
+				return state{untouched: d.Text == ch.OldText}
+			}
+			disk, derr := c.Workspace.ReadDisk(ch.Path) // landed: saved too?
+			return state{landed: true, untouched: ch.NewText == ch.OldText, unsaved: derr != nil || !sameText(disk, ch.NewText)}
 		}
+		disk, derr := c.Workspace.ReadDisk(ch.Path)
+		onDisk := derr == nil && sameText(disk, ch.NewText)
 		return state{landed: onDisk, untouched: derr != nil && ch.Op == workspace.OpCreate || derr == nil && string(disk) == ch.OldText}
 	}
 	wake := make(chan struct{}, 1)
