@@ -557,13 +557,31 @@ func plainASCII(b []byte) bool {
 	return true
 }
 
+// validID reports whether raw is a JSON string or a 32-bit integer, as
+// decoding it into either would say; the usual ids (a plain string, a small
+// integer) are seen without decoding.
 func validID(raw json.RawMessage) bool {
+	switch {
+	case len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && plainASCII(raw[1:len(raw)-1]):
+		return true
+	case len(raw) > 0 && len(raw) <= 9 && (raw[0] != '0' || len(raw) == 1) && allDigits(raw):
+		return true // at most 999,999,999, no leading zero
+	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return true
 	}
 	var n int32
 	return json.Unmarshal(raw, &n) == nil
+}
+
+func allDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func isResponse(body []byte) bool {

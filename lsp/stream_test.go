@@ -312,3 +312,17 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 }
 
 func (w lockedWriter) Close() error { return nil }
+
+// TestValidID: the quick answers of validID are those decoding gives.
+func TestValidID(t *testing.T) {
+	t.Parallel()
+	for _, id := range []string{`"a"`, `""`, `"tc_1 x"`, `"\u00e9"`, `"é"`, `"a\"b"`, `0`, `7`, `00`, `01`, `123456789`,
+		`2147483647`, `2147483648`, `-1`, `-2147483648`, `1.0`, `1e3`, `null`, `true`, `{}`, `[1]`, `"`, `"a`} {
+		var s string
+		var n int32
+		want := json.Unmarshal([]byte(id), &s) == nil || json.Unmarshal([]byte(id), &n) == nil
+		if got := validID(json.RawMessage(id)); got != want {
+			t.Errorf("validID(%s) = %v, want %v", id, got, want)
+		}
+	}
+}

@@ -31,6 +31,83 @@ type toolCallParams struct {
 	PartialResultToken json.RawMessage `json:"partialResultToken,omitempty"`
 }
 
+// decodeFast implements fastDecoder for the usual tool/call: an object
+// whose members are among toolCallParams' own, spelled so, each once, with
+// plain strings (printable ASCII, no escapes) for the string members. The
+// raw members are kept as written, not copied (the message's body is
+// its own).
+func (p *toolCallParams) decodeFast(raw []byte) bool {
+	if !json.Valid(raw) {
+		return false
+	}
+	var q toolCallParams
+	var seen [7]bool
+	d := &skipper{data: raw}
+	d.space()
+	if !d.eat('{') {
+		return false
+	}
+	d.space()
+	for !d.eat('}') {
+		start := d.i
+		if !d.str() {
+			return false
+		}
+		name := raw[start+1 : d.i-1]
+		d.space()
+		if !d.eat(':') {
+			return false
+		}
+		d.space()
+		vstart := d.i
+		if !d.value(0) {
+			return false
+		}
+		v := raw[vstart:d.i]
+		var str *string
+		var rm *json.RawMessage
+		var k int
+		switch string(name) {
+		case "name":
+			k, str = 0, &q.Name
+		case "arguments":
+			k, rm = 1, &q.Arguments
+		case "callId":
+			k, str = 2, &q.CallID
+		case "reason":
+			k, str = 3, &q.Reason
+		case "agent":
+			k, str = 4, &q.Agent
+		case "workDoneToken":
+			k, rm = 5, &q.WorkDoneToken
+		case "partialResultToken":
+			k, rm = 6, &q.PartialResultToken
+		default:
+			return false
+		}
+		if seen[k] {
+			return false // twice: the last would win
+		}
+		seen[k] = true
+		if rm != nil {
+			*rm = v
+		} else if len(v) >= 2 && v[0] == '"' && plainASCII(v[1:len(v)-1]) {
+			*str = string(v[1 : len(v)-1])
+		} else {
+			return false
+		}
+		d.space()
+		if d.eat(',') {
+			d.space()
+		}
+	}
+	if !d.rest() {
+		return false
+	}
+	*p = q
+	return true
+}
+
 func (p *toolCallParams) validate() error {
 	if p.Name == "" {
 		return errors.New("name is required")
@@ -128,11 +205,15 @@ func (p *progress) send(tok json.RawMessage, value any) {
 }
 
 func (p *progress) begin() {
-	p.send(p.work, map[string]any{"kind": "begin", "title": p.tool, "cancellable": true})
+	if p.work != nil { // the value is not built for nothing
+		p.send(p.work, map[string]any{"kind": "begin", "title": p.tool, "cancellable": true})
+	}
 }
 
 func (p *progress) end(status string) {
-	p.send(p.work, map[string]any{"kind": "end", "message": status})
+	if p.work != nil {
+		p.send(p.work, map[string]any{"kind": "end", "message": status})
+	}
 }
 
 // Report implements tools.Progress.
