@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -279,7 +280,7 @@ func checkServerWritable(c *Call, p *workspace.Plan, haveEditor bool) error {
 				if !ok {
 					continue
 				}
-				if disk, err := c.Workspace.ReadDisk(o); err == nil && sameText(disk, d.Text) {
+				if same, err := diskHolds(c.Workspace, o, d.Text); err == nil && same {
 					continue
 				}
 				why := "the client cannot apply edits (no workspace.applyEdit)"
@@ -400,10 +401,51 @@ func cleanBefore(c *Call, p *workspace.Plan) map[string]bool {
 			clean[ch.Path] = true
 			continue
 		}
-		disk, err := c.Workspace.ReadDisk(ch.Path)
-		clean[ch.Path] = err == nil && sameText(disk, d.Text)
+		same, err := diskHolds(c.Workspace, ch.Path, d.Text)
+		clean[ch.Path] = err == nil && same
 	}
 	return clean
+}
+
+// diskHolds reports whether the file at path holds text, line endings
+// aside (sameText), and reads it a block at a time: it stops at the first
+// difference that line endings cannot explain, without reading (and
+// holding) the whole file. A difference at a carriage return is left to
+// sameText on the whole file.
+func diskHolds(w *workspace.Workspace, path, text string) (bool, error) {
+	f, err := w.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	buf := make([]byte, 32<<10)
+	rest := text
+	for {
+		n, err := f.Read(buf)
+		got := buf[:n]
+		if n > len(rest) || string(got) != rest[:n] {
+			i := 0
+			for i < n && i < len(rest) && got[i] == rest[i] {
+				i++
+			}
+			if i < n && got[i] == '\r' || i < len(rest) && rest[i] == '\r' {
+				break
+			}
+			return false, nil
+		}
+		rest = rest[n:]
+		if err == io.EOF {
+			if rest != "" && rest[0] == '\r' {
+				break
+			}
+			return rest == "", nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	disk, err := w.ReadDisk(path)
+	return err == nil && sameText(disk, text), err
 }
 
 // sameText compares a file on disk with an editor's buffer of it. Editors
@@ -456,8 +498,8 @@ func verify(c *Call, p *workspace.Plan, clean map[string]bool, saves bool, res *
 			if d.Text != ch.NewText {
 				return state{untouched: d.Text == ch.OldText}
 			}
-			disk, derr := c.Workspace.ReadDisk(ch.Path) // landed: saved too?
-			return state{landed: true, untouched: ch.NewText == ch.OldText, unsaved: derr != nil || !sameText(disk, ch.NewText)}
+			saved, err := diskHolds(c.Workspace, ch.Path, ch.NewText) // landed: saved too?
+			return state{landed: true, untouched: ch.NewText == ch.OldText, unsaved: err != nil || !saved}
 		}
 		disk, derr := c.Workspace.ReadDisk(ch.Path)
 		onDisk := derr == nil && sameText(disk, ch.NewText)

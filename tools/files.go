@@ -75,14 +75,15 @@ func landing(s *Session, p *workspace.Plan) (done func()) {
 
 // readState returns, at one instant, what the model last read of path and
 // whether current is what an edit of the session is writing there now
-// (landing): read apart, an edit could land between the two.
-func readState(s *Session, path, current string) (rec readRecord, read, own bool) {
+// (landing): read apart, an edit could land between the two. hash is
+// current's hashText.
+func readState(s *Session, path, current string) (rec readRecord, read, own bool, hash string) {
 	h := hashText(current)
 	s.readsMu.Lock()
 	defer s.readsMu.Unlock()
 	rec, read = s.reads[path]
 	l, landing := s.landing[path]
-	return rec, read, landing && l == h
+	return rec, read, landing && l == h, h
 }
 
 // LastRead returns the hash of what the model last read of path.
