@@ -477,27 +477,7 @@ func decodeRequest(data []byte) jsonrpc2.Message {
 		return nil
 	}
 	var version, method, id, params []byte
-	p := &skipper{data: data}
-	p.space()
-	if !p.eat('{') {
-		return nil
-	}
-	p.space()
-	for !p.eat('}') {
-		start := p.i
-		if !p.str() {
-			return nil
-		}
-		name := data[start+1 : p.i-1]
-		p.space()
-		if !p.eat(':') {
-			return nil
-		}
-		p.space()
-		vstart := p.i
-		if !p.value(0) {
-			return nil
-		}
+	ok := eachMember(data, func(name, value []byte) bool {
 		var slot *[]byte
 		switch string(name) {
 		case "jsonrpc":
@@ -509,18 +489,15 @@ func decodeRequest(data []byte) jsonrpc2.Message {
 		case "params":
 			slot = &params
 		default:
-			return nil
+			return false
 		}
 		if *slot != nil {
-			return nil // twice
+			return false // twice
 		}
-		*slot = data[vstart:p.i]
-		p.space()
-		if p.eat(',') {
-			p.space()
-		}
-	}
-	if !p.rest() || string(version) != `"2.0"` || len(method) < 3 || method[0] != '"' || !plainASCII(method[1:len(method)-1]) ||
+		*slot = value
+		return true
+	})
+	if !ok || string(version) != `"2.0"` || len(method) < 3 || method[0] != '"' || !plainASCII(method[1:len(method)-1]) ||
 		string(params) == "null" || string(id) == "null" || id != nil && !validID(id) {
 		return nil
 	}
@@ -544,6 +521,41 @@ func decodeRequest(data []byte) jsonrpc2.Message {
 		return nil
 	}
 	return c
+}
+
+// eachMember calls f with the name (as written, between its quotes) and
+// the raw value of each member of the JSON object data, in order, while f
+// returns true. It checks the object's structure, not its values' contents
+// (the caller checks that data is valid JSON). ok is false when data is no
+// object or f stopped.
+func eachMember(data []byte, f func(name, value []byte) bool) (ok bool) {
+	p := &skipper{data: data}
+	p.space()
+	if !p.eat('{') {
+		return false
+	}
+	p.space()
+	for !p.eat('}') {
+		start := p.i
+		if !p.str() {
+			return false
+		}
+		name := data[start+1 : p.i-1]
+		p.space()
+		if !p.eat(':') {
+			return false
+		}
+		p.space()
+		vstart := p.i
+		if !p.value(0) || !f(name, data[vstart:p.i]) {
+			return false
+		}
+		p.space()
+		if p.eat(',') {
+			p.space()
+		}
+	}
+	return p.rest()
 }
 
 // plainASCII reports whether b is printable ASCII with no quote or

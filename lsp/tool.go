@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
@@ -41,72 +42,34 @@ func (p *toolCallParams) decodeFast(raw []byte) bool {
 		return false
 	}
 	var q toolCallParams
+	strs := []*string{&q.Name, &q.CallID, &q.Reason, &q.Agent}
+	raws := []*json.RawMessage{&q.Arguments, &q.WorkDoneToken, &q.PartialResultToken}
 	var seen [7]bool
-	d := &skipper{data: raw}
-	d.space()
-	if !d.eat('{') {
-		return false
-	}
-	d.space()
-	for !d.eat('}') {
-		start := d.i
-		if !d.str() {
-			return false
+	ok := eachMember(raw, func(name, v []byte) bool {
+		k := slices.Index(toolCallMembers[:], string(name))
+		if k < 0 || seen[k] {
+			return false // another member, or one twice (the last would win)
 		}
-		name := raw[start+1 : d.i-1]
-		d.space()
-		if !d.eat(':') {
-			return false
-		}
-		d.space()
-		vstart := d.i
-		if !d.value(0) {
-			return false
-		}
-		v := raw[vstart:d.i]
-		var str *string
-		var rm *json.RawMessage
-		var k int
-		switch string(name) {
-		case "name":
-			k, str = 0, &q.Name
-		case "arguments":
-			k, rm = 1, &q.Arguments
-		case "callId":
-			k, str = 2, &q.CallID
-		case "reason":
-			k, str = 3, &q.Reason
-		case "agent":
-			k, str = 4, &q.Agent
-		case "workDoneToken":
-			k, rm = 5, &q.WorkDoneToken
-		case "partialResultToken":
-			k, rm = 6, &q.PartialResultToken
+		seen[k] = true
+		switch {
+		case k >= len(strs):
+			*raws[k-len(strs)] = v
+		case len(v) >= 2 && v[0] == '"' && plainASCII(v[1:len(v)-1]):
+			*strs[k] = string(v[1 : len(v)-1])
 		default:
 			return false
 		}
-		if seen[k] {
-			return false // twice: the last would win
-		}
-		seen[k] = true
-		if rm != nil {
-			*rm = v
-		} else if len(v) >= 2 && v[0] == '"' && plainASCII(v[1:len(v)-1]) {
-			*str = string(v[1 : len(v)-1])
-		} else {
-			return false
-		}
-		d.space()
-		if d.eat(',') {
-			d.space()
-		}
+		return true
+	})
+	if ok {
+		*p = q
 	}
-	if !d.rest() {
-		return false
-	}
-	*p = q
-	return true
+	return ok
 }
+
+// toolCallMembers are toolCallParams' members: its strings, then its raw
+// values, in decodeFast's order.
+var toolCallMembers = [...]string{"name", "callId", "reason", "agent", "arguments", "workDoneToken", "partialResultToken"}
 
 func (p *toolCallParams) validate() error {
 	if p.Name == "" {
