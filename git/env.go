@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,8 +128,11 @@ type gitRepoLoc struct {
 }
 
 // gitRepos caches each root's repository: found once, kept while its git
-// directory is there. A root without one is looked at again on the next
-// call (the person may run git init).
+// directory is there. A root git found in no work tree is kept as such
+// (an empty gitRepoLoc) while neither it nor a folder above it holds a
+// .git (noGitAbove): git finds a work tree only through one (bare
+// repositories are not discovered), so git is asked again once one
+// appears (the person may run git init).
 var gitRepos sync.Map // root → gitRepoLoc
 
 // workspaceRepo returns the repository of root, found by git from root
@@ -137,6 +141,13 @@ var gitRepos sync.Map // root → gitRepoLoc
 func workspaceRepo(root string) (gitRepoLoc, bool, error) {
 	if v, ok := gitRepos.Load(root); ok {
 		loc := v.(gitRepoLoc)
+		if loc.gitDir == "" {
+			if noGitAbove(root) {
+				return gitRepoLoc{}, false, nil
+			}
+			gitRepos.Delete(root)
+			return workspaceRepo(root)
+		}
 		// By path, not beneath the root: the git directory may lie outside
 		// every root (a root inside its repository, a linked work tree),
 		// and the answer only says whether to ask git again, which reads
@@ -154,10 +165,14 @@ func workspaceRepo(root string) (gitRepoLoc, bool, error) {
 	cmd.Dir = root
 	// The server's own GIT_CEILING_DIRECTORIES still limits the search.
 	cmd.Env = append(gitBaseEnv(os.Environ()), "GIT_CEILING_DIRECTORIES="+os.Getenv("GIT_CEILING_DIRECTORIES"))
+	none := noGitAbove(root) // before git looks: a .git made meanwhile is seen next time
 	out, err := cmd.Output()
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
+		if none {
+			gitRepos.Store(root, gitRepoLoc{})
+		}
 		return gitRepoLoc{}, false, nil // not a work tree (or git refuses it)
 	case err != nil:
 		return gitRepoLoc{}, false, err
@@ -169,6 +184,25 @@ func workspaceRepo(root string) (gitRepoLoc, bool, error) {
 	loc := gitRepoLoc{gitDir: lines[0], top: lines[1]}
 	gitRepos.Store(root, loc)
 	return loc, true, nil
+}
+
+// noGitAbove reports whether neither dir nor any folder above it holds a
+// .git (folder, file or anything else; a .git that cannot be checked counts
+// as one, and so does a relative dir).
+func noGitAbove(dir string) bool {
+	if !filepath.IsAbs(dir) {
+		return false
+	}
+	for {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return true
+		}
+		dir = parent
+	}
 }
 
 // ConfigFiles returns the files the configuration of root's

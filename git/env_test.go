@@ -136,3 +136,32 @@ func BenchmarkSafetyEnv(b *testing.B) {
 		SafetyEnv(ws, root, env)
 	}
 }
+
+// TestConfigFilesAfterGitInit: a root in no work tree has no configuration
+// files, and once git init makes it one (with an include), ConfigFiles
+// names the included file: the answer for a root without a repository is
+// kept only while no .git appears.
+func TestConfigFilesAfterGitInit(t *testing.T) {
+	testenv.IsolateGit(t)
+	root := t.TempDir()
+	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(root))
+	if !noGitAbove(root) {
+		t.Skip("a folder above the temporary folder holds a .git")
+	}
+	for range 2 { // the second from what the first kept
+		if files := ConfigFiles(root); files != nil {
+			t.Fatalf("ConfigFiles of a root in no work tree = %q", files)
+		}
+	}
+	testenv.Git(t, root, nil, "init", "-q")
+	included := filepath.Join(root, "extra.cfg")
+	testenv.Git(t, root, nil, "config", "include.path", included)
+	files := ConfigFiles(root)
+	found := false
+	for _, f := range files {
+		found = found || f == included
+	}
+	if !found {
+		t.Errorf("ConfigFiles after git init = %q, want it to name %s", files, included)
+	}
+}

@@ -44,16 +44,50 @@ func (s *server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 		s.run(ctx, m, req, reply)
 	default:
 		rctx, done := s.track(call.ID())
-		go func() {
+		s.goAsync(func() {
 			defer done()
 			s.run(rctx, m, req, reply)
-		}()
+		})
 		// Let the request start here, on this thread, before the reader
 		// blocks reading the next message: waking another thread to run it
 		// costs more than a trivial call.
 		runtime.Gosched()
 	}
 	return nil
+}
+
+// goAsync runs f on a goroutine of its own: one an earlier request left
+// waiting (whose stack has grown to what a call needs already, where a new
+// goroutine would grow its own, copying it each time) or else a new one.
+// A goroutine whose request ended waits for the next one while fewer than
+// maxIdleWorkers wait, until the server's context ends.
+func (s *server) goAsync(f func()) {
+	select {
+	case s.work <- f:
+	default:
+		go s.worker(f)
+	}
+}
+
+// maxIdleWorkers bounds the goroutines that wait for a request (goAsync).
+const maxIdleWorkers = 4
+
+// worker runs f, then the requests goAsync hands it while it waits.
+func (s *server) worker(f func()) {
+	for {
+		f()
+		if s.idle.Add(1) > maxIdleWorkers {
+			s.idle.Add(-1)
+			return
+		}
+		select {
+		case f = <-s.work:
+			s.idle.Add(-1)
+		case <-s.ctx.Done():
+			s.idle.Add(-1)
+			return
+		}
+	}
 }
 
 // run runs a handler and answers: the reply of a request, the log line of

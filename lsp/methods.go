@@ -74,13 +74,22 @@ type ignored = json.RawMessage
 // error is answered InvalidParams.
 type validator interface{ validate() error }
 
+// fastDecoder is a params type that decodes the usual shape of its
+// params without reflection. decodeFast takes only params whose value
+// json.Unmarshal would make the same, without error, and then sets the
+// receiver (a zero value) to it; anything else it leaves alone and
+// refuses (false), for json.Unmarshal to decode.
+type fastDecoder interface{ decodeFast(raw []byte) bool }
+
 // decodeParams decodes a message's params once, into P. Absent or null
 // params are P's zero value; params that do not fit P, or that fail P's
 // validate, are an InvalidParams error naming the method.
 func decodeParams[P any](req jsonrpc2.Request) (P, error) {
 	var p P
 	if raw := req.Params(); len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &p); err != nil {
+		if f, ok := any(&p).(fastDecoder); ok && f.decodeFast(raw) {
+			// decoded as json.Unmarshal would have
+		} else if err := json.Unmarshal(raw, &p); err != nil {
 			return p, invalidParams(req.Method(), err)
 		}
 	}

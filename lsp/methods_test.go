@@ -2,8 +2,10 @@ package lsp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
+	"reflect"
 	"testing"
 	"time"
 
@@ -87,5 +89,60 @@ func TestDispatcherAlwaysAnswers(t *testing.T) {
 		if _, err := conn.Call(ctx, "tool/metrics", nil, &metrics); err != nil {
 			t.Fatalf("after %s: %v", name, err)
 		}
+	}
+}
+
+// fastDecodeCases are tool/call params, the usual and the odd.
+var fastDecodeCases = []string{
+	`{"name":"get_current_directory","arguments":{}}`,
+	` { "name" : "read_file" , "arguments" : { "path" : "a\"b" } , "callId" : "tc_1" , "reason" : "why" , "agent" : "x" } `,
+	`{"name":"x","workDoneToken":"w","partialResultToken":7,"arguments":"{\"a\":1}"}`,
+	`{"name":"x","arguments":null,"workDoneToken":null}`,
+	`{"name":"x","name":"y"}`,             // twice: the last wins
+	`{"Name":"x"}`,                        // another case
+	`{"name":"caf\u00e9"}`,                // an escape
+	`{"name":"café"}`,                     // not ASCII
+	`{"name":null}`,                       // null for a string
+	`{"name":5}`,                          // not a string
+	`{"name":"x","other":[1,{"a":2}]}`,    // a member it does not know
+	`{"name":"x","arguments":[1,2,3]}`,    // arguments of any kind
+	`{}`, `[]`, `"x"`, `5`, `{"name":"x"`, // not an object, cut short
+	`{"name":"x",}`,
+}
+
+// TestToolCallFastDecode: what decodeFast takes, it decodes as
+// json.Unmarshal does; what it refuses, it leaves untouched.
+func TestToolCallFastDecode(t *testing.T) {
+	t.Parallel()
+	for _, in := range fastDecodeCases {
+		checkFastDecode(t, in)
+	}
+	var p toolCallParams
+	if !p.decodeFast([]byte(fastDecodeCases[0])) || p.Name != "get_current_directory" || string(p.Arguments) != "{}" {
+		t.Errorf("the usual call was not decoded fast: %+v", p)
+	}
+}
+
+func FuzzToolCallFastDecode(f *testing.F) {
+	for _, in := range fastDecodeCases {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in string) { checkFastDecode(t, in) })
+}
+
+func checkFastDecode(t *testing.T, in string) {
+	var fast, slow toolCallParams
+	if !fast.decodeFast([]byte(in)) {
+		if !reflect.DeepEqual(fast, toolCallParams{}) {
+			t.Errorf("%s: refused, but set %+v", in, fast)
+		}
+		return
+	}
+	if err := json.Unmarshal([]byte(in), &slow); err != nil {
+		t.Errorf("%s: decoded fast, but json.Unmarshal fails: %v", in, err)
+		return
+	}
+	if !reflect.DeepEqual(fast, slow) {
+		t.Errorf("%s: decoded fast as %+v, json.Unmarshal makes %+v", in, fast, slow)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -134,13 +135,18 @@ type server struct {
 	caps     clientCaps
 	inflight map[string]context.CancelCauseFunc // request id (%q form) -> cancel
 	calls    sync.WaitGroup
+
+	// work hands a request to a goroutine that waits for one; idle counts
+	// them (dispatch.go, goAsync).
+	work chan func()
+	idle atomic.Int32
 }
 
 func newServer(ctx context.Context, rwc io.ReadWriteCloser, opts Options) *server {
 	sctx, cancel := context.WithCancel(ctx)
 	s := &server{
 		opts: opts, log: opts.Log, ctx: sctx, cancel: cancel,
-		inflight: map[string]context.CancelCauseFunc{},
+		inflight: map[string]context.CancelCauseFunc{}, work: make(chan func()),
 	}
 	st := newStream(rwc, opts.Log)
 	if opts.Token != "" {

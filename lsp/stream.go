@@ -76,6 +76,10 @@ type stream struct {
 	wmu         sync.Mutex
 	body, frame []byte // write buffers, kept between messages (wmu)
 	held        []byte // frames that go out before the next message (wmu)
+	// flush writes the held frames by themselves when no message came to
+	// take them within a hold's bound; armed: it is set to (wmu).
+	flush *time.Timer
+	armed bool
 }
 
 func newStream(rwc io.ReadWriteCloser, log *slog.Logger) *stream {
@@ -473,27 +477,7 @@ func decodeRequest(data []byte) jsonrpc2.Message {
 		return nil
 	}
 	var version, method, id, params []byte
-	p := &skipper{data: data}
-	p.space()
-	if !p.eat('{') {
-		return nil
-	}
-	p.space()
-	for !p.eat('}') {
-		start := p.i
-		if !p.str() {
-			return nil
-		}
-		name := data[start+1 : p.i-1]
-		p.space()
-		if !p.eat(':') {
-			return nil
-		}
-		p.space()
-		vstart := p.i
-		if !p.value(0) {
-			return nil
-		}
+	ok := eachMember(data, func(name, value []byte) bool {
 		var slot *[]byte
 		switch string(name) {
 		case "jsonrpc":
@@ -505,18 +489,15 @@ func decodeRequest(data []byte) jsonrpc2.Message {
 		case "params":
 			slot = &params
 		default:
-			return nil
+			return false
 		}
 		if *slot != nil {
-			return nil // twice
+			return false // twice
 		}
-		*slot = data[vstart:p.i]
-		p.space()
-		if p.eat(',') {
-			p.space()
-		}
-	}
-	if !p.rest() || string(version) != `"2.0"` || len(method) < 3 || method[0] != '"' || !plainASCII(method[1:len(method)-1]) ||
+		*slot = value
+		return true
+	})
+	if !ok || string(version) != `"2.0"` || len(method) < 3 || method[0] != '"' || !plainASCII(method[1:len(method)-1]) ||
 		string(params) == "null" || string(id) == "null" || id != nil && !validID(id) {
 		return nil
 	}
@@ -542,6 +523,41 @@ func decodeRequest(data []byte) jsonrpc2.Message {
 	return c
 }
 
+// eachMember calls f with the name (as written, between its quotes) and
+// the raw value of each member of the JSON object data, in order, while f
+// returns true. It checks the object's structure, not its values' contents
+// (the caller checks that data is valid JSON). ok is false when data is no
+// object or f stopped.
+func eachMember(data []byte, f func(name, value []byte) bool) (ok bool) {
+	p := &skipper{data: data}
+	p.space()
+	if !p.eat('{') {
+		return false
+	}
+	p.space()
+	for !p.eat('}') {
+		start := p.i
+		if !p.str() {
+			return false
+		}
+		name := data[start+1 : p.i-1]
+		p.space()
+		if !p.eat(':') {
+			return false
+		}
+		p.space()
+		vstart := p.i
+		if !p.value(0) || !f(name, data[vstart:p.i]) {
+			return false
+		}
+		p.space()
+		if p.eat(',') {
+			p.space()
+		}
+	}
+	return p.rest()
+}
+
 // plainASCII reports whether b is printable ASCII with no quote or
 // backslash: a string's contents that mean what they spell.
 func plainASCII(b []byte) bool {
@@ -553,13 +569,31 @@ func plainASCII(b []byte) bool {
 	return true
 }
 
+// validID reports whether raw is a JSON string or a 32-bit integer, as
+// decoding it into either would say; the usual ids (a plain string, a small
+// integer) are seen without decoding.
 func validID(raw json.RawMessage) bool {
+	switch {
+	case len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && plainASCII(raw[1:len(raw)-1]):
+		return true
+	case len(raw) > 0 && len(raw) <= 9 && (raw[0] != '0' || len(raw) == 1) && allDigits(raw):
+		return true // at most 999,999,999, no leading zero
+	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return true
 	}
 	var n int32
 	return json.Unmarshal(raw, &n) == nil
+}
+
+func allDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func isResponse(body []byte) bool {
@@ -669,9 +703,11 @@ func (s *stream) writeFrame(data []byte) (int64, error) {
 }
 
 // hold makes msg go out with the next message written, before it, in the
-// same write. ok is false when msg cannot be encoded that way: the caller
-// sends it as usual.
-func (s *stream) hold(msg jsonrpc2.Message) bool {
+// same write; or, when within > 0, by itself once within has passed
+// without one (within 0: it waits for the next message however long).
+// Nothing is reordered. ok is false when msg cannot be encoded that way:
+// the caller sends it as usual.
+func (s *stream) hold(msg jsonrpc2.Message, within time.Duration) bool {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	body, ok := appendMessage(s.body[:0], msg)
@@ -682,7 +718,32 @@ func (s *stream) hold(msg jsonrpc2.Message) bool {
 	if cap(body) <= keepBuffer {
 		s.body = body
 	}
+	if within > 0 && !s.armed {
+		if s.flush == nil {
+			s.flush = time.AfterFunc(within, s.flushHeld)
+		} else {
+			s.flush.Reset(within)
+		}
+		s.armed = true
+	}
 	return true
+}
+
+// flushHeld writes the held frames, if any, by themselves.
+func (s *stream) flushHeld() {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.armed = false
+	if len(s.held) == 0 {
+		return
+	}
+	n, err := s.out.Write(s.held)
+	if s.held = s.held[:0]; cap(s.held) > keepBuffer {
+		s.held = nil
+	}
+	if err != nil {
+		s.log.Debug("write held messages", "err", err, "bytes", n)
+	}
 }
 
 // appendFrame appends data framed to buf.
@@ -697,6 +758,10 @@ func (s *stream) writeFrameLocked(data []byte) (int64, error) {
 	buf := append(s.frame[:0], s.held...)
 	if s.held = s.held[:0]; cap(s.held) > keepBuffer {
 		s.held = nil
+	}
+	if s.armed { // nothing is held any more
+		s.flush.Stop()
+		s.armed = false
 	}
 	buf = appendFrame(buf, data)
 	if cap(buf) <= keepBuffer {

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 )
@@ -216,14 +218,14 @@ func TestStreamHold(t *testing.T) {
 	s, log := writeStream(&out)
 	event, _ := jsonrpc2.NewNotification("tool/event", map[string]string{"kind": "result"})
 	answer, _ := jsonrpc2.NewResponse(jsonrpc2.NewNumberID(1), "ok", nil)
-	if !s.hold(event) || !s.hold(event) {
+	if !s.hold(event, 0) || !s.hold(event, 0) {
 		t.Fatal("hold refused a notification")
 	}
 	if len(out) != 0 {
 		t.Fatalf("a held message was written at once: %q", out)
 	}
 	s.Write(context.Background(), answer)
-	s.hold(event)
+	s.hold(event, 0)
 	s.writeError(nil, jsonrpc2.ParseError, "bad")
 	s.Write(context.Background(), answer)
 	want := [][]string{{"tool/event", "tool/event", "answer"}, {"tool/event", "error"}, {"answer"}}
@@ -249,6 +251,78 @@ func TestStreamHold(t *testing.T) {
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want[i]) {
 			t.Errorf("write %d holds %v, want %v", i, got, want[i])
+		}
+	}
+}
+
+// TestStreamHoldWithin: a message held with a bound goes out by itself
+// when no message comes to take it within the bound, and with the next
+// message, in its write, when one does; a write after a bounded hold
+// leaves nothing for the bound to send.
+func TestStreamHoldWithin(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var out writes
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(out) }
+	s := newStream(struct {
+		io.Reader
+		io.WriteCloser
+	}{bytes.NewReader(nil), lockedWriter{&mu, &out}}, slog.New(slog.DiscardHandler))
+	event, _ := jsonrpc2.NewNotification("tool/event", map[string]string{"kind": "call"})
+	answer, _ := jsonrpc2.NewResponse(jsonrpc2.NewNumberID(1), "ok", nil)
+
+	if !s.hold(event, 5*time.Millisecond) {
+		t.Fatal("hold refused a notification")
+	}
+	for deadline := time.Now().Add(10 * time.Second); count() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a message held with a bound was never written")
+		}
+	}
+	s.Write(context.Background(), answer) // nothing held: the answer alone
+
+	s.hold(event, 20*time.Millisecond)
+	s.Write(context.Background(), answer)
+	time.Sleep(60 * time.Millisecond) // past the bound: nothing left to send
+	mu.Lock()
+	defer mu.Unlock()
+	if len(out) != 3 {
+		t.Fatalf("%d writes, want 3: %q", len(out), out)
+	}
+	for i, want := range []int{1, 1, 2} {
+		if got := bytes.Count(out[i], []byte("Content-Length:")); got != want {
+			t.Errorf("write %d holds %d messages, want %d: %q", i, got, want, out[i])
+		}
+	}
+	if !bytes.Contains(out[0], []byte("tool/event")) || !bytes.HasPrefix(out[2], out[0]) {
+		t.Errorf("the held event is not first in its writes: %q", out)
+	}
+}
+
+// lockedWriter records writes under a mutex.
+type lockedWriter struct {
+	mu  *sync.Mutex
+	out *writes
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.out.Write(p)
+}
+
+func (w lockedWriter) Close() error { return nil }
+
+// TestValidID: the quick answers of validID are those decoding gives.
+func TestValidID(t *testing.T) {
+	t.Parallel()
+	for _, id := range []string{`"a"`, `""`, `"tc_1 x"`, `"\u00e9"`, `"é"`, `"a\"b"`, `0`, `7`, `00`, `01`, `123456789`,
+		`2147483647`, `2147483648`, `-1`, `-2147483648`, `1.0`, `1e3`, `null`, `true`, `{}`, `[1]`, `"`, `"a`} {
+		var s string
+		var n int32
+		want := json.Unmarshal([]byte(id), &s) == nil || json.Unmarshal([]byte(id), &n) == nil
+		if got := validID(json.RawMessage(id)); got != want {
+			t.Errorf("validID(%s) = %v, want %v", id, got, want)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -29,6 +31,45 @@ type toolCallParams struct {
 	WorkDoneToken      json.RawMessage `json:"workDoneToken,omitempty"`
 	PartialResultToken json.RawMessage `json:"partialResultToken,omitempty"`
 }
+
+// decodeFast implements fastDecoder for the usual tool/call: an object
+// whose members are among toolCallParams' own, spelled so, each once, with
+// plain strings (printable ASCII, no escapes) for the string members. The
+// raw members are kept as written, not copied (the message's body is
+// its own).
+func (p *toolCallParams) decodeFast(raw []byte) bool {
+	if !json.Valid(raw) {
+		return false
+	}
+	var q toolCallParams
+	strs := []*string{&q.Name, &q.CallID, &q.Reason, &q.Agent}
+	raws := []*json.RawMessage{&q.Arguments, &q.WorkDoneToken, &q.PartialResultToken}
+	var seen [7]bool
+	ok := eachMember(raw, func(name, v []byte) bool {
+		k := slices.Index(toolCallMembers[:], string(name))
+		if k < 0 || seen[k] {
+			return false // another member, or one twice (the last would win)
+		}
+		seen[k] = true
+		switch {
+		case k >= len(strs):
+			*raws[k-len(strs)] = v
+		case len(v) >= 2 && v[0] == '"' && plainASCII(v[1:len(v)-1]):
+			*strs[k] = string(v[1 : len(v)-1])
+		default:
+			return false
+		}
+		return true
+	})
+	if ok {
+		*p = q
+	}
+	return ok
+}
+
+// toolCallMembers are toolCallParams' members: its strings, then its raw
+// values, in decodeFast's order.
+var toolCallMembers = [...]string{"name", "callId", "reason", "agent", "arguments", "workDoneToken", "partialResultToken"}
 
 func (p *toolCallParams) validate() error {
 	if p.Name == "" {
@@ -78,17 +119,24 @@ func (s *server) toolHistory(ctx context.Context, p toolHistoryParams) (any, err
 	return map[string]any{"entries": entries}, nil
 }
 
-// sendEvent sends a tool/event notification. The result event of a call
-// this connection runs waits for the next message written, which is the
-// call's answer unless another message comes first: one write for both
-// (stream.hold). Nothing is reordered.
+// sendEvent sends a tool/event notification. An event of a call this
+// connection runs waits for the next message written, which is the call's
+// answer unless another message comes first (a progress report, a request
+// to the client): one write for them all (stream.hold). Only the result
+// event is sure to be followed by the answer; any other goes out by itself
+// after eventDelay at most, so that the editor learns of a long call while
+// it runs. Nothing is reordered.
 func (s *server) sendEvent(e tools.Event) {
 	if s.opts.host != nil { // an attached client's calls show in the editor
 		s.opts.host.sendEvent(e)
 		return
 	}
-	if _, ok := s.answering.Load(e.CallID); ok && e.Kind == "result" {
-		if n, err := jsonrpc2.NewNotification("tool/event", e); err == nil && s.st.hold(n) {
+	if _, ok := s.answering.Load(e.CallID); ok {
+		within := eventDelay
+		if e.Kind == "result" {
+			within = 0
+		}
+		if n, err := jsonrpc2.NewNotification("tool/event", e); err == nil && s.st.hold(n, within) {
 			return
 		}
 	}
@@ -96,6 +144,10 @@ func (s *server) sendEvent(e tools.Event) {
 		s.log.Debug("tool/event", "err", err)
 	}
 }
+
+// eventDelay bounds how long an event of a running call waits for the next
+// message to go out with (sendEvent).
+const eventDelay = 2 * time.Millisecond
 
 // progress streams a call's progress on its workDoneToken and its partial
 // results on its partialResultToken, and mirrors reports as tool/events.
@@ -116,11 +168,15 @@ func (p *progress) send(tok json.RawMessage, value any) {
 }
 
 func (p *progress) begin() {
-	p.send(p.work, map[string]any{"kind": "begin", "title": p.tool, "cancellable": true})
+	if p.work != nil { // the value is not built for nothing
+		p.send(p.work, map[string]any{"kind": "begin", "title": p.tool, "cancellable": true})
+	}
 }
 
 func (p *progress) end(status string) {
-	p.send(p.work, map[string]any{"kind": "end", "message": status})
+	if p.work != nil {
+		p.send(p.work, map[string]any{"kind": "end", "message": status})
+	}
 }
 
 // Report implements tools.Progress.

@@ -254,8 +254,8 @@ func version(c *Call, path string) int32 {
 // it. A file the session never read passes: nothing says the model saw
 // another version, and the person's review shows what the change replaces.
 func checkFresh(c *Call, path, current string) error {
-	rec, ok, own := readState(c.Session, path, current)
-	if !ok || own || rec.Hash == hashText(current) {
+	rec, ok, own, hash := readState(c.Session, path, current)
+	if !ok || own || rec.Hash == hash {
 		return nil
 	}
 	before := ""

@@ -4,8 +4,10 @@
 package tools
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -86,7 +88,10 @@ func applyPlan(c *Call, p *workspace.Plan) (*Result, error) {
 	}
 	editorAnswered := false
 	if len(edPlan.Changes) > 0 {
-		clean := cleanBefore(c, edPlan)
+		var clean map[string]bool // only verify's wait for a save reads it
+		if ed.SavesAfterApply() {
+			clean = cleanBefore(c, edPlan)
+		}
 		label := fmt.Sprintf("agentls: %s %s", c.Tool.Name, strings.Join(files, ", "))
 		if confirm && c.Assessed.Warning != "" {
 			label += " — " + c.Assessed.Warning // the editor's preview is the question: say why
@@ -275,7 +280,7 @@ func checkServerWritable(c *Call, p *workspace.Plan, haveEditor bool) error {
 				if !ok {
 					continue
 				}
-				if disk, err := c.Workspace.ReadDisk(o); err == nil && sameText(string(disk), d.Text) {
+				if same, err := diskHolds(c.Workspace, o, d.Text); err == nil && same {
 					continue
 				}
 				why := "the client cannot apply edits (no workspace.applyEdit)"
@@ -396,20 +401,64 @@ func cleanBefore(c *Call, p *workspace.Plan) map[string]bool {
 			clean[ch.Path] = true
 			continue
 		}
-		disk, err := c.Workspace.ReadDisk(ch.Path)
-		clean[ch.Path] = err == nil && sameText(string(disk), d.Text)
+		same, err := diskHolds(c.Workspace, ch.Path, d.Text)
+		clean[ch.Path] = err == nil && same
 	}
 	return clean
+}
+
+// diskHolds reports whether the file at path holds text, line endings
+// aside (sameText), and reads it a block at a time: it stops at the first
+// difference that line endings cannot explain, without reading (and
+// holding) the whole file. A difference at a carriage return is left to
+// sameText on the whole file.
+func diskHolds(w *workspace.Workspace, path, text string) (bool, error) {
+	f, err := w.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	buf := make([]byte, 32<<10)
+	rest := text
+	for {
+		n, err := f.Read(buf)
+		got := buf[:n]
+		if n > len(rest) || string(got) != rest[:n] {
+			i := 0
+			for i < n && i < len(rest) && got[i] == rest[i] {
+				i++
+			}
+			if i < n && got[i] == '\r' || i < len(rest) && rest[i] == '\r' {
+				break
+			}
+			return false, nil
+		}
+		rest = rest[n:]
+		if err == io.EOF {
+			if rest != "" && rest[0] == '\r' {
+				break
+			}
+			return rest == "", nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	disk, err := w.ReadDisk(path)
+	return err == nil && sameText(disk, text), err
 }
 
 // sameText compares a file on disk with an editor's buffer of it. Editors
 // such as Emacs hold a CRLF file with LF line breaks and write CRLF back, so
 // line endings do not count.
-func sameText(disk, buffer string) bool {
-	if disk == buffer {
+func sameText(disk []byte, buffer string) bool {
+	if string(disk) == buffer { // compared in place, not copied
 		return true
 	}
-	return strings.ReplaceAll(disk, "\r\n", "\n") == strings.ReplaceAll(buffer, "\r\n", "\n")
+	if !bytes.Contains(disk, []byte("\r\n")) && !strings.Contains(buffer, "\r\n") {
+		return false
+	}
+	return strings.ReplaceAll(string(disk), "\r\n", "\n") == strings.ReplaceAll(buffer, "\r\n", "\n")
 }
 
 // landState is what verify saw of one change: it landed as proposed, or
@@ -445,11 +494,15 @@ func verify(c *Call, p *workspace.Plan, clean map[string]bool, saves bool, res *
 			ok := err == nil && fi.IsDir()
 			return state{landed: ok, untouched: !ok}
 		}
-		disk, derr := c.Workspace.ReadDisk(ch.Path)
-		onDisk := derr == nil && sameText(string(disk), ch.NewText)
 		if d, open := c.Workspace.Overlays.Get(ch.Path); open {
-			return state{landed: d.Text == ch.NewText, untouched: d.Text == ch.OldText, unsaved: d.Text == ch.NewText && !onDisk}
+			if d.Text != ch.NewText {
+				return state{untouched: d.Text == ch.OldText}
+			}
+			saved, err := diskHolds(c.Workspace, ch.Path, ch.NewText) // landed: saved too?
+			return state{landed: true, untouched: ch.NewText == ch.OldText, unsaved: err != nil || !saved}
 		}
+		disk, derr := c.Workspace.ReadDisk(ch.Path)
+		onDisk := derr == nil && sameText(disk, ch.NewText)
 		return state{landed: onDisk, untouched: derr != nil && ch.Op == workspace.OpCreate || derr == nil && string(disk) == ch.OldText}
 	}
 	wake := make(chan struct{}, 1)

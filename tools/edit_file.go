@@ -83,19 +83,22 @@ func planEdits(c *Call, arg string, edits []Edit) (*workspace.Plan, error) {
 		if from == to {
 			return nil, Errorf(InvalidParams, "%sold_string and new_string are the same", where)
 		}
-		n := strings.Count(text, from)
+		// One pass over the text for the usual edit: its match, and no
+		// other after it (strings.Count and strings.Replace scan it all,
+		// each).
+		at := strings.Index(text, from)
 		switch {
-		case n == 0:
+		case at < 0:
 			return nil, noMatch(rel, text, from, where)
-		case n > 1 && !ed.ReplaceAll:
+		case ed.ReplaceAll:
+			text = strings.ReplaceAll(text, from, to)
+		case strings.Contains(text[at+len(from):], from):
+			n := strings.Count(text, from)
 			lines := matchLines(text, from)
 			return nil, Errorf(AmbiguousMatch, "%sold_string occurs %d times in %s (lines %s); add surrounding lines to make it unique, or set replace_all", where, n, rel, joinInts(lines)).
 				WithDetails(map[string]any{"lines": lines})
-		}
-		if ed.ReplaceAll {
-			text = strings.ReplaceAll(text, from, to)
-		} else {
-			text = strings.Replace(text, from, to, 1)
+		default:
+			text = text[:at] + to + text[at+len(from):]
 		}
 	}
 	return &workspace.Plan{Changes: []workspace.FileChange{{

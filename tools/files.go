@@ -9,6 +9,7 @@ import (
 	"os"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/agentls/agentls/workspace"
 )
@@ -74,14 +75,15 @@ func landing(s *Session, p *workspace.Plan) (done func()) {
 
 // readState returns, at one instant, what the model last read of path and
 // whether current is what an edit of the session is writing there now
-// (landing): read apart, an edit could land between the two.
-func readState(s *Session, path, current string) (rec readRecord, read, own bool) {
+// (landing): read apart, an edit could land between the two. hash is
+// current's hashText.
+func readState(s *Session, path, current string) (rec readRecord, read, own bool, hash string) {
 	h := hashText(current)
 	s.readsMu.Lock()
 	defer s.readsMu.Unlock()
 	rec, read = s.reads[path]
 	l, landing := s.landing[path]
-	return rec, read, landing && l == h
+	return rec, read, landing && l == h, h
 }
 
 // LastRead returns the hash of what the model last read of path.
@@ -97,8 +99,10 @@ func lastRead(s *Session, path string) (readRecord, bool) {
 	return r, ok
 }
 
+// hashText is the hex SHA-256 of s, hashed in place (a large open
+// buffer is hashed a few times per edit: a copy each time showed).
 func hashText(s string) string {
-	sum := sha256.Sum256([]byte(s))
+	sum := sha256.Sum256(unsafe.Slice(unsafe.StringData(s), len(s))) // read only
 	return hex.EncodeToString(sum[:])
 }
 

@@ -195,8 +195,10 @@ func (r *Runner) finish(env *Env, res *Result, args json.RawMessage, d time.Dura
 		}
 	}
 	events.Event(Event{CallID: res.CallID, Tool: res.Tool, Kind: "result", Status: res.Status, Cached: res.Cached})
-	r.logger().Info("tool call", "callId", res.CallID, "tool", res.Tool, "status", res.Status,
-		"approvedBy", res.ApprovedBy, "ms", res.DurationMs)
+	if log := r.logger(); log.Enabled(context.Background(), slog.LevelInfo) { // its arguments cost allocations
+		log.Info("tool call", "callId", res.CallID, "tool", res.Tool, "status", res.Status,
+			"approvedBy", res.ApprovedBy, "ms", res.DurationMs)
+	}
 }
 
 func (r *Runner) run(ctx context.Context, env *Env, req Request, agent string, progress Progress, events Events) (*Result, json.RawMessage, *Tool) {
@@ -255,7 +257,9 @@ func (r *Runner) run(ctx context.Context, env *Env, req Request, agent string, p
 	d := approval.Decide(cfg, env.Memory, tool.policyTool(), a.Assessment)
 	need := d.Action == approval.Ask
 	events.Event(Event{CallID: c.ID, Tool: tool.Name, Kind: "call", Arguments: args, NeedsApproval: &need, Agent: c.Agent})
-	c.Log.Debug("approval policy", "action", d.Action.String(), "reason", d.Reason)
+	if c.Log.Enabled(ctx, slog.LevelDebug) {
+		c.Log.Debug("approval policy", "action", d.Action.String(), "reason", d.Reason)
+	}
 	switch d.Action {
 	case approval.Deny:
 		if d.Blocked {
@@ -467,8 +471,12 @@ func (r *Runner) executeOnce(c *Call, cfg *workspace.Config, args any, by string
 	if limit == 0 {
 		limit = time.Duration(cfg.Tools.TimeoutSeconds) * time.Second
 	}
-	ctx, cancel := context.WithTimeout(c.Ctx, limit)
-	defer cancel()
+	ctx := c.Ctx
+	if !c.Tool.Instant { // an instant tool returns long before any limit
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(c.Ctx, limit)
+		defer cancel()
+	}
 	outer := c.Ctx
 	c.Ctx = ctx
 	type outcome struct {

@@ -50,8 +50,9 @@ type Tool struct {
 	Cacheable bool
 	// Instant marks a tool whose Execute returns at once, without blocking
 	// or waiting on anything (it reads the session's state, the clock): the
-	// runner calls it on the call's own goroutine instead of starting one
-	// to bound it by Timeout (runner.go, executeOnce). A tool that reads
+	// runner calls it on the call's own goroutine, without the deadline
+	// of Timeout, instead of starting one to bound it by Timeout (runner.go,
+	// executeOnce). A tool that reads
 	// the workspace's files, runs processes or waits on the network is
 	// never Instant.
 	Instant bool

@@ -125,7 +125,31 @@ func (w *Workspace) ReadDisk(p string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(f)
+	return readOpen(f)
+}
+
+// readOpen reads f to its end into one buffer sized from its stat, as
+// os.ReadFile does (io.ReadAll grows its buffer from 512 bytes, copying it
+// each time).
+func readOpen(f *os.File) ([]byte, error) {
+	size := 0
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = int(fi.Size())
+	}
+	b := make([]byte, 0, size+512) // room to see the end without growing
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // Stat returns the file info of p, through allowed symlinks.

@@ -1,0 +1,57 @@
+package tools
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+// TestDiskHolds: diskHolds, which stops reading at the first difference,
+// answers as sameText on the whole file does, line endings included, for
+// files of one block and of many, differing early, late, at the end, or
+// only in their line breaks.
+func TestDiskHolds(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("line of text\n", 10000) // many blocks
+	crlf := strings.ReplaceAll(big, "\n", "\r\n")
+	for _, tt := range []struct{ name, disk, text string }{
+		{"same, small", "a\nb\n", "a\nb\n"},
+		{"same, big", big, big},
+		{"empty", "", ""},
+		{"empty file, text", "", "a"},
+		{"file, empty text", "a", ""},
+		{"differ early", "X" + big[1:], big},
+		{"differ late", big[:len(big)-2] + "X\n", big},
+		{"file longer", big + "more", big},
+		{"file shorter", big, big + "more"},
+		{"CRLF file, LF text", crlf, big},
+		{"LF file, CRLF text", big, crlf},
+		{"CRLF file, LF text, changed late", crlf[:len(crlf)-3] + "X\r\n", big},
+		{"a carriage return at the end", "a\r", "a"},
+		{"a carriage return at the end of the text", "a", "a\r"},
+		{"CRLF then one more", "a\r\nb", "a\nb\n"},
+	} {
+		path := filepath.Join(root, strings.ReplaceAll(tt.name, " ", "_"))
+		if err := os.WriteFile(path, []byte(tt.disk), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := diskHolds(ws, path, tt.text)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if want := sameText([]byte(tt.disk), tt.text); got != want {
+			t.Errorf("%s: diskHolds = %v, sameText says %v", tt.name, got, want)
+		}
+	}
+	if _, err := diskHolds(ws, filepath.Join(root, "missing"), "x"); err == nil {
+		t.Error("diskHolds of a missing file: no error")
+	}
+}
