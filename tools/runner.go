@@ -638,6 +638,7 @@ var argAliases = map[string][]string{
 	"filePath": {"path"}, "file_path": {"path"}, "directoryPath": {"path"}, "dirPath": {"path"},
 	"baseDir": {"path"}, "old": {"old_string"}, "new": {"new_string"}, "col": {"column"},
 	"timeout": {"timeout_ms"}, "caseInsensitive": {"case_insensitive"}, "ignoreCase": {"case_insensitive"},
+	"numResults": {"max_results", "limit"}, "maxResults": {"max_results", "limit"},
 }
 
 // canonicalArgs renames, in place, the arguments a tool does not declare
