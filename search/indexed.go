@@ -335,3 +335,42 @@ func (q *statQuery) skip(path string) bool {
 	q.c.skips.Add(1)
 	return true
 }
+
+// lowerASCII folds ASCII letters to lower case, the trigrams' alphabet.
+var lowerASCII = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+		if i >= 'A' && i <= 'Z' {
+			t[i] = byte(i) + 'a' - 'A'
+		}
+	}
+	return t
+}()
+
+// litTrigrams returns the trigrams of matcher m's required literals (one
+// list per literal, any of which a match holds); ok is false when some
+// literal has none (shorter than three bytes, or folded non-ASCII), so
+// that the index cannot narrow the search.
+func litTrigrams(m *matcher) (lits [][]uint32, ok bool) {
+	if len(m.lits) == 0 {
+		return nil, false
+	}
+	for _, l := range m.lits {
+		if len(l.s) < 3 {
+			return nil, false
+		}
+		var tris []uint32
+		var t uint32
+		for i, b := range l.s {
+			if l.fold && b >= 0x80 {
+				return nil, false
+			}
+			t = (t<<8 | uint32(lowerASCII[b])) & 0xFFFFFF
+			if i >= 2 {
+				tris = append(tris, t)
+			}
+		}
+		lits = append(lits, tris)
+	}
+	return lits, true
+}
