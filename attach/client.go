@@ -153,8 +153,12 @@ func (c *Client) Tools(ctx context.Context, agent string) ([]Tool, error) {
 // Call runs one call in the session. Progress reports the session sends
 // reach p (may be nil). An error means the call's result never came: the
 // connection ended, or ctx did (then the session is told to cancel it).
+//
+// The arguments go to the session as they are, byte for byte, when they
+// are valid JSON. The result's structured part stays as the session
+// encoded it (a json.RawMessage), not decoded into maps.
 func (c *Client) Call(ctx context.Context, req tools.Request, p tools.Progress) (*tools.Result, error) {
-	params := callParams{Name: req.Name, Arguments: req.Arguments, CallID: req.CallID, Reason: req.Reason, Agent: req.Agent}
+	params := callParams{Name: req.Name, CallID: req.CallID, Reason: req.Reason, Agent: req.Agent}
 	if p != nil {
 		tok := "p" + strconv.FormatInt(c.next.Add(1), 10)
 		params.WorkDoneToken = tok
@@ -167,21 +171,54 @@ func (c *Client) Call(ctx context.Context, req tools.Request, p tools.Progress) 
 			c.mu.Unlock()
 		}()
 	}
-	var res tools.Result
-	if err := c.rpc.call(ctx, "tool/call", params, &res); err != nil {
+	body, err := params.encode(req.Arguments)
+	if err != nil {
 		return nil, err
+	}
+	var a callAnswer
+	if err := c.rpc.callRaw(ctx, "tool/call", body, &a); err != nil {
+		return nil, err
+	}
+	res := a.Result
+	if len(a.Structured) > 0 && string(a.Structured) != "null" {
+		res.Structured = a.Structured
 	}
 	return &res, nil
 }
 
-// callParams are tool/call's params as an attached client sends them.
+// callParams are tool/call's params as an attached client sends them,
+// but for the arguments (encode).
 type callParams struct {
-	Name          string          `json:"name"`
-	Arguments     json.RawMessage `json:"arguments"`
-	CallID        string          `json:"callId,omitempty"`
-	Reason        string          `json:"reason,omitempty"`
-	Agent         string          `json:"agent,omitempty"`
-	WorkDoneToken string          `json:"workDoneToken,omitempty"`
+	Name          string `json:"name"`
+	CallID        string `json:"callId,omitempty"`
+	Reason        string `json:"reason,omitempty"`
+	Agent         string `json:"agent,omitempty"`
+	WorkDoneToken string `json:"workDoneToken,omitempty"`
+}
+
+// encode is p's JSON with args as its member arguments: args as they are
+// when they are valid JSON, else what json.Marshal makes of them (an
+// error, or null for none).
+func (p callParams) encode(args json.RawMessage) ([]byte, error) {
+	rest, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) == 0 || !json.Valid(args) {
+		if args, err = json.Marshal(args); err != nil {
+			return nil, err
+		}
+	}
+	// rest is {"name":…}: never empty, name has no omitempty.
+	b := make([]byte, 0, len(`{"arguments":,`)+len(args)+len(rest))
+	b = append(append(append(b, `{"arguments":`...), args...), ',')
+	return append(b, rest[1:]...), nil
+}
+
+// callAnswer is tool/call's result as Call decodes it.
+type callAnswer struct {
+	tools.Result
+	Structured json.RawMessage `json:"structured,omitempty"`
 }
 
 // ErrEnded says that the connection to the session ended (the editor

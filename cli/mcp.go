@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
 
 	"github.com/agentls/agentls/attach"
 	"github.com/agentls/agentls/mcp"
@@ -45,6 +46,7 @@ func mcpCommand(ctx context.Context, g *globals, fs *flag.FlagSet, args []string
 		switch {
 		case err == nil:
 			defer a.Close()
+			spaceCollections()
 			d := a.Session()
 			log.Info("attached to an editor session", "id", d.ID, "editor", d.Editor, "roots", d.Roots)
 			return serveMCP(ctx, a, *agent, log, stdio, func() { a.Close(); closeLog() })
@@ -64,6 +66,22 @@ func mcpCommand(ctx context.Context, g *globals, fs *flag.FlagSet, args []string
 		fmt.Fprintf(stdio.Stderr, "agentls: %v (using the last valid configuration)\n", e)
 	}
 	return serveMCP(ctx, backend, *agent, log, stdio, func() { closeSession(); closeLog() })
+}
+
+// attachedGCPercent is the collector's pacing in an attached `agentls mcp`
+// (runtime/debug.SetGCPercent). Its live heap is small, little more than
+// the tool list, and the default pacing starts a collection each time the
+// heap doubles from 4 MiB, while the MCP SDK allocates 32 KiB for each
+// message it decodes: a collection every few dozen calls, a tenth of the
+// process's time. The heap stays a few MiB either way. (A standalone
+// server's heap holds a session: it keeps the default.)
+const attachedGCPercent = 400
+
+// spaceCollections sets attachedGCPercent, unless GOGC decides.
+func spaceCollections() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(attachedGCPercent)
+	}
 }
 
 // serveMCP serves backend on stdio until the client goes or a signal comes

@@ -104,6 +104,8 @@ func BenchmarkCallAttached(b *testing.B) {
 		stdio, spid := mcpClient(b, bin, b.TempDir())
 		calls = append(calls, attached, stdio)
 		cpu.add(prefix(k)+"cpu-us", pid, editor)
+		cpu.add(prefix(k)+"mcp-cpu-us", pid)
+		cpu.add(prefix(k)+"editor-cpu-us", editor)
 		cpu.add(prefix(k)+"stdio-cpu-us", spid)
 	}
 	cpu.begin()

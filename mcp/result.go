@@ -38,11 +38,15 @@ func callResult(res *tools.Result) *sdk.CallToolResult {
 
 // withText is the structured result s with text added as TextKey. A result
 // that is not a JSON object, or has its own TextKey, is left as it is
-// (toolDef refuses an outputSchema with its own TextKey).
+// (toolDef refuses an outputSchema with its own TextKey). A result that is
+// JSON already (an attached session's) is not encoded again.
 func withText(s any, text string) any {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return s
+	b, ok := s.(json.RawMessage)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(s); err != nil {
+			return s
+		}
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(b, &m) != nil || m == nil {
