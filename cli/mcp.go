@@ -5,9 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"runtime/debug"
+	"strconv"
+	"syscall"
 
 	"github.com/agentls/agentls/attach"
 	"github.com/agentls/agentls/mcp"
@@ -98,7 +103,7 @@ func serveMCP(ctx context.Context, backend mcp.Backend, agent string, log *slog.
 	return exitOK
 }
 
-func readCloser(stdio IO) stdinCloser   { return stdinCloser{stdio} }
+func readCloser(stdio IO) stdinCloser   { return stdinCloser{pollableStdin(stdio)} }
 func writeCloser(stdio IO) stdoutCloser { return stdoutCloser{stdio} }
 
 // stdinCloser and stdoutCloser are the process's stdin and stdout;
@@ -121,4 +126,63 @@ func (w stdoutCloser) Close() error {
 		return c.Close()
 	}
 	return nil
+}
+
+// pollableStdin is stdio with a Stdin that is a pipe or a socket read
+// through the runtime's network poller: a server that waits for its next
+// message then holds no thread in a system call, and the runtime goes
+// fully idle (its monitor thread, which polls every 20 µs while a thread
+// is blocked in a read, sleeps). A pipe is opened again
+// (/proc/self/fd/0): the non-blocking mode is set on a file description of
+// its own, never on the one the process was given, which others may
+// share. A socket, which cannot be opened again, is put in non-blocking
+// mode. Anything else (a terminal, a file), or a failure, leaves Stdin as
+// it is; closing the result closes both.
+func pollableStdin(stdio IO) IO {
+	f, ok := stdio.Stdin.(*os.File)
+	if !ok {
+		return stdio
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return stdio
+	}
+	var r io.ReadCloser
+	switch fi.Mode().Type() {
+	case fs.ModeNamedPipe:
+		fd := -1
+		if raw, err := f.SyscallConn(); err == nil { // (f.Fd would change the mode)
+			_ = raw.Control(func(d uintptr) { fd = int(d) })
+		}
+		if fd < 0 {
+			return stdio
+		}
+		p, err := os.OpenFile("/proc/self/fd/"+strconv.Itoa(fd), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return stdio
+		}
+		r = p
+	case fs.ModeSocket:
+		c, err := net.FileConn(f)
+		if err != nil {
+			return stdio
+		}
+		r = c
+	default:
+		return stdio
+	}
+	stdio.Stdin = bothCloser{r, f}
+	return stdio
+}
+
+// bothCloser reads from its ReadCloser and closes it and c.
+type bothCloser struct {
+	io.ReadCloser
+	c io.Closer
+}
+
+func (b bothCloser) Close() error {
+	err := b.ReadCloser.Close()
+	b.c.Close()
+	return err
 }
