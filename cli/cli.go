@@ -272,7 +272,8 @@ func serve(ctx context.Context, g globals, lo listenFlags, stdio IO) int {
 		return 0
 	}
 	opts.Publish = true // an editor's session: `agentls mcp` may attach to it
-	return lsp.Serve(ctx, stdioConn{pollableStdin(stdio).Stdin, stdio.Stdout}, opts)
+	in, _ := pollableStdin(stdio)
+	return lsp.Serve(ctx, stdioConn{in.Stdin, stdio.Stdout}, opts)
 }
 
 // stdioConn joins stdin and stdout into one connection.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"syscall"
@@ -51,10 +52,11 @@ func mcpCommand(ctx context.Context, g *globals, fs *flag.FlagSet, args []string
 		switch {
 		case err == nil:
 			defer a.Close()
-			spaceCollections()
 			d := a.Session()
 			log.Info("attached to an editor session", "id", d.ID, "editor", d.Editor, "roots", d.Roots)
-			return serveMCP(ctx, a, *agent, log, stdio, func() { a.Close(); closeLog() })
+			in, polled := pollableStdin(stdio)
+			tuneProxy(polled)
+			return serveMCP(ctx, a, *agent, log, in, func() { a.Close(); closeLog() })
 		case errors.Is(err, attach.ErrRuntimeDir) && *sessionID == "":
 			fmt.Fprintf(stdio.Stderr, "agentls: mcp: no editor session can be found (%v); serving standalone\n", err)
 		case !errors.Is(err, attach.ErrNoSession):
@@ -70,7 +72,8 @@ func mcpCommand(ctx context.Context, g *globals, fs *flag.FlagSet, args []string
 	for _, e := range errs {
 		fmt.Fprintf(stdio.Stderr, "agentls: %v (using the last valid configuration)\n", e)
 	}
-	return serveMCP(ctx, backend, *agent, log, stdio, func() { closeSession(); closeLog() })
+	in, _ := pollableStdin(stdio)
+	return serveMCP(ctx, backend, *agent, log, in, func() { closeSession(); closeLog() })
 }
 
 // attachedGCPercent is the collector's pacing in an attached `agentls mcp`
@@ -82,10 +85,20 @@ func mcpCommand(ctx context.Context, g *globals, fs *flag.FlagSet, args []string
 // server's heap holds a session: it keeps the default.)
 const attachedGCPercent = 400
 
-// spaceCollections sets attachedGCPercent, unless GOGC decides.
-func spaceCollections() {
+// tuneProxy sets the runtime of an attached `agentls mcp`, a proxy that
+// waits on its client and on the editor's session in turn: collections
+// spaced out (attachedGCPercent), and, when stdin is read through the
+// poller (polled), one processor: each message then runs on the thread
+// that received it, instead of waking a second thread to look for work
+// that one alone does. (With a stdin read by a blocking system call, the
+// one processor could wait for the runtime to take it back from that
+// read.) GOGC and GOMAXPROCS, when set, decide.
+func tuneProxy(polled bool) {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(attachedGCPercent)
+	}
+	if polled && os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
 	}
 }
 
@@ -103,7 +116,7 @@ func serveMCP(ctx context.Context, backend mcp.Backend, agent string, log *slog.
 	return exitOK
 }
 
-func readCloser(stdio IO) stdinCloser   { return stdinCloser{pollableStdin(stdio)} }
+func readCloser(stdio IO) stdinCloser   { return stdinCloser{stdio} }
 func writeCloser(stdio IO) stdoutCloser { return stdoutCloser{stdio} }
 
 // stdinCloser and stdoutCloser are the process's stdin and stdout;
@@ -137,15 +150,15 @@ func (w stdoutCloser) Close() error {
 // its own, never on the one the process was given, which others may
 // share. A socket, which cannot be opened again, is put in non-blocking
 // mode. Anything else (a terminal, a file), or a failure, leaves Stdin as
-// it is; closing the result closes both.
-func pollableStdin(stdio IO) IO {
+// it is (polled false); closing the result closes both.
+func pollableStdin(stdio IO) (_ IO, polled bool) {
 	f, ok := stdio.Stdin.(*os.File)
 	if !ok {
-		return stdio
+		return stdio, false
 	}
 	fi, err := f.Stat()
 	if err != nil {
-		return stdio
+		return stdio, false
 	}
 	var r io.ReadCloser
 	switch fi.Mode().Type() {
@@ -155,24 +168,24 @@ func pollableStdin(stdio IO) IO {
 			_ = raw.Control(func(d uintptr) { fd = int(d) })
 		}
 		if fd < 0 {
-			return stdio
+			return stdio, false
 		}
 		p, err := os.OpenFile("/proc/self/fd/"+strconv.Itoa(fd), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
-			return stdio
+			return stdio, false
 		}
 		r = p
 	case fs.ModeSocket:
 		c, err := net.FileConn(f)
 		if err != nil {
-			return stdio
+			return stdio, false
 		}
 		r = c
 	default:
-		return stdio
+		return stdio, false
 	}
 	stdio.Stdin = bothCloser{r, f}
-	return stdio
+	return stdio, true
 }
 
 // bothCloser reads from its ReadCloser and closes it and c.
