@@ -404,3 +404,26 @@ func TestDialSilentSession(t *testing.T) {
 		t.Errorf("Dial of a silent session: %v", err)
 	}
 }
+
+// TestCallParamsEncode: the arguments go into tool/call's params byte for
+// byte when they are JSON; none are null; what is not JSON is an error.
+func TestCallParamsEncode(t *testing.T) {
+	p := callParams{Name: "read_file", Agent: "a<b"}
+	for _, tc := range []struct {
+		args    json.RawMessage
+		want    string
+		wantErr bool
+	}{
+		{json.RawMessage(`{ "path": "x<y.go",  "limit": 10 }`), `{"arguments":{ "path": "x<y.go",  "limit": 10 },"name":"read_file","agent":"a\u003cb"}`, false},
+		{nil, `{"arguments":null,"name":"read_file","agent":"a\u003cb"}`, false},
+		{json.RawMessage(`{"path":`), ``, true},
+	} {
+		got, err := p.encode(tc.args)
+		if (err != nil) != tc.wantErr || string(got) != tc.want {
+			t.Errorf("encode(%q) = %s, %v; want %s (error %v)", tc.args, got, err, tc.want, tc.wantErr)
+		}
+		if err == nil && !json.Valid(got) {
+			t.Errorf("encode(%q) = %s: not JSON", tc.args, got)
+		}
+	}
+}

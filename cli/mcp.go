@@ -145,12 +145,12 @@ func (w stdoutCloser) Close() error {
 // through the runtime's network poller: a server that waits for its next
 // message then holds no thread in a system call, and the runtime goes
 // fully idle (its monitor thread, which polls every 20 µs while a thread
-// is blocked in a read, sleeps). A pipe is opened again
-// (/proc/self/fd/0): the non-blocking mode is set on a file description of
-// its own, never on the one the process was given, which others may
-// share. A socket, which cannot be opened again, is put in non-blocking
-// mode. Anything else (a terminal, a file), or a failure, leaves Stdin as
-// it is (polled false); closing the result closes both.
+// is blocked in a read, sleeps). A pipe is opened again (/proc/self/fd/N):
+// the non-blocking mode is set on a file description of its own, never on
+// the one the process was given, which others may share. A socket, which
+// cannot be opened again, is put in non-blocking mode, unless it is
+// stdout's too. Anything else (a terminal, a file), or a failure, leaves
+// Stdin as it is (polled false); closing the result closes both.
 func pollableStdin(stdio IO) (_ IO, polled bool) {
 	f, ok := stdio.Stdin.(*os.File)
 	if !ok {
@@ -176,6 +176,11 @@ func pollableStdin(stdio IO) (_ IO, polled bool) {
 		}
 		r = p
 	case fs.ModeSocket:
+		if o, ok := stdio.Stdout.(*os.File); ok {
+			if fo, err := o.Stat(); err != nil || os.SameFile(fi, fo) {
+				return stdio, false // one socket both ways: stdout's writes must block
+			}
+		}
 		c, err := net.FileConn(f)
 		if err != nil {
 			return stdio, false
