@@ -356,9 +356,9 @@ func openSession(g globals, root string, approver approval.Approver, log *slog.L
 }
 
 func call(ctx context.Context, g globals, pos []string, root, approve string, stdio IO) int {
-	// The redaction rules (about 100 ms to load) are needed by the history
-	// entry, after the tool ran: they load while it runs.
-	go redact.Load()
+	// The redaction rules are not loaded whole (redact.Load, about 100 ms):
+	// the history entry's few strings compile the few rules their words
+	// call for (redact/gitleaks.go).
 	log, closeLog, err := g.logger(stdio.Stderr)
 	if err != nil {
 		return usageError(stdio, err, nil)

@@ -37,12 +37,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
-
-	ahocorasick "github.com/BobuSumisu/aho-corasick"
-	"github.com/rs/zerolog"
-	"github.com/zricethezav/gitleaks/v8/config"
-	"github.com/zricethezav/gitleaks/v8/detect"
-	"github.com/zricethezav/gitleaks/v8/logging"
 )
 
 // Cap is the longest string String returns, in bytes.
@@ -99,80 +93,12 @@ func Cut(s string, limit int) string {
 
 func cutMarker(n int) string { return fmt.Sprintf("…[cut %d bytes]", n) }
 
-var (
-	detectorOnce sync.Once
-	detector     *detect.Detector
-	// prefilter holds every keyword of gitleaks' rules, lowercased, and
-	// unkeyed the rules that have none (see cannotFind).
-	prefilter *ahocorasick.Trie
-	unkeyed   []config.Rule
-)
-
-// gitleaksDetector loads gitleaks' default rules once. They are embedded in
-// the module, so a failure to load them is a broken build.
-func gitleaksDetector() *detect.Detector {
-	detectorOnce.Do(func() {
-		// gitleaks logs to stderr; what it logs can hold what it found.
-		logging.Logger = zerolog.Nop()
-		d, err := detect.NewDetectorDefaultConfig()
-		if err != nil {
-			panic(fmt.Sprintf("redact: gitleaks default rules: %v", err))
-		}
-		detector = d
-		var kw []string
-		for _, r := range d.Config.Rules {
-			if len(r.Keywords) == 0 {
-				unkeyed = append(unkeyed, r)
-			}
-			for _, k := range r.Keywords {
-				kw = append(kw, strings.ToLower(k))
-			}
-		}
-		prefilter = ahocorasick.NewTrieBuilder().AddStrings(kw).Build()
-	})
-	return detector
-}
-
-// cannotFind reports whether gitleaks' detector is sure to find nothing in
-// s, which costs a keyword scan instead of the detector's fixed cost per
-// string (tens of µs: it walks all of its rules). The detector runs a rule
-// only when the lowercased text holds one of the rule's keywords, or for
-// the rules that have none; with no keyword in s and no keyword-less rule
-// that could match, it finds nothing. It answers false (run the detector)
-// whenever it is not sure: when the detector decodes encoded text
-// (MaxDecodeDepth), for a keyword-less rule it cannot judge.
-func cannotFind(s string) bool {
-	d := gitleaksDetector()
-	if d.MaxDecodeDepth > 0 || prefilter.MatchFirstString(strings.ToLower(s)) != nil {
-		return false
-	}
-	for _, r := range unkeyed {
-		switch {
-		case r.Regex != nil:
-			if r.Regex.MatchString(s) {
-				return false
-			}
-		case r.Path != nil:
-			// A rule on file paths alone: the fragment has none.
-			if r.Path.MatchString("") {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// Load loads the rule sets now rather than on the first String call (about
-// 100 ms). Servers call it at start.
-func Load() { gitleaksDetector() }
-
 func gitleaksPass(s string) string {
-	if cannotFind(s) {
+	d := detectorFor(s)
+	if d == nil {
 		return s
 	}
-	findings := gitleaksDetector().DetectString(s)
+	findings := d.DetectString(s)
 	if len(findings) == 0 {
 		return s
 	}
