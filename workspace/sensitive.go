@@ -5,12 +5,15 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unicode"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // Sensitive files by identity, not by spelling. The sensitive globs
@@ -138,14 +141,15 @@ func (w *Workspace) collectSensitive() *sensitiveSet {
 	var mu sync.Mutex
 	var seen atomic.Int64
 	errFull := errors.New("full")
+	globs := w.Config().Paths.Sensitive
 	for _, root := range w.Roots() {
-		fold := w.caseFold(root)
+		m := newGlobMatcher(globs, w.caseFold(root))
 		opts := WalkOptions{IncludeIgnored: true, IncludeHidden: true, Dirs: true}
 		_, err := Walk(context.Background(), root, opts, func(f *File) error {
 			if seen.Add(1) > maxSensitiveWalk {
 				return errFull
 			}
-			if f.Type&^fs.ModeDir != 0 || !w.matchSensitive(f.Rel, fold) {
+			if f.Type&^fs.ModeDir != 0 || !m.match(f.Rel) {
 				return nil
 			}
 			fi, err := f.Info()
@@ -313,4 +317,149 @@ func swapCase(s string) string {
 		}
 		return unicode.ToUpper(r)
 	}, s)
+}
+
+// globMatcher is matchSensitive with the globs compiled once, for a walk
+// that asks about every entry (collectSensitive): its answers are
+// matchSensitive's (TestGlobMatcher). A glob without a slash matches any
+// segment of the path, "**/NAME" the last one and "**/NAME/**" any one,
+// where NAME is literal or has one '*' at an end: those are plain string
+// comparisons; any other glob goes to doublestar as in matchSensitive.
+type globMatcher struct {
+	fold     bool
+	segments []nameGlob // any segment
+	lasts    []nameGlob // the last segment
+	slashed  []pathGlob // whole paths (doublestar)
+}
+
+// pathGlob is a glob on a whole path, with the literal segments any path
+// it matches has (doublestar matches segment by segment).
+type pathGlob struct {
+	glob     string
+	literals []string
+}
+
+// mayMatch reports whether rel has every literal segment of the glob, or
+// (for rel+"/x", the path matchSensitive also tries) is one short of "x".
+func (g pathGlob) mayMatch(rel string) bool {
+	for _, l := range g.literals {
+		if l != "x" && rel != l && !strings.HasPrefix(rel, l+"/") && !strings.HasSuffix(rel, "/"+l) && !strings.Contains(rel, "/"+l+"/") {
+			return false
+		}
+	}
+	return true
+}
+
+// nameGlob is a glob on one path segment.
+type nameGlob struct {
+	glob  string
+	lit   string
+	kind  byte // '=' literal, '<' prefix, '>' suffix, '*' path.Match
+	match func(glob, name string) (bool, error)
+}
+
+func (g nameGlob) matches(name string) bool {
+	switch g.kind {
+	case '=':
+		return name == g.lit
+	case '<':
+		return strings.HasPrefix(name, g.lit)
+	case '>':
+		return strings.HasSuffix(name, g.lit)
+	}
+	ok, _ := g.match(g.glob, name)
+	return ok
+}
+
+// newNameGlob classifies g, a glob on one segment whose meta characters
+// are meta (path.Match's, or doublestar's, which adds braces).
+func newNameGlob(g, meta string, match func(string, string) (bool, error)) nameGlob {
+	n := nameGlob{glob: g, kind: '*', match: match}
+	switch {
+	case !strings.ContainsAny(g, meta):
+		n.kind, n.lit = '=', g
+	case len(g) > 1 && strings.HasSuffix(g, "*") && !strings.ContainsAny(g[:len(g)-1], meta):
+		n.kind, n.lit = '<', g[:len(g)-1]
+	case len(g) > 1 && strings.HasPrefix(g, "*") && !strings.ContainsAny(g[1:], meta):
+		n.kind, n.lit = '>', g[1:]
+	}
+	return n
+}
+
+const (
+	pathMeta       = `*?[\`
+	doublestarMeta = `*?[]{}\`
+)
+
+func newGlobMatcher(globs []string, fold bool) *globMatcher {
+	m := &globMatcher{fold: fold}
+	for _, pat := range globs {
+		if fold {
+			pat = strings.ToLower(pat)
+		}
+		if !strings.Contains(pat, "/") {
+			m.segments = append(m.segments, newNameGlob(pat, pathMeta, path.Match))
+			continue
+		}
+		pat = strings.TrimPrefix(pat, "/")
+		if rest, ok := strings.CutPrefix(pat, "**/"); ok {
+			if name, ok := strings.CutSuffix(rest, "/**"); ok && name != "" && !strings.ContainsAny(name, "/"+doublestarMeta) {
+				m.segments = append(m.segments, nameGlob{kind: '=', lit: name})
+				continue
+			}
+			if n := newNameGlob(rest, doublestarMeta, doublestar.Match); rest != "" && n.kind != '*' && !strings.Contains(rest, "/") {
+				m.lasts = append(m.lasts, n)
+				continue
+			}
+		}
+		g := pathGlob{glob: pat}
+		for _, seg := range strings.Split(pat, "/") {
+			if seg != "" && !strings.ContainsAny(seg, doublestarMeta) {
+				g.literals = append(g.literals, seg)
+			}
+		}
+		m.slashed = append(m.slashed, g)
+	}
+	return m
+}
+
+// match is matchSensitive(rel, fold) for the globs and fold m was made
+// with.
+func (m *globMatcher) match(rel string) bool {
+	if m.fold {
+		rel = strings.ToLower(rel)
+	}
+	last := rel[strings.LastIndexByte(rel, '/')+1:]
+	for _, g := range m.lasts {
+		if g.matches(last) {
+			return true
+		}
+	}
+	if len(m.segments) > 0 {
+		for rest := rel; ; {
+			seg, after, more := strings.Cut(rest, "/")
+			for _, g := range m.segments {
+				if g.matches(seg) {
+					return true
+				}
+			}
+			if !more {
+				break
+			}
+			rest = after
+		}
+	}
+	for _, g := range m.slashed {
+		if !g.mayMatch(rel) {
+			continue
+		}
+		pat := g.glob
+		if ok, _ := doublestar.Match(pat, rel); ok {
+			return true
+		}
+		if ok, _ := doublestar.Match(pat, rel+"/x"); ok && strings.HasSuffix(pat, "/**") {
+			return true
+		}
+	}
+	return false
 }
