@@ -651,13 +651,16 @@ func (w *walk) readDir(job dirJob, worker int) ([]dirJob, error) {
 			}
 		}
 		abs := job.abs + string(filepath.Separator) + name
-		gitRel := name
-		if job.gitRel != "" {
-			gitRel = job.gitRel + "/" + name
-		}
-		if !w.opts.IncludeIgnored && verdict&KeepIgnored == 0 && ign.Ignored(gitRel, isDir) {
-			w.stats.Ignored.Add(1)
-			continue
+		var gitRel string // the ignore rules' path: not needed without them
+		if !w.opts.IncludeIgnored {
+			gitRel = name
+			if job.gitRel != "" {
+				gitRel = job.gitRel + "/" + name
+			}
+			if verdict&KeepIgnored == 0 && ign.Ignored(gitRel, isDir) {
+				w.stats.Ignored.Add(1)
+				continue
+			}
 		}
 		f := &File{Path: abs, Rel: rel, Name: name, Depth: depth, Type: typ, Worker: worker, w: w, dir: dir, link: link}
 		if isDir {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -47,7 +48,9 @@ func openDirAt(parent *dirHandle, name, path string) (*dirHandle, []dirEntry, er
 // directory), and returns its handle, which owns fd.
 func listDir(fd int, path string) (*dirHandle, []dirEntry, error) {
 	var entries []dirEntry
-	buf := make([]byte, 32<<10)
+	bp := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(bp)
+	buf := *bp
 	for {
 		n, err := sysGetdents(fd, buf)
 		if err == syscall.EINTR {
@@ -64,6 +67,10 @@ func listDir(fd int, path string) (*dirHandle, []dirEntry, error) {
 	}
 	return newDirHandle(fd), entries, nil
 }
+
+// direntBufs are listDir's buffers: a walk lists thousands of directories,
+// and a buffer for each would be most of what it allocates.
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // parseDirents appends the entries of a getdents64 buffer (struct
 // linux_dirent64: ino u64, off i64, reclen u16, type u8, name).
