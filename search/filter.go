@@ -1,7 +1,6 @@
 package search
 
 import (
-	"path"
 	"strings"
 
 	"github.com/agentls/agentls/workspace"
@@ -135,43 +134,9 @@ func expandBraces(g string) []string {
 // glob the whole path (doublestar). Directories are asked first, so what is
 // below a matching directory is never reached.
 type sensitive struct {
-	names []namePattern // base names of files and directories
-	dirs  []namePattern // directory names
-	paths []string      // whole relative paths
-}
-
-// namePattern is a glob on one name, with fast paths for "x*", "*x", "x".
-type namePattern struct {
-	glob           string
-	prefix, suffix string
-	kind           byte // '=' exact, '<' prefix, '>' suffix, '*' glob
-}
-
-func newNamePattern(g string) namePattern {
-	p := namePattern{glob: g, kind: '*'}
-	meta := func(s string) bool { return strings.ContainsAny(s, `*?[\`) }
-	switch {
-	case !meta(g):
-		p.kind, p.prefix = '=', g
-	case strings.HasSuffix(g, "*") && !meta(g[:len(g)-1]):
-		p.kind, p.prefix = '<', g[:len(g)-1]
-	case strings.HasPrefix(g, "*") && !meta(g[1:]):
-		p.kind, p.suffix = '>', g[1:]
-	}
-	return p
-}
-
-func (p namePattern) match(name string) bool {
-	switch p.kind {
-	case '=':
-		return name == p.prefix
-	case '<':
-		return strings.HasPrefix(name, p.prefix)
-	case '>':
-		return strings.HasSuffix(name, p.suffix)
-	}
-	ok, _ := path.Match(p.glob, name)
-	return ok
+	names []workspace.NameGlob // base names of files and directories
+	dirs  []workspace.NameGlob // directory names
+	paths []string             // whole relative paths
 }
 
 func newSensitive(globs []string) *sensitive {
@@ -181,11 +146,11 @@ func newSensitive(globs []string) *sensitive {
 		rest, deep := strings.CutPrefix(g, "**/")
 		switch {
 		case !strings.Contains(g, "/"):
-			s.names = append(s.names, newNamePattern(g))
+			s.names = append(s.names, workspace.NewNameGlob(g))
 		case deep && !strings.Contains(rest, "/"):
-			s.names = append(s.names, newNamePattern(rest))
+			s.names = append(s.names, workspace.NewNameGlob(rest))
 		case deep && strings.HasSuffix(rest, "/**") && !strings.Contains(strings.TrimSuffix(rest, "/**"), "/"):
-			s.dirs = append(s.dirs, newNamePattern(strings.TrimSuffix(rest, "/**")))
+			s.dirs = append(s.dirs, workspace.NewNameGlob(strings.TrimSuffix(rest, "/**")))
 		default:
 			s.paths = append(s.paths, g)
 		}
@@ -198,13 +163,13 @@ func (s *sensitive) empty() bool { return len(s.names)+len(s.dirs)+len(s.paths) 
 func (s *sensitive) match(rel string, isDir bool) bool {
 	name := rel[strings.LastIndexByte(rel, '/')+1:]
 	for _, p := range s.names {
-		if p.match(name) {
+		if p.Match(name) {
 			return true
 		}
 	}
 	if isDir {
 		for _, p := range s.dirs {
-			if p.match(name) {
+			if p.Match(name) {
 				return true
 			}
 		}

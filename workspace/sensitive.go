@@ -327,8 +327,8 @@ func swapCase(s string) string {
 // comparisons; any other glob goes to doublestar as in matchSensitive.
 type globMatcher struct {
 	fold     bool
-	segments []nameGlob // any segment
-	lasts    []nameGlob // the last segment
+	segments []NameGlob // any segment
+	lasts    []NameGlob // the last segment
 	slashed  []pathGlob // whole paths (doublestar)
 }
 
@@ -350,15 +350,20 @@ func (g pathGlob) mayMatch(rel string) bool {
 	return true
 }
 
-// nameGlob is a glob on one path segment.
-type nameGlob struct {
+// NameGlob is a glob on one path segment (a file or folder name), with
+// plain string compares for a literal and for one '*' at either end.
+type NameGlob struct {
 	glob  string
 	lit   string
 	kind  byte // '=' literal, '<' prefix, '>' suffix, '*' path.Match
 	match func(glob, name string) (bool, error)
 }
 
-func (g nameGlob) matches(name string) bool {
+// NewNameGlob returns the glob g on a name, as path.Match reads it.
+func NewNameGlob(g string) NameGlob { return newNameGlob(g, pathMeta, path.Match) }
+
+// Match reports whether name matches the glob (false for a malformed one).
+func (g NameGlob) Match(name string) bool {
 	switch g.kind {
 	case '=':
 		return name == g.lit
@@ -373,8 +378,8 @@ func (g nameGlob) matches(name string) bool {
 
 // newNameGlob classifies g, a glob on one segment whose meta characters
 // are meta (path.Match's, or doublestar's, which adds braces).
-func newNameGlob(g, meta string, match func(string, string) (bool, error)) nameGlob {
-	n := nameGlob{glob: g, kind: '*', match: match}
+func newNameGlob(g, meta string, match func(string, string) (bool, error)) NameGlob {
+	n := NameGlob{glob: g, kind: '*', match: match}
 	switch {
 	case !strings.ContainsAny(g, meta):
 		n.kind, n.lit = '=', g
@@ -404,7 +409,7 @@ func newGlobMatcher(globs []string, fold bool) *globMatcher {
 		pat = strings.TrimPrefix(pat, "/")
 		if rest, ok := strings.CutPrefix(pat, "**/"); ok {
 			if name, ok := strings.CutSuffix(rest, "/**"); ok && name != "" && !strings.ContainsAny(name, "/"+doublestarMeta) {
-				m.segments = append(m.segments, nameGlob{kind: '=', lit: name})
+				m.segments = append(m.segments, NameGlob{kind: '=', lit: name})
 				continue
 			}
 			if n := newNameGlob(rest, doublestarMeta, doublestar.Match); rest != "" && n.kind != '*' && !strings.Contains(rest, "/") {
@@ -431,7 +436,7 @@ func (m *globMatcher) match(rel string) bool {
 	}
 	last := rel[strings.LastIndexByte(rel, '/')+1:]
 	for _, g := range m.lasts {
-		if g.matches(last) {
+		if g.Match(last) {
 			return true
 		}
 	}
@@ -439,7 +444,7 @@ func (m *globMatcher) match(rel string) bool {
 		for rest := rel; ; {
 			seg, after, more := strings.Cut(rest, "/")
 			for _, g := range m.segments {
-				if g.matches(seg) {
+				if g.Match(seg) {
 					return true
 				}
 			}
