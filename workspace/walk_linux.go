@@ -34,7 +34,7 @@ func openDirAt(parent *dirHandle, name, path string) (*dirHandle, []dirEntry, er
 		return nil, nil, fmt.Errorf("open %s: parent directory closed", path)
 	}
 	fd, err := openRetry(func() (int, error) {
-		return sysOpenat(parent.fd, name, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC)
+		return syscall.Openat(parent.fd, name, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	})
 	parent.mu.RUnlock()
 	if err != nil {
@@ -52,12 +52,12 @@ func listDir(fd int, path string) (*dirHandle, []dirEntry, error) {
 	defer direntBufs.Put(bp)
 	buf := *bp
 	for {
-		n, err := sysGetdents(fd, buf)
+		n, err := syscall.ReadDirent(fd, buf)
 		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {
-			sysClose(fd)
+			syscall.Close(fd)
 			return nil, nil, fmt.Errorf("read directory %s: %w", path, err)
 		}
 		if n <= 0 {
@@ -126,16 +126,16 @@ func parseDirents(buf []byte, dirfd int, dir string, out []dirEntry) []dirEntry 
 // refusing a symlink (O_NOFOLLOW) and anything but a regular file.
 func readFileAt(dirfd int, name, path string, buf []byte, max int64, check idCheck) ([]byte, error) {
 	fd, err := openRetry(func() (int, error) {
-		return sysOpenat(dirfd, name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC)
+		return syscall.Openat(dirfd, name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	})
 	if err != nil {
 		return buf[:0], fmt.Errorf("open %s: %w", path, err)
 	}
-	defer sysClose(fd)
+	defer syscall.Close(fd)
 	return readFd(fd, path, buf, max, check)
 }
 
-func closeFd(fd int) { sysClose(fd) }
+func closeFd(fd int) { syscall.Close(fd) }
 
 // lstatAt returns the file info of name in the open directory dirfd,
 // without following a symlink.

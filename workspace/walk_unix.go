@@ -36,7 +36,7 @@ func openRetry(open func() (int, error)) (int, error) {
 // check (when set) accepts the file.
 func readFd(fd int, path string, buf []byte, max int64, check idCheck) ([]byte, error) {
 	var st unix.Stat_t
-	if err := sysFstat(fd, &st); err != nil {
+	if err := unix.Fstat(fd, &st); err != nil {
 		return buf[:0], fmt.Errorf("stat %s: %w", path, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
@@ -65,7 +65,7 @@ func readFd(fd int, path string, buf []byte, max int64, check idCheck) ([]byte, 
 			copy(nb, buf[:n])
 			buf = nb
 		}
-		m, err := sysRead(fd, buf[n:])
+		m, err := syscall.Read(fd, buf[n:])
 		if err == syscall.EINTR {
 			continue
 		}
