@@ -16,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -110,6 +111,10 @@ func New(o Options) (*Session, []error, error) {
 	}
 	s := &Session{ws: ws, runner: o.Runner, log: log}
 	s.configs.UserFile = o.UserConfig
+	var loaded map[string]workspace.Stamp // the configuration files read now, for the watcher
+	if o.Watch != nil {
+		loaded = s.configStamps()
+	}
 	_, errs := s.configs.LoadFiles(ws.Roots())
 	if len(o.Settings) > 0 {
 		if _, err := s.configs.Set(workspace.LayerInit, "initializationOptions.config", o.Settings); err != nil {
@@ -142,16 +147,17 @@ func New(o Options) (*Session, []error, error) {
 		Editor:    o.Editor,
 	}
 	if o.Watch != nil {
-		s.watch(o.Watch)
+		s.watch(o.Watch, loaded)
 	}
 	return s, errs, nil
 }
 
 // watch starts the session's watcher of its roots (none where the system
 // has none: Watching then reports false). It watches the roots in the
-// background, and the roots of every change of folders.
-func (s *Session) watch(dw *DiskWatch) {
-	t, err := workspace.WatchTree(s.ws, func(e workspace.WatchEvent) {
+// background, and the roots of every change of folders. loaded are the
+// stamps of the configuration files as they were read.
+func (s *Session) watch(dw *DiskWatch, loaded map[string]workspace.Stamp) {
+	saw := func(e workspace.WatchEvent) {
 		var errs []error
 		if e.Overflow {
 			errs = s.ReloadConfig()
@@ -161,7 +167,8 @@ func (s *Session) watch(dw *DiskWatch) {
 		if dw.Changed != nil {
 			dw.Changed(e.Path, errs)
 		}
-	}, dw.Lost)
+	}
+	t, err := workspace.WatchTree(s.ws, saw, dw.Lost)
 	if err != nil {
 		s.log.Info("no watcher of the roots", "err", err)
 		return
@@ -169,11 +176,36 @@ func (s *Session) watch(dw *DiskWatch) {
 	s.watcher = t
 	stop := s.ws.Watch(func(e workspace.Event) {
 		if e.Reset {
-			go t.Sync() // a no-op unless the roots changed
+			// a no-op unless the roots changed
+			go s.syncWatch(t, saw, s.configStamps())
 		}
 	})
 	s.unwatch = func() { stop(); t.Close() }
-	go t.Sync()
+	go s.syncWatch(t, saw, loaded)
+}
+
+// syncWatch watches the roots not watched yet, then hands saw the
+// configuration files that changed since they were read (before): a change
+// made before its root's watch was in place has no event of its own.
+func (s *Session) syncWatch(t *workspace.TreeWatcher, saw func(workspace.WatchEvent), before map[string]workspace.Stamp) {
+	t.Sync()
+	for p, st := range s.configStamps() {
+		if was, ok := before[p]; ok && was != st {
+			saw(workspace.WatchEvent{Path: p})
+		}
+	}
+}
+
+// configStamps returns the stamp of each root's configuration file (zero
+// when there is none).
+func (s *Session) configStamps() map[string]workspace.Stamp {
+	m := map[string]workspace.Stamp{}
+	for _, r := range s.ws.Roots() {
+		p := filepath.Join(r, workspace.ConfigFileName)
+		fi, _ := os.Lstat(p)
+		m[p], _ = workspace.StampOf(fi)
+	}
+	return m
 }
 
 // Watching reports whether the session's own watcher follows every root

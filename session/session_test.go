@@ -223,3 +223,23 @@ func TestResultCacheFollowsTheSession(t *testing.T) {
 	}
 	read("alpha", false)
 }
+
+// TestWatcherSeesEarlyConfigChange: a configuration file rewritten right
+// after the session read it, before its watcher had the root in place
+// (no event comes for it), is read again once the watch is in place.
+func TestWatcherSeesEarlyConfigChange(t *testing.T) {
+	for i := range 10 {
+		s, root := open(t, map[string]string{".agentls.json": `{"limits":{"readLines":7}}`, "a/b.txt": "b\n"},
+			Options{Watch: &DiskWatch{}})
+		if err := os.WriteFile(filepath.Join(root, ".agentls.json"), []byte(`{"limits":{"readLines":11}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for s.Workspace().Config().Limits.ReadLines != 11 {
+			if time.Now().After(deadline) {
+				t.Fatalf("session %d: the rewritten configuration was never read (readLines %d)", i, s.Workspace().Config().Limits.ReadLines)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
