@@ -40,6 +40,7 @@ race:
 # (README.md, "Benchmarks"); bench-go runs the packages' own benchmarks.
 bench:
 	./scripts/bench.sh
+	$(GO) test -run '^$$' -bench 'Call(Stdio|Attached)' -benchtime 3000x ./mcp
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./cmd/agentls
