@@ -51,6 +51,7 @@ import (
 	"unicode"
 
 	"github.com/agentls/agentls/internal/listen"
+	"github.com/agentls/agentls/internal/private"
 )
 
 // Descriptor is what a published session tells its clients (ID.json).
@@ -78,7 +79,7 @@ var ErrRuntimeDir = errors.New("runtime directory refused")
 // checking it is the user's own and private.
 func Dir() (string, error) {
 	dir := listen.TokenDir()
-	if err := listen.PrivateDir(dir); err != nil {
+	if err := private.MakeDir(dir, 0o077); err != nil {
 		return "", fmt.Errorf("%w: %w", ErrRuntimeDir, err)
 	}
 	return dir, nil
@@ -259,18 +260,11 @@ func List() ([]Descriptor, error) {
 // readDescriptor reads and checks one descriptor file of dir.
 func readDescriptor(dir, name string) (Descriptor, error) {
 	var d Descriptor
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := private.Open(name)
 	if err != nil {
 		return d, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return d, err
-	}
-	if uid, ok := listen.Owner(fi); !fi.Mode().IsRegular() || !ok || uid != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
-		return d, fmt.Errorf("%s: not a private file of the user's", name)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, maxDescriptor+1))
 	if err != nil {
 		return d, err

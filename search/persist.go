@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentls/agentls/internal/private"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -97,22 +98,15 @@ func persistFile(dir, root string) string {
 
 // checkPrivateDir reports whether dir is a directory (not a symlink) owned
 // by this user that no one else may enter; with create it is made first
-// (0700) when missing.
+// (0700, its parents too) when missing.
 func checkPrivateDir(dir string, create bool) error {
 	if create {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("index cache directory: %w", err)
 		}
 	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
+	if err := private.Dir(dir, 0o077); err != nil {
 		return fmt.Errorf("index cache directory: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("index cache directory %s: not a directory", dir)
-	}
-	if !ownedPrivate(fi) {
-		return fmt.Errorf("index cache directory %s: not private to this user (mode %v)", dir, fi.Mode().Perm())
 	}
 	return nil
 }
@@ -132,17 +126,14 @@ func loadIndex(dir, root string, max int64) (*loaded, error) {
 	if err := checkPrivateDir(dir, false); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(persistFile(dir, root), os.O_RDONLY|openNoFollow, 0)
+	f, err := private.Open(persistFile(dir, root))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("index copy: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
-	}
-	if !fi.Mode().IsRegular() || !ownedPrivate(fi) {
-		return nil, errors.New("index copy: not a private regular file")
 	}
 	if fi.Size() > maxPersistBytes || fi.Size() < int64(len(persistMagic))+8 {
 		return nil, fmt.Errorf("index copy: size %d out of bounds", fi.Size())

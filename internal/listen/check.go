@@ -1,7 +1,6 @@
 package listen
 
 import (
-	"io/fs"
 	"net"
 )
 
@@ -13,15 +12,7 @@ import (
 // refusal).
 func PeerUID(c net.Conn) (int, error) { return peerUID(c) }
 
-// PrivateDir makes sure dir is a directory of the user's that nobody else
-// may enter (no group or other bits), creating it 0700 when it is missing.
-// A symlink, another user's directory or one others may use is refused.
-func PrivateDir(dir string) error { return privateDir(dir, 0o077) }
-
 // ReadToken reads a token file: a regular file of the user's (not a
 // symlink) that nobody else may read, holding MinTokenLength to 4096
 // characters.
 func ReadToken(path string) (string, error) { return readToken(path) }
-
-// Owner returns the uid that owns fi, when the system says.
-func Owner(fi fs.FileInfo) (int, bool) { return owner(fi) }

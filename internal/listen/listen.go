@@ -32,6 +32,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentls/agentls/internal/private"
 )
 
 // Options configure Listen.
@@ -175,7 +177,7 @@ func listenUnix(path string) (net.Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := privateDir(filepath.Dir(path), 0o022); err != nil {
+	if err := private.MakeDir(filepath.Dir(path), 0o022); err != nil {
 		return nil, err
 	}
 	if fi, err := os.Lstat(path); err == nil {
@@ -203,29 +205,6 @@ func listenUnix(path string) (net.Listener, error) {
 	return ln, nil
 }
 
-// privateDir makes sure dir is a directory of the user's whose mode has none
-// of the bits in forbidden, creating it 0700 when it is missing (its parent
-// must exist). A symlink is refused.
-func privateDir(dir string, forbidden fs.FileMode) error {
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s is not a directory (a symlink is refused)", dir)
-	}
-	if uid, ok := owner(fi); !ok || uid != os.Getuid() {
-		return fmt.Errorf("%s belongs to uid %d, not to this user (uid %d)", dir, uid, os.Getuid())
-	}
-	if fi.Mode().Perm()&forbidden != 0 {
-		return fmt.Errorf("%s has mode %o: others may write (or read) in it; use a directory only you can write", dir, fi.Mode().Perm())
-	}
-	return nil
-}
-
 // TokenDir is where generated token files go: $XDG_RUNTIME_DIR/agentls, or
 // agentls-UID in the temporary directory.
 func TokenDir() string {
@@ -243,7 +222,7 @@ func newToken() (token, file string, err error) {
 	}
 	token = hex.EncodeToString(b[:])
 	dir := TokenDir()
-	if err := privateDir(dir, 0o077); err != nil {
+	if err := private.MakeDir(dir, 0o077); err != nil {
 		return "", "", fmt.Errorf("token directory: %w", err)
 	}
 	f, err := os.CreateTemp(dir, "token-*") // mode 0600, a new name
@@ -264,24 +243,11 @@ func newToken() (token, file string, err error) {
 
 // readToken reads a token file that only its owner, the user, may read.
 func readToken(path string) (string, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+	f, err := private.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("--token-file: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", fmt.Errorf("--token-file: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("--token-file %s is not a regular file", path)
-	}
-	if uid, ok := owner(fi); !ok || uid != os.Getuid() {
-		return "", fmt.Errorf("--token-file %s belongs to uid %d, not to this user", path, uid)
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("--token-file %s has mode %o: others may read it (chmod 600)", path, fi.Mode().Perm())
-	}
 	b := make([]byte, 4097)
 	n, _ := f.Read(b)
 	if n > 4096 {

@@ -1,16 +1,17 @@
 //go:build unix
 
-package listen
+package private
 
 import (
 	"io/fs"
 	"syscall"
 )
 
+// noFollow makes an open fail on a symlink.
 const noFollow = syscall.O_NOFOLLOW
 
-// owner returns the uid that owns fi.
-func owner(fi fs.FileInfo) (int, bool) {
+// Owner returns the uid that owns fi, when the system says.
+func Owner(fi fs.FileInfo) (int, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return -1, false
