@@ -23,7 +23,7 @@ import (
 //	go test ./search -run '^$' -bench Search -cpuprofile cpu.out
 //
 // The comparison with ripgrep is BenchmarkIndexVsRipgrep (and tools'
-// BenchmarkGrepVsRipgrep, cmd/agentls' BenchmarkGrepWarmServer).
+// BenchmarkGrepVsRipgrep, cmd/agentls' BenchmarkScale).
 func BenchmarkSearch(b *testing.B) {
 	ws := goSrcWorkspace(b)
 	cache := NewCache()
