@@ -31,6 +31,9 @@ var methods = map[string]method{
 	"workspace/didChangeWorkspaceFolders": notification((*server).didChangeWorkspaceFolders),
 	"workspace/didChangeConfiguration":    notification((*server).didChangeConfiguration),
 	"workspace/didChangeWatchedFiles":     notification((*server).didChangeWatchedFiles),
+	// A request in the same order, for a client that sends its pending
+	// didChange only before a request of its own (textsync.go, sync).
+	"workspace/executeCommand": request((*server).executeCommand).async(),
 
 	// agentls methods (tool.go, approver.go): each on its own goroutine, so
 	// that a call waiting for approval blocks nothing.

@@ -2,7 +2,9 @@ package lsp
 
 import (
 	"context"
+	"encoding/json"
 
+	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
 	"github.com/agentls/agentls/workspace"
@@ -123,4 +125,26 @@ func (s *server) didChangeWorkspaceFolders(_ context.Context, p didChangeWorkspa
 	s.republish()
 	s.reportConfigErrors(errs)
 	return nil
+}
+
+// syncCommand is the one command workspace/executeCommand runs. It does
+// nothing: it exists for a client that sends its buffers' pending
+// didChange lazily and, publicly, only before a request of its own (plain
+// eglot: eglot-execute sends them, then the command). Like every request it is
+// dispatched after the notifications sent before it are handled, so its
+// answer tells that client the server has seen what the person typed. It is not
+// advertised (executeCommandProvider), so that clients do not offer it to
+// the person as a command.
+const syncCommand = "agentls.sync"
+
+type executeCommandParams struct {
+	Command   string            `json:"command"`
+	Arguments []json.RawMessage `json:"arguments,omitempty"`
+}
+
+func (s *server) executeCommand(_ context.Context, p executeCommandParams) (any, error) {
+	if p.Command != syncCommand {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "workspace/executeCommand: unknown command %q (the server runs one: %s)", p.Command, syncCommand)
+	}
+	return nil, nil
 }

@@ -44,8 +44,7 @@
 ;; (the JSON-RPC transport), agentls-core.el (customisations, shared state,
 ;; the log), agentls-sync.el (buffers and file watches), agentls-review.el
 ;; (reviews), agentls-rules.el (remembered answers), agentls-edit.el
-;; (applying edits).  Only public names of eglot and jsonrpc are used,
-;; with one exception, explained in `agentls--eglot-send-changes'.
+;; (applying edits).  Only public names of eglot and jsonrpc are used.
 
 ;;; Code:
 
@@ -480,19 +479,29 @@ buffers it manages for SERVER are sent here (`agentls--eglot-send-changes')."
           (when (and (eglot-managed-p) (eq (eglot-current-server) server))
             (agentls--eglot-send-changes)))))))
 
+(defvar-local agentls--eglot-synced-tick nil
+  "`buffer-chars-modified-tick' when `agentls--eglot-send-changes' last
+had eglot send this buffer's changes.")
+
 (defun agentls--eglot-send-changes ()
-  "Send the current buffer's pending changes to its eglot server now.
-This is the only place agentls.el uses a private name of eglot or
-jsonrpc, `eglot--signal-textDocument/didChange', because Emacs 30's
-eglot (1.17) has no public function that does it: eglot sends
-textDocument/didChange after `eglot-send-changes-idle-time' of idle
-time, or before its own requests (through that very function), and a
-request made with jsonrpc's public API waits for nothing.  Without it a
-tool/call sent through a plain-eglot server could read text older than
-what the person typed.  The test agentls-test-public-names-only allows
-that name here and nowhere else."
-  (when (fboundp 'eglot--signal-textDocument/didChange)
-    (eglot--signal-textDocument/didChange)))
+  "Have eglot send the current buffer's pending changes to its server now.
+Emacs 30's eglot (1.17) sends textDocument/didChange after
+`eglot-send-changes-idle-time' of idle time, or before a request of its
+own, and has no public function that sends them alone; a request made
+with jsonrpc's public API waits for nothing.  So this makes such a
+request through eglot's public `eglot-execute': the command
+\"agentls.sync\", which the server runs as a no-op, goes out after the
+changes, and its answer says they have been read.  It is sent only when
+the buffer changed since the last time.  Without it a tool/call sent
+through a plain-eglot server could read text older than what the person
+typed."
+  (let ((tick (buffer-chars-modified-tick)))
+    (unless (eql tick agentls--eglot-synced-tick)
+      (condition-case err
+          (progn
+            (eglot-execute (eglot-current-server) '(:command "agentls.sync"))
+            (setq agentls--eglot-synced-tick tick))
+        (error (agentls--log nil "eglot: agentls.sync: %s" (error-message-string err)))))))
 
 (defun agentls-cancel (handle)
   "Cancel the call of HANDLE (from `agentls-call-async').

@@ -201,17 +201,10 @@
 
 ;;; Public names only
 
-(defconst agentls-test--private-exception
-  '("eglot--signal-textDocument/didChange" . agentls--eglot-send-changes)
-  "The one private name agentls.el uses, and the only function it may be in.
-Emacs 30's eglot has no public way to send a buffer's pending changes
-now (see `agentls--eglot-send-changes').")
-
 (defun agentls-test--private-uses (text)
   "Problems of TEXT (Emacs Lisp) for the public-API rule of agentls.el:
 a list of strings.  It reports every `eglot--' or `jsonrpc--' name
-(in code, strings or comments) except the allowed exception inside its
-function, advice of any kind, and `cl-defmethod's on eglot's or
+(in code, strings or comments), advice of any kind, and `cl-defmethod's on eglot's or
 jsonrpc's generic functions that have qualifiers (:around...) or are
 not specialized on agentls.el's own classes."
   (let (problems)
@@ -220,15 +213,8 @@ not specialized on agentls.el's own classes."
       (with-syntax-table emacs-lisp-mode-syntax-table
         (goto-char (point-min))
         (while (re-search-forward "\\_<\\(?:eglot\\|jsonrpc\\)--[^][ \t\n()'\"`,;]*" nil t)
-          (let* ((name (match-string 0))
-                 (top (car (nth 9 (save-excursion (syntax-ppss (match-beginning 0))))))
-                 (form (and top (save-excursion (goto-char top)
-                                                (ignore-errors (read (current-buffer)))))))
-            (unless (and (equal name (car agentls-test--private-exception))
-                         (eq (car-safe form) 'defun)
-                         (eq (nth 1 form) (cdr agentls-test--private-exception)))
-              (push (format "private name %s (line %d)" name (line-number-at-pos (match-beginning 0)))
-                    problems))))
+          (push (format "private name %s (line %d)" (match-string 0) (line-number-at-pos (match-beginning 0)))
+                problems))
         (goto-char (point-min))
         (while (re-search-forward
                 "(\\(advice-add\\|advice-remove\\|define-advice\\|defadvice\\|add-function\\|remove-function\\)\\_>"
@@ -260,7 +246,7 @@ The checker is run on known-bad samples first (each must be reported),
 then on every agentls*.el file of the package (none may be)."
   (dolist (bad '("(defun f (s) (eglot--project s))"
                  ";; see `jsonrpc--process'\n(defun g () 1)"
-                 "(defun agentls--other () (eglot--signal-textDocument/didChange))"
+                 "(defun agentls--eglot-send-changes () (eglot--signal-textDocument/didChange))"
                  "(cl-defmethod jsonrpc-connection-send :around ((s agentls-server) &rest _) (cl-call-next-method))"
                  "(cl-defmethod jsonrpc-connection-send ((s jsonrpc-process-connection) &rest _) nil)"
                  "(cl-defmethod eglot-handle-request (s (_m (eql foo))) nil)"
@@ -268,7 +254,7 @@ then on every agentls*.el file of the package (none may be)."
                  "(define-advice jsonrpc-notify (:before (&rest _) x) nil)"))
     (should (agentls-test--private-uses bad)))
   (should-not (agentls-test--private-uses
-               "(defun agentls--eglot-send-changes ()\n  \"Uses `eglot--signal-textDocument/didChange'.\"\n  (eglot--signal-textDocument/didChange))\n;; no advice here\n(cl-defmethod jsonrpc-running-p ((c agentls-rpc-connection)) t)"))
+               "(defun agentls--eglot-send-changes ()\n  (eglot-execute (eglot-current-server) '(:command \"agentls.sync\")))\n;; no advice here\n(cl-defmethod jsonrpc-running-p ((c agentls-rpc-connection)) t)"))
   (let* ((dir (file-name-directory (locate-library "agentls.el")))
          (files (directory-files dir t "\\`agentls.*\\.el\\'")))
     (should (member (expand-file-name "agentls-rpc.el" dir) files))
