@@ -80,21 +80,9 @@ func editTool[A any](d Def[A], plan func(c *Call, a A) (*workspace.Plan, error))
 		if err != nil {
 			return Assessment{}, err
 		}
-		a := Assessment{Edit: p, Preview: preview(c, p)}
-		a.NeedsApproval = overwrites(p)
-		gitMetadata(c, p, &a)
-		return a, nil
+		return assessPlan(c, p, overwrites(p)), nil
 	}
-	d.Execute = func(c *Call, args A) (*Result, error) {
-		p := c.Assessed.Edit
-		if p == nil {
-			var err error
-			if p, err = plan(c, args); err != nil {
-				return nil, err
-			}
-		}
-		return applyPlan(c, p)
-	}
+	d.Execute = func(c *Call, args A) (*Result, error) { return applyPlanned(c, args, plan) }
 	if d.OutputSchema == nil {
 		d.OutputSchema = json.RawMessage(editOutputSchema)
 	}
@@ -102,6 +90,29 @@ func editTool[A any](d Def[A], plan func(c *Call, a A) (*workspace.Plan, error))
 		d.Risk = approval.RiskWrite
 	}
 	return d
+}
+
+// assessPlan describes a planned change for approval: its preview, and
+// whether it asks (needsApproval, or always when it writes git metadata:
+// gitMetadata).
+func assessPlan(c *Call, p *workspace.Plan, needsApproval bool) Assessment {
+	a := Assessment{Edit: p, Preview: preview(c, p)}
+	a.NeedsApproval = needsApproval
+	gitMetadata(c, p, &a)
+	return a
+}
+
+// applyPlanned applies the plan the call's assessment made, or plans the
+// change now when the call was not assessed.
+func applyPlanned[A any](c *Call, args A, plan func(c *Call, a A) (*workspace.Plan, error)) (*Result, error) {
+	p := c.Assessed.Edit
+	if p == nil {
+		var err error
+		if p, err = plan(c, args); err != nil {
+			return nil, err
+		}
+	}
+	return applyPlan(c, p)
 }
 
 // overwrites reports whether a plan changes or removes anything that exists

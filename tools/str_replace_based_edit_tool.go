@@ -40,23 +40,13 @@ var TextEditor = builtin(Def[textEditorArgs]{
 		if err != nil {
 			return Assessment{}, err
 		}
-		as := Assessment{Edit: p, Preview: preview(c, p)}
-		as.NeedsApproval = true // every change is reviewed, as write_file's are
-		gitMetadata(c, p, &as)
-		return as, nil
+		return assessPlan(c, p, true), nil // every change is reviewed, as write_file's are
 	},
 	Execute: func(c *Call, a textEditorArgs) (*Result, error) {
 		if a.Command == "view" {
 			return viewPath(c, a)
 		}
-		p := c.Assessed.Edit
-		if p == nil {
-			var err error
-			if p, err = planTextEditor(c, a); err != nil {
-				return nil, err
-			}
-		}
-		return applyPlan(c, p)
+		return applyPlanned(c, a, planTextEditor)
 	},
 })
 
