@@ -8,9 +8,7 @@ import (
 )
 
 func TestGitBranch(t *testing.T) {
-	g := newGitRig(t, true)
-	g.commit("first", map[string]string{"a.txt": "a\n"})
-	g.addRemote()
+	g, _ := newGitRigWithOrigin(t)
 	g.git("push", "-q", "-u", "origin", "main")
 	g.commit("second", map[string]string{"a.txt": "a2\n"})
 	g.git("branch", "topic", "HEAD~1")

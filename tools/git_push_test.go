@@ -11,9 +11,7 @@ import (
 
 // TestGitPush pushes to a bare repository in a temporary folder.
 func TestGitPush(t *testing.T) {
-	g := newGitRig(t, true)
-	g.commit("first", map[string]string{"a.txt": "a\n"})
-	bare := g.addRemote()
+	g, bare := newGitRigWithOrigin(t)
 	remoteHead := func() string { return strings.TrimSpace(g.gitIn(bare, nil, "rev-parse", "refs/heads/main")) }
 	localHead := func() string { return strings.TrimSpace(g.git("rev-parse", "main")) }
 	type pushed struct{ Remote, Branch, Status, Summary string }

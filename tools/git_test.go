@@ -38,6 +38,16 @@ func (g *gitRig) addRemote() string {
 	return bare
 }
 
+// newGitRigWithOrigin is a rig over a repository whose first commit holds
+// a.txt ("a\n"), with an empty bare repository as its remote origin (its
+// path is returned).
+func newGitRigWithOrigin(t *testing.T) (*gitRig, string) {
+	t.Helper()
+	g := newGitRig(t, true)
+	g.commit("first", map[string]string{"a.txt": "a\n"})
+	return g, g.addRemote()
+}
+
 // gitIn runs git in dir with env added and returns its output.
 func (g *gitRig) gitIn(dir string, env []string, args ...string) string {
 	g.t.Helper()
@@ -68,10 +78,8 @@ func (g *gitRig) refuses(t *testing.T, tool string, rs []refusal) {
 // option: --output=FILE would make git diff or git log write FILE, and
 // --exec or --upload-pack would run a program.
 func TestGitOptionLikeValues(t *testing.T) {
-	g := newGitRig(t, true)
-	g.commit("first", map[string]string{"a.txt": "a\n"})
+	g, _ := newGitRigWithOrigin(t)
 	g.git("branch", "feature")
-	g.addRemote()
 	g.write("a.txt", "changed\n")
 	target := filepath.Join(t.TempDir(), "x")
 	opt := "--output=" + target
