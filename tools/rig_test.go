@@ -216,11 +216,3 @@ func decodeDetails(t testing.TB, res *Result, v any) {
 		t.Fatalf("details %s: %v", b, err)
 	}
 }
-
-// approverCounting counts the questions, then lets inner answer.
-func approverCounting(n *int, inner approval.Approver) approval.Approver {
-	return approval.ApproverFunc(func(ctx context.Context, r approval.Request) (approval.Response, error) {
-		*n++
-		return inner.Ask(ctx, r)
-	})
-}
