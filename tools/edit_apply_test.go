@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentls/agentls/workspace"
@@ -53,5 +54,45 @@ func TestDiskHolds(t *testing.T) {
 	}
 	if _, err := diskHolds(ws, filepath.Join(root, "missing"), "x"); err == nil {
 		t.Error("diskHolds of a missing file: no error")
+	}
+}
+
+// TestAppliedChangesAreEvents: applying a plan reports each change as one
+// fileChanged event with its operation and path; a rename's says where the
+// file was too.
+func TestAppliedChangesAreEvents(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		tool string
+		args map[string]any
+		want Event // its Operation, Path and OldPath
+	}{
+		{"write_file", map[string]any{"path": "new.txt", "content": "n\n"}, Event{Operation: "create", Path: "new.txt"}},
+		{"edit_file", map[string]any{"path": "a.txt", "old_string": "x", "new_string": "y"}, Event{Operation: "modify", Path: "a.txt"}},
+		{"move_file", map[string]any{"from": "a.txt", "to": "d/b.txt"}, Event{Operation: "rename", Path: "d/b.txt", OldPath: "a.txt"}},
+		{"delete_file", map[string]any{"path": "a.txt"}, Event{Operation: "delete", Path: "a.txt"}},
+		{"create_directory", map[string]any{"path": "d/e"}, Event{Operation: "create", Path: "d/e"}},
+	} {
+		t.Run(tt.tool, func(t *testing.T) {
+			t.Parallel()
+			g := newRig(t, "")
+			g.write("a.txt", "x\n")
+			wantSuccess(t, g.call("read_file", map[string]any{"path": "a.txt"}))
+			var mu sync.Mutex
+			var changed []Event
+			g.env.Events = EventsFunc(func(e Event) {
+				if e.Kind == "fileChanged" {
+					mu.Lock()
+					changed = append(changed, e)
+					mu.Unlock()
+				}
+			})
+			wantSuccess(t, g.call(tt.tool, tt.args))
+			mu.Lock()
+			defer mu.Unlock()
+			if len(changed) != 1 || changed[0].Operation != tt.want.Operation || changed[0].Path != tt.want.Path || changed[0].OldPath != tt.want.OldPath {
+				t.Errorf("fileChanged events = %+v, want one %s of %s (from %q)", changed, tt.want.Operation, tt.want.Path, tt.want.OldPath)
+			}
+		})
 	}
 }
