@@ -63,15 +63,14 @@ func TestDiskHolds(t *testing.T) {
 func TestAppliedChangesAreEvents(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		tool string
-		args map[string]any
+		toolCall
 		want Event // its Operation, Path and OldPath
 	}{
-		{"write_file", map[string]any{"path": "new.txt", "content": "n\n"}, Event{Operation: "create", Path: "new.txt"}},
-		{"edit_file", map[string]any{"path": "a.txt", "old_string": "x", "new_string": "y"}, Event{Operation: "modify", Path: "a.txt"}},
-		{"move_file", map[string]any{"from": "a.txt", "to": "d/b.txt"}, Event{Operation: "rename", Path: "d/b.txt", OldPath: "a.txt"}},
-		{"delete_file", map[string]any{"path": "a.txt"}, Event{Operation: "delete", Path: "a.txt"}},
-		{"create_directory", map[string]any{"path": "d/e"}, Event{Operation: "create", Path: "d/e"}},
+		{toolCall{"write_file", map[string]any{"path": "new.txt", "content": "n\n"}}, Event{Operation: "create", Path: "new.txt"}},
+		{toolCall{"edit_file", map[string]any{"path": "a.txt", "old_string": "x", "new_string": "y"}}, Event{Operation: "modify", Path: "a.txt"}},
+		{toolCall{"move_file", map[string]any{"from": "a.txt", "to": "d/b.txt"}}, Event{Operation: "rename", Path: "d/b.txt", OldPath: "a.txt"}},
+		{toolCall{"delete_file", map[string]any{"path": "a.txt"}}, Event{Operation: "delete", Path: "a.txt"}},
+		{toolCall{"create_directory", map[string]any{"path": "d/e"}}, Event{Operation: "create", Path: "d/e"}},
 	} {
 		t.Run(tt.tool, func(t *testing.T) {
 			t.Parallel()

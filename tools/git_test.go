@@ -83,10 +83,7 @@ func TestGitOptionLikeValues(t *testing.T) {
 	g.write("a.txt", "changed\n")
 	target := filepath.Join(t.TempDir(), "x")
 	opt := "--output=" + target
-	tests := []struct {
-		tool string
-		args map[string]any
-	}{
+	tests := []toolCall{
 		{"git_status", map[string]any{"path": opt}},
 		{"git_diff", map[string]any{"path": opt}},
 		{"git_diff", map[string]any{"ref": opt}},

@@ -110,10 +110,7 @@ func TestStaleFile(t *testing.T) {
 		p := filepath.Join(root, "f.txt")
 		env.Workspace.Overlays.Open(workspace.Document{URI: workspace.PathToURI(p), Path: p, Version: 2, Text: "one\ntwo typed in the editor\nthree\n"})
 	}
-	calls := []struct {
-		tool string
-		args map[string]any
-	}{
+	calls := []toolCall{
 		{"edit_file", map[string]any{"path": "f.txt", "old_string": "one", "new_string": "1"}},
 		{"multi_edit", map[string]any{"path": "f.txt", "edits": []any{map[string]any{"old_string": "one", "new_string": "1"}}}},
 		{"write_file", map[string]any{"path": "f.txt", "content": "new\n"}},

@@ -347,10 +347,7 @@ func TestPathEscapeRootIsSymlink(t *testing.T) {
 // asked), is refused when the edit is applied.
 func TestPathEscapeWhileWaitingForApproval(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		tool string
-		args map[string]any
-	}{
+	for _, tc := range []toolCall{
 		{"write_file", map[string]any{"path": "dir/new.txt", "content": "pwned\n"}},
 		{"edit_file", map[string]any{"path": "dir/f.txt", "old_string": "SECRET", "new_string": "pwned"}},
 		{"apply_patch", map[string]any{"patch": "--- a/dir/f.txt\n+++ b/dir/f.txt\n@@ -1 +1 @@\n-SECRET\n+pwned\n"}},
@@ -478,10 +475,7 @@ func TestWalksDoNotFollowLinksOut(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, c := range []struct {
-		tool string
-		args map[string]any
-	}{
+	for _, c := range []toolCall{
 		{"list_directory", map[string]any{"path": ".", "recursive": true, "include_hidden": true}},
 		{"grep", map[string]any{"pattern": "needle", "include_ignored": true}},
 	} {

@@ -128,6 +128,12 @@ func (g *rig) commit(msg string, files map[string]string) {
 	g.git("commit", "-q", "-m", msg)
 }
 
+// toolCall is one call of a table test: a tool's name and its arguments.
+type toolCall struct {
+	tool string
+	args map[string]any
+}
+
 // runTool runs one call of the tool name through r; args is JSON text or
 // a value to marshal.
 func runTool(t testing.TB, ctx context.Context, r *Runner, env *Env, name string, args any, p Progress) *Result {

@@ -20,10 +20,7 @@ func TestSpecialFilesDoNotHang(t *testing.T) {
 		t.Skip(err)
 	}
 	testenv.WriteFiles(t, root, map[string]string{"a.txt": "a\n"})
-	calls := []struct {
-		tool string
-		args map[string]any
-	}{
+	calls := []toolCall{
 		{"read_file", map[string]any{"path": "fifo"}},
 		{"edit_file", map[string]any{"path": "fifo", "old_string": "a", "new_string": "b"}},
 		{"multi_edit", map[string]any{"path": "fifo", "edits": []any{map[string]any{"old_string": "a", "new_string": "b"}}}},
