@@ -72,10 +72,7 @@ func sameResult(t *testing.T, what string, got, want *Result) {
 // globs (as the ripgrep comparison has it).
 func goSrcWorkspace(t testing.TB) *workspace.Workspace {
 	t.Helper()
-	ws, err := workspace.New(testenv.GoSrc(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := newWorkspace(t, testenv.GoSrc(t))
 	cfg := *ws.Config()
 	cfg.Paths.Sensitive = nil
 	ws.SetConfig(&cfg)
@@ -93,8 +90,7 @@ func TestCachedMatchesUncached(t *testing.T) {
 		t.Skip("searches GOROOT/src")
 	}
 	ws := goSrcWorkspace(t)
-	cache := NewCache()
-	defer cache.Close()
+	cache := newCache(t)
 	cache.Warm(context.Background(), ws)
 	cacheReady(t, cache)
 	queries := append([]Query{}, Queries...)
@@ -140,6 +136,35 @@ func put(t *testing.T, root, rel, content string, mtime time.Time) {
 	}
 }
 
+// oldTree writes files with mtimes an hour old (so that the cache may
+// vouch for them) in a fresh folder, and returns it and its workspace.
+func oldTree(t *testing.T, files map[string]string) (string, *workspace.Workspace) {
+	t.Helper()
+	root := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for p, c := range files {
+		put(t, root, p, c, old)
+	}
+	return root, newWorkspace(t, root)
+}
+
+// newWorkspace is the workspace of root; an error fails the test.
+func newWorkspace(t testing.TB, root string) *workspace.Workspace {
+	t.Helper()
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+// newCache is an empty cache that closes when the test ends.
+func newCache(t testing.TB) *Cache {
+	c := NewCache()
+	t.Cleanup(c.Close)
+	return c
+}
+
 // TestCacheInvalidation changes files between cached searches (on disk
 // without telling anyone, in open buffers, with and without notifications)
 // and checks that every cached search returns exactly what a fresh search
@@ -162,13 +187,9 @@ func testCacheInvalidation(t *testing.T, noWatch bool) {
 	}
 	put(t, root, "a/target.go", "package a\n// nothing here\n", old)
 	put(t, root, "b/other.go", "package b\n// xyzzy plugh\n", old)
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cache := NewCache()
+	ws := newWorkspace(t, root)
+	cache := newCache(t)
 	cache.noWatch = noWatch
-	defer cache.Close()
 	queries := []string{
 		`{"pattern":"xyzzy"}`,
 		`{"pattern":"xyzzy","path":"d0"}`,
@@ -284,19 +305,10 @@ func indexedRels(cache *Cache, root string) map[string]bool {
 // warmTree is a tree whose files have old mtimes (so that the cache may
 // vouch for them): three that a search reads, one sensitive, one ignored.
 func warmTree(t *testing.T) (string, *workspace.Workspace) {
-	root := t.TempDir()
-	old := time.Now().Add(-time.Hour)
-	for p, c := range map[string]string{
+	return oldTree(t, map[string]string{
 		"a.go": "package a\n// xyzzy\n", "b/b.go": "package b\n", "c/c.txt": "plain text\n",
 		"keys/server.pem": "xyzzy secret\n", "ignored/x.go": "package x // xyzzy\n", ".ignore": "ignored/\n",
-	} {
-		put(t, root, p, c, old)
-	}
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root, ws
+	})
 }
 
 // TestWarm fills the cache in the background as a server does after
@@ -305,8 +317,7 @@ func warmTree(t *testing.T) (string, *workspace.Workspace) {
 func TestWarm(t *testing.T) {
 	t.Parallel()
 	root, ws := warmTree(t)
-	cache := NewCache()
-	defer cache.Close()
+	cache := newCache(t)
 	cache.Warm(context.Background(), ws)
 	cacheReady(t, cache)
 	got := indexedRels(cache, root)
@@ -337,11 +348,7 @@ func TestCacheClose(t *testing.T) {
 	cache := NewCache()
 	if runtime.GOROOT() != "" {
 		if src := filepath.Join(runtime.GOROOT(), "src"); dirExists(src) {
-			big, err := workspace.New(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cache.Warm(context.Background(), big)
+			cache.Warm(context.Background(), newWorkspace(t, src))
 		}
 	}
 	cache.Close()
