@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { testenv.PeerMain(m) }
 // runtimeDir gives the test a runtime directory of its own.
 func runtimeDir(t *testing.T) string {
 	t.Helper()
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	testenv.RuntimeDir(t)
 	d, err := Dir()
 	if err != nil {
 		t.Fatal(err)
