@@ -220,60 +220,60 @@ func testCacheInvalidation(t *testing.T, noWatch bool) {
 		t.Fatalf("the index answered without a walk: %v", answered)
 	}
 
-	// On disk, without notification: same size, mtime put back (rsync -t).
-	put(t, root, "a/target.go", "package a\n// xyzzy Frob(\n", old)
-	check("rewritten in place, old mtime")
-	put(t, root, "a/target.go", "package a\n// nothing xx\n", time.Time{})
-	check("rewritten, fresh mtime")
-	put(t, root, "c/new.go", "package c\n// XyZzY frobnicate lowerFrob(\n", old)
-	check("created")
-	if err := os.Remove(filepath.Join(root, "b/other.go")); err != nil {
-		t.Fatal(err)
+	abs := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+	write := func(rel, content string, mtime time.Time) func() error {
+		return func() error { put(t, root, rel, content, mtime); return nil }
 	}
-	check("deleted")
-	if err := os.Rename(filepath.Join(root, "c/new.go"), filepath.Join(root, "d0/moved.go")); err != nil {
-		t.Fatal(err)
-	}
-	check("renamed")
-	put(t, root, ".gitignore", "d0/\n", old)
-	check("ignored")
-	if err := os.Remove(filepath.Join(root, ".gitignore")); err != nil {
-		t.Fatal(err)
-	}
-	check("unignored")
+	remove := func(rel string) func() error { return func() error { return os.Remove(abs(rel)) } }
+	buf := abs("d0/f3.go")
+	for _, step := range []struct {
+		name   string
+		change func() error
+	}{
+		// On disk, without notification: same size, mtime put back (rsync -t).
+		{"rewritten in place, old mtime", write("a/target.go", "package a\n// xyzzy Frob(\n", old)},
+		{"rewritten, fresh mtime", write("a/target.go", "package a\n// nothing xx\n", time.Time{})},
+		{"created", write("c/new.go", "package c\n// XyZzY frobnicate lowerFrob(\n", old)},
+		{"deleted", remove("b/other.go")},
+		{"renamed", func() error { return os.Rename(abs("c/new.go"), abs("d0/moved.go")) }},
+		{"ignored", write(".gitignore", "d0/\n", old)},
+		{"unignored", remove(".gitignore")},
 
-	// As the file tools write: fresh mtimes, a same-size edit.
-	put(t, root, "d1/f1.go", "package d\n// xyzzy\nfunc F11() {}\n", time.Time{})
-	check("written")
-	put(t, root, "d1/f1.go", "package d\n// plugh\nfunc F11() {}\n", time.Time{})
-	check("edited, same size")
-	put(t, root, "e/tool.go", "package e\n// frobnicate\n", time.Time{})
-	check("created now")
-	if err := os.Remove(filepath.Join(root, "d2/f2.go")); err != nil {
-		t.Fatal(err)
-	}
-	check("deleted now")
+		// As the file tools write: fresh mtimes, a same-size edit.
+		{"written", write("d1/f1.go", "package d\n// xyzzy\nfunc F11() {}\n", time.Time{})},
+		{"edited, same size", write("d1/f1.go", "package d\n// plugh\nfunc F11() {}\n", time.Time{})},
+		{"created now", write("e/tool.go", "package e\n// frobnicate\n", time.Time{})},
+		{"deleted now", remove("d2/f2.go")},
 
-	// Open buffers: what the editor has, not what the disk has.
-	p := filepath.Join(root, "d0/f3.go")
-	ws.Overlays.Open(workspace.Document{URI: "file://" + p, Path: p, LanguageID: "go", Version: 1, Text: "package d\n"})
-	check("opened")
-	if err := ws.Overlays.Change(p, 2, []workspace.Change{{Text: "package d\n// xyzzy FROB(\n"}}); err != nil {
-		t.Fatal(err)
-	}
-	check("changed buffer")
-	ws.Overlays.Close(p)
-	check("closed buffer")
+		// Open buffers: what the editor has, not what the disk has.
+		{"opened", func() error {
+			ws.Overlays.Open(workspace.Document{URI: "file://" + buf, Path: buf, LanguageID: "go", Version: 1, Text: "package d\n"})
+			return nil
+		}},
+		{"changed buffer", func() error {
+			return ws.Overlays.Change(buf, 2, []workspace.Change{{Text: "package d\n// xyzzy FROB(\n"}})
+		}},
+		{"closed buffer", func() error { ws.Overlays.Close(buf); return nil }},
 
-	// Notifications and resets; results stay the same.
-	put(t, root, "d1/f1.go", "package d\n// xyzzy\nfunc F11() {}\n", old)
-	cache.Changed(filepath.Join(root, "d1/f1.go"))
-	check("notified")
-	cache.Reset()
-	if n := cache.Len(); n != 0 {
-		t.Errorf("after Reset: %d files", n)
+		// Notifications and resets; results stay the same.
+		{"notified", func() error {
+			put(t, root, "d1/f1.go", "package d\n// xyzzy\nfunc F11() {}\n", old)
+			cache.Changed(abs("d1/f1.go"))
+			return nil
+		}},
+		{"reset", func() error {
+			cache.Reset()
+			if n := cache.Len(); n != 0 {
+				t.Errorf("after Reset: %d files", n)
+			}
+			return nil
+		}},
+	} {
+		if err := step.change(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		check(step.name)
 	}
-	check("reset")
 }
 
 // cacheReady waits until the cache's indexes are built.
