@@ -198,16 +198,11 @@ func TestUnixSocket(t *testing.T) {
 		l2.Close()
 		t.Error("a second server took a socket in use")
 	}
-	go func() {
-		for { // the refused second server's probe is in the queue too
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("hi"))
-			c.Close()
-		}
-	}()
+	// Every connection, the refused second server's probe in the queue too.
+	testenv.AcceptEach(l, func(c net.Conn) {
+		c.Write([]byte("hi"))
+		c.Close()
+	})
 	c, err := net.Dial("unix", sock)
 	if err != nil {
 		t.Fatal(err)
