@@ -1,8 +1,8 @@
 // Package testenv holds the set-up that the tests of several packages
-// share: a tree of files, a runtime directory of the test's own, git
-// isolated from the configuration of the person running the tests, a real
-// repository, the CPU time the test process used and the processes still
-// alive. Only tests import it.
+// share: a tree of files, a runtime directory of the test's own, a
+// listener's accept loop, git isolated from the configuration of the
+// person running the tests, a real repository, the CPU time the test
+// process used and the processes still alive. Only tests import it.
 //
 // Every helper that can fail takes a testing.TB and fails the test; none
 // asserts anything about the code under test.
