@@ -29,10 +29,10 @@ type rpc struct {
 
 	wmu sync.Mutex // one frame on the wire at a time
 
-	mu      sync.Mutex // guards closing done
 	next    atomic.Int64
 	pending table[int64, chan rpcAnswer]
 
+	mu   sync.Mutex    // guards closing done
 	done chan struct{} // closed when the connection ends
 }
 
