@@ -1,12 +1,14 @@
 package approval
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -82,11 +84,8 @@ func (m *Memory) Rules() []Rule {
 		r.Persisted = persisted
 		rules = append(rules, r)
 	}
-	sort.Slice(rules, func(i, j int) bool {
-		if rules[i].Tool != rules[j].Tool {
-			return rules[i].Tool < rules[j].Tool
-		}
-		return rules[i].Key < rules[j].Key
+	slices.SortFunc(rules, func(a, b Rule) int {
+		return cmp.Or(strings.Compare(a.Tool, b.Tool), strings.Compare(a.Key, b.Key))
 	})
 	return rules
 }

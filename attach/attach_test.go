@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { testenv.PeerMain(m) }
 // runtimeDir gives the test a runtime directory of its own.
 func runtimeDir(t *testing.T) string {
 	t.Helper()
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	testenv.RuntimeDir(t)
 	d, err := Dir()
 	if err != nil {
 		t.Fatal(err)
@@ -386,15 +386,8 @@ func TestDialSilentSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close() // held open, never answered
-		}
-	}()
+	var held []net.Conn // open, never answered
+	testenv.AcceptEach(l, func(c net.Conn) { held = append(held, c) })
 	tok := filepath.Join(dir, "token-silent")
 	os.WriteFile(tok, []byte(strings.Repeat("y", 32)), 0o600)
 	d := Descriptor{ID: id, Roots: []string{t.TempDir()}, PID: os.Getpid(), Socket: sock, TokenFile: tok}

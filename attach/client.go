@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,9 +48,8 @@ type Client struct {
 	rpc     *rpc
 
 	next     atomic.Int64
-	mu       sync.Mutex
-	progress map[string]tools.Progress // workDoneToken -> the call's progress
-	changed  chan struct{}             // tool/listChanged came; one pending at most
+	progress table[string, tools.Progress] // workDoneToken -> the call's progress
+	changed  chan struct{}                 // tool/listChanged came; one pending at most
 }
 
 // Dial connects to d's socket, checks that the process there is the user's,
@@ -85,7 +83,7 @@ func Dial(ctx context.Context, d Descriptor, client string) (*Client, error) {
 		}
 		return nil, fmt.Errorf("session %s: %w", d.ID, err)
 	}
-	cl := &Client{Session: d, progress: map[string]tools.Progress{}, changed: make(chan struct{}, 1)}
+	cl := &Client{Session: d, changed: make(chan struct{}, 1)}
 	cl.rpc = newRPC(c, cl.handle)
 	params := map[string]any{
 		"processId":             os.Getpid(),
@@ -162,14 +160,7 @@ func (c *Client) Call(ctx context.Context, req tools.Request, p tools.Progress) 
 	if p != nil {
 		tok := "p" + strconv.FormatInt(c.next.Add(1), 10)
 		params.WorkDoneToken = tok
-		c.mu.Lock()
-		c.progress[tok] = p
-		c.mu.Unlock()
-		defer func() {
-			c.mu.Lock()
-			delete(c.progress, tok)
-			c.mu.Unlock()
-		}()
+		defer c.progress.put(tok, p)()
 	}
 	body, err := params.encode(req.Arguments)
 	if err != nil {
@@ -254,10 +245,7 @@ func (c *Client) handle(method string, params json.RawMessage) {
 	if json.Unmarshal(params, &p) != nil || p.Value.Kind != "report" {
 		return
 	}
-	c.mu.Lock()
-	pr := c.progress[p.Token]
-	c.mu.Unlock()
-	if pr != nil {
+	if pr := c.progress.get(p.Token); pr != nil {
 		pct := -1
 		if p.Value.Percentage != nil {
 			pct = *p.Value.Percentage

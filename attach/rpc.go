@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // maxFrame bounds one message from a session: the largest tool result and
@@ -28,10 +29,10 @@ type rpc struct {
 
 	wmu sync.Mutex // one frame on the wire at a time
 
-	mu      sync.Mutex
-	next    int64
-	pending map[int64]chan rpcAnswer
+	next    atomic.Int64
+	pending table[int64, chan rpcAnswer]
 
+	mu   sync.Mutex    // guards closing done
 	done chan struct{} // closed when the connection ends
 }
 
@@ -49,7 +50,7 @@ type rpcError struct {
 func (e *rpcError) Error() string { return fmt.Sprintf("%s (%d)", e.Message, e.Code) }
 
 func newRPC(c io.ReadWriteCloser, notify func(string, json.RawMessage)) *rpc {
-	r := &rpc{c: c, notify: notify, pending: map[int64]chan rpcAnswer{}, done: make(chan struct{})}
+	r := &rpc{c: c, notify: notify, done: make(chan struct{})}
 	go r.readLoop()
 	return r
 }
@@ -66,17 +67,9 @@ func (r *rpc) call(ctx context.Context, method string, params, result any) error
 
 // callRaw is call with params encoded already (valid JSON).
 func (r *rpc) callRaw(ctx context.Context, method string, params []byte, result any) error {
-	r.mu.Lock()
-	r.next++
-	id := r.next
+	id := r.next.Add(1)
 	ch := make(chan rpcAnswer, 1)
-	r.pending[id] = ch
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		delete(r.pending, id)
-		r.mu.Unlock()
-	}()
+	defer r.pending.put(id, ch)()
 	if err := r.write(requestFrame(id, method, params)); err != nil {
 		return err
 	}
@@ -176,10 +169,7 @@ func (r *rpc) readLoop() {
 			if err != nil {
 				continue
 			}
-			r.mu.Lock()
-			ch := r.pending[id]
-			r.mu.Unlock()
-			if ch != nil {
+			if ch := r.pending.get(id); ch != nil {
 				ch <- rpcAnswer{result: m.Result, err: m.Error}
 			}
 		}

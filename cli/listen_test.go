@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/lsp/lsptest"
 )
 
@@ -218,7 +219,7 @@ func TestListenerNeedsToken(t *testing.T) {
 func frame(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }
 
 func TestListenRefusals(t *testing.T) {
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	testenv.RuntimeDir(t)
 	for _, tc := range []struct {
 		args []string
 		code int

@@ -124,18 +124,16 @@ func writeCloser(stdio IO) stdoutCloser { return stdoutCloser{stdio} }
 type stdinCloser struct{ stdio IO }
 
 func (r stdinCloser) Read(p []byte) (int, error) { return r.stdio.Stdin.Read(p) }
-func (r stdinCloser) Close() error {
-	if c, ok := r.stdio.Stdin.(interface{ Close() error }); ok {
-		return c.Close()
-	}
-	return nil
-}
+func (r stdinCloser) Close() error               { return closeIfCloser(r.stdio.Stdin) }
 
 type stdoutCloser struct{ stdio IO }
 
 func (w stdoutCloser) Write(p []byte) (int, error) { return w.stdio.Stdout.Write(p) }
-func (w stdoutCloser) Close() error {
-	if c, ok := w.stdio.Stdout.(interface{ Close() error }); ok {
+func (w stdoutCloser) Close() error                { return closeIfCloser(w.stdio.Stdout) }
+
+// closeIfCloser closes v when it has a Close method.
+func closeIfCloser(v any) error {
+	if c, ok := v.(interface{ Close() error }); ok {
 		return c.Close()
 	}
 	return nil

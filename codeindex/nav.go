@@ -152,9 +152,6 @@ func kindOf(o types.Object) string {
 		case *types.Interface:
 			return "interface"
 		}
-		if o.IsAlias() {
-			return "type"
-		}
 		return "type"
 	case *types.PkgName:
 		return "package"

@@ -18,6 +18,7 @@ import (
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/attach"
 	"github.com/agentls/agentls/internal/listen"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/lsp/lsptest"
 	"github.com/agentls/agentls/tools"
 )
@@ -61,7 +62,7 @@ func (r *reports) all() string {
 }
 
 func TestAttachedClient(t *testing.T) {
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	testenv.RuntimeDir(t)
 	root := t.TempDir()
 	os.WriteFile(filepath.Join(root, "a.txt"), []byte("disk\n"), 0o644)
 	ed, d, ok := publishedEditor(t, root, nil)
@@ -165,7 +166,7 @@ func TestAttachedClient(t *testing.T) {
 // A connection must open with initialize carrying the token: a wrong or
 // missing token, or another first message, is closed unanswered.
 func TestAttachedTokenRefused(t *testing.T) {
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	testenv.RuntimeDir(t)
 	root := t.TempDir()
 	ed, d, ok := publishedEditor(t, root, nil)
 	if !ok {
@@ -197,7 +198,7 @@ func TestAttachedTokenRefused(t *testing.T) {
 }
 
 func TestPublishSessionOff(t *testing.T) {
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	testenv.RuntimeDir(t)
 	root := t.TempDir()
 	ed, _, ok := publishedEditor(t, root, map[string]any{"config": map[string]any{"lsp": map[string]any{"publishSession": false}}})
 	if ok {

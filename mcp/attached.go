@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/agentls/agentls/attach"
+	"github.com/agentls/agentls/internal/watch"
 	"github.com/agentls/agentls/tools"
 )
 
@@ -41,11 +42,11 @@ type Attached struct {
 	root  string // the root attached to
 	first attach.Descriptor
 
-	mu       sync.Mutex
-	client   *attach.Client // nil after the session ended
-	tools    []*tools.Tool
-	watchers map[int]func()
-	nextID   int
+	mu     sync.Mutex
+	client *attach.Client // nil after the session ended
+	tools  []*tools.Tool
+
+	watchers watch.Set[struct{}]
 }
 
 // Attach attaches to the editor session that holds o.Dir (the innermost
@@ -61,7 +62,7 @@ func Attach(ctx context.Context, o AttachOptions) (*Attached, error) {
 		c.Close()
 		return nil, fmt.Errorf("session %s: tool/list: %w", c.Session.ID, err)
 	}
-	a := &Attached{o: o, root: root, client: c, first: c.Session, tools: asTools(defs), watchers: map[int]func(){}}
+	a := &Attached{o: o, root: root, client: c, first: c.Session, tools: asTools(defs)}
 	go a.follow(c, false)
 	return a, nil
 }
@@ -103,28 +104,13 @@ func (a *Attached) refresh(c *attach.Client) {
 	}
 	a.mu.Lock()
 	a.tools = asTools(defs)
-	fs := make([]func(), 0, len(a.watchers))
-	for _, f := range a.watchers {
-		fs = append(fs, f)
-	}
 	a.mu.Unlock()
-	for _, f := range fs {
-		f()
-	}
+	a.watchers.Notify(struct{}{})
 }
 
 // WatchTools implements ToolWatcher.
 func (a *Attached) WatchTools(f func()) (stop func()) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	id := a.nextID
-	a.nextID++
-	a.watchers[id] = f
-	return func() {
-		a.mu.Lock()
-		delete(a.watchers, id)
-		a.mu.Unlock()
-	}
+	return a.watchers.Add(func(struct{}) { f() })
 }
 
 // Session is the session attached to first.

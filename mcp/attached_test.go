@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/attach"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/lsp/lsptest"
 )
 
@@ -112,7 +113,7 @@ func (e *editorSession) requests() []approval.Request {
 // attachedEnv isolates a test and gives it its own runtime directory.
 func attachedEnv(t *testing.T) (bin, root string) {
 	isolate(t)
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	testenv.RuntimeDir(t)
 	root = t.TempDir()
 	return lsptest.BuildBinary(t), root
 }

@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentls/agentls/attach"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/lsp/lsptest"
 )
 
@@ -40,7 +41,7 @@ import (
 func benchEnv(b *testing.B) {
 	b.Setenv("XDG_CONFIG_HOME", b.TempDir())
 	b.Setenv("XDG_STATE_HOME", b.TempDir())
-	b.Setenv("XDG_RUNTIME_DIR", b.TempDir())
+	testenv.RuntimeDir(b)
 }
 
 // binaries are the binary under test and the baseline, if any.

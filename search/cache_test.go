@@ -72,10 +72,7 @@ func sameResult(t *testing.T, what string, got, want *Result) {
 // globs (as the ripgrep comparison has it).
 func goSrcWorkspace(t testing.TB) *workspace.Workspace {
 	t.Helper()
-	ws, err := workspace.New(testenv.GoSrc(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := newWorkspace(t, testenv.GoSrc(t))
 	cfg := *ws.Config()
 	cfg.Paths.Sensitive = nil
 	ws.SetConfig(&cfg)
@@ -93,8 +90,7 @@ func TestCachedMatchesUncached(t *testing.T) {
 		t.Skip("searches GOROOT/src")
 	}
 	ws := goSrcWorkspace(t)
-	cache := NewCache()
-	defer cache.Close()
+	cache := newCache(t)
 	cache.Warm(context.Background(), ws)
 	cacheReady(t, cache)
 	queries := append([]Query{}, Queries...)
@@ -140,6 +136,35 @@ func put(t *testing.T, root, rel, content string, mtime time.Time) {
 	}
 }
 
+// oldTree writes files with mtimes an hour old (so that the cache may
+// vouch for them) in a fresh folder, and returns it and its workspace.
+func oldTree(t *testing.T, files map[string]string) (string, *workspace.Workspace) {
+	t.Helper()
+	root := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for p, c := range files {
+		put(t, root, p, c, old)
+	}
+	return root, newWorkspace(t, root)
+}
+
+// newWorkspace is the workspace of root; an error fails the test.
+func newWorkspace(t testing.TB, root string) *workspace.Workspace {
+	t.Helper()
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+// newCache is an empty cache that closes when the test ends.
+func newCache(t testing.TB) *Cache {
+	c := NewCache()
+	t.Cleanup(c.Close)
+	return c
+}
+
 // TestCacheInvalidation changes files between cached searches (on disk
 // without telling anyone, in open buffers, with and without notifications)
 // and checks that every cached search returns exactly what a fresh search
@@ -162,13 +187,9 @@ func testCacheInvalidation(t *testing.T, noWatch bool) {
 	}
 	put(t, root, "a/target.go", "package a\n// nothing here\n", old)
 	put(t, root, "b/other.go", "package b\n// xyzzy plugh\n", old)
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cache := NewCache()
+	ws := newWorkspace(t, root)
+	cache := newCache(t)
 	cache.noWatch = noWatch
-	defer cache.Close()
 	queries := []string{
 		`{"pattern":"xyzzy"}`,
 		`{"pattern":"xyzzy","path":"d0"}`,
@@ -199,60 +220,60 @@ func testCacheInvalidation(t *testing.T, noWatch bool) {
 		t.Fatalf("the index answered without a walk: %v", answered)
 	}
 
-	// On disk, without notification: same size, mtime put back (rsync -t).
-	put(t, root, "a/target.go", "package a\n// xyzzy Frob(\n", old)
-	check("rewritten in place, old mtime")
-	put(t, root, "a/target.go", "package a\n// nothing xx\n", time.Time{})
-	check("rewritten, fresh mtime")
-	put(t, root, "c/new.go", "package c\n// XyZzY frobnicate lowerFrob(\n", old)
-	check("created")
-	if err := os.Remove(filepath.Join(root, "b/other.go")); err != nil {
-		t.Fatal(err)
+	abs := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+	write := func(rel, content string, mtime time.Time) func() error {
+		return func() error { put(t, root, rel, content, mtime); return nil }
 	}
-	check("deleted")
-	if err := os.Rename(filepath.Join(root, "c/new.go"), filepath.Join(root, "d0/moved.go")); err != nil {
-		t.Fatal(err)
-	}
-	check("renamed")
-	put(t, root, ".gitignore", "d0/\n", old)
-	check("ignored")
-	if err := os.Remove(filepath.Join(root, ".gitignore")); err != nil {
-		t.Fatal(err)
-	}
-	check("unignored")
+	remove := func(rel string) func() error { return func() error { return os.Remove(abs(rel)) } }
+	buf := abs("d0/f3.go")
+	for _, step := range []struct {
+		name   string
+		change func() error
+	}{
+		// On disk, without notification: same size, mtime put back (rsync -t).
+		{"rewritten in place, old mtime", write("a/target.go", "package a\n// xyzzy Frob(\n", old)},
+		{"rewritten, fresh mtime", write("a/target.go", "package a\n// nothing xx\n", time.Time{})},
+		{"created", write("c/new.go", "package c\n// XyZzY frobnicate lowerFrob(\n", old)},
+		{"deleted", remove("b/other.go")},
+		{"renamed", func() error { return os.Rename(abs("c/new.go"), abs("d0/moved.go")) }},
+		{"ignored", write(".gitignore", "d0/\n", old)},
+		{"unignored", remove(".gitignore")},
 
-	// As the file tools write: fresh mtimes, a same-size edit.
-	put(t, root, "d1/f1.go", "package d\n// xyzzy\nfunc F11() {}\n", time.Time{})
-	check("written")
-	put(t, root, "d1/f1.go", "package d\n// plugh\nfunc F11() {}\n", time.Time{})
-	check("edited, same size")
-	put(t, root, "e/tool.go", "package e\n// frobnicate\n", time.Time{})
-	check("created now")
-	if err := os.Remove(filepath.Join(root, "d2/f2.go")); err != nil {
-		t.Fatal(err)
-	}
-	check("deleted now")
+		// As the file tools write: fresh mtimes, a same-size edit.
+		{"written", write("d1/f1.go", "package d\n// xyzzy\nfunc F11() {}\n", time.Time{})},
+		{"edited, same size", write("d1/f1.go", "package d\n// plugh\nfunc F11() {}\n", time.Time{})},
+		{"created now", write("e/tool.go", "package e\n// frobnicate\n", time.Time{})},
+		{"deleted now", remove("d2/f2.go")},
 
-	// Open buffers: what the editor has, not what the disk has.
-	p := filepath.Join(root, "d0/f3.go")
-	ws.Overlays.Open(workspace.Document{URI: "file://" + p, Path: p, LanguageID: "go", Version: 1, Text: "package d\n"})
-	check("opened")
-	if err := ws.Overlays.Change(p, 2, []workspace.Change{{Text: "package d\n// xyzzy FROB(\n"}}); err != nil {
-		t.Fatal(err)
-	}
-	check("changed buffer")
-	ws.Overlays.Close(p)
-	check("closed buffer")
+		// Open buffers: what the editor has, not what the disk has.
+		{"opened", func() error {
+			ws.Overlays.Open(workspace.Document{URI: "file://" + buf, Path: buf, LanguageID: "go", Version: 1, Text: "package d\n"})
+			return nil
+		}},
+		{"changed buffer", func() error {
+			return ws.Overlays.Change(buf, 2, []workspace.Change{{Text: "package d\n// xyzzy FROB(\n"}})
+		}},
+		{"closed buffer", func() error { ws.Overlays.Close(buf); return nil }},
 
-	// Notifications and resets; results stay the same.
-	put(t, root, "d1/f1.go", "package d\n// xyzzy\nfunc F11() {}\n", old)
-	cache.Changed(filepath.Join(root, "d1/f1.go"))
-	check("notified")
-	cache.Reset()
-	if n := cache.Len(); n != 0 {
-		t.Errorf("after Reset: %d files", n)
+		// Notifications and resets; results stay the same.
+		{"notified", func() error {
+			put(t, root, "d1/f1.go", "package d\n// xyzzy\nfunc F11() {}\n", old)
+			cache.Changed(abs("d1/f1.go"))
+			return nil
+		}},
+		{"reset", func() error {
+			cache.Reset()
+			if n := cache.Len(); n != 0 {
+				t.Errorf("after Reset: %d files", n)
+			}
+			return nil
+		}},
+	} {
+		if err := step.change(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		check(step.name)
 	}
-	check("reset")
 }
 
 // cacheReady waits until the cache's indexes are built.
@@ -284,19 +305,10 @@ func indexedRels(cache *Cache, root string) map[string]bool {
 // warmTree is a tree whose files have old mtimes (so that the cache may
 // vouch for them): three that a search reads, one sensitive, one ignored.
 func warmTree(t *testing.T) (string, *workspace.Workspace) {
-	root := t.TempDir()
-	old := time.Now().Add(-time.Hour)
-	for p, c := range map[string]string{
+	return oldTree(t, map[string]string{
 		"a.go": "package a\n// xyzzy\n", "b/b.go": "package b\n", "c/c.txt": "plain text\n",
 		"keys/server.pem": "xyzzy secret\n", "ignored/x.go": "package x // xyzzy\n", ".ignore": "ignored/\n",
-	} {
-		put(t, root, p, c, old)
-	}
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root, ws
+	})
 }
 
 // TestWarm fills the cache in the background as a server does after
@@ -305,8 +317,7 @@ func warmTree(t *testing.T) (string, *workspace.Workspace) {
 func TestWarm(t *testing.T) {
 	t.Parallel()
 	root, ws := warmTree(t)
-	cache := NewCache()
-	defer cache.Close()
+	cache := newCache(t)
 	cache.Warm(context.Background(), ws)
 	cacheReady(t, cache)
 	got := indexedRels(cache, root)
@@ -337,11 +348,7 @@ func TestCacheClose(t *testing.T) {
 	cache := NewCache()
 	if runtime.GOROOT() != "" {
 		if src := filepath.Join(runtime.GOROOT(), "src"); dirExists(src) {
-			big, err := workspace.New(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cache.Warm(context.Background(), big)
+			cache.Warm(context.Background(), newWorkspace(t, src))
 		}
 	}
 	cache.Close()

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/agentls/agentls/workspace"
 )
 
 // TestGeneration checks that the change count moves on every change of a
@@ -22,10 +20,7 @@ func TestGeneration(t *testing.T) {
 		put(t, root, rel, "package p\n", old)
 	}
 	put(t, root, ".ignore", "ign/\n", old)
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := newWorkspace(t, root)
 	cache := NewCache()
 	if _, ok := cache.Generation(ws, root); ok {
 		t.Fatal("a cache that indexes nothing vouches for the root")
@@ -44,11 +39,7 @@ func TestGeneration(t *testing.T) {
 			t.Errorf("Generation(%q): ok %v, want %v", tc.dir, ok, tc.ok)
 		}
 	}
-	other, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := cache.Generation(other, root); ok {
+	if _, ok := cache.Generation(newWorkspace(t, root), root); ok {
 		t.Error("the cache vouches for another workspace")
 	}
 	gen, _ := cache.Generation(ws, root)
@@ -106,13 +97,9 @@ func TestGenerationNoWatcher(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	put(t, root, "a/x.go", "package p\n", time.Time{})
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cache := NewCache()
+	ws := newWorkspace(t, root)
+	cache := newCache(t)
 	cache.noWatch = true
-	defer cache.Close()
 	cache.Warm(context.Background(), ws)
 	cacheReady(t, cache)
 	if _, ok := cache.Generation(ws, root); ok {

@@ -199,8 +199,7 @@ func TestIndexWhileBuilding(t *testing.T) {
 		t.Skip("indexes GOROOT/src")
 	}
 	ws := goSrcWorkspace(t)
-	cache := NewCache()
-	defer cache.Close()
+	cache := newCache(t)
 	var progress []int
 	cache.SetProgress(func(root string, files int, done bool) { progress = append(progress, files) })
 	p, o := queryOf(t, `{"pattern":"NewReader","output_mode":"count"}`)
@@ -272,12 +271,8 @@ func TestIndexIgnoreInputs(t *testing.T) {
 // none); the cache closes with the test.
 func watchedIndex(t *testing.T, root string) (*workspace.Workspace, *Cache) {
 	t.Helper()
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cache := NewCache()
-	t.Cleanup(cache.Close)
+	ws := newWorkspace(t, root)
+	cache := newCache(t)
 	cache.Warm(context.Background(), ws)
 	cacheReady(t, cache)
 	if st := cache.Status(); !st.Watching {

@@ -28,19 +28,11 @@ func TestMain(m *testing.M) {
 // vouches for them) and its workspace.
 func persistTree(t *testing.T) (string, *workspace.Workspace) {
 	t.Helper()
-	root := t.TempDir()
-	old := time.Now().Add(-time.Hour)
-	for p, c := range map[string]string{
+	_, ws := oldTree(t, map[string]string{
 		"a.go": "package a\n// alpha xyzzy\n", "b/b.go": "package b\n// beta\n", "c/c.txt": "gamma text\n",
 		"d/d.go": "package d\n// delta xyzzy\n", ".hidden.txt": "hidden xyzzy\n",
 		"keys/server.pem": "xyzzy secret\n", "ignored/x.go": "package x // xyzzy\n", ".ignore": "ignored/\n",
-	} {
-		put(t, root, p, c, old)
-	}
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	return ws.Roots()[0], ws
 }
 
@@ -48,8 +40,7 @@ func persistTree(t *testing.T) (string, *workspace.Workspace) {
 // (ready) and the files its build read and took from the copy.
 func buildWith(t *testing.T, ws *workspace.Workspace, dir string) (c *Cache, read, loaded int) {
 	t.Helper()
-	c = NewCache()
-	t.Cleanup(c.Close)
+	c = newCache(t)
 	c.SetPersistDir(dir)
 	c.Warm(context.Background(), ws)
 	cacheReady(t, c)

@@ -22,16 +22,7 @@ import (
 func searchTree(t *testing.T, files map[string]string) (string, *workspace.Workspace) {
 	t.Helper()
 	testenv.IsolateGit(t) // the user's git excludes must not count
-	root := t.TempDir()
-	old := time.Now().Add(-time.Hour)
-	for p, c := range files {
-		put(t, root, p, c, old)
-	}
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root, ws
+	return oldTree(t, files)
 }
 
 // TestRunErrors checks each kind of error Run promises, for the tool to
@@ -124,8 +115,7 @@ func TestRunConfined(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(root, "link.txt")); err != nil {
 		t.Fatal(err)
 	}
-	cache := NewCache()
-	defer cache.Close()
+	cache := newCache(t)
 	cache.Warm(context.Background(), ws)
 	cacheReady(t, cache)
 	indexed := cache.indexed.Load()

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"sync"
+
+	"github.com/agentls/agentls/internal/watch"
 )
 
 // Document is the editor's view of an open file.
@@ -31,7 +33,7 @@ type Change struct {
 type Overlays struct {
 	mu       sync.RWMutex
 	docs     map[string]*Document
-	watchers watchers[Document]
+	watchers watch.Set[Document]
 }
 
 // NewOverlays returns an empty store.
@@ -118,6 +120,6 @@ func (o *Overlays) Paths() []string {
 
 // Watch calls f after every open, change or close, with the new document. f must
 // not block; it runs on the caller's goroutine, outside the store's lock.
-func (o *Overlays) Watch(f func(Document)) (stop func()) { return o.watchers.add(f) }
+func (o *Overlays) Watch(f func(Document)) (stop func()) { return o.watchers.Add(f) }
 
-func (o *Overlays) notify(d Document) { o.watchers.notify(d) }
+func (o *Overlays) notify(d Document) { o.watchers.Notify(d) }

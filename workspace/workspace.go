@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode"
+
+	"github.com/agentls/agentls/internal/watch"
 )
 
 // Workspace is one session's view of the project. Roots and config change
@@ -32,7 +34,7 @@ type Workspace struct {
 
 	config atomic.Pointer[Config]
 
-	events watchers[Event] // the watchers of Event (events.go)
+	events watch.Set[Event] // the watchers of Event (events.go)
 
 	sens sensitiveState // the sensitive files' identities (sensitive.go)
 }

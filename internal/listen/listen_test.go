@@ -17,15 +17,8 @@ import (
 // test.
 func TestMain(m *testing.M) { testenv.PeerMain(m) }
 
-// freshRuntimeDir points the generated token files at a fresh directory.
-func freshRuntimeDir(t *testing.T) string {
-	d := t.TempDir()
-	t.Setenv("XDG_RUNTIME_DIR", d)
-	return d
-}
-
 func TestTCPLoopbackOnly(t *testing.T) {
-	freshRuntimeDir(t)
+	testenv.RuntimeDir(t)
 	for _, tc := range []struct {
 		addr   string
 		remote bool
@@ -61,7 +54,7 @@ func TestTCPLoopbackOnly(t *testing.T) {
 }
 
 func TestGeneratedToken(t *testing.T) {
-	xdg := freshRuntimeDir(t)
+	xdg := testenv.RuntimeDir(t)
 	l1, err := Listen("127.0.0.1:0", Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +114,7 @@ func TestTokenDirRefused(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			xdg := freshRuntimeDir(t)
+			xdg := testenv.RuntimeDir(t)
 			tc.setup(t, filepath.Join(xdg, "agentls"))
 			l, err := Listen("127.0.0.1:0", Options{})
 			if err == nil {
@@ -136,7 +129,7 @@ func TestTokenDirRefused(t *testing.T) {
 }
 
 func TestTokenFile(t *testing.T) {
-	freshRuntimeDir(t)
+	testenv.RuntimeDir(t)
 	dir := t.TempDir()
 	good := strings.Repeat("k", 40)
 	write := func(name, content string, mode fs.FileMode) string {
@@ -186,7 +179,7 @@ func TestTokenFile(t *testing.T) {
 }
 
 func TestUnixSocket(t *testing.T) {
-	freshRuntimeDir(t)
+	testenv.RuntimeDir(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	sock := filepath.Join(dir, "agentls.sock")
 	l, err := Listen("unix:"+sock, Options{})
@@ -205,16 +198,11 @@ func TestUnixSocket(t *testing.T) {
 		l2.Close()
 		t.Error("a second server took a socket in use")
 	}
-	go func() {
-		for { // the refused second server's probe is in the queue too
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("hi"))
-			c.Close()
-		}
-	}()
+	// Every connection, the refused second server's probe in the queue too.
+	testenv.AcceptEach(l, func(c net.Conn) {
+		c.Write([]byte("hi"))
+		c.Close()
+	})
 	c, err := net.Dial("unix", sock)
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +230,7 @@ func TestUnixSocket(t *testing.T) {
 }
 
 func TestUnixSocketDirRefused(t *testing.T) {
-	freshRuntimeDir(t)
+	testenv.RuntimeDir(t)
 	for name, setup := range map[string]func(t *testing.T, dir string) string{
 		"world-writable dir": func(t *testing.T, dir string) string {
 			os.Mkdir(dir, 0o777)
@@ -295,7 +283,7 @@ func TestUnixSocketDirRefused(t *testing.T) {
 // filesystem already does.
 func TestUnixPeerOfAnotherUID(t *testing.T) {
 	asRoot(t)
-	freshRuntimeDir(t)
+	testenv.RuntimeDir(t)
 	dial := func(sock string) string {
 		out, err := testenv.Nobody(t, testenv.PeerDial(sock, "hello")).CombinedOutput()
 		if err != nil {

@@ -1,7 +1,8 @@
 // Package testenv holds the set-up that the tests of several packages
-// share: a tree of files, git isolated from the configuration of the person
-// running the tests, a real repository, the CPU time the test process used
-// and the processes still alive. Only tests import it.
+// share: a tree of files, a runtime directory of the test's own, a
+// listener's accept loop, git isolated from the configuration of the
+// person running the tests, a real repository, the CPU time the test
+// process used and the processes still alive. Only tests import it.
 //
 // Every helper that can fail takes a testing.TB and fails the test; none
 // asserts anything about the code under test.
@@ -30,6 +31,17 @@ func WriteFiles(t testing.TB, root string, files map[string]string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// RuntimeDir points XDG_RUNTIME_DIR, where agentls keeps its sockets,
+// token files and session descriptors, at a fresh directory of the test's
+// and returns it. It sets an environment variable, so the test may not be
+// parallel.
+func RuntimeDir(t testing.TB) string {
+	t.Helper()
+	d := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", d)
+	return d
 }
 
 // IsolateGit keeps the machine's system and global git configuration, and

@@ -115,16 +115,7 @@ type Process struct {
 // still running.
 func Binary(t testing.TB, bin string, dir string, args ...string) *Process {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdin, stdout := piped(t, bin, dir, args...)
 	p := &Process{Cmd: cmd, Stderr: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.Stderr
 	if err := cmd.Start(); err != nil {
@@ -142,6 +133,23 @@ func Binary(t testing.TB, bin string, dir string, args ...string) *Process {
 		}
 	})
 	return p
+}
+
+// piped is the command bin args in dir, not started yet, with pipes to
+// its stdin and from its stdout.
+func piped(t testing.TB, bin, dir string, args ...string) (cmd *exec.Cmd, stdin io.WriteCloser, stdout io.ReadCloser) {
+	t.Helper()
+	cmd = exec.Command(bin, args...)
+	cmd.Dir = dir
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err = cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cmd, stdin, stdout
 }
 
 // Wait waits for the process to exit and returns its exit code.
@@ -431,16 +439,7 @@ func ProcessCPU(pid int) time.Duration {
 // server, and it is killed if it still runs 5 s later.
 func ServeRaw(t testing.TB, bin, dir string) (stdin io.Writer, stdout io.Reader, pid int) {
 	t.Helper()
-	cmd := exec.Command(bin, "serve")
-	cmd.Dir = dir
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cmd, in, out := piped(t, bin, dir, "serve")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
