@@ -319,7 +319,7 @@ func (r *Runner) executeCached(c *Call, env *Env, cfg *workspace.Config, args js
 	if env.Session != nil {
 		rc = env.Session.results
 	}
-	if rc == nil || !c.Tool.Cacheable || c.Ctx.Err() != nil {
+	if rc == nil || !c.Tool.Cacheable || !cfg.Tools.ResultCache || c.Ctx.Err() != nil {
 		return r.execute(c, cfg, typed, by) // a cancelled call is cancelled
 	}
 	key := cacheKey(c.Tool.Name, c.Agent, args)

@@ -52,6 +52,9 @@ type ApprovalConfig struct {
 type ToolsConfig struct {
 	Enabled        ToolList `json:"enabled"`
 	TimeoutSeconds int      `json:"timeoutSeconds"`
+	// ResultCache: a session answers a repeated read from the answers it
+	// kept (the result cache of docs/protocol.md; default true).
+	ResultCache bool `json:"resultCache"`
 }
 
 // Agent names the tools one agent may call.
@@ -202,7 +205,7 @@ var DefaultSensitive = []string{".env", ".env.*", "**/.ssh/**", "**/.aws/**", "*
 func DefaultConfig() *Config {
 	return &Config{
 		Approval: ApprovalConfig{Mode: "safe", TimeoutSeconds: 300},
-		Tools:    ToolsConfig{Enabled: ToolList{All: true}, TimeoutSeconds: 600},
+		Tools:    ToolsConfig{Enabled: ToolList{All: true}, TimeoutSeconds: 600, ResultCache: true},
 		Paths:    PathsConfig{Sensitive: append([]string(nil), DefaultSensitive...)},
 		Shell:    ShellConfig{TimeoutSeconds: 120, MaxOutputBytes: DefaultOutputBytes, SandboxAuto: true},
 		Limits: Limits{
