@@ -202,8 +202,9 @@ func NewCache() *Cache {
 }
 
 // SetProgress makes the builds call f as they go (on the build's
-// goroutines, one call at a time per root): the files of root indexed so
-// far, and done at the end of its build. f must not block.
+// goroutines, one call at a time per root): 0 files when the build of
+// root begins, the files indexed so far as it goes, and done at the end of
+// its build. f must not block.
 func (c *Cache) SetProgress(f func(root string, files int, done bool)) {
 	c.mu.Lock()
 	c.progress = f

@@ -265,6 +265,9 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 		c.roots[root] = &rootIndex{root: root, pending: ri.pending, stale: true, files: map[string]*entry{}, dirs: map[string]bool{}, pruned: map[string]bool{}}
 	}
 	c.mu.Unlock()
+	if progress != nil {
+		progress(root, 0, false) // the build begins
+	}
 	if !c.watchDir(root) {
 		c.mu.Lock()
 		c.watchErrLocked()
