@@ -278,16 +278,18 @@ func (ix *Index) build(ctx context.Context, roots []string, report func(done, to
 		done := ix.buildDone
 		ix.mu.Unlock()
 		n := int(ix.indexed.Load())
-		if n >= bigBuild {
-			// the build's garbage (syntax trees, file contents) was
-			// many times the table: give it back to the system now
-			// rather than keep it resident until the runtime scavenges
-			debug.FreeOSMemory()
-		}
 		if report != nil {
 			report(n, n) // before Wait returns
 		}
 		close(done)
+		if n >= bigBuild {
+			// the build's garbage (syntax trees, file contents) was
+			// many times the table: give it back to the system now
+			// rather than keep it resident until the runtime scavenges
+			// (once the build is reported done: a full collection is
+			// no part of it)
+			debug.FreeOSMemory()
+		}
 	}()
 	max := ix.MaxFiles
 	if max <= 0 {

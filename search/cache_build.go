@@ -339,11 +339,19 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 		}
 		return nil
 	})
+	// The workers' last segments are built side by side, as the others
+	// were (the build's tail, where nothing else runs).
+	var tail sync.WaitGroup
 	for i := range xs {
-		if s := xs[i].b.build(); s != nil {
-			addSeg(s)
-		}
+		tail.Add(1)
+		go func() {
+			defer tail.Done()
+			if s := xs[i].b.build(); s != nil {
+				addSeg(s)
+			}
+		}()
 	}
+	tail.Wait()
 	seen.left(ri)
 	ri.loaded, ri.read = int(nLoaded.Load()), int(nRead.Load())
 	dropped := prev.dropUnused(ri)
