@@ -115,6 +115,14 @@ type Cache struct {
 	persistDir string
 	// changes counts the changes applied and the builds (generation.go).
 	changes atomic.Uint64
+	// taps wait for the next build of their root, and feeding are the
+	// roots whose build feeds taps now (feed.go). Guarded by mu.
+	taps    map[string][]*tapped
+	feeding map[string]bool
+	// expectFeed: ExpectFeed was called; tapped, when set, is closed when
+	// a tap comes (a build waits for it). Guarded by mu.
+	expectFeed bool
+	tapped     chan struct{}
 }
 
 // rootIndex is the index of one root. Guarded by Cache.mu.
@@ -198,7 +206,8 @@ func inputStamp(path string) workspace.Stamp {
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{roots: map[string]*rootIndex{}, rootFDs: map[string]*os.File{}, persistDir: defaultPersistDir()}
+	return &Cache{roots: map[string]*rootIndex{}, rootFDs: map[string]*os.File{}, persistDir: defaultPersistDir(),
+		taps: map[string][]*tapped{}, feeding: map[string]bool{}}
 }
 
 // SetProgress makes the builds call f as they go (on the build's
@@ -301,6 +310,7 @@ func (c *Cache) Reset() {
 	c.mu.Lock()
 	c.gen.Add(1)
 	c.roots = map[string]*rootIndex{}
+	c.dropTapsLocked()
 	if c.watcher != nil {
 		c.watcher.Close()
 		c.watcher = nil
