@@ -119,9 +119,11 @@ type Cache struct {
 	// roots whose build feeds taps now (feed.go). Guarded by mu.
 	taps    map[string][]*tapped
 	feeding map[string]bool
-	// expectFeed: ExpectFeed was called; tapped, when set, is closed when
-	// a tap comes (a build waits for it). Guarded by mu.
+	// expectFeed: ExpectFeed was called; waited are the roots whose
+	// build waited for a tap; tapped, when set, is closed when a tap comes
+	// (a build waits for it). Guarded by mu.
 	expectFeed bool
+	waited     map[string]bool
 	tapped     chan struct{}
 }
 
@@ -207,7 +209,7 @@ func inputStamp(path string) workspace.Stamp {
 // NewCache returns an empty cache.
 func NewCache() *Cache {
 	return &Cache{roots: map[string]*rootIndex{}, rootFDs: map[string]*os.File{}, persistDir: defaultPersistDir(),
-		taps: map[string][]*tapped{}, feeding: map[string]bool{}}
+		taps: map[string][]*tapped{}, feeding: map[string]bool{}, waited: map[string]bool{}}
 }
 
 // SetProgress makes the builds call f as they go (on the build's

@@ -80,7 +80,8 @@ func (c *Cache) Feed(ctx context.Context, ws *workspace.Workspace, root string, 
 // ExpectFeed says that a Feed will come for the first build of each root
 // (the session's code index, whose build starts beside the search index's):
 // that build waits for it, at most feedWait, rather than walk the tree
-// alone while the other index walks it too.
+// alone while the other index walks it too. The builds after a reset, or
+// of a root built before, do not wait.
 func (c *Cache) ExpectFeed() {
 	c.mu.Lock()
 	c.expectFeed = true
@@ -94,11 +95,18 @@ const feedWait = time.Second
 // awaitTap waits, for the first build of root, until a tap for it came,
 // feedWait passed or ctx ended, when a Feed is expected.
 func (c *Cache) awaitTap(ctx context.Context, root string) {
+	c.mu.Lock()
+	first := c.expectFeed && c.gen.Load() == 0 && !c.waited[root]
+	c.waited[root] = true
+	c.mu.Unlock()
+	if !first {
+		return
+	}
 	timer := time.NewTimer(feedWait)
 	defer timer.Stop()
 	for {
 		c.mu.Lock()
-		if !c.expectFeed || len(c.taps[root]) > 0 || c.roots[root] != nil || c.closed.Load() {
+		if len(c.taps[root]) > 0 || c.roots[root] != nil || c.gen.Load() != 0 || c.closed.Load() {
 			c.mu.Unlock()
 			return
 		}
