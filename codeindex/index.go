@@ -23,7 +23,10 @@ import (
 //
 //   - Start walks the roots with the shared walker (ignore rules, hidden
 //     files, size cap), then extracts each file's outline on a few
-//     goroutines, one extractor each. Go files are read by the fast reader
+//     goroutines, one extractor each; with a Feed (SetFeed: the session's
+//     search index) it takes the files, and their contents, from that
+//     index's build instead of walking and reading the tree a second
+//     time. Go files are read by the fast reader
 //     of goscan.go (go/parser, after their function bodies and literals are
 //     cut out by stripBodies, when it gives up), and only the symbols are
 //     kept, packed (pack.go), not the syntax trees; other languages go

@@ -66,6 +66,10 @@ import (
 // Restarts: a build first reads the root's on-disk copy (persist.go) and
 // takes from it the trigrams of every walked file whose stat is unchanged;
 // the others are read.
+//
+// Another index can take part in a build (Feed, feed.go): the build hands
+// it every file it walks with the content it read, so that the session's
+// code index neither walks nor reads the tree a second time.
 
 // racyWindow is how much older than the read a file's mtime must be for its
 // stat to vouch for its content.
