@@ -130,14 +130,30 @@ func benchTree(b *testing.B, bin, tree string, qs []search.Query, runs int) {
 	// with the measures: wait until the server is idle. A build whose
 	// progress began after the others ended (its token's creation is a
 	// round trip of its own) is waited for too.
+	// The progress is polled meanwhile, so that each end is timed when it
+	// arrives.
+	stop := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				prog.poll(p.Client)
+			}
+		}
+	}()
 	for {
 		waitIdle(p.Cmd.Process.Pid, 10*time.Minute)
-		if n := len(prog.begin); !prog.wait(p.Client, 10*time.Minute) {
+		if n := prog.begun(); !prog.wait(p.Client, 10*time.Minute) {
 			b.Fatalf("%s: the index builds did not end: %v", tree, prog.pending())
-		} else if len(prog.begin) == n {
+		} else if prog.begun() == n {
 			break
 		}
 	}
+	close(stop)
 	built := rss(p.Cmd.Process.Pid, "VmRSS:")
 
 	runProc := func(name string, args ...string) time.Duration {
@@ -203,6 +219,7 @@ func benchTree(b *testing.B, bin, tree string, qs []search.Query, runs int) {
 // and from the initialize request (start) to the end, polling what the
 // client received.
 type progressClock struct {
+	mu    sync.Mutex
 	start time.Time
 	begin map[string]time.Time
 	title map[string]string
@@ -218,6 +235,8 @@ type progressTime struct {
 
 // poll reads the progress notifications that arrived since the last poll.
 func (pc *progressClock) poll(c *lsptest.Client) {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
 	msgs := c.Received("$/progress")
 	for _, m := range msgs[pc.seen:] {
 		var v struct {
@@ -249,7 +268,10 @@ func (pc *progressClock) wait(c *lsptest.Client, limit time.Duration) bool {
 	start := time.Now()
 	for time.Since(start) < limit {
 		pc.poll(c)
-		if (len(pc.begin) > 0 || time.Since(start) > 2*time.Second) && len(pc.begin) == len(pc.took) {
+		pc.mu.Lock()
+		ended := (len(pc.begin) > 0 || time.Since(start) > 2*time.Second) && len(pc.begin) == len(pc.took)
+		pc.mu.Unlock()
+		if ended {
 			return true
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -257,7 +279,16 @@ func (pc *progressClock) wait(c *lsptest.Client, limit time.Duration) bool {
 	return false
 }
 
+// begun is the number of tokens that began.
+func (pc *progressClock) begun() int {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	return len(pc.begin)
+}
+
 func (pc *progressClock) pending() []string {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
 	var out []string
 	for tok := range pc.begin {
 		if _, ok := pc.took[tok]; !ok {
@@ -268,6 +299,8 @@ func (pc *progressClock) pending() []string {
 }
 
 func (pc *progressClock) done() []progressTime {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
 	var out []progressTime
 	for tok, d := range pc.took {
 		out = append(out, progressTime{strings.TrimPrefix(pc.title[tok], "agentls: "), d, pc.ended[tok].Sub(pc.start)})
