@@ -23,7 +23,10 @@ import (
 //
 //   - Start walks the roots with the shared walker (ignore rules, hidden
 //     files, size cap), then extracts each file's outline on a few
-//     goroutines, one extractor each. Go files are read by the fast reader
+//     goroutines, one extractor each; with a Feed (SetFeed: the session's
+//     search index) it takes the files, and their contents, from that
+//     index's build instead of walking and reading the tree a second
+//     time. Go files are read by the fast reader
 //     of goscan.go (go/parser, after their function bodies and literals are
 //     cut out by stripBodies, when it gives up), and only the symbols are
 //     kept, packed (pack.go), not the syntax trees; other languages go
@@ -124,6 +127,9 @@ type Status struct {
 	Files     int  // files indexed
 	Total     int  // files the running build found (0 while it walks)
 	Truncated bool // the build stopped at the file cap
+	// Fed is the number of roots the last build took from its Feed
+	// (SetFeed) instead of walking them itself.
+	Fed int
 }
 
 // Index is a workspace index. It is safe for concurrent use.
@@ -152,6 +158,31 @@ type Index struct {
 	stopWatch func()
 
 	goc *goChecker
+	// feed, when set, is the walk a build takes its files from (SetFeed);
+	// fedRoots counts the roots the last build took from it.
+	feed     Feed
+	fedRoots int
+}
+
+// Feed is another index's build of root that the index's build can take
+// part in, so that the tree is walked and its files read once for both
+// (the session gives the search index's: search.Cache.Feed). It calls file
+// with every regular file the walk reports (the walk's rules: ignore
+// files, no hidden directory, no symlink followed; files named with a
+// leading '.' are reported too) and its content as read, valid only during
+// the call (nil when not read: file reads it itself), and skipped with
+// each entry the walk left out by its own rules beyond the index's
+// (paths.sensitive). Both run on the walk's goroutines, several at a time.
+// Feed reports whether the walk covered the whole root; when it did not,
+// the build walks the root itself.
+type Feed func(ctx context.Context, root string, file func(f *workspace.File, data []byte), skipped func(rel string, isDir bool)) bool
+
+// SetFeed makes the builds take their files from feed (nil: they walk the
+// roots themselves). Set it before Start.
+func (ix *Index) SetFeed(feed Feed) {
+	ix.mu.Lock()
+	ix.feed = feed
+	ix.mu.Unlock()
 }
 
 // New returns an empty index of ws's roots that follows ws's overlays and
@@ -255,7 +286,7 @@ func (ix *Index) Status() Status {
 	queued := len(ix.pending)
 	ix.pendMu.Unlock()
 	return Status{Building: ix.building, Complete: ix.built && !ix.building && queued == 0,
-		Files: len(ix.files), Total: ix.total, Truncated: ix.truncated}
+		Files: len(ix.files), Total: ix.total, Truncated: ix.truncated, Fed: ix.fedRoots}
 }
 
 // partial reports whether answers built from the file table are partial.
@@ -278,16 +309,18 @@ func (ix *Index) build(ctx context.Context, roots []string, report func(done, to
 		done := ix.buildDone
 		ix.mu.Unlock()
 		n := int(ix.indexed.Load())
-		if n >= bigBuild {
-			// the build's garbage (syntax trees, file contents) was
-			// many times the table: give it back to the system now
-			// rather than keep it resident until the runtime scavenges
-			debug.FreeOSMemory()
-		}
 		if report != nil {
 			report(n, n) // before Wait returns
 		}
 		close(done)
+		if n >= bigBuild {
+			// the build's garbage (syntax trees, file contents) was
+			// many times the table: give it back to the system now
+			// rather than keep it resident until the runtime scavenges
+			// (once the build is reported done: a full collection is
+			// no part of it)
+			debug.FreeOSMemory()
+		}
 	}()
 	max := ix.MaxFiles
 	if max <= 0 {
@@ -306,33 +339,57 @@ func (ix *Index) build(ctx context.Context, roots []string, report func(done, to
 	for i := range xs {
 		xs[i] = &extractor{pk: newPacker()}
 	}
+	var spareMu sync.Mutex
+	spare := &extractor{pk: newPacker()} // for a feed's worker beyond xs
+	// visit indexes a file the walk found, with its content when the walk
+	// read it.
+	visit := func(f *workspace.File, data []byte, fed bool) error {
+		if !f.IsRegular() || languageOf(f.Name) == "" {
+			return nil
+		}
+		mu.Lock()
+		full := found >= max
+		if !full {
+			found++
+		}
+		mu.Unlock()
+		if full {
+			return errIndexFull
+		}
+		var ok bool
+		if f.Worker < len(xs) {
+			ok = xs[f.Worker].index(ix, f, data, fed)
+		} else {
+			spareMu.Lock()
+			ok = spare.index(ix, f, data, fed)
+			spareMu.Unlock()
+		}
+		if !ok {
+			return nil
+		}
+		n := ix.indexed.Add(1)
+		if report != nil {
+			now := time.Now().UnixMilli()
+			if last := lastReport.Load(); now-last >= 200 && lastReport.CompareAndSwap(last, now) {
+				report(int(n), 0)
+			}
+		}
+		return nil
+	}
+	ix.mu.Lock()
+	feed := ix.feed
+	ix.fedRoots = 0
+	ix.mu.Unlock()
 	for _, root := range roots {
-		_, err := workspace.Walk(ctx, root, workspace.WalkOptions{MaxFileBytes: indexMaxFileBytes, ReadContent: true, Prune: pruneIndexDir, Workers: workers},
-			func(f *workspace.File) error {
-				if !f.IsRegular() || languageOf(f.Name) == "" {
-					return nil
-				}
-				mu.Lock()
-				full := found >= max
-				if !full {
-					found++
-				}
-				mu.Unlock()
-				if full {
-					return errIndexFull
-				}
-				if !xs[f.Worker].index(ix, f) {
-					return nil
-				}
-				n := ix.indexed.Add(1)
-				if report != nil {
-					now := time.Now().UnixMilli()
-					if last := lastReport.Load(); now-last >= 200 && lastReport.CompareAndSwap(last, now) {
-						report(int(n), 0)
-					}
-				}
-				return nil
-			})
+		var err error
+		if feed != nil && ix.fed(ctx, feed, root, visit, &found, &mu) {
+			ix.mu.Lock()
+			ix.fedRoots++
+			ix.mu.Unlock()
+		} else {
+			_, err = workspace.Walk(ctx, root, workspace.WalkOptions{MaxFileBytes: indexMaxFileBytes, ReadContent: true, Prune: pruneIndexDir, Workers: workers},
+				func(f *workspace.File) error { return visit(f, nil, false) })
+		}
 		if errors.Is(err, errIndexFull) {
 			ix.mu.Lock()
 			ix.truncated = true
@@ -350,6 +407,55 @@ func (ix *Index) build(ctx context.Context, roots []string, report func(done, to
 
 var errIndexFull = errors.New("index: file cap reached")
 
+// fed indexes root's files from feed and reports whether that covered the
+// root as the index's own walk would: the walk was whole, and left out no
+// entry (a sensitive one) that the index's walk would have taken. The
+// files come as the index's walk (pruneIndexDir, no hidden file) would
+// give them. When it did not, the files and the count of the ones handed
+// so far are taken back (found, under mu), and the caller walks the root.
+func (ix *Index) fed(ctx context.Context, feed Feed, root string, visit func(*workspace.File, []byte, bool) error, found *int, mu *sync.Mutex) bool {
+	mu.Lock()
+	found0 := *found
+	mu.Unlock()
+	indexed0 := ix.indexed.Load()
+	var missed atomic.Bool
+	whole := feed(ctx, root, func(f *workspace.File, data []byte) {
+		if f.Name == "" || f.Name[0] == '.' || !prunedPathOK(f.Rel) {
+			return
+		}
+		if visit(f, data, true) != nil {
+			missed.Store(true) // the cap: the caller's walk says so
+		}
+	}, func(rel string, isDir bool) {
+		name := path.Base(rel)
+		if strings.HasPrefix(name, ".") || !prunedPathOK(rel) {
+			return // the index's walk leaves it out too
+		}
+		if isDir || languageOf(name) != "" {
+			missed.Store(true)
+		}
+	})
+	if whole && !missed.Load() {
+		return true
+	}
+	mu.Lock()
+	*found = found0
+	mu.Unlock()
+	ix.indexed.Store(indexed0)
+	return false
+}
+
+// prunedPathOK reports whether no directory of rel (a file's path relative
+// to its root) is one pruneIndexDir prunes.
+func prunedPathOK(rel string) bool {
+	for dir := path.Dir(rel); dir != "." && dir != "/"; dir = path.Dir(dir) {
+		if !pruneIndexDir(dir) {
+			return false
+		}
+	}
+	return true
+}
+
 // bigBuild is the number of files past which a build returns its garbage to
 // the system when it ends.
 const bigBuild = 10_000
@@ -364,13 +470,24 @@ type extractor struct {
 
 // index reads a file found by the walk (its overlay when it is open) and
 // stores its outline; false when the file could not be read as text.
-func (x *extractor) index(ix *Index, f *workspace.File) bool {
+// fed says f comes from a Feed's walk, and data, when not nil, is its
+// content as that walk read it.
+func (x *extractor) index(ix *Index, f *workspace.File, data []byte, fed bool) bool {
 	var src []byte
 	if d, ok := ix.ws.Overlays.Get(f.Path); ok {
 		src = []byte(d.Text)
+	} else if data != nil {
+		if len(data) > indexMaxFileBytes || workspace.IsBinary(data) {
+			return false
+		}
+		src = data
 	} else {
 		data, err := f.Read(x.buf)
-		if err != nil || workspace.IsBinary(data) {
+		if fed && errors.Is(err, workspace.ErrTooLarge) {
+			// the feed's walk's cap may be below the index's
+			data, err = ix.ws.ReadLimited(f.Path, x.buf, indexMaxFileBytes)
+		}
+		if err != nil || len(data) > indexMaxFileBytes || workspace.IsBinary(data) {
 			return false
 		}
 		x.buf, src = data[:0], data

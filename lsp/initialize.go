@@ -198,8 +198,8 @@ func (s *server) initialize(ctx context.Context, p initializeParams) (*protocol.
 
 func (s *server) initialized(context.Context, ignored) error {
 	s.followRegistrations()
+	s.searchIndexProgress() // before the code index's build, which may start the search index's
 	s.startIndex()
-	s.searchIndexProgress()
 	s.sess.WarmUp()
 	return nil
 }

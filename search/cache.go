@@ -66,6 +66,10 @@ import (
 // Restarts: a build first reads the root's on-disk copy (persist.go) and
 // takes from it the trigrams of every walked file whose stat is unchanged;
 // the others are read.
+//
+// Another index can take part in a build (Feed, feed.go): the build hands
+// it every file it walks with the content it read, so that the session's
+// code index neither walks nor reads the tree a second time.
 
 // racyWindow is how much older than the read a file's mtime must be for its
 // stat to vouch for its content.
@@ -115,6 +119,16 @@ type Cache struct {
 	persistDir string
 	// changes counts the changes applied and the builds (generation.go).
 	changes atomic.Uint64
+	// taps wait for the next build of their root, and feeding are the
+	// roots whose build feeds taps now (feed.go). Guarded by mu.
+	taps    map[string][]*tapped
+	feeding map[string]bool
+	// expectFeed: ExpectFeed was called; waited are the roots whose
+	// build waited for a tap; tapped, when set, is closed when a tap comes
+	// (a build waits for it). Guarded by mu.
+	expectFeed bool
+	waited     map[string]bool
+	tapped     chan struct{}
 }
 
 // rootIndex is the index of one root. Guarded by Cache.mu.
@@ -198,12 +212,14 @@ func inputStamp(path string) workspace.Stamp {
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{roots: map[string]*rootIndex{}, rootFDs: map[string]*os.File{}, persistDir: defaultPersistDir()}
+	return &Cache{roots: map[string]*rootIndex{}, rootFDs: map[string]*os.File{}, persistDir: defaultPersistDir(),
+		taps: map[string][]*tapped{}, feeding: map[string]bool{}, waited: map[string]bool{}}
 }
 
 // SetProgress makes the builds call f as they go (on the build's
-// goroutines, one call at a time per root): the files of root indexed so
-// far, and done at the end of its build. f must not block.
+// goroutines, one call at a time per root): 0 files when the build of
+// root begins, the files indexed so far as it goes, and done at the end of
+// its build. f must not block.
 func (c *Cache) SetProgress(f func(root string, files int, done bool)) {
 	c.mu.Lock()
 	c.progress = f
@@ -300,6 +316,7 @@ func (c *Cache) Reset() {
 	c.mu.Lock()
 	c.gen.Add(1)
 	c.roots = map[string]*rootIndex{}
+	c.dropTapsLocked()
 	if c.watcher != nil {
 		c.watcher.Close()
 		c.watcher = nil

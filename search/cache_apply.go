@@ -123,7 +123,7 @@ func (c *Cache) walkDir(ri *rootIndex, dir string, deep bool, seen *seenSet, fn 
 	}
 	seen.in = in
 	opts := workspace.WalkOptions{
-		Dirs: true, ReadContent: true, MaxFileBytes: ri.max, Filter: ri.indexFilter("", seen), Workers: 1,
+		Dirs: true, ReadContent: true, MaxFileBytes: ri.max, Filter: ri.indexFilter("", seen, nil), Workers: 1,
 	}
 	if !deep {
 		opts.MaxDepth = 1
@@ -177,7 +177,7 @@ func (c *Cache) rescanLocked(ri *rootIndex, dir string, names map[string]bool, x
 			seen[f.Name] = true
 			ri.removeDir(c, rel)
 			ri.removeFile(rel)
-			ri.files[rel] = x.indexFile(f, rel, func(s *segment) {
+			ri.files[rel], _ = x.indexFile(f, rel, func(s *segment) {
 				ri.segs = append(ri.segs, s)
 				ri.bytes += s.size()
 			})
@@ -223,7 +223,7 @@ func (c *Cache) indexTreeLocked(ri *rootIndex, dir string, x *indexer) {
 		}
 		if f.IsRegular() {
 			ri.removeFile(f.Rel)
-			ri.files[f.Rel] = x.indexFile(f, f.Rel, func(s *segment) {
+			ri.files[f.Rel], _ = x.indexFile(f, f.Rel, func(s *segment) {
 				ri.segs = append(ri.segs, s)
 				ri.bytes += s.size()
 			})

@@ -128,13 +128,17 @@ func (ri *rootIndex) inputsHold() bool {
 // leading '.' kept (flagged: a plain search leaves them out). The entries
 // it lets through go to seen (relative to the root); those the walk then
 // does not report are the ignored files and the hidden or ignored
-// directories (seen.left).
-func (ri *rootIndex) indexFilter(dir string, seen *seenSet) func(string, bool) workspace.Verdict {
+// directories (seen.left). skipped, when set, is told of the sensitive
+// entries it leaves out.
+func (ri *rootIndex) indexFilter(dir string, seen *seenSet, skipped func(rel string, isDir bool)) func(string, bool) workspace.Verdict {
 	return func(rel string, isDir bool) workspace.Verdict {
 		if dir != "" {
 			rel = dir + "/" + rel
 		}
 		if !ri.sens.empty() && ri.sens.match(rel, isDir) {
+			if skipped != nil {
+				skipped(rel, isDir)
+			}
 			return workspace.Skip
 		}
 		seen.add(rel, isDir)
@@ -202,15 +206,16 @@ type indexer struct {
 }
 
 // indexFile reads the file f (at rel) into x's builder and returns its
-// entry; segments that fill up go to done.
-func (x *indexer) indexFile(f *workspace.File, rel string, done func(*segment)) *entry {
+// entry and its content (nil when not read; valid until the next call);
+// segments that fill up go to done.
+func (x *indexer) indexFile(f *workspace.File, rel string, done func(*segment)) (*entry, []byte) {
 	e := &entry{rel: rel}
 	if f.Name[0] == '.' {
 		e.flags |= fHidden
 	}
 	st, ok := walkedStamp(f)
 	if !ok {
-		return e // no stat: always read
+		return e, nil // no stat: always read
 	}
 	start := time.Now()
 	data, err := f.Read(x.buf)
@@ -218,7 +223,7 @@ func (x *indexer) indexFile(f *workspace.File, rel string, done func(*segment)) 
 		if errors.Is(err, workspace.ErrTooLarge) {
 			e.flags |= fTooLarge
 		}
-		return e
+		return e, nil
 	}
 	x.buf = data[:0]
 	e.st = st
@@ -235,7 +240,7 @@ func (x *indexer) indexFile(f *workspace.File, rel string, done func(*segment)) 
 		done(x.b.build())
 	}
 	x.b.add(e, tris, bin)
-	return e
+	return e, data
 }
 
 // buildRoot builds the index of root and installs it, unless the cache
@@ -247,6 +252,7 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 		pending: map[string]bool{}, max: int64(cfg.Limits.MaxFileBytes),
 		sens: newSensitive(cfg.Paths.Sensitive),
 	}
+	c.awaitTap(ctx, root)
 	ri.stampInputs()
 	c.mu.Lock()
 	progress, persistDir := c.progress, c.persistDir
@@ -257,6 +263,11 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 		c.mu.Unlock()
 		return false
 	}
+	// The taps waiting for this build take part in it (feed.go).
+	taps := c.takeTapsLocked(root)
+	whole := false
+	endTaps := sync.OnceFunc(func() { c.endTaps(root, taps, whole) })
+	defer endTaps()
 	if old := c.roots[root]; old != nil {
 		// The old index keeps answering by stat while this one builds.
 		old.stale = true
@@ -265,6 +276,9 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 		c.roots[root] = &rootIndex{root: root, pending: ri.pending, stale: true, files: map[string]*entry{}, dirs: map[string]bool{}, pruned: map[string]bool{}}
 	}
 	c.mu.Unlock()
+	if progress != nil {
+		progress(root, 0, false) // the build begins
+	}
 	if !c.watchDir(root) {
 		c.mu.Lock()
 		c.watchErrLocked()
@@ -296,8 +310,16 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 	}
 	var mu, progMu sync.Mutex
 	seen := newSeenSet()
+	var skipped func(string, bool)
+	if len(taps) > 0 {
+		skipped = func(rel string, isDir bool) {
+			for _, t := range taps {
+				t.Skipped(rel, isDir)
+			}
+		}
+	}
 	opts := workspace.WalkOptions{
-		Dirs: true, ReadContent: true, MaxFileBytes: ri.max, Filter: ri.indexFilter("", seen), Workers: workers,
+		Dirs: true, ReadContent: true, MaxFileBytes: ri.max, Filter: ri.indexFilter("", seen, skipped), Workers: workers,
 	}
 	_, err := ws.Walk(ctx, root, opts, func(f *workspace.File) error {
 		if c.gen.Load() != gen || c.closed.Load() {
@@ -320,15 +342,19 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 			return errBuildDone
 		}
 		e := prev.reuse(f, ri.max)
+		var data []byte
 		if e != nil {
 			nLoaded.Add(1)
 		} else {
 			nRead.Add(1)
-			e = xs[f.Worker].indexFile(f, f.Rel, addSeg)
+			e, data = xs[f.Worker].indexFile(f, f.Rel, addSeg)
 		}
 		mu.Lock()
 		ri.files[f.Rel] = e
 		mu.Unlock()
+		for _, t := range taps {
+			t.File(f, data)
+		}
 		if progress != nil && n%4096 == 0 {
 			progMu.Lock()
 			progress(root, int(n), false)
@@ -336,14 +362,24 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 		}
 		return nil
 	})
+	// The workers' last segments are built side by side, as the others
+	// were (the build's tail, where nothing else runs).
+	var tail sync.WaitGroup
 	for i := range xs {
-		if s := xs[i].b.build(); s != nil {
-			addSeg(s)
-		}
+		tail.Add(1)
+		go func() {
+			defer tail.Done()
+			if s := xs[i].b.build(); s != nil {
+				addSeg(s)
+			}
+		}()
 	}
+	tail.Wait()
 	seen.left(ri)
 	ri.loaded, ri.read = int(nLoaded.Load()), int(nRead.Load())
 	dropped := prev.dropUnused(ri)
+	whole = err == nil && ctx.Err() == nil && !over.Load() && c.gen.Load() == gen && !c.closed.Load()
+	endTaps() // the walk is over: they need not wait for the rest
 	if over.Load() {
 		ri.tooMany, err = true, nil
 	}

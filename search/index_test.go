@@ -333,3 +333,32 @@ func TestCompactKeepsFilters(t *testing.T) {
 		}
 	}
 }
+
+// TestTriSet checks triSet.of against a map: the distinct folded trigrams
+// of random texts (ASCII, high bytes, NULs, upper case), in the order they
+// first occur, call after call on the same set.
+func TestTriSet(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	var ts triSet
+	for _, alphabet := range []string{"abcABC \n", "aZ\x00\x7f\x80\xc3\xa9\xff", "\x80\x81\xfe\xffA"} {
+		for _, size := range []int{0, 1, 2, 3, 4, 100, 5000, triChunk + 7} {
+			data := make([]byte, size)
+			for i := range data {
+				data[i] = alphabet[rng.Intn(len(alphabet))]
+			}
+			var want []uint32
+			seen := map[uint32]bool{}
+			for i := 2; i < len(data); i++ {
+				tri := uint32(lowerASCII[data[i-2]])<<16 | uint32(lowerASCII[data[i-1]])<<8 | uint32(lowerASCII[data[i]])
+				if !seen[tri] {
+					seen[tri] = true
+					want = append(want, tri)
+				}
+			}
+			got := ts.of(data)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("alphabet %q, %d bytes: %d trigrams, want %d", alphabet, size, len(got), len(want))
+			}
+		}
+	}
+}

@@ -135,6 +135,15 @@ func New(o Options) (*Session, []error, error) {
 	// giving it, so every session has one, told of changes or not
 	// (tools/resultcache.go); announcements only drop answers sooner.
 	ts := tools.NewSession(ws, tools.SessionOptions{SearchCache: o.SearchCache, ResultCache: true, OneShot: o.OneShot})
+	if c := ts.Search; c != nil {
+		// The code index's build takes its files from the search index's
+		// (which it starts when no WarmUp did): one walk of the tree, each
+		// file read once, for both.
+		c.ExpectFeed()
+		ts.Index.SetFeed(func(ctx context.Context, root string, file func(*workspace.File, []byte), skipped func(string, bool)) bool {
+			return c.Feed(ctx, ws, root, search.Tap{File: file, Skipped: skipped})
+		})
+	}
 	s.env = &tools.Env{
 		Workspace: ws,
 		Session:   ts,

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/codeindex"
 	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -241,5 +243,87 @@ func TestWatcherSeesEarlyConfigChange(t *testing.T) {
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
+	}
+}
+
+// TestCodeIndexFedBySearch: the code index of a session with a search
+// cache takes its files from the search index's build (one walk, one read
+// of each file) and holds what its own walk gives: no hidden file, nothing
+// below vendor, testdata or node_modules, nothing ignored, nothing binary
+// or over its size cap; a file over the search index's smaller cap is
+// read all the same; and a source file the search walk leaves out
+// (paths.sensitive) makes it walk the root itself, as it does without a
+// search cache.
+func TestCodeIndexFedBySearch(t *testing.T) {
+	files := map[string]string{
+		"a.go":                   "package a\n\nfunc SymA() {}\n",
+		".hidden.go":             "package a\n\nfunc SymHidden() {}\n",
+		"vendor/v/v.go":          "package v\n\nfunc SymVendor() {}\n",
+		"sub/testdata/t.go":      "package t\n\nfunc SymTestdata() {}\n",
+		"node_modules/m/m.js":    "function SymNode() {}\n",
+		".ignore":                "ignored.go\n",
+		"ignored.go":             "package a\n\nfunc SymIgnored() {}\n",
+		"bin.go":                 "package a\n\nfunc SymBin() {}\n\x00",
+		"big.go":                 "package a\n\nfunc SymBig() {}\n\n//" + strings.Repeat("x", 3<<20) + "\n",
+		"mid.go":                 "package a\n\nfunc SymMid() {}\n\n//" + strings.Repeat("x", 1500<<10) + "\n",
+		"sub/b.py":               "def SymPy():\n    pass\n",
+		"sub/.hid/h.go":          "package h\n\nfunc SymHidDir() {}\n",
+		"secret/s.go":            "package s\n\nfunc SymSecret() {}\n",
+		"deep/er/still/deep.go":  "package d\n\nfunc SymDeep() {}\n",
+		"deep/er/still/notes.md": "# SymHeading\n",
+	}
+	for _, tc := range []struct {
+		name   string
+		config string
+		fed    bool // the build took the search index's files
+	}{
+		{"defaults", `{}`, true},
+		{"search cap below the index's", `{"limits":{"maxFileBytes":1048576}}`, true},
+		{"sensitive source", `{"paths":{"sensitive":["secret/**"]}}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("XDG_CACHE_HOME", t.TempDir())
+			fs := map[string]string{".agentls.json": tc.config}
+			for p, c := range files {
+				fs[p] = c
+			}
+			s, _ := open(t, fs, Options{SearchCache: true})
+			ix := s.Index()
+			ix.Start(nil)
+			s.WarmUp()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			if !ix.Wait(ctx) {
+				t.Fatal("the code index's build did not end")
+			}
+			if got := ix.Status().Fed; got != map[bool]int{true: 1}[tc.fed] {
+				t.Errorf("Status().Fed = %d, want fed %v", got, tc.fed)
+			}
+			alone := codeindex.New(s.Workspace())
+			defer alone.Close()
+			alone.Start(nil)
+			if !alone.Wait(ctx) {
+				t.Fatal("the build without a feed did not end")
+			}
+			names := func(ix *codeindex.Index) []string {
+				syms, partial := ix.Search("Sym", 1000)
+				if partial {
+					t.Error("partial answer")
+				}
+				var out []string
+				for _, sym := range syms {
+					out = append(out, sym.Name)
+				}
+				slices.Sort(out)
+				return out
+			}
+			want := names(alone)
+			if got := names(ix); !slices.Equal(got, want) {
+				t.Errorf("fed index holds %v, its own walk %v", got, want)
+			}
+			if !slices.Contains(want, "SymMid") || !slices.Contains(want, "SymDeep") || slices.Contains(want, "SymVendor") {
+				t.Errorf("own walk %v: want SymMid and SymDeep, not SymVendor", want)
+			}
+		})
 	}
 }

@@ -40,7 +40,9 @@ import (
 // $(go env GOROOT)/src; scripts/bench.sh adds the monorepo tree of
 // scripts/monorepo-tree.sh), AGENTLS_BENCH_RUNS (default 5),
 // AGENTLS_BENCH_QUERIES (a regexp of query names; default the benchmark
-// set below, "." for all of search.Queries). Skipped without rg.
+// set below, "." for all of search.Queries), AGENTLS_BENCH_BIN (the
+// agentls binary to measure; default one built from this checkout, so that
+// another build can be measured beside it). Skipped without rg.
 func BenchmarkScale(b *testing.B) {
 	if _, err := exec.LookPath("rg"); err != nil {
 		b.Skip("ripgrep is not installed (scripts/install-deps.sh ripgrep)")
@@ -64,7 +66,10 @@ func BenchmarkScale(b *testing.B) {
 			qs = append(qs, q)
 		}
 	}
-	bin := lsptest.BuildBinary(b)
+	bin := os.Getenv("AGENTLS_BENCH_BIN")
+	if bin == "" {
+		bin = lsptest.BuildBinary(b)
+	}
 	for b.Loop() {
 		fmt.Printf("\nagentls vs ripgrep, median of %d interleaved runs (%s, GOMAXPROCS %d)\n\n", runs, runtime.Version(), runtime.GOMAXPROCS(0))
 		fmt.Println("| tree | query | rg ms | server ms | server/rg | call ms | call/rg |")
@@ -112,18 +117,43 @@ func benchTree(b *testing.B, bin, tree string, qs []search.Query, runs int) {
 
 	// The server, with its index builds timed from their $/progress.
 	p := lsptest.Binary(b, bin, tree)
-	prog := &progressClock{begin: map[string]time.Time{}, title: map[string]string{}, took: map[string]time.Duration{}}
+	prog := &progressClock{begin: map[string]time.Time{}, title: map[string]string{}, took: map[string]time.Duration{}, ended: map[string]time.Time{}}
 	p.SetHooks(lsptest.Hooks{Other: func(method string, params json.RawMessage) (any, error) { return nil, nil }})
+	prog.start = time.Now()
 	if _, err := p.Initialize(ctx, tree, lsptest.AgentlsCaps(), map[string]any{"config": map[string]any{"history": map[string]any{"enabled": false}}}); err != nil {
 		b.Fatal(err)
 	}
 	if !prog.wait(p.Client, 10*time.Minute) {
 		b.Fatalf("%s: the index builds did not end: %v", tree, prog.pending())
 	}
-	// Background work that reports no progress (the search cache's warm-up)
-	// must not share the CPU with the measures: wait until the server is
-	// idle.
-	waitIdle(p.Cmd.Process.Pid, 10*time.Minute)
+	// Background work that reports no progress must not share the CPU
+	// with the measures: wait until the server is idle. A build whose
+	// progress began after the others ended (its token's creation is a
+	// round trip of its own) is waited for too.
+	// The progress is polled meanwhile, so that each end is timed when it
+	// arrives.
+	stop := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				prog.poll(p.Client)
+			}
+		}
+	}()
+	for {
+		waitIdle(p.Cmd.Process.Pid, 10*time.Minute)
+		if n := prog.begun(); !prog.wait(p.Client, 10*time.Minute) {
+			b.Fatalf("%s: the index builds did not end: %v", tree, prog.pending())
+		} else if prog.begun() == n {
+			break
+		}
+	}
+	close(stop)
 	built := rss(p.Cmd.Process.Pid, "VmRSS:")
 
 	runProc := func(name string, args ...string) time.Duration {
@@ -172,6 +202,7 @@ func benchTree(b *testing.B, bin, tree string, qs []search.Query, runs int) {
 	fmt.Printf("| %s | tool/call round trip p50 (get_current_directory) | | %.2f | | | |\n", label, medianMs(rt))
 	for _, t := range prog.done() {
 		fmt.Printf("| %s | index build: %s | | %.0f | | | |\n", label, t.title, float64(t.took.Microseconds())/1000)
+		fmt.Printf("| %s | index build: %s, from initialize | | %.0f | | | |\n", label, t.title, float64(t.since.Microseconds())/1000)
 	}
 	if built > 0 {
 		fmt.Printf("| %s | server RSS MB once indexed (x tree size) | | %d | %.2fx | | |\n", label, built>>20, float64(built)/float64(bytes))
@@ -185,21 +216,27 @@ func benchTree(b *testing.B, bin, tree string, qs []search.Query, runs int) {
 }
 
 // progressClock times the $/progress tokens of a server, begin to end,
-// polling what the client received.
+// and from the initialize request (start) to the end, polling what the
+// client received.
 type progressClock struct {
+	mu    sync.Mutex
+	start time.Time
 	begin map[string]time.Time
 	title map[string]string
 	took  map[string]time.Duration
+	ended map[string]time.Time
 	seen  int
 }
 
 type progressTime struct {
-	title string
-	took  time.Duration
+	title       string
+	took, since time.Duration
 }
 
 // poll reads the progress notifications that arrived since the last poll.
 func (pc *progressClock) poll(c *lsptest.Client) {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
 	msgs := c.Received("$/progress")
 	for _, m := range msgs[pc.seen:] {
 		var v struct {
@@ -218,7 +255,7 @@ func (pc *progressClock) poll(c *lsptest.Client) {
 			pc.begin[tok], pc.title[tok] = time.Now(), v.Value.Title
 		case "end":
 			if t, ok := pc.begin[tok]; ok {
-				pc.took[tok] = time.Since(t)
+				pc.took[tok], pc.ended[tok] = time.Since(t), time.Now()
 			}
 		}
 	}
@@ -231,7 +268,10 @@ func (pc *progressClock) wait(c *lsptest.Client, limit time.Duration) bool {
 	start := time.Now()
 	for time.Since(start) < limit {
 		pc.poll(c)
-		if (len(pc.begin) > 0 || time.Since(start) > 2*time.Second) && len(pc.begin) == len(pc.took) {
+		pc.mu.Lock()
+		ended := (len(pc.begin) > 0 || time.Since(start) > 2*time.Second) && len(pc.begin) == len(pc.took)
+		pc.mu.Unlock()
+		if ended {
 			return true
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -239,7 +279,16 @@ func (pc *progressClock) wait(c *lsptest.Client, limit time.Duration) bool {
 	return false
 }
 
+// begun is the number of tokens that began.
+func (pc *progressClock) begun() int {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	return len(pc.begin)
+}
+
 func (pc *progressClock) pending() []string {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
 	var out []string
 	for tok := range pc.begin {
 		if _, ok := pc.took[tok]; !ok {
@@ -250,9 +299,11 @@ func (pc *progressClock) pending() []string {
 }
 
 func (pc *progressClock) done() []progressTime {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
 	var out []progressTime
 	for tok, d := range pc.took {
-		out = append(out, progressTime{strings.TrimPrefix(pc.title[tok], "agentls: "), d})
+		out = append(out, progressTime{strings.TrimPrefix(pc.title[tok], "agentls: "), d, pc.ended[tok].Sub(pc.start)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].title < out[j].title })
 	return out
