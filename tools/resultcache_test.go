@@ -244,6 +244,20 @@ func TestResultCacheRules(t *testing.T) {
 			t.Errorf("a rejected call gave %+v", res)
 		}
 	})
+	t.Run("turned off", func(t *testing.T) {
+		g, _ := newCacheRig(t)
+		g.write("a.txt", "alpha\n")
+		settle()
+		readAt(t, g, "a.txt")
+		wantRead(t, readAt(t, g, "a.txt"), "alpha", true)
+		g.config(func(c *workspace.Config) { c.Tools.ResultCache = false })
+		for range 2 {
+			wantRead(t, readAt(t, g, "a.txt"), "alpha", false)
+		}
+		g.config(func(c *workspace.Config) { c.Tools.ResultCache = true })
+		readAt(t, g, "a.txt")
+		wantRead(t, readAt(t, g, "a.txt"), "alpha", true)
+	})
 	t.Run("sensitive", func(t *testing.T) {
 		g, _ := newCacheRig(t)
 		g.write("secret.txt", "alpha\n")

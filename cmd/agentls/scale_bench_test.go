@@ -28,7 +28,8 @@ import (
 //   - for each query of the benchmark set, ripgrep (`rg ARGS` in the tree,
 //     stdout read through a pipe) beside agentls two ways: "server", grep
 //     through tool/call to the real binary over stdio, warm (the index
-//     built, one warm-up call), and "call", the one-shot `agentls call grep
+//     built, one warm-up call) but with its result cache off, so that
+//     every call is searched (through the index) as a new query is, and "call", the one-shot `agentls call grep
 //     ARGS` (a process of its own, no server). The three run interleaved,
 //     query by query, and each figure is the median of the runs; the
 //     ratios are of those medians, measured side by side.
@@ -120,7 +121,12 @@ func benchTree(b *testing.B, bin, tree string, qs []search.Query, runs int) {
 	prog := &progressClock{begin: map[string]time.Time{}, title: map[string]string{}, took: map[string]time.Duration{}, ended: map[string]time.Time{}}
 	p.SetHooks(lsptest.Hooks{Other: func(method string, params json.RawMessage) (any, error) { return nil, nil }})
 	prog.start = time.Now()
-	if _, err := p.Initialize(ctx, tree, lsptest.AgentlsCaps(), map[string]any{"config": map[string]any{"history": map[string]any{"enabled": false}}}); err != nil {
+	if _, err := p.Initialize(ctx, tree, lsptest.AgentlsCaps(), map[string]any{"config": map[string]any{
+		"history": map[string]any{"enabled": false},
+		// Each call is searched: a repeated call is not answered from the
+		// session's result cache, which would measure the cache.
+		"tools": map[string]any{"resultCache": false},
+	}}); err != nil {
 		b.Fatal(err)
 	}
 	if !prog.wait(p.Client, 10*time.Minute) {
