@@ -66,6 +66,10 @@ type Options struct {
 	// Cache, when set, answers the search from its trigram index: the
 	// files that may match are read, the others never (cache.go).
 	Cache *Cache
+	// DiskIndex, without a Cache, lets the search skip the files that the
+	// on-disk copy of its root's index, left by a server, vouches cannot
+	// match (diskindex.go); the copy is only read.
+	DiskIndex bool
 }
 
 // Match is one matching line.
@@ -199,8 +203,12 @@ func Run(ctx context.Context, ws *workspace.Workspace, p Pattern, o Options) (*R
 		ReadContent: true, Filter: filter, Workers: workers,
 	}
 	var sq *statQuery
+	var dq *diskQuery
 	if fi.IsDir() {
 		sq = o.Cache.statQuery(ws, root, m)
+		if o.Cache == nil && o.DiskIndex {
+			dq = loadDiskQuery(ws, root, m)
+		}
 	}
 	stats, err := ws.Walk(ctx, root, opts, func(f *workspace.File) error {
 		if !f.IsRegular() {
@@ -222,7 +230,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, p Pattern, o Options) (*R
 		if data == nil {
 			// The index may vouch that the file cannot match
 			// (indexed.go).
-			if sq != nil && sq.skip(f.Path) {
+			if sq != nil && sq.skip(f.Path) || dq != nil && dq.skip(f) {
 				s.searched.Add(1)
 				return nil
 			}

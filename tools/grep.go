@@ -109,6 +109,9 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 		Path: a.Path, Glob: a.Glob, Type: a.Type, IncludeIgnored: a.IncludeIgnored,
 		Mode: mode, Limit: a.MaxResults, Before: before, After: after,
 		Cache: c.Session.Search,
+		// A one-shot call may skip files by the index a server left on
+		// disk (search/diskindex.go).
+		DiskIndex: c.Session.oneShot,
 	}
 	if ps, ok := c.Progress.(PartialStreamer); ok && ps.StreamsPartial() {
 		opts.Partial = func(b search.Batch) { c.Progress.Partial(partialBatch(mode, b)) }

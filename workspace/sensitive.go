@@ -468,3 +468,19 @@ func (m *globMatcher) match(rel string) bool {
 	}
 	return false
 }
+
+// stampInfo is Stamp through Info.
+func (f *File) stampInfo() (Stamp, bool, error) {
+	fi, err := f.Info()
+	if err != nil {
+		return Stamp{}, false, nil
+	}
+	if f.w != nil && f.w.ws != nil {
+		st, ok := statOf(fi)
+		if err := f.w.ws.checkStat(f.Path, st, ok); err != nil {
+			return Stamp{}, false, err
+		}
+	}
+	st, ok := StampOf(fi)
+	return st, ok, nil
+}

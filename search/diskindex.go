@@ -1,0 +1,126 @@
+package search
+
+import (
+	"path/filepath"
+	"runtime/debug"
+	"sync/atomic"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+// A search without a Cache (the one-shot `agentls call grep`) and the
+// on-disk copy of its root's index that a server left (persist.go):
+// Options.DiskIndex. The copy is only read, never written nor taken over.
+//
+// The search walks and reads as it would without the copy; the copy only
+// lets it skip a file, as a cache without a watcher does (statQuery): when
+// the copy holds the file's trigrams under the stamp the file has now (its
+// walked stat: size, mtime, ctime, inode, device; files that were racy when
+// read were written dead) and they rule out a match. What is searched
+// (ignore files, hidden files, the size cap, paths.sensitive) is decided by
+// the walk under the rules in force now, so a copy built under other rules
+// skips no file the walk would not reach; a file the copy does not hold
+// (new, changed, written dead, too large or ignored then) is read. A
+// skipped file counts as searched, as a file read without a match does
+// (its binary data, had it any, is only counted at a match).
+//
+// Sensitive files: a file that is a sensitive file under another name
+// (workspace/sensitive.go) is never skipped, so its read is refused as
+// without the copy (File.Stamp checks it; the identities are known by then:
+// resolving the searched path collected them).
+//
+// The copy is checked as a server's build checks it (loadIndex: a private
+// directory and file, magic, version, root, size cap, checksum, the
+// segments' structure), except that of the posting lists only those the
+// query uses are decoded in full, before they are used; any problem, or
+// search.persist false, and the search reads every file.
+
+// diskQuery is a walking search's question to the copy of its root's
+// index: may the search skip this file?
+type diskQuery struct {
+	root  string // the workspace root the copy is of
+	ld    *loaded
+	cand  map[*segment]bitset
+	skips atomic.Int64 // files skipped (for tests)
+}
+
+// loadDiskQuery returns the query of a walking search of the directory dir
+// with matcher m, or nil when there is no usable copy of its root's index
+// or the index cannot narrow the search (a literal shorter than three
+// bytes, or none).
+func loadDiskQuery(ws *workspace.Workspace, dir string, m *matcher) *diskQuery {
+	return loadDiskQueryFrom(ws, defaultPersistDir(), dir, m)
+}
+
+// loadDiskQueryFrom is loadDiskQuery with the copies in persistDir.
+func loadDiskQueryFrom(ws *workspace.Workspace, persistDir, dir string, m *matcher) (q *diskQuery) {
+	cfg := ws.Config()
+	if persistDir == "" || cfg.Search.Persist != nil && !*cfg.Search.Persist {
+		return nil
+	}
+	lits, narrow := litTrigrams(m)
+	if !narrow {
+		return nil
+	}
+	root := ""
+	for _, r := range ws.Roots() {
+		if _, ok := workspace.Within(r, dir); ok {
+			root = r
+			break
+		}
+	}
+	if root == "" {
+		return nil
+	}
+	// The copy is mapped: a file cut short under the mapping faults
+	// (its owner truncated it; a server replaces a copy by a rename):
+	// then there is no query, as for a copy that does not check.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recover() != nil {
+			q = nil
+		}
+	}()
+	ld, done, err := viewIndex(persistDir, root, int64(cfg.Limits.MaxFileBytes))
+	if err != nil {
+		return nil
+	}
+	defer done()
+	q = &diskQuery{root: root, ld: ld, cand: make(map[*segment]bitset, len(ld.segs))}
+	for _, s := range ld.segs {
+		// The lists the query uses are checked whole first (the copy
+		// was decoded lazily).
+		for _, tris := range lits {
+			for _, t := range tris {
+				if p, ok := s.lookup(t); ok && !checkList(p, len(s.docs)) {
+					return nil
+				}
+			}
+		}
+		b := newBitset(len(s.docs))
+		s.candidates(lits, func(e *entry) { b[e.local>>6] |= 1 << (e.local & 63) })
+		q.cand[s] = b
+	}
+	return q
+}
+
+// skip reports whether the search may skip the walked regular file f.
+func (q *diskQuery) skip(f *workspace.File) bool {
+	rel, ok := workspace.Within(q.root, f.Path)
+	if !ok {
+		return false
+	}
+	e := q.ld.files[filepath.ToSlash(rel)]
+	if e == nil || e.dead || e.seg == nil || e.flags&(fRacy|fTooLarge|fIgnored) != 0 {
+		return false
+	}
+	if b := q.cand[e.seg]; b == nil || b[e.local>>6]&(1<<(e.local&63)) != 0 {
+		return false
+	}
+	st, ok, err := f.Stamp()
+	if err != nil || !ok || st != e.st {
+		return false // a refusal: the read is refused too
+	}
+	q.skips.Add(1)
+	return true
+}

@@ -1,0 +1,5 @@
+//go:build unix && !linux
+
+package search
+
+const mapPopulate = 0
