@@ -3,6 +3,7 @@ package search
 import (
 	"path/filepath"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 
 	"github.com/agentls/agentls/workspace"
@@ -38,22 +39,53 @@ import (
 // diskQuery is a walking search's question to the copy of its root's
 // index: may the search skip this file?
 type diskQuery struct {
-	root  string // the workspace root the copy is of
-	ld    *loaded
-	cand  map[*segment]bitset
-	skips atomic.Int64 // files skipped (for tests)
+	root string // the workspace root the copy is of
+	ld   *loaded
+	cand map[*segment]bitset
 }
+
+// diskWait is a diskQuery being loaded on a goroutine of its own, so that
+// loading it overlaps with what a search does first (resolving its path
+// may walk the tree for the identities of the sensitive files).
+type diskWait struct {
+	once sync.Once
+	ch   chan *diskQuery
+	q    *diskQuery
+}
+
+// startDiskQuery starts loading the query of a search with matcher m of
+// the workspace's one root (with several, the searched path's root is not
+// known yet: nil).
+func startDiskQuery(ws *workspace.Workspace, m *matcher, persistDir string) *diskWait {
+	roots := ws.Roots()
+	if len(roots) != 1 {
+		return nil
+	}
+	if persistDir == "" {
+		persistDir = defaultPersistDir()
+	}
+	w := &diskWait{ch: make(chan *diskQuery, 1)}
+	go func() { w.ch <- loadDiskQuery(ws, persistDir, roots[0], m) }()
+	return w
+}
+
+// skip is diskQuery.skip once the query is loaded (false without one).
+func (w *diskWait) skip(f *workspace.File) bool {
+	if w == nil {
+		return false
+	}
+	w.once.Do(func() { w.q = <-w.ch })
+	return w.q != nil && w.q.skip(f)
+}
+
+// diskSkips counts the files searches skipped by a copy (for tests).
+var diskSkips atomic.Int64
 
 // loadDiskQuery returns the query of a walking search of the directory dir
-// with matcher m, or nil when there is no usable copy of its root's index
-// or the index cannot narrow the search (a literal shorter than three
-// bytes, or none).
-func loadDiskQuery(ws *workspace.Workspace, dir string, m *matcher) *diskQuery {
-	return loadDiskQueryFrom(ws, defaultPersistDir(), dir, m)
-}
-
-// loadDiskQueryFrom is loadDiskQuery with the copies in persistDir.
-func loadDiskQueryFrom(ws *workspace.Workspace, persistDir, dir string, m *matcher) (q *diskQuery) {
+// with matcher m, from the copies in persistDir, or nil when there is no
+// usable copy of its root's index or the index cannot narrow the search (a
+// literal shorter than three bytes, or none).
+func loadDiskQuery(ws *workspace.Workspace, persistDir, dir string, m *matcher) (q *diskQuery) {
 	cfg := ws.Config()
 	if persistDir == "" || cfg.Search.Persist != nil && !*cfg.Search.Persist {
 		return nil
@@ -86,7 +118,14 @@ func loadDiskQueryFrom(ws *workspace.Workspace, persistDir, dir string, m *match
 		return nil
 	}
 	defer done()
-	q = &diskQuery{root: root, ld: ld, cand: make(map[*segment]bitset, len(ld.segs))}
+	return newDiskQuery(root, ld, lits)
+}
+
+// newDiskQuery returns the query of the literals' trigrams lits on the
+// copy ld (decoded lazily) of root's index, or nil when a posting list it
+// uses does not check.
+func newDiskQuery(root string, ld *loaded, lits [][]uint32) *diskQuery {
+	q := &diskQuery{root: root, ld: ld, cand: make(map[*segment]bitset, len(ld.segs))}
 	for _, s := range ld.segs {
 		// The lists the query uses are checked whole first (the copy
 		// was decoded lazily).
@@ -121,6 +160,6 @@ func (q *diskQuery) skip(f *workspace.File) bool {
 	if err != nil || !ok || st != e.st {
 		return false // a refusal: the read is refused too
 	}
-	q.skips.Add(1)
+	diskSkips.Add(1)
 	return true
 }

@@ -70,6 +70,9 @@ type Options struct {
 	// on-disk copy of its root's index, left by a server, vouches cannot
 	// match (diskindex.go); the copy is only read.
 	DiskIndex bool
+	// diskDir is the directory of the copies DiskIndex looks at ("": the
+	// servers', $XDG_CACHE_HOME/agentls); tests set it.
+	diskDir string
 }
 
 // Match is one matching line.
@@ -131,6 +134,10 @@ func Run(ctx context.Context, ws *workspace.Workspace, p Pattern, o Options) (*R
 	}
 	if o.Mode != Content && o.Mode != FilesWithMatches && o.Mode != Count {
 		return nil, argErrorf("unknown output mode %q", o.Mode)
+	}
+	var dq *diskWait
+	if o.Cache == nil && o.DiskIndex {
+		dq = startDiskQuery(ws, m, o.diskDir) // diskindex.go
 	}
 	root, err := ws.Resolve(o.Path)
 	if err != nil {
@@ -203,12 +210,8 @@ func Run(ctx context.Context, ws *workspace.Workspace, p Pattern, o Options) (*R
 		ReadContent: true, Filter: filter, Workers: workers,
 	}
 	var sq *statQuery
-	var dq *diskQuery
 	if fi.IsDir() {
 		sq = o.Cache.statQuery(ws, root, m)
-		if o.Cache == nil && o.DiskIndex {
-			dq = loadDiskQuery(ws, root, m)
-		}
 	}
 	stats, err := ws.Walk(ctx, root, opts, func(f *workspace.File) error {
 		if !f.IsRegular() {

@@ -1,0 +1,276 @@
+package search
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+// diskQueries are the benchmark's queries (Queries, and the two the
+// ripgrep comparison adds: no match, output-heavy) and the other modes.
+var diskQueries = append(append([]Query{}, Queries...),
+	Query{Name: "no-match", Args: `{"pattern":"qzxv_nomatch_jqk"}`},
+	Query{Name: "output-heavy", Args: `{"pattern":"return nil","max_results":100000}`},
+	Query{Name: "count", Args: `{"pattern":"xyzzy","output_mode":"count"}`},
+	Query{Name: "files", Args: `{"pattern":"xyzzy","output_mode":"files_with_matches"}`},
+	Query{Name: "context", Args: `{"pattern":"NewReader","context":1}`},
+	Query{Name: "subdir", Args: `{"pattern":"xyzzy","path":"b"}`},
+	Query{Name: "include-ignored", Args: `{"pattern":"xyzzy","include_ignored":true}`},
+	Query{Name: "truncated", Args: `{"pattern":"return nil","max_results":2}`},
+)
+
+// diskTree adds to persistTree files that the benchmark's queries find
+// (Go-like text), with old mtimes.
+func diskTree(t *testing.T) (string, *workspace.Workspace) {
+	t.Helper()
+	root, ws := persistTree(t)
+	old := time.Now().Add(-time.Hour)
+	body := "package p\n\nimport (\n\t\"io\"\n)\n\n// NewReader xyzzy deadline exceeded UTF-8 sequence MAX_1234 ErrShortWrite\n" +
+		"func (r *Reader) ReadByte() (byte, error) {\n\tif x, ok := v.(type); ok {\n\t\treturn nil, err\n\t}\n\tvar mu sync.Mutex\n\treturn nil\n}\n" +
+		"func f() { c.SetDeadline(t); t.Fatalf(\"x\") } // 123456\n"
+	for i, rel := range []string{"p/p.go", "p/p_test.go", "q/r/s.go", "q/t.txt", "u.go", "b/more.go", "keep.go"} {
+		put(t, root, rel, strings.Repeat(body, i+1), old)
+	}
+	put(t, root, "bin.dat", "xyzzy return nil\x00binary", old)
+	return root, ws
+}
+
+// TestDiskIndexSameResults builds a copy of an index as a server does,
+// then changes the tree (a file rewritten, one removed, one added, one
+// ignored added, a hard link to a sensitive file made before the copy and
+// one after, a file made sensitive under another name by the
+// configuration): every query of the benchmark through the copy (a one-shot
+// grep's Options.DiskIndex) returns exactly what a search without it
+// does, and the copy let the searches skip files.
+func TestDiskIndexSameResults(t *testing.T) {
+	t.Parallel()
+	root, ws := diskTree(t)
+	// A hard link to a sensitive file before the copy: the build refuses
+	// to read it (an identity check), so the copy has no trigrams of it.
+	link(t, root, "keys/server.pem", "notes/before.txt")
+	// And one to a file that a sensitive glob will cover later.
+	link(t, root, "q/t.txt", "notes/twin.txt")
+	dir := filepath.Join(t.TempDir(), "agentls")
+	c, _, _ := buildWith(t, ws, dir)
+	c.Close()
+	if _, err := os.Stat(persistFile(dir, root)); err != nil {
+		t.Fatal(err)
+	}
+
+	check := func(what string) {
+		t.Helper()
+		skipped := int64(0)
+		for _, q := range diskQueries {
+			p, o := queryOf(t, q.Args)
+			want := run(t, ws, p, o)
+			o.DiskIndex, o.diskDir = true, dir
+			before := diskSkips.Load()
+			got := run(t, ws, p, o)
+			skipped += diskSkips.Load() - before
+			sameResult(t, what+": "+q.Name, got, want)
+		}
+		if skipped == 0 {
+			t.Errorf("%s: the copy skipped no file", what)
+		}
+	}
+	check("unchanged")
+
+	old := time.Now().Add(-30 * time.Minute)
+	put(t, root, "a.go", "package a\n// alpha NewReader return nil\n", old) // rewritten
+	os.Remove(filepath.Join(root, "d", "d.go"))                             // removed (had xyzzy)
+	put(t, root, "e.go", "package e\n// epsilon xyzzy NewReader\n", old)    // added
+	put(t, root, "ignored/new.go", "package x // xyzzy return nil\n", old)  // added, ignored
+	put(t, root, "keys/id.pem", "xyzzy NewReader return nil\n", old)        // added, sensitive
+	link(t, root, "keys/id.pem", "notes/after.txt")                         // its hard link
+	put(t, root, ".agentls-later.txt", "xyzzy hidden later\n", old)         // added, hidden
+	check("changed")
+
+	// q/t.txt becomes sensitive: its twin's stamp is the copy's, yet its
+	// read is refused (a sensitive file under another name), so it is not
+	// skipped either (files_searched would tell).
+	cfg := *ws.Config()
+	cfg.Paths.Sensitive = append(append([]string{}, cfg.Paths.Sensitive...), "q/t.txt")
+	ws.SetConfig(&cfg)
+	check("more sensitive")
+}
+
+// link makes a hard link newRel to oldRel below root.
+func link(t *testing.T, root, oldRel, newRel string) {
+	t.Helper()
+	n := filepath.Join(root, filepath.FromSlash(newRel))
+	if err := os.MkdirAll(filepath.Dir(n), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(root, filepath.FromSlash(oldRel)), n); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+}
+
+// TestDiskIndexBadCopies spoils the copy in the ways TestPersistBadCopies
+// does, and makes it of another root or size cap: a search through it
+// skips nothing and returns what a search without it does.
+func TestDiskIndexBadCopies(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		spoil func(t *testing.T, dir, file string, data []byte)
+	}{
+		{"missing", func(t *testing.T, dir, file string, data []byte) { os.Remove(file) }},
+		{"truncated", func(t *testing.T, dir, file string, data []byte) { writeCopy(t, file, data[:len(data)*2/3]) }},
+		{"flipped byte", func(t *testing.T, dir, file string, data []byte) {
+			data[len(data)/2] ^= 0x40
+			writeCopy(t, file, data)
+		}},
+		{"other version", func(t *testing.T, dir, file string, data []byte) {
+			data[len(persistMagic)]++
+			writeCopy(t, file, resum(data))
+		}},
+		{"file mode", func(t *testing.T, dir, file string, data []byte) {
+			if err := os.Chmod(file, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"dir mode", func(t *testing.T, dir, file string, data []byte) {
+			if err := os.Chmod(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"symlink", func(t *testing.T, dir, file string, data []byte) {
+			other := filepath.Join(t.TempDir(), "other")
+			writeCopy(t, other, data)
+			os.Remove(file)
+			if err := os.Symlink(other, file); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			root, ws := diskTree(t)
+			dir := filepath.Join(t.TempDir(), "agentls")
+			c, _, _ := buildWith(t, ws, dir)
+			c.Close()
+			file := persistFile(dir, root)
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.spoil(t, dir, file, data)
+			// What the copy holds is wrong now: trusted, it would skip
+			// a.go.
+			put(t, root, "a.go", "package a\n// alpha xyzzy qzxv_nomatch_jqk\n", time.Now().Add(-time.Hour))
+			for _, q := range diskQueries {
+				p, o := queryOf(t, q.Args)
+				want := run(t, ws, p, o)
+				o.DiskIndex, o.diskDir = true, dir
+				if q := loadDiskQuery(ws, dir, root, mustCompile(t, p)); q != nil {
+					t.Fatalf("%s: a query from a spoiled copy", tc.name)
+				}
+				sameResult(t, tc.name+": "+q.Name, run(t, ws, p, o), want)
+			}
+		})
+	}
+	t.Run("other size cap", func(t *testing.T) {
+		t.Parallel()
+		root, ws := diskTree(t)
+		dir := filepath.Join(t.TempDir(), "agentls")
+		c, _, _ := buildWith(t, ws, dir)
+		c.Close()
+		cfg := *ws.Config()
+		cfg.Limits.MaxFileBytes++
+		ws.SetConfig(&cfg)
+		if q := loadDiskQuery(ws, dir, root, mustCompile(t, Pattern{Expr: "xyzzy"})); q != nil {
+			t.Fatal("a query from a copy built under another size cap")
+		}
+	})
+	t.Run("persist off", func(t *testing.T) {
+		t.Parallel()
+		root, ws := diskTree(t)
+		dir := filepath.Join(t.TempDir(), "agentls")
+		c, _, _ := buildWith(t, ws, dir)
+		c.Close()
+		off := false
+		cfg := *ws.Config()
+		cfg.Search.Persist = &off
+		ws.SetConfig(&cfg)
+		if q := loadDiskQuery(ws, dir, root, mustCompile(t, Pattern{Expr: "xyzzy"})); q != nil {
+			t.Fatal("a query from a copy with search.persist false")
+		}
+	})
+}
+
+func mustCompile(t *testing.T, p Pattern) *matcher {
+	t.Helper()
+	m, err := compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestDiskQueryNeverPanics makes queries of every truncation of a copy
+// and of copies with bytes changed (their checksum made right), decoded
+// lazily as a one-shot search decodes them: each is refused, or its query
+// is made without a panic and skips only files the copy names.
+func TestDiskQueryNeverPanics(t *testing.T) {
+	t.Parallel()
+	root, ws := diskTree(t)
+	dir := filepath.Join(t.TempDir(), "agentls")
+	c, _, _ := buildWith(t, ws, dir)
+	c.Close()
+	data, err := os.ReadFile(persistFile(dir, root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	max := int64(ws.Config().Limits.MaxFileBytes)
+	var lits [][][]uint32
+	for _, expr := range []string{"xyzzy", "return nil", "NewReader|deadline", "package"} {
+		l, ok := litTrigrams(mustCompile(t, Pattern{Expr: expr}))
+		if !ok {
+			t.Fatalf("%s: no trigrams", expr)
+		}
+		lits = append(lits, l)
+	}
+	query := func(b []byte) {
+		ld, err := decodeCopy(b, root, max, true)
+		if err != nil {
+			return
+		}
+		for _, l := range lits {
+			if q := newDiskQuery(root, ld, l); q != nil {
+				for _, e := range ld.files {
+					_ = q.cand[e.seg][e.local>>6] // in range
+				}
+			}
+		}
+	}
+	for n := range len(data) {
+		if _, err := decodeCopy(data[:n], root, max, true); err == nil {
+			t.Fatalf("a copy cut at %d bytes was accepted", n)
+		}
+	}
+	body := len(persistMagic) + 4
+	for i := body; i < len(data)-4; i++ {
+		for _, x := range []byte{0x01, 0x80, 0xFF} {
+			bad := append([]byte(nil), data...)
+			bad[i] ^= x
+			query(resum(bad))
+		}
+	}
+	if q := newDiskQuery(root, mustDecode(t, data, root, max), lits[0]); q == nil {
+		t.Fatal("no query from the good copy")
+	}
+}
+
+func mustDecode(t *testing.T, data []byte, root string, max int64) *loaded {
+	t.Helper()
+	ld, err := decodeCopy(data, root, max, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ld
+}
