@@ -14,7 +14,9 @@
 // current by a directory watcher, so that a search reads only the files
 // that may match and neither walks nor stats; persist.go keeps an on-disk
 // copy of each index, so that a restart reads only the files changed
-// since). Queries are the searches the
+// since, and diskindex.go lets a search without a cache, the one-shot
+// call's, skip the files such a copy vouches cannot match). Queries are
+// the searches the
 // benchmarks and the comparison with ripgrep run.
 //
 // Run is the entry point; it takes plain values (a workspace, a Pattern,
