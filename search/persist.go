@@ -304,7 +304,9 @@ func cleanRel(rel string) bool {
 	if rel == "" || strings.IndexByte(rel, 0) >= 0 {
 		return false
 	}
-	for _, el := range strings.Split(rel, "/") {
+	for rest, more := rel, true; more; {
+		var el string
+		el, rest, more = strings.Cut(rest, "/")
 		if el == "" || el == "." || el == ".." {
 			return false
 		}
