@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -75,10 +76,14 @@ func parseGoSymbols(p string, src []byte) (out []Symbol) {
 
 // goDeclLine matches a top-level Go declaration line: func, method, type,
 // var or const (group 1 the keyword, 2 a receiver, 3 the name).
-var goDeclLine = regexp.MustCompile(`^(func|type|var|const)\s+(\([^)]*\)\s*)?([A-Za-z_][A-Za-z0-9_]*)`)
+var goDeclLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(func|type|var|const)\s+(\([^)]*\)\s*)?([A-Za-z_][A-Za-z0-9_]*)`)
+})
 
 // goRecvType finds the type name at the end of a receiver "(r *T[K])".
-var goRecvType = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[[^\]]*\])?\s*\)$`)
+var goRecvType = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[[^\]]*\])?\s*\)$`)
+})
 
 // recoverGoLines adds the top-level declarations a file with syntax errors
 // lost in the parser's recovery, found line by line.
@@ -89,7 +94,7 @@ func recoverGoLines(p string, src []byte, pkg string, syms []Symbol) []Symbol {
 	}
 	kinds := map[string]string{"func": "function", "type": "type", "var": "variable", "const": "constant"}
 	for n, line := range bytes.Split(src, []byte("\n")) {
-		m := goDeclLine.FindSubmatchIndex(line)
+		m := goDeclLine().FindSubmatchIndex(line)
 		if m == nil || have[n+1] || string(line[m[6]:m[7]]) == "_" {
 			continue
 		}
@@ -98,7 +103,7 @@ func recoverGoLines(p string, src []byte, pkg string, syms []Symbol) []Symbol {
 			EndLine: n + 1, EndColumn: len(line) + 1, Container: pkg, Detail: detailOf(line)}
 		if m[4] >= 0 {
 			s.Kind = "method"
-			if id := goRecvType.FindSubmatch(bytes.TrimSpace(line[m[4]:m[5]])); id != nil {
+			if id := goRecvType().FindSubmatch(bytes.TrimSpace(line[m[4]:m[5]])); id != nil {
 				s.Container = string(id[1])
 			}
 		}

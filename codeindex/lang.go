@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The line-based symbol extractors of the languages other than Go. They are
@@ -71,79 +72,91 @@ func rules(specs ...langRule) []langRule { return specs }
 
 func re(s string) *regexp.Regexp { return regexp.MustCompile(s) }
 
-var jsRules = rules(
-	langRule{re: re(`^\s*(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)`), kind: "function", container: true},
-	langRule{re: re(`^\s*(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?(class)\s+([A-Za-z_$][\w$]*)`), container: true},
-	langRule{re: re(`^\s*(?:export\s+)?(?:declare\s+)?(interface)\s+([A-Za-z_$][\w$]*)`), container: true},
-	langRule{re: re(`^\s*(?:export\s+)?(?:declare\s+)?(?:const\s+)?(enum)\s+([A-Za-z_$][\w$]*)`), container: true},
-	langRule{re: re(`^\s*(?:export\s+)?(?:declare\s+)?(namespace)\s+([\w$.]+)`), container: true},
-	langRule{re: re(`^\s*(?:export\s+)?(?:declare\s+)?type\s+([A-Za-z_$][\w$]*)\s*(?:<[^=]*>)?\s*=`), kind: "type", scope: scopeTop},
-	langRule{re: re(`^\s*(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=]+)?=\s*(?:async\s*)?(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>|[A-Za-z_$][\w$]*\s*=>)`), kind: "function", scope: scopeTop, container: true},
-	langRule{re: re(`^(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)`), kind: "variable", scope: scopeTop},
-	langRule{re: re(`^\s*(?:(?:public|private|protected|static|readonly|async|abstract|override|get|set)\s+)*\*?(#?[A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\([^;]*$`), kind: "method", scope: scopeMember, container: true},
-	langRule{re: re(`^\s*(?:readonly\s+)?([A-Za-z_$][\w$]*)\s*\??\s*(?:<[^>]*>)?\([^)]*\)\s*:\s*[^;{]+;\s*$`), kind: "method", scope: scopeMember},
-	langRule{re: re(`^\s*(?:(?:public|private|protected|static|readonly|declare)\s+)*(#?[A-Za-z_$][\w$]*)\s*[?!]?\s*[:=][^=>]`), kind: "property", scope: scopeMember},
-)
+var jsRules = sync.OnceValue(func() []langRule {
+	return rules(
+		langRule{re: re(`^\s*(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)`), kind: "function", container: true},
+		langRule{re: re(`^\s*(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?(class)\s+([A-Za-z_$][\w$]*)`), container: true},
+		langRule{re: re(`^\s*(?:export\s+)?(?:declare\s+)?(interface)\s+([A-Za-z_$][\w$]*)`), container: true},
+		langRule{re: re(`^\s*(?:export\s+)?(?:declare\s+)?(?:const\s+)?(enum)\s+([A-Za-z_$][\w$]*)`), container: true},
+		langRule{re: re(`^\s*(?:export\s+)?(?:declare\s+)?(namespace)\s+([\w$.]+)`), container: true},
+		langRule{re: re(`^\s*(?:export\s+)?(?:declare\s+)?type\s+([A-Za-z_$][\w$]*)\s*(?:<[^=]*>)?\s*=`), kind: "type", scope: scopeTop},
+		langRule{re: re(`^\s*(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=]+)?=\s*(?:async\s*)?(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>|[A-Za-z_$][\w$]*\s*=>)`), kind: "function", scope: scopeTop, container: true},
+		langRule{re: re(`^(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)`), kind: "variable", scope: scopeTop},
+		langRule{re: re(`^\s*(?:(?:public|private|protected|static|readonly|async|abstract|override|get|set)\s+)*\*?(#?[A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\([^;]*$`), kind: "method", scope: scopeMember, container: true},
+		langRule{re: re(`^\s*(?:readonly\s+)?([A-Za-z_$][\w$]*)\s*\??\s*(?:<[^>]*>)?\([^)]*\)\s*:\s*[^;{]+;\s*$`), kind: "method", scope: scopeMember},
+		langRule{re: re(`^\s*(?:(?:public|private|protected|static|readonly|declare)\s+)*(#?[A-Za-z_$][\w$]*)\s*[?!]?\s*[:=][^=>]`), kind: "property", scope: scopeMember},
+	)
+})
 
 var rustVis = `(?:pub(?:\([^)]*\))?\s+)?`
 
-var rustRules = rules(
-	langRule{re: re(`^\s*` + rustVis + `(?:default\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+"[^"]*"\s+)?fn\s+([A-Za-z_]\w*)`), kind: "function", member: "method", container: true},
-	langRule{re: re(`^\s*` + rustVis + `(struct|enum|trait|union|mod)\s+([A-Za-z_]\w*)`), container: true},
-	langRule{re: re(`^\s*(?:unsafe\s+)?impl(?:<[^>]*>)?\s+(?:[\w:<>, &']+\s+for\s+)?(?:[\w]+::)*([A-Za-z_]\w*)`), kind: "impl", container: true},
-	langRule{re: re(`^\s*` + rustVis + `(?:const|static)\s+(?:mut\s+)?([A-Za-z_]\w*)\s*:`), kind: "constant", scope: scopeTop},
-	langRule{re: re(`^\s*` + rustVis + `type\s+([A-Za-z_]\w*)`), kind: "type"},
-	langRule{re: re(`^\s*(?:#\[macro_export\]\s*)?macro_rules!\s*([A-Za-z_]\w*)`), kind: "macro"},
-	langRule{re: re(`^\s*` + rustVis + `([a-z_]\w*)\s*:[^:]`), kind: "field", scope: scopeMember},
-	langRule{re: re(`^\s*([A-Z]\w*)\s*(?:[,({=]|$)`), kind: "enum_member", scope: scopeMember},
-)
+var rustRules = sync.OnceValue(func() []langRule {
+	return rules(
+		langRule{re: re(`^\s*` + rustVis + `(?:default\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+"[^"]*"\s+)?fn\s+([A-Za-z_]\w*)`), kind: "function", member: "method", container: true},
+		langRule{re: re(`^\s*` + rustVis + `(struct|enum|trait|union|mod)\s+([A-Za-z_]\w*)`), container: true},
+		langRule{re: re(`^\s*(?:unsafe\s+)?impl(?:<[^>]*>)?\s+(?:[\w:<>, &']+\s+for\s+)?(?:[\w]+::)*([A-Za-z_]\w*)`), kind: "impl", container: true},
+		langRule{re: re(`^\s*` + rustVis + `(?:const|static)\s+(?:mut\s+)?([A-Za-z_]\w*)\s*:`), kind: "constant", scope: scopeTop},
+		langRule{re: re(`^\s*` + rustVis + `type\s+([A-Za-z_]\w*)`), kind: "type"},
+		langRule{re: re(`^\s*(?:#\[macro_export\]\s*)?macro_rules!\s*([A-Za-z_]\w*)`), kind: "macro"},
+		langRule{re: re(`^\s*` + rustVis + `([a-z_]\w*)\s*:[^:]`), kind: "field", scope: scopeMember},
+		langRule{re: re(`^\s*([A-Z]\w*)\s*(?:[,({=]|$)`), kind: "enum_member", scope: scopeMember},
+	)
+})
 
 var javaMods = `(?:(?:public|protected|private|static|final|abstract|sealed|non-sealed|strictfp|synchronized|native|default|transient|volatile)\s+)*`
 
-var javaRules = rules(
-	langRule{re: re(`^\s*` + javaMods + `(class|interface|enum|record|@interface)\s+([A-Za-z_]\w*)`), container: true},
-	langRule{re: re(`^\s*(?:public|protected|private)\s+([A-Z]\w*)\s*\([^;]*$`), kind: "constructor", scope: scopeMember, container: true},
-	langRule{re: re(`^\s*` + javaMods + `(?:<[^>]+>\s+)?[\w<>\[\],.? ]*?[\w>\]]\s+([a-zA-Z_]\w*)\s*\([^;]*$`), kind: "method", scope: scopeMember, container: true},
-	langRule{re: re(`^\s*` + javaMods + `[\w<>\[\],.? ]*?[\w>\]]\s+([a-zA-Z_]\w*)\s*(?:=[^=]|;)`), kind: "field", scope: scopeMember},
-)
+var javaRules = sync.OnceValue(func() []langRule {
+	return rules(
+		langRule{re: re(`^\s*` + javaMods + `(class|interface|enum|record|@interface)\s+([A-Za-z_]\w*)`), container: true},
+		langRule{re: re(`^\s*(?:public|protected|private)\s+([A-Z]\w*)\s*\([^;]*$`), kind: "constructor", scope: scopeMember, container: true},
+		langRule{re: re(`^\s*` + javaMods + `(?:<[^>]+>\s+)?[\w<>\[\],.? ]*?[\w>\]]\s+([a-zA-Z_]\w*)\s*\([^;]*$`), kind: "method", scope: scopeMember, container: true},
+		langRule{re: re(`^\s*` + javaMods + `[\w<>\[\],.? ]*?[\w>\]]\s+([a-zA-Z_]\w*)\s*(?:=[^=]|;)`), kind: "field", scope: scopeMember},
+	)
+})
 
-var cRules = rules(
-	langRule{re: re(`^\s*(namespace)\s+([A-Za-z_][\w:]*)`), container: true},
-	langRule{re: re(`^\s*(?:typedef\s+)?(?:template\s*<[^>]*>\s*)?(struct|union|enum|class)\s+(?:[A-Z_]+\s+)?([A-Za-z_]\w*)\s*(?:final\s*)?(?::[^{;]*)?\{?\s*$`), container: true},
-	langRule{re: re(`^#\s*define\s+([A-Za-z_]\w*)`), kind: "macro"},
-	langRule{re: re(`^\s*typedef\s+[^;(]*?\b([A-Za-z_]\w*)\s*;`), kind: "type", scope: scopeTop},
-	langRule{re: re(`^\}\s*([A-Za-z_]\w*)\s*;`), kind: "type"},
-	langRule{re: re(`^(?:[A-Za-z_][\w:<>,]*[ \t\*&]+)*\**&?([A-Za-z_~][\w:~]*)\s*\([^;]*$`), kind: "function", scope: scopeTop, container: true},
-	langRule{re: re(`^\s+(?:(?:virtual|static|inline|explicit|constexpr)\s+)*(?:[A-Za-z_][\w:<>,]*[ \t\*&]+)+\**&?([A-Za-z_~][\w~]*)\s*\([^;]*(?:\)\s*(?:const\s*)?(?:override\s*)?[{;]?)?\s*$`), kind: "method", scope: scopeMember, container: true},
-	langRule{re: re(`^\s+(?:const\s+|unsigned\s+|signed\s+|struct\s+|static\s+)*[A-Za-z_][\w:<>]*[\s\*&]+([A-Za-z_]\w*)\s*(?:\[[^\]]*\])*\s*(?::\s*\d+\s*)?;`), kind: "field", scope: scopeMember},
-)
+var cRules = sync.OnceValue(func() []langRule {
+	return rules(
+		langRule{re: re(`^\s*(namespace)\s+([A-Za-z_][\w:]*)`), container: true},
+		langRule{re: re(`^\s*(?:typedef\s+)?(?:template\s*<[^>]*>\s*)?(struct|union|enum|class)\s+(?:[A-Z_]+\s+)?([A-Za-z_]\w*)\s*(?:final\s*)?(?::[^{;]*)?\{?\s*$`), container: true},
+		langRule{re: re(`^#\s*define\s+([A-Za-z_]\w*)`), kind: "macro"},
+		langRule{re: re(`^\s*typedef\s+[^;(]*?\b([A-Za-z_]\w*)\s*;`), kind: "type", scope: scopeTop},
+		langRule{re: re(`^\}\s*([A-Za-z_]\w*)\s*;`), kind: "type"},
+		langRule{re: re(`^(?:[A-Za-z_][\w:<>,]*[ \t\*&]+)*\**&?([A-Za-z_~][\w:~]*)\s*\([^;]*$`), kind: "function", scope: scopeTop, container: true},
+		langRule{re: re(`^\s+(?:(?:virtual|static|inline|explicit|constexpr)\s+)*(?:[A-Za-z_][\w:<>,]*[ \t\*&]+)+\**&?([A-Za-z_~][\w~]*)\s*\([^;]*(?:\)\s*(?:const\s*)?(?:override\s*)?[{;]?)?\s*$`), kind: "method", scope: scopeMember, container: true},
+		langRule{re: re(`^\s+(?:const\s+|unsigned\s+|signed\s+|struct\s+|static\s+)*[A-Za-z_][\w:<>]*[\s\*&]+([A-Za-z_]\w*)\s*(?:\[[^\]]*\])*\s*(?::\s*\d+\s*)?;`), kind: "field", scope: scopeMember},
+	)
+})
 
-var shellRules = rules(
-	langRule{re: re(`^\s*function\s+([A-Za-z_][\w:.-]*)`), kind: "function"},
-	langRule{re: re(`^\s*([A-Za-z_][\w:.-]*)\s*\(\)`), kind: "function"},
-)
+var shellRules = sync.OnceValue(func() []langRule {
+	return rules(
+		langRule{re: re(`^\s*function\s+([A-Za-z_][\w:.-]*)`), kind: "function"},
+		langRule{re: re(`^\s*([A-Za-z_][\w:.-]*)\s*\(\)`), kind: "function"},
+	)
+})
 
-var pyRules = rules(
-	langRule{re: re(`^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)`), kind: "function", member: "method", container: true},
-	langRule{re: re(`^\s*(class)\s+([A-Za-z_]\w*)`), container: true},
-	langRule{re: re(`^([A-Za-z_]\w*)\s*(?::[^=]*)?=[^=]`), kind: "variable", scope: scopeTop},
-	langRule{re: re(`^\s+self\.([A-Za-z_]\w*)\s*(?::[^=]*)?=[^=]`), kind: "field"},
-)
+var pyRules = sync.OnceValue(func() []langRule {
+	return rules(
+		langRule{re: re(`^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)`), kind: "function", member: "method", container: true},
+		langRule{re: re(`^\s*(class)\s+([A-Za-z_]\w*)`), container: true},
+		langRule{re: re(`^([A-Za-z_]\w*)\s*(?::[^=]*)?=[^=]`), kind: "variable", scope: scopeTop},
+		langRule{re: re(`^\s+self\.([A-Za-z_]\w*)\s*(?::[^=]*)?=[^=]`), kind: "field"},
+	)
+})
 
 func langRules(lang string) []langRule {
 	switch lang {
 	case "javascript", "typescript":
-		return jsRules
+		return jsRules()
 	case "rust":
-		return rustRules
+		return rustRules()
 	case "java":
-		return javaRules
+		return javaRules()
 	case "c", "cpp":
-		return cRules
+		return cRules()
 	case "shell":
-		return shellRules
+		return shellRules()
 	case "python":
-		return pyRules
+		return pyRules()
 	}
 	return nil
 }
@@ -394,7 +407,7 @@ func pythonSymbols(p string, src []byte) []Symbol {
 		if n := len(stack); n > 0 {
 			parent, inClass, inFunc = stack[n-1].idx, stack[n-1].class, !stack[n-1].class
 		}
-		for _, r := range pyRules {
+		for _, r := range pyRules() {
 			if r.scope == scopeTop && (inFunc || parent >= 0) {
 				continue
 			}
@@ -447,7 +460,7 @@ func (t *tree) hasChild(parent int, name string) bool {
 	return false
 }
 
-var mdHeading = regexp.MustCompile(`^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$`)
+var mdHeading = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$`) })
 
 // markdownSymbols nests headings by level, outside fenced code blocks.
 func markdownSymbols(p string, src []byte) []Symbol {
@@ -473,7 +486,7 @@ func markdownSymbols(p string, src []byte) []Symbol {
 		if fence != "" {
 			continue
 		}
-		m := mdHeading.FindSubmatchIndex(line)
+		m := mdHeading().FindSubmatchIndex(line)
 		if m == nil {
 			continue
 		}
