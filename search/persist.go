@@ -163,7 +163,7 @@ func viewIndex(dir, root string, max int64) (ld *loaded, done func(), err error)
 	kept = true
 	return ld, func() {
 		for _, s := range ld.segs {
-			s.blob = nil
+			s.blob, s.blooms = nil, nil
 		}
 		unmap()
 	}, nil
@@ -249,14 +249,19 @@ func decodeCopy(data []byte, root string, max int64, lazy bool) (*loaded, error)
 			if !cleanRel(e.rel) {
 				return nil, fmt.Errorf("index copy: path %q is not below the root", e.rel)
 			}
-			if ld.files[e.rel] != nil {
+			had := len(ld.files)
+			if ld.files[e.rel] = e; len(ld.files) == had {
 				return nil, fmt.Errorf("index copy: path %q twice", e.rel)
 			}
-			ld.files[e.rel] = e
 		}
 		s.blob = d.bytes(maxIndexBytes)
 		nbins := int(d.uvarint(uint64(ndocs)))
-		s.blooms = make([]byte, 0, bloomsSize(&d, nbins))
+		// Lazily, the filters stay where they are in data (s.blooms is
+		// data, and the offsets are into it): not copied.
+		lazyBlooms := 0
+		if !lazy {
+			s.blooms = make([]byte, 0, bloomsSize(&d, nbins))
+		}
 		for j := range nbins {
 			local := d.uvarint(uint64(ndocs) - 1)
 			size := d.uvarint(maxBloomBytes)
@@ -266,12 +271,21 @@ func decodeCopy(data []byte, root string, max int64, lazy bool) (*loaded, error)
 			if size == 0 || size%8 != 0 || j > 0 && uint32(local) <= s.bins[j-1].local {
 				return nil, errors.New("index copy: bad bloom filter")
 			}
+			at := n - 4 - len(d.b) // where the filter is in data
 			f := d.fixed(size)
-			if total := len(s.blooms) + len(f); total > maxIndexBytes {
+			if total := len(s.blooms) + lazyBlooms + len(f); total > maxIndexBytes {
 				return nil, errors.New("index copy: too large")
+			}
+			if lazy {
+				s.bins = append(s.bins, binDoc{local: uint32(local), off: uint32(at), n: uint32(size)})
+				lazyBlooms += len(f)
+				continue
 			}
 			s.bins = append(s.bins, binDoc{local: uint32(local), off: uint32(len(s.blooms)), n: uint32(size)})
 			s.blooms = append(s.blooms, f...)
+		}
+		if lazy {
+			s.blooms = data[:n-4]
 		}
 		if d.err != nil {
 			break
@@ -284,7 +298,11 @@ func decodeCopy(data []byte, root string, max int64, lazy bool) (*loaded, error)
 			return nil, fmt.Errorf("index copy: %w", err)
 		}
 		ld.segs = append(ld.segs, s)
-		ld.bytes += s.size()
+		size := s.size()
+		if lazy {
+			size += int64(lazyBlooms - cap(s.blooms)) // its filters, not all of data
+		}
+		ld.bytes += size
 	}
 	if d.err != nil {
 		return nil, fmt.Errorf("index copy: %w", d.err)
