@@ -81,27 +81,17 @@ func (w *diskWait) skip(f *workspace.File) bool {
 // diskSkips counts the files searches skipped by a copy (for tests).
 var diskSkips atomic.Int64
 
-// loadDiskQuery returns the query of a walking search of the directory dir
-// with matcher m, from the copies in persistDir, or nil when there is no
-// usable copy of its root's index or the index cannot narrow the search (a
-// literal shorter than three bytes, or none).
-func loadDiskQuery(ws *workspace.Workspace, persistDir, dir string, m *matcher) (q *diskQuery) {
+// loadDiskQuery returns the query of a walking search below the workspace
+// root root with matcher m, from the copies in persistDir, or nil when
+// there is no usable copy of root's index or the index cannot narrow the
+// search (a literal shorter than three bytes, or none).
+func loadDiskQuery(ws *workspace.Workspace, persistDir, root string, m *matcher) (q *diskQuery) {
 	cfg := ws.Config()
 	if persistDir == "" || cfg.Search.Persist != nil && !*cfg.Search.Persist {
 		return nil
 	}
 	lits, narrow := litTrigrams(m)
 	if !narrow {
-		return nil
-	}
-	root := ""
-	for _, r := range ws.Roots() {
-		if _, ok := workspace.Within(r, dir); ok {
-			root = r
-			break
-		}
-	}
-	if root == "" {
 		return nil
 	}
 	// The copy is mapped: a file cut short under the mapping faults

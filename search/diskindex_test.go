@@ -39,6 +39,20 @@ func diskTree(t *testing.T) (string, *workspace.Workspace) {
 	return root, ws
 }
 
+// builtCopy builds ws's index as a server does, with its copy in a new
+// directory, and returns the directory and the copy's bytes.
+func builtCopy(t *testing.T, ws *workspace.Workspace) (dir string, data []byte) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "agentls")
+	c, _, _ := buildWith(t, ws, dir)
+	c.Close()
+	data, err := os.ReadFile(persistFile(dir, ws.Roots()[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, data
+}
+
 // TestDiskIndexSameResults builds a copy of an index as a server does,
 // then changes the tree (a file rewritten, one removed, one added, one
 // ignored added, a hard link to a sensitive file made before the copy and
@@ -54,12 +68,7 @@ func TestDiskIndexSameResults(t *testing.T) {
 	link(t, root, "keys/server.pem", "notes/before.txt")
 	// And one to a file that a sensitive glob will cover later.
 	link(t, root, "q/t.txt", "notes/twin.txt")
-	dir := filepath.Join(t.TempDir(), "agentls")
-	c, _, _ := buildWith(t, ws, dir)
-	c.Close()
-	if _, err := os.Stat(persistFile(dir, root)); err != nil {
-		t.Fatal(err)
-	}
+	dir, _ := builtCopy(t, ws)
 
 	check := func(what string) {
 		t.Helper()
@@ -151,14 +160,8 @@ func TestDiskIndexBadCopies(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			root, ws := diskTree(t)
-			dir := filepath.Join(t.TempDir(), "agentls")
-			c, _, _ := buildWith(t, ws, dir)
-			c.Close()
+			dir, data := builtCopy(t, ws)
 			file := persistFile(dir, root)
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
 			tc.spoil(t, dir, file, data)
 			// What the copy holds is wrong now: trusted, it would skip
 			// a.go.
@@ -174,33 +177,22 @@ func TestDiskIndexBadCopies(t *testing.T) {
 			}
 		})
 	}
-	t.Run("other size cap", func(t *testing.T) {
-		t.Parallel()
-		root, ws := diskTree(t)
-		dir := filepath.Join(t.TempDir(), "agentls")
-		c, _, _ := buildWith(t, ws, dir)
-		c.Close()
-		cfg := *ws.Config()
-		cfg.Limits.MaxFileBytes++
-		ws.SetConfig(&cfg)
-		if q := loadDiskQuery(ws, dir, root, mustCompile(t, Pattern{Expr: "xyzzy"})); q != nil {
-			t.Fatal("a query from a copy built under another size cap")
-		}
-	})
-	t.Run("persist off", func(t *testing.T) {
-		t.Parallel()
-		root, ws := diskTree(t)
-		dir := filepath.Join(t.TempDir(), "agentls")
-		c, _, _ := buildWith(t, ws, dir)
-		c.Close()
-		off := false
-		cfg := *ws.Config()
-		cfg.Search.Persist = &off
-		ws.SetConfig(&cfg)
-		if q := loadDiskQuery(ws, dir, root, mustCompile(t, Pattern{Expr: "xyzzy"})); q != nil {
-			t.Fatal("a query from a copy with search.persist false")
-		}
-	})
+	for name, change := range map[string]func(*workspace.Config){
+		"other size cap": func(cfg *workspace.Config) { cfg.Limits.MaxFileBytes++ },
+		"persist off":    func(cfg *workspace.Config) { off := false; cfg.Search.Persist = &off },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			root, ws := diskTree(t)
+			dir, _ := builtCopy(t, ws)
+			cfg := *ws.Config()
+			change(&cfg)
+			ws.SetConfig(&cfg)
+			if q := loadDiskQuery(ws, dir, root, mustCompile(t, Pattern{Expr: "xyzzy"})); q != nil {
+				t.Fatal("a query from the copy")
+			}
+		})
+	}
 }
 
 func mustCompile(t *testing.T, p Pattern) *matcher {
@@ -219,13 +211,7 @@ func mustCompile(t *testing.T, p Pattern) *matcher {
 func TestDiskQueryNeverPanics(t *testing.T) {
 	t.Parallel()
 	root, ws := diskTree(t)
-	dir := filepath.Join(t.TempDir(), "agentls")
-	c, _, _ := buildWith(t, ws, dir)
-	c.Close()
-	data, err := os.ReadFile(persistFile(dir, root))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, data := builtCopy(t, ws)
 	max := int64(ws.Config().Limits.MaxFileBytes)
 	var lits [][][]uint32
 	for _, expr := range []string{"xyzzy", "return nil", "NewReader|deadline", "package"} {

@@ -163,14 +163,8 @@ func TestPersistBadCopies(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			root, ws := persistTree(t)
-			dir := filepath.Join(t.TempDir(), "agentls")
-			c1, _, _ := buildWith(t, ws, dir)
-			c1.Close()
+			dir, data := builtCopy(t, ws)
 			file := persistFile(dir, root)
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
 			if _, err := decodeIndex(data, root, int64(ws.Config().Limits.MaxFileBytes)); err != nil {
 				t.Fatalf("the good copy: %v", err)
 			}
@@ -243,13 +237,7 @@ func renamePath(t *testing.T, data []byte, from, to string) []byte {
 func TestDecodeIndexNeverPanics(t *testing.T) {
 	t.Parallel()
 	root, ws := persistTree(t)
-	dir := filepath.Join(t.TempDir(), "agentls")
-	c1, _, _ := buildWith(t, ws, dir)
-	c1.Close()
-	data, err := os.ReadFile(persistFile(dir, root))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, data := builtCopy(t, ws)
 	max := int64(ws.Config().Limits.MaxFileBytes)
 	var b segBuilder
 	var ts triSet
