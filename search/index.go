@@ -1,7 +1,6 @@
 package search
 
 import (
-	"cmp"
 	"encoding/binary"
 	"math/bits"
 	"slices"
@@ -159,32 +158,46 @@ func (ts *triSet) of(data []byte) []uint32 {
 }
 
 // segBuilder collects files for a segment.
+//
+// It keeps the trigrams of the text files one file after the other (tris,
+// ends) and counts them by their high byte (hist): build then spreads
+// them into 256 buckets by that byte, each element the trigram's low 16
+// bits and the file's local number (a segment holds at most 1<<16 files),
+// file by file, so that within a bucket every trigram's files are in
+// order; a bucket (a few thousand elements, in the cache) is then sorted
+// by the low 16 bits, stably, and its lists encoded.
 type segBuilder struct {
 	docs   []*entry
-	pairs  []uint64 // trigram<<32 | local number, in the order added
-	tmp    []uint64 // the sort's buffer
+	tris   []uint32 // the text files' trigrams, file after file
+	ends   []uint32 // by local number: the end of the file's trigrams in tris
+	hist   [256]uint32
+	tmp    []uint32 // the buckets
 	blob   []byte   // the encoding's buffer
 	bins   []binDoc // the binary files' filters
 	blooms []byte
 }
 
 // maxSegPairs bounds a segment's (trigram, file) pairs: the builder's
-// memory (8 bytes a pair, twice while sorting: 32 MB).
+// memory (4 bytes a pair, twice while sorting: 16 MB).
 const maxSegPairs = 1 << 21
+
+// maxSegDocs bounds a segment's files (their local numbers take 16 bits in
+// the buckets).
+const maxSegDocs = 1 << 16
 
 // reserve gives the builder the room of a full segment at once (a build
 // fills many).
 func (b *segBuilder) reserve() {
-	if cap(b.pairs) < maxSegPairs+1<<16 {
-		b.pairs = make([]uint64, 0, maxSegPairs+1<<16)
+	if cap(b.tris) < maxSegPairs+1<<16 {
+		b.tris = make([]uint32, 0, maxSegPairs+1<<16)
 	}
 }
 
 // add adds a file with its trigrams; a binary file's go to its Bloom
 // filter.
 func (b *segBuilder) add(e *entry, tris []uint32, bin bool) {
-	id := uint64(len(b.docs))
-	e.local = uint32(id)
+	id := uint32(len(b.docs))
+	e.local = id
 	b.docs = append(b.docs, e)
 	if bin {
 		size := bloomBytes(len(tris))
@@ -195,14 +208,14 @@ func (b *segBuilder) add(e *entry, tris []uint32, bin bool) {
 			k := bloomBit(t, size)
 			f[k>>3] |= 1 << (k & 7)
 		}
-		b.bins = append(b.bins, binDoc{local: uint32(id), off: uint32(off), n: size})
+		b.bins = append(b.bins, binDoc{local: id, off: uint32(off), n: size})
+		b.ends = append(b.ends, uint32(len(b.tris)))
 		return
 	}
-	n := len(b.pairs)
-	b.pairs = slices.Grow(b.pairs, len(tris))[:n+len(tris)]
-	p := b.pairs[n:]
-	for i, t := range tris {
-		p[i] = uint64(t)<<32 | id
+	b.tris = append(b.tris, tris...)
+	b.ends = append(b.ends, uint32(len(b.tris)))
+	for _, t := range tris {
+		b.hist[t>>16&0xFF]++
 	}
 }
 
@@ -210,8 +223,8 @@ func (b *segBuilder) add(e *entry, tris []uint32, bin bool) {
 // reserve gave the builder with n more pairs (better a smaller segment
 // than a copy of its pairs).
 func (b *segBuilder) full(n int) bool {
-	return len(b.pairs) >= maxSegPairs || len(b.docs) >= 1<<16 ||
-		len(b.docs) > 0 && cap(b.pairs) > maxSegPairs && len(b.pairs)+n > cap(b.pairs)
+	return len(b.tris) >= maxSegPairs || len(b.docs) >= maxSegDocs ||
+		len(b.docs) > 0 && cap(b.tris) > maxSegPairs && len(b.tris)+n > cap(b.tris)
 }
 
 // build returns the segment of what was added and empties the builder;
@@ -220,10 +233,27 @@ func (b *segBuilder) build() *segment {
 	if len(b.docs) == 0 {
 		return nil
 	}
-	if cap(b.tmp) < len(b.pairs) {
-		b.tmp = make([]uint64, len(b.pairs), cap(b.pairs))
+	n := len(b.tris)
+	if cap(b.tmp) < n {
+		b.tmp = make([]uint32, n, max(n, cap(b.tris)))
 	}
-	pairs := radixSortPairs(b.pairs, b.tmp[:len(b.pairs)])
+	// Spread the pairs into the buckets of their trigrams' high bytes,
+	// file by file.
+	var start [257]uint32
+	for i, c := range b.hist {
+		start[i+1] = start[i] + c
+	}
+	next := start
+	buckets := b.tmp[:n]
+	from := uint32(0)
+	for d, end := range b.ends {
+		for _, t := range b.tris[from:end] {
+			k := t >> 16 & 0xFF
+			buckets[next[k]] = t<<16 | uint32(d)
+			next[k]++
+		}
+		from = end
+	}
 	s := &segment{docs: b.docs}
 	if len(b.bins) > 0 {
 		s.bins = append([]binDoc(nil), b.bins...)
@@ -234,79 +264,92 @@ func (b *segBuilder) build() *segment {
 		e.seg = s
 	}
 	blob := b.blob[:0]
-	if want := 2*len(pairs) + 1024; cap(blob) < want {
+	if want := 2*n + 1024; cap(blob) < want {
 		// A pair takes a byte or two: no growing (and copying) on the way.
 		blob = make([]byte, 0, want)
 	}
 	var post []byte
 	var lastTri uint32
 	nLists := 0
-	for i := 0; i < len(pairs); {
-		tri := uint32(pairs[i] >> 32)
-		post = post[:0]
-		prev := uint32(0)
-		j := i
-		for ; j < len(pairs) && uint32(pairs[j]>>32) == tri; j++ {
-			d := uint32(pairs[j])
-			post = binary.AppendUvarint(post, uint64(d-prev))
-			prev = d
-		}
-		kind := uint64(0)
-		if prev/8+1 < uint32(len(post)) {
-			// a bitmap is smaller
-			kind = 1
-			post = append(post[:0], make([]byte, prev/8+1)...)
-			for _, p := range pairs[i:j] {
-				d := uint32(p)
-				post[d>>3] |= 1 << (d & 7)
+	for hi := range 256 {
+		// The bucket, sorted by the trigrams' low 16 bits (two stable
+		// passes of 8 bits, tris the other buffer).
+		bucket := sortBucket(buckets[start[hi]:start[hi+1]], b.tris[start[hi]:start[hi+1]])
+		for i := 0; i < len(bucket); {
+			key := bucket[i] >> 16
+			tri := uint32(hi)<<16 | key
+			post = post[:0]
+			prev := uint32(0)
+			j := i
+			for ; j < len(bucket) && bucket[j]>>16 == key; j++ {
+				d := bucket[j] & 0xFFFF
+				post = appendUvarint(post, uint64(d-prev))
+				prev = d
 			}
+			kind := uint64(0)
+			if prev/8+1 < uint32(len(post)) {
+				// a bitmap is smaller
+				kind = 1
+				post = append(post[:0], make([]byte, prev/8+1)...)
+				for _, p := range bucket[i:j] {
+					d := p & 0xFFFF
+					post[d>>3] |= 1 << (d & 7)
+				}
+			}
+			var prevTri uint32
+			if nLists%skipEvery == 0 {
+				s.skip = append(s.skip, skipEntry{tri: tri, off: uint32(len(blob))})
+			} else {
+				prevTri = lastTri
+			}
+			blob = appendUvarint(blob, uint64(tri-prevTri))
+			blob = appendUvarint(blob, uint64(len(post))<<1|kind)
+			blob = append(blob, post...)
+			lastTri = tri
+			nLists++
+			i = j
 		}
-		var prevTri uint32
-		if nLists%skipEvery == 0 {
-			s.skip = append(s.skip, skipEntry{tri: tri, off: uint32(len(blob))})
-		} else {
-			prevTri = lastTri
-		}
-		blob = binary.AppendUvarint(blob, uint64(tri-prevTri))
-		blob = binary.AppendUvarint(blob, uint64(len(post))<<1|kind)
-		blob = append(blob, post...)
-		lastTri = tri
-		nLists++
-		i = j
 	}
 	s.blob = append([]byte(nil), blob...)
 	b.blob = blob[:0]
 	s.skip = append([]skipEntry(nil), s.skip...)
-	b.docs, b.pairs = nil, b.pairs[:0]
-	if len(pairs) > 0 && &pairs[0] != &b.pairs[:1][0] {
-		// the sorted pairs are in tmp: swap the buffers
-		b.pairs, b.tmp = b.tmp[:0], b.pairs[:0]
-	}
+	b.docs, b.tris, b.ends = nil, b.tris[:0], b.ends[:0]
+	clear(b.hist[:])
 	return s
 }
 
-// radixSortPairs sorts pairs by trigram, stably (so each trigram's files
-// stay in order), with two passes of 12 bits (the counts fit in the
-// cache); the result is in pairs or tmp: the slice it returns.
-func radixSortPairs(pairs, tmp []uint64) []uint64 {
-	src, dst := pairs, tmp
-	var count [1<<12 + 1]int
-	for shift := uint(32); shift < 56; shift += 12 {
-		clear(count[:])
-		for _, p := range src {
-			count[(p>>shift)&0xFFF+1]++
+// sortBucket sorts the elements of a bucket (trigram's low 16 bits<<16 |
+// local number) by their high 16 bits, stably, with two passes of 8 bits
+// through tmp (as long); the result is in bucket.
+func sortBucket(bucket, tmp []uint32) []uint32 {
+	var count [2][257]uint32
+	for _, p := range bucket {
+		count[0][(p>>16)&0xFF+1]++
+		count[1][p>>24+1]++
+	}
+	src, dst := bucket, tmp[:len(bucket)]
+	for pass, shift := range [2]uint{16, 24} {
+		c := &count[pass]
+		for i := 1; i < len(c); i++ {
+			c[i] += c[i-1]
 		}
-		for i := 1; i < len(count); i++ {
-			count[i] += count[i-1]
-		}
 		for _, p := range src {
-			k := (p >> shift) & 0xFFF
-			dst[count[k]] = p
-			count[k]++
+			k := (p >> shift) & 0xFF
+			dst[c[k]] = p
+			c[k]++
 		}
 		src, dst = dst, src
 	}
 	return src
+}
+
+// appendUvarint is binary.AppendUvarint, the one-byte case inlined (most
+// deltas of a posting list).
+func appendUvarint(b []byte, v uint64) []byte {
+	if v < 0x80 {
+		return append(b, byte(v))
+	}
+	return binary.AppendUvarint(b, v)
 }
 
 // lookup returns the posting list of tri; ok is false when there is none.
@@ -482,6 +525,7 @@ func (ri *rootIndex) compactLocked() {
 		return
 	}
 	var b segBuilder
+	var pairs []uint64 // local number<<32 | trigram
 	for _, s := range small {
 		ids := make([]int32, len(s.docs)) // old local number → new, -1: dead
 		for i, e := range s.docs {
@@ -501,16 +545,22 @@ func (ri *rootIndex) compactLocked() {
 		s.each(func(tri uint32, post posting) {
 			post.each(func(d uint32) {
 				if id := ids[d]; id >= 0 {
-					b.pairs = append(b.pairs, uint64(tri)<<32|uint64(id))
+					pairs = append(pairs, uint64(id)<<32|uint64(tri))
 				}
 			})
 		})
 	}
-	// Pairs come segment by segment: sort them by file number first, so
-	// that the stable sort by trigram leaves each list in order.
-	slices.SortFunc(b.pairs, func(x, y uint64) int { return cmp.Compare(uint32(x), uint32(y)) })
+	// The builder takes the trigrams file by file.
+	slices.Sort(pairs)
 	for i, e := range b.docs {
 		e.local = uint32(i)
+		for len(pairs) > 0 && pairs[0]>>32 == uint64(i) {
+			t := uint32(pairs[0])
+			b.tris = append(b.tris, t)
+			b.hist[t>>16&0xFF]++
+			pairs = pairs[1:]
+		}
+		b.ends = append(b.ends, uint32(len(b.tris)))
 	}
 	merged := b.build()
 	keep := ri.segs[:0]
