@@ -131,18 +131,29 @@ func (ts *triSet) of(data []byte) []uint32 {
 	n := 0
 	if len(data) >= 3 {
 		seen := (*[1 << 24 / 64]uint64)(ts.seen)
-		t := uint32(lowerASCII[data[0]])<<8 | uint32(lowerASCII[data[1]])
+		// t starts with a bit no trigram has: the first trigram is never
+		// taken for a repeat of the one before.
+		t := 1<<24 | uint32(lowerASCII[data[0]])<<8 | uint32(lowerASCII[data[1]])
 		for rest := data[2:]; len(rest) > 0; {
 			chunk := rest[:min(len(rest), triChunk)]
 			rest = rest[len(chunk):]
 			if cap(ts.list)-n < len(chunk) {
-				ts.list = append(ts.list[:n], make([]uint32, len(chunk))...)
+				// Double: a large file's list grows a few times only.
+				list := make([]uint32, max(2*cap(ts.list), n+len(chunk)))
+				copy(list, ts.list[:n])
+				ts.list = list
 			}
 			list := ts.list[:cap(ts.list)]
-			// Every trigram is written; n moves past the new ones only
-			// (no branch to mispredict).
+			// A trigram that repeats the one before (a run of one byte:
+			// indentation, rules of '=') is skipped. Every other one is
+			// written; n moves past the new ones only (no branch to
+			// mispredict).
 			for _, b := range chunk {
-				t = (t<<8 | uint32(lowerASCII[b])) & 0xFFFFFF
+				next := (t<<8 | uint32(lowerASCII[b])) & 0xFFFFFF
+				if next == t {
+					continue
+				}
+				t = next
 				w, sh := t>>6, t&63
 				old := seen[w]
 				list[n] = t
