@@ -1,0 +1,164 @@
+package search
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/agentls/agentls/internal/testenv"
+)
+
+// goSrcTexts returns the contents of up to limit bytes of text files of
+// $(go env GOROOT)/src, in walk order.
+func goSrcTexts(t testing.TB, limit int) [][]byte {
+	t.Helper()
+	var out [][]byte
+	total := 0
+	filepath.WalkDir(testenv.GoSrc(t), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || total >= limit {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err == nil {
+			out = append(out, b)
+			total += len(b)
+		}
+		return nil
+	})
+	return out
+}
+
+// TestBuildMatchesReference builds segments as a build's worker does
+// (reserve, full, add, build) from 48 MB of the files of $(go env GOROOT)/src and
+// from 70000 small files (segments of 1<<16 files), and checks every
+// segment against a map of trigram to files made byte by byte: the same
+// trigrams, each with the same files in order, a list encoded as a bitmap
+// exactly when that is smaller, of the length it takes, found by lookup; each binary file in a
+// Bloom filter.
+func TestBuildMatchesReference(t *testing.T) {
+	trees := map[string][][]byte{"GOROOT/src": goSrcTexts(t, 48<<20)}
+	var small [][]byte
+	for i := range 70000 {
+		small = append(small, fmt.Appendf(nil, "f%d %x", i, i*7919))
+	}
+	trees["small files"] = small
+	for name, texts := range trees {
+		var ts triSet
+		var b segBuilder
+		b.reserve()
+		var segs []*segment
+		var segTexts [][][]byte
+		var cur [][]byte
+		for _, d := range texts {
+			tris := ts.of(d)
+			bin := bytes.IndexByte(d, 0) >= 0
+			n := len(tris)
+			if bin {
+				n = 0
+			}
+			if b.full(n) {
+				segs, segTexts, cur = append(segs, b.build()), append(segTexts, cur), nil
+			}
+			b.add(&entry{}, tris, bin)
+			cur = append(cur, d)
+		}
+		segs, segTexts = append(segs, b.build()), append(segTexts, cur)
+		if name == "small files" && len(segs[0].docs) != maxSegDocs {
+			t.Fatalf("%s: the first segment holds %d files, want %d", name, len(segs[0].docs), maxSegDocs)
+		}
+		for si, s := range segs {
+			want := map[uint32][]uint32{}
+			bins := 0
+			for local, d := range segTexts[si] {
+				if bytes.IndexByte(d, 0) >= 0 {
+					if s.bins[bins].local != uint32(local) {
+						t.Fatalf("%s, segment %d: binary file %d has filter %+v", name, si, local, s.bins[bins])
+					}
+					bins++
+					continue
+				}
+				for i := 2; i < len(d); i++ {
+					tri := uint32(lowerASCII[d[i-2]])<<16 | uint32(lowerASCII[d[i-1]])<<8 | uint32(lowerASCII[d[i]])
+					if l := want[tri]; len(l) == 0 || l[len(l)-1] != uint32(local) {
+						want[tri] = append(l, uint32(local))
+					}
+				}
+			}
+			if bins != len(s.bins) {
+				t.Fatalf("%s, segment %d: %d filters, want %d", name, si, len(s.bins), bins)
+			}
+			lists := 0
+			prevTri := -1
+			s.each(func(tri uint32, post posting) {
+				lists++
+				if int(tri) <= prevTri {
+					t.Fatalf("%s, segment %d: trigram %06x after %06x", name, si, tri, prevTri)
+				}
+				prevTri = int(tri)
+				var got []uint32
+				post.each(func(d uint32) { got = append(got, d) })
+				if !slices.Equal(got, want[tri]) {
+					t.Fatalf("%s, segment %d, trigram %06x: files %v, want %v", name, si, tri, got, want[tri])
+				}
+				vlen, prev := 0, uint32(0)
+				for _, d := range got {
+					vlen += uvarintLen(d - prev)
+					prev = d
+				}
+				if bitmap := int(prev/8+1) < vlen; post.bitmap != bitmap || len(post.b) != min(vlen, int(prev/8+1)) {
+					t.Fatalf("%s, segment %d, trigram %06x: a bitmap %v of %d bytes, want %v (%d bytes of varints)", name, si, tri, post.bitmap, len(post.b), bitmap, vlen)
+				}
+				if p, ok := s.lookup(tri); !ok || !bytes.Equal(p.b, post.b) {
+					t.Fatalf("%s, segment %d: lookup(%06x) = %v", name, si, tri, ok)
+				}
+			})
+			if lists != len(want) {
+				t.Fatalf("%s, segment %d: %d lists, want %d", name, si, lists, len(want))
+			}
+		}
+		t.Logf("%s: %d files, %d segments", name, len(texts), len(segs))
+	}
+}
+
+// BenchmarkTriSet extracts the trigrams of 32 MB of GOROOT/src.
+func BenchmarkTriSet(b *testing.B) {
+	texts := goSrcTexts(b, 32<<20)
+	var ts triSet
+	n := 0
+	for _, d := range texts {
+		n += len(d)
+	}
+	b.SetBytes(int64(n))
+	for b.Loop() {
+		for _, d := range texts {
+			ts.of(d)
+		}
+	}
+}
+
+// BenchmarkSegBuild adds GOROOT/src's files to a builder and builds full
+// segments (the sort and the encoding).
+func BenchmarkSegBuild(b *testing.B) {
+	texts := goSrcTexts(b, 32<<20)
+	var ts triSet
+	var bld segBuilder
+	bld.reserve()
+	var tris [][]uint32
+	for _, d := range texts {
+		tris = append(tris, append([]uint32(nil), ts.of(d)...))
+	}
+	for b.Loop() {
+		for i, tr := range tris {
+			if bld.full(len(tr)) {
+				bld.build()
+			}
+			bld.add(&entry{}, tr, false)
+			_ = i
+		}
+		bld.build()
+	}
+}
