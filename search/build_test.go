@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io/fs"
 	"os"
@@ -160,5 +161,17 @@ func BenchmarkSegBuild(b *testing.B) {
 			_ = i
 		}
 		bld.build()
+	}
+}
+
+// TestAppendUvarint checks appendUvarint and uvarintLen against
+// encoding/binary, across the one-, two- and three-byte lengths.
+func TestAppendUvarint(t *testing.T) {
+	for _, v := range []uint32{0, 1, 127, 128, 255, 16383, 16384, 65535, 1<<21 - 1, 1 << 21, 1<<32 - 1} {
+		got := appendUvarint([]byte{9}, uint64(v))
+		want := binary.AppendUvarint([]byte{9}, uint64(v))
+		if !bytes.Equal(got, want) || uvarintLen(v) != len(want)-1 {
+			t.Errorf("%d: %x (length %d), want %x", v, got, uvarintLen(v), want)
+		}
 	}
 }

@@ -393,11 +393,14 @@ func sortBucket(bucket, tmp []uint32) {
 	}
 }
 
-// appendUvarint is binary.AppendUvarint, the one-byte case inlined (most
-// deltas of a posting list).
+// appendUvarint is binary.AppendUvarint, the one- and two-byte cases
+// inlined (most deltas of a posting list).
 func appendUvarint(b []byte, v uint64) []byte {
-	if v < 0x80 {
+	if v < 1<<7 {
 		return append(b, byte(v))
+	}
+	if v < 1<<14 {
+		return append(b, byte(v)|0x80, byte(v>>7))
 	}
 	return binary.AppendUvarint(b, v)
 }
