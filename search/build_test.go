@@ -175,3 +175,45 @@ func TestAppendUvarint(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactBoundsFiles compacts 70 small segments of 1000 files each:
+// the merged segment takes no more files than its local numbers hold
+// (maxSegDocs), the others stay, and every file remains a candidate of
+// the literal only it holds.
+func TestCompactBoundsFiles(t *testing.T) {
+	ri := &rootIndex{files: map[string]*entry{}}
+	var ts triSet
+	for i := range 70 {
+		var b segBuilder
+		for j := range 1000 {
+			rel := fmt.Sprintf("<%d.%d>", i, j)
+			e := &entry{rel: rel}
+			b.add(e, ts.of([]byte(rel)), false)
+			ri.files[rel] = e
+		}
+		s := b.build()
+		ri.segs = append(ri.segs, s)
+		ri.bytes += s.size()
+	}
+	ri.compactLocked()
+	docs := 0
+	for _, s := range ri.segs {
+		if len(s.docs) > maxSegDocs {
+			t.Fatalf("a segment of %d files", len(s.docs))
+		}
+		docs += len(s.docs)
+	}
+	if len(ri.segs) != 1+70-maxSegDocs/1000 || docs != 70000 {
+		t.Fatalf("%d segments of %d files, want %d of 70000", len(ri.segs), docs, 1+70-maxSegDocs/1000)
+	}
+	for i := 0; i < 70000; i += 97 {
+		rel := fmt.Sprintf("<%d.%d>", i/1000, i%1000)
+		found := false
+		for _, s := range ri.segs {
+			s.candidates([][]uint32{ts.of([]byte(rel))}, func(e *entry) { found = found || e.rel == rel })
+		}
+		if !found {
+			t.Fatalf("%s is not a candidate of its name", rel)
+		}
+	}
+}

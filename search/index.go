@@ -566,12 +566,18 @@ const smallSeg = 1024
 
 // compactLocked merges the small segments that updates leave (one per
 // batch of changes) into one, without their dead files, once there are
-// more than a few.
+// more than a few: as many as make at most maxSegDocs files, the others
+// wait for the next compaction.
 func (ri *rootIndex) compactLocked() {
 	var small []*segment
+	merging := map[*segment]bool{}
+	total := 0
 	for _, s := range ri.segs {
-		if len(s.docs) < smallSeg {
+		// the merged segment's files fit its local numbers (maxSegDocs)
+		if len(s.docs) < smallSeg && total+len(s.docs) <= maxSegDocs {
 			small = append(small, s)
+			merging[s] = true
+			total += len(s.docs)
 		}
 	}
 	if len(small) <= 8 {
@@ -618,7 +624,7 @@ func (ri *rootIndex) compactLocked() {
 	merged := b.build()
 	keep := ri.segs[:0]
 	for _, s := range ri.segs {
-		if len(s.docs) >= smallSeg {
+		if !merging[s] {
 			keep = append(keep, s)
 		} else {
 			ri.bytes -= s.size()
