@@ -183,6 +183,7 @@ type segBuilder struct {
 	ends   []uint32 // by local number: the end of the file's trigrams in tris
 	hist   [256]uint32
 	tmp    []uint32 // the buckets
+	blob   []byte   // the encoding's buffer
 	bins   []binDoc // the binary files' filters
 	blooms []byte
 }
@@ -273,106 +274,65 @@ func (b *segBuilder) build() *segment {
 	for _, e := range b.docs {
 		e.seg = s
 	}
-	// The lists are encoded twice: for their length and skip entries
-	// (each bucket as it is sorted, in the cache), then into a blob of
-	// that length (the segment keeps it: no buffer, no copy).
-	var sizer listEncoder
+	blob := b.blob[:0]
+	if want := 2*n + 1024; cap(blob) < want {
+		// A pair takes a byte or two: no growing (and copying) on the way.
+		blob = make([]byte, 0, want)
+	}
+	var post []byte
+	var lastTri uint32
+	nLists := 0
 	for hi := range 256 {
 		// The bucket, sorted by the trigrams' low 16 bits (two stable
 		// passes of 8 bits, tris the other buffer).
-		bucket := buckets[start[hi]:start[hi+1]]
-		sortBucket(bucket, b.tris[start[hi]:start[hi+1]])
-		sizer.lists(uint32(hi), bucket)
-	}
-	s.skip = append([]skipEntry(nil), sizer.skip...)
-	if sizer.size > 0 {
-		w := listEncoder{blob: make([]byte, 0, sizer.size)}
-		for hi := range 256 {
-			w.lists(uint32(hi), buckets[start[hi]:start[hi+1]])
-		}
-		s.blob = w.blob
-	}
-	b.docs, b.tris, b.ends = nil, b.tris[:0], b.ends[:0]
-	clear(b.hist[:])
-	return s
-}
-
-// listEncoder encodes the posting lists of sorted buckets, bucket after
-// bucket in trigram order: into blob when it is set, else only their
-// length (size) and skip entries (one every skipEvery lists).
-type listEncoder struct {
-	blob    []byte
-	size    int
-	skip    []skipEntry
-	lastTri uint32
-	nLists  int
-}
-
-// lists encodes the lists of a sorted bucket, that of the trigrams whose
-// high byte is hi.
-func (e *listEncoder) lists(hi uint32, bucket []uint32) {
-	write := e.blob != nil
-	for i := 0; i < len(bucket); {
-		key := bucket[i] >> 16
-		tri := hi<<16 | key
-		// the length of the list as delta varints
-		vlen, prev := 0, uint32(0)
-		j := i
-		for ; j < len(bucket) && bucket[j]>>16 == key; j++ {
-			d := bucket[j] & 0xFFFF
-			vlen += uvarintLen(d - prev)
-			prev = d
-		}
-		kind, plen := uint32(0), vlen
-		if int(prev/8+1) < vlen {
-			// a bitmap is smaller
-			kind, plen = 1, int(prev/8+1)
-		}
-		var prevTri uint32
-		if e.nLists%skipEvery == 0 {
-			if !write {
-				e.skip = append(e.skip, skipEntry{tri: tri, off: uint32(e.size)})
+		bucket := sortBucket(buckets[start[hi]:start[hi+1]], b.tris[start[hi]:start[hi+1]])
+		for i := 0; i < len(bucket); {
+			key := bucket[i] >> 16
+			tri := uint32(hi)<<16 | key
+			post = post[:0]
+			prev := uint32(0)
+			j := i
+			for ; j < len(bucket) && bucket[j]>>16 == key; j++ {
+				d := bucket[j] & 0xFFFF
+				post = appendUvarint(post, uint64(d-prev))
+				prev = d
 			}
-		} else {
-			prevTri = e.lastTri
-		}
-		head := uint32(plen)<<1 | kind
-		e.size += uvarintLen(tri-prevTri) + uvarintLen(head) + plen
-		if write {
-			blob := appendUvarint(e.blob, uint64(tri-prevTri))
-			blob = appendUvarint(blob, uint64(head))
-			if kind == 0 {
-				prev := uint32(0)
-				for _, p := range bucket[i:j] {
-					d := p & 0xFFFF
-					blob = appendUvarint(blob, uint64(d-prev))
-					prev = d
-				}
-			} else {
-				blob = append(blob, make([]byte, plen)...)
-				post := blob[len(blob)-plen:]
+			kind := uint64(0)
+			if prev/8+1 < uint32(len(post)) {
+				// a bitmap is smaller
+				kind = 1
+				post = append(post[:0], make([]byte, prev/8+1)...)
 				for _, p := range bucket[i:j] {
 					d := p & 0xFFFF
 					post[d>>3] |= 1 << (d & 7)
 				}
 			}
-			e.blob = blob
+			var prevTri uint32
+			if nLists%skipEvery == 0 {
+				s.skip = append(s.skip, skipEntry{tri: tri, off: uint32(len(blob))})
+			} else {
+				prevTri = lastTri
+			}
+			blob = appendUvarint(blob, uint64(tri-prevTri))
+			blob = appendUvarint(blob, uint64(len(post))<<1|kind)
+			blob = append(blob, post...)
+			lastTri = tri
+			nLists++
+			i = j
 		}
-		e.lastTri = tri
-		e.nLists++
-		i = j
 	}
-}
-
-// uvarintLen returns the length of v as a varint.
-func uvarintLen(v uint32) int {
-	return (bits.Len32(v|1) + 6) / 7
+	s.blob = append([]byte(nil), blob...)
+	b.blob = blob[:0]
+	s.skip = append([]skipEntry(nil), s.skip...)
+	b.docs, b.tris, b.ends = nil, b.tris[:0], b.ends[:0]
+	clear(b.hist[:])
+	return s
 }
 
 // sortBucket sorts the elements of a bucket (trigram's low 16 bits<<16 |
 // local number) by their high 16 bits, stably, with two passes of 8 bits
-// through tmp (as long).
-func sortBucket(bucket, tmp []uint32) {
+// through tmp (as long); the result is in bucket.
+func sortBucket(bucket, tmp []uint32) []uint32 {
 	var count [2][257]uint32
 	for _, p := range bucket {
 		count[0][(p>>16)&0xFF+1]++
@@ -391,6 +351,7 @@ func sortBucket(bucket, tmp []uint32) {
 		}
 		src, dst = dst, src
 	}
+	return src
 }
 
 // appendUvarint is binary.AppendUvarint, the one- and two-byte cases
