@@ -101,8 +101,17 @@ func (s *server) run(ctx context.Context, m method, req jsonrpc2.Request, reply 
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), errCancelled) {
 		result, err = nil, jsonrpc2.NewError(requestCancelled, "request cancelled")
 	}
-	if _, isCall := req.(*jsonrpc2.Call); isCall {
-		s.reply(name, reply, result, err)
+	if call, isCall := req.(*jsonrpc2.Call); isCall {
+		if a, ok := result.(resultAppender); ok && err == nil && s.st != nil {
+			encErr, werr := s.st.writeResponse(call.ID(), a.AppendJSON)
+			if encErr != nil {
+				s.reply(name, reply, nil, fmt.Errorf("encode the result: %w", encErr))
+			} else if werr != nil {
+				s.log.Warn("reply", "method", name, "err", werr)
+			}
+		} else {
+			s.reply(name, reply, result, err)
+		}
 	} else if err != nil {
 		s.log.Warn("notification failed", "method", name, "err", err)
 	}
@@ -124,6 +133,14 @@ func (s *server) invoke(ctx context.Context, m method, req jsonrpc2.Request) (re
 		return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, fmt.Sprintf("%s is off (enable %q in lsp.features)", name, m.needs))
 	}
 	return m.handle(ctx, s, req)
+}
+
+// resultAppender is a result that encodes itself as json.Marshal would
+// (tools.Result): it is written to the stream as it encodes
+// (stream.writeResponse), not encoded by json.Marshal then again by
+// jsonrpc2.
+type resultAppender interface {
+	AppendJSON([]byte) ([]byte, error)
 }
 
 // reply sends a request's one answer. The result is encoded here, so that

@@ -756,13 +756,7 @@ func appendFrame(buf, data []byte) []byte {
 // writeFrameLocked writes one frame, after the held ones; s.wmu is held.
 func (s *stream) writeFrameLocked(data []byte) (int64, error) {
 	buf := append(s.frame[:0], s.held...)
-	if s.held = s.held[:0]; cap(s.held) > keepBuffer {
-		s.held = nil
-	}
-	if s.armed { // nothing is held any more
-		s.flush.Stop()
-		s.armed = false
-	}
+	s.dropHeldLocked()
 	buf = appendFrame(buf, data)
 	if cap(buf) <= keepBuffer {
 		s.frame = buf
@@ -772,6 +766,80 @@ func (s *stream) writeFrameLocked(data []byte) (int64, error) {
 		return int64(n), fmt.Errorf("write message: %w", err)
 	}
 	return int64(n), nil
+}
+
+// dropHeldLocked empties the held frames once they are written (or about
+// to be); s.wmu is held.
+func (s *stream) dropHeldLocked() {
+	if s.held = s.held[:0]; cap(s.held) > keepBuffer {
+		s.held = nil
+	}
+	if s.armed { // nothing is held any more
+		s.flush.Stop()
+		s.armed = false
+	}
+}
+
+// responseReserve is the room writeResponse keeps before a result, for
+// the frame's header and the frames held for the next write.
+const responseReserve = 4 << 10
+
+// responseBufs are writeResponse's buffers, kept between large answers
+// until the garbage collector takes them.
+var responseBufs sync.Pool // of *[]byte
+
+// maxPooledResponse is the largest buffer responseBufs keeps.
+const maxPooledResponse = 64 << 20
+
+// writeResponse answers the request id with the result that appendResult
+// appends to its argument: JSON as json.Marshal encodes it (compact,
+// HTML-escaped), which jsonrpc2 would leave as it is. It sends the bytes
+// Write sends for jsonrpc2.NewResponse(id, result, nil), with the held
+// frames before it, in one write when they fit before it; but the result
+// is encoded once, outside the write lock, into a buffer with room for the
+// header before it, and copied no more (an output-heavy answer is
+// megabytes). An error of appendResult is returned before anything is
+// written (encodeErr); writeErr is the write's.
+func (s *stream) writeResponse(id jsonrpc2.ID, appendResult func([]byte) ([]byte, error)) (encodeErr, writeErr error) {
+	idData, err := id.MarshalJSON()
+	if err != nil {
+		return err, nil
+	}
+	var buf []byte
+	if bp, ok := responseBufs.Get().(*[]byte); ok {
+		buf = (*bp)[:responseReserve]
+	} else {
+		buf = make([]byte, responseReserve, 64<<10)
+	}
+	buf = append(buf, `{"jsonrpc":"2.0","result":`...)
+	if buf, err = appendResult(buf); err != nil {
+		return err, nil
+	}
+	buf = append(append(append(buf, `,"id":`...), idData...), '}')
+	defer func() {
+		if cap(buf) <= maxPooledResponse {
+			responseBufs.Put(&buf)
+		}
+	}()
+	header := "Content-Length: " + strconv.Itoa(len(buf)-responseReserve) + "\r\n\r\n"
+	start := responseReserve - len(header)
+	copy(buf[start:], header)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if n := len(s.held); n > 0 && n <= start {
+		start -= n
+		copy(buf[start:], s.held)
+	} else if n > 0 {
+		if _, err := s.out.Write(s.held); err != nil {
+			s.dropHeldLocked()
+			return nil, fmt.Errorf("write message: %w", err)
+		}
+	}
+	s.dropHeldLocked()
+	if _, err := s.out.Write(buf[start:]); err != nil {
+		return nil, fmt.Errorf("write message: %w", err)
+	}
+	return nil, nil
 }
 
 // writeError answers a message that could not be decoded.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -324,5 +325,63 @@ func TestValidID(t *testing.T) {
 		if got := validID(json.RawMessage(id)); got != want {
 			t.Errorf("validID(%s) = %v, want %v", id, got, want)
 		}
+	}
+}
+
+// TestStreamWriteResponse: writeResponse sends the bytes Write sends for
+// the same answer made by jsonrpc2 (the result encoded by json.Marshal),
+// held frames before it in the same write, or before it by themselves
+// when they do not fit in its room; an encoding error writes nothing.
+func TestStreamWriteResponse(t *testing.T) {
+	t.Parallel()
+	result := map[string]any{"content": "a <b> & c\n", "n": 3, "list": []string{"x", "\u2028"}}
+	appendResult := func(b []byte) ([]byte, error) {
+		data, err := json.Marshal(result)
+		return append(b, data...), err
+	}
+	event, _ := jsonrpc2.NewNotification("tool/event", map[string]string{"kind": "result"})
+	bigEvent, _ := jsonrpc2.NewNotification("tool/event", map[string]string{"kind": strings.Repeat("x", responseReserve)})
+	for _, tt := range []struct {
+		name   string
+		id     jsonrpc2.ID
+		held   []jsonrpc2.Message
+		writes int
+	}{
+		{"number id", jsonrpc2.NewNumberID(7), nil, 1},
+		{"string id", jsonrpc2.NewStringID("a\"<b>"), nil, 1},
+		{"held", jsonrpc2.NewNumberID(8), []jsonrpc2.Message{event, event}, 1},
+		{"held too large", jsonrpc2.NewNumberID(9), []jsonrpc2.Message{bigEvent}, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var want, got writes
+			ws, _ := writeStream(&want)
+			gs, _ := writeStream(&got)
+			for _, m := range tt.held {
+				ws.hold(m, 0)
+				gs.hold(m, 0)
+			}
+			resp, err := jsonrpc2.NewResponse(tt.id, result, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ws.Write(context.Background(), resp)
+			if encErr, werr := gs.writeResponse(tt.id, appendResult); encErr != nil || werr != nil {
+				t.Fatal(encErr, werr)
+			}
+			if len(got) != tt.writes {
+				t.Errorf("%d writes, want %d", len(got), tt.writes)
+			}
+			if g, w := bytes.Join(got, nil), bytes.Join(want, nil); !bytes.Equal(g, w) {
+				t.Errorf("writeResponse wrote\n%q\nWrite wrote\n%q", g, w)
+			}
+			if len(gs.held) != 0 {
+				t.Errorf("held frames left: %q", gs.held)
+			}
+		})
+	}
+	var out writes
+	s, _ := writeStream(&out)
+	if encErr, _ := s.writeResponse(jsonrpc2.NewNumberID(1), func(b []byte) ([]byte, error) { return b, errors.New("boom") }); encErr == nil || len(out) != 0 {
+		t.Errorf("an encoding error: %v, %d writes", encErr, len(out))
 	}
 }

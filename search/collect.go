@@ -197,7 +197,8 @@ func (s *state) flushLocked() {
 
 // searchFile searches one file's bytes.
 func (s *state) searchFile(m *matcher, data []byte, path string) *File {
-	var hits []hit
+	hits := m.hits[:0]
+	defer func() { m.hits = hits[:0] }()
 	cutoff := -1 // where ripgrep would stop reading (binary data), computed at the first hit
 	// One more than the limit says there were more; the matches within the
 	// after-context of the last one kept are shown as matches (ripgrep's way).
@@ -229,6 +230,7 @@ func (s *state) searchFile(m *matcher, data []byte, path string) *File {
 		return r
 	}
 	r.Matches = make([]Match, len(hits))
+	r.Lines = make([]Line, 0, len(hits)) // without context, one line a match
 	lastOut := 0 // the last line written
 	for i, h := range hits {
 		r.Matches[i] = Match{Path: path, Line: h.line, Column: h.col, Text: s.text(data[h.start:h.spanEnd])}
@@ -247,7 +249,11 @@ func (s *state) searchFile(m *matcher, data []byte, path string) *File {
 		for n, start := h.line, h.start; ; n++ {
 			end := bytes.IndexByte(data[start:h.spanEnd], '\n')
 			if end < 0 {
-				r.Lines = append(r.Lines, Line{N: n, Text: s.text(data[start:h.spanEnd]), Match: true, Starts: m})
+				text := r.Matches[i].Text // a one-line match's line is its text
+				if start != h.start {
+					text = s.text(data[start:h.spanEnd])
+				}
+				r.Lines = append(r.Lines, Line{N: n, Text: text, Match: true, Starts: m})
 				break
 			}
 			r.Lines = append(r.Lines, Line{N: n, Text: s.text(data[start : start+end]), Match: true, Starts: m})

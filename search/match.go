@@ -272,6 +272,8 @@ type matcher struct {
 	multiline bool
 	// dfa finds the matching lines when there is no good literal.
 	dfa *dfa
+	// hits is searchFile's scratch: one file's hits (a clone's own).
+	hits []hit
 }
 
 // compile builds the matcher of a pattern.
@@ -329,6 +331,7 @@ func compile(a Pattern) (*matcher, error) {
 // clone returns a matcher with its own scan state for one worker.
 func (m *matcher) clone() *matcher {
 	c := *m
+	c.hits = nil
 	c.dfa = m.dfa.clone()
 	if m.lits == nil {
 		return &c

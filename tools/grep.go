@@ -208,7 +208,11 @@ func grepResult(res *search.Result, withContext bool, after, maxBytes int) *Resu
 		// Once the list is full, the after-context of its last match
 		// still follows (its lines up to end, matching ones marked as
 		// matches but not counted, as ripgrep prints them).
-		matches := []GrepMatch{}
+		total := 0
+		for _, f := range res.Files {
+			total += len(f.Matches)
+		}
+		matches := make([]GrepMatch, 0, min(total, res.Limit))
 		full, inLast, end := false, false, 0
 	files:
 		for fi, f := range res.Files {
@@ -239,7 +243,7 @@ func grepResult(res *search.Result, withContext bool, after, maxBytes int) *Resu
 				}
 				b.WriteString(f.Path)
 				b.WriteString(sep)
-				b.WriteString(strconv.Itoa(l.N))
+				b.WriteInt(l.N)
 				b.WriteString(sep)
 				b.WriteString(l.Text)
 				b.WriteString("\n")
@@ -271,6 +275,16 @@ func (c *cappedText) WriteString(s string) {
 	c.lines += strings.Count(s, "\n")
 	if c.max <= 0 || c.b.Len() <= c.max {
 		c.b.WriteString(s)
+	}
+}
+
+// WriteInt writes n in decimal, without allocating.
+func (c *cappedText) WriteInt(n int) {
+	var buf [20]byte
+	d := strconv.AppendInt(buf[:0], int64(n), 10)
+	c.size += len(d)
+	if c.max <= 0 || c.b.Len() <= c.max {
+		c.b.Write(d)
 	}
 }
 

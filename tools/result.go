@@ -74,6 +74,10 @@ type Result struct {
 	// Cached: the answer is one the session kept from an earlier call
 	// (resultcache.go), the same a fresh call would give.
 	Cached bool `json:"cached,omitempty"`
+	// structuredJSON, when set, is Structured as json.Marshal encodes it
+	// (the result cache encoded it to keep it): AppendJSON (resultjson.go)
+	// copies it rather than encoding Structured again.
+	structuredJSON []byte
 }
 
 // Error is a failure the model should see.

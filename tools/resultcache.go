@@ -272,11 +272,17 @@ func (rc *resultCache) store(key string, gen uint64, res *Result, d *cacheDeps, 
 	e := &cachedResult{key: key, res: *res, deps: deps, reads: reads, cfg: cfg}
 	e.res.CallID, e.res.DurationMs, e.res.ApprovedBy, e.res.Tool = "", 0, "", ""
 	if res.Structured != nil {
-		b, err := json.Marshal(res.Structured)
-		if err != nil {
-			return
+		b := res.structuredJSON
+		if b == nil {
+			var err error
+			if b, err = encodeJSON(res.Structured); err != nil {
+				return
+			}
+			// The call's answer is encoded once: here, and copied
+			// into the response (AppendJSON).
+			res.structuredJSON = b
 		}
-		e.res.Structured = json.RawMessage(b)
+		e.res.Structured, e.res.structuredJSON = json.RawMessage(b), b
 	}
 	e.size = int64(len(key) + len(res.Content) + len(res.Display) + 256)
 	if s, ok := e.res.Structured.(json.RawMessage); ok {

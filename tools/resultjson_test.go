@@ -1,0 +1,93 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/agentls/agentls/search"
+)
+
+// TestResultAppendJSON holds AppendJSON to json.Marshal, byte for byte, on
+// results of every shape its fast paths know and some they leave to it.
+func TestResultAppendJSON(t *testing.T) {
+	type other struct {
+		A string  `json:"a"`
+		F float64 `json:"f,omitempty"`
+	}
+	matches := []search.Match{{Path: "a/b.go", Line: 3, Column: 7, Text: "\treturn nil // <&> \u2028"}, {Path: "é.go", Line: 1, Column: 1, Text: "x\x00\x1f\x7f\xff"}}
+	marshaled, _ := json.Marshal(map[string]any{"matches": matches, "truncated": true})
+	tests := []struct {
+		name string
+		res  Result
+	}{
+		{"empty", Result{}},
+		{"plain", Result{CallID: "c1", Tool: "grep", Status: StatusSuccess, Content: "a:1:x\n", ApprovedBy: "auto", DurationMs: 12}},
+		{"grep", *Success("text", map[string]any{
+			"truncated": false, "matches": matches, "files_searched": int64(9), "skipped_binary": int64(0),
+		})},
+		{"grep empty", *Success("No matches found.\n", map[string]any{"truncated": false, "matches": []GrepMatch{}})},
+		{"files and counts", *Success("", map[string]any{
+			"files": []string{"b", "a\"<"}, "counts": map[string]int{"z": 1, "a": 2, "<": 3}, "streamed": 4, "none": nil,
+		})},
+		{"nil values", *Success("", map[string]any{"m": map[string]any(nil), "s": []string(nil), "g": []GrepMatch(nil), "a": []any(nil), "c": map[string]int(nil)})},
+		{"nested", *Success("", map[string]any{"list": []any{1, "two", true, nil, map[string]any{"k": []any{}}}, "match": matches[0]})},
+		{"fallback", *Success("", map[string]any{"other": other{A: "<x>", F: 1.5}, "ptr": &other{}, "f": 2.5, "u": uint8(3), "raw": json.RawMessage(` { "a" : [1, 2] } `)})},
+		{"typed nil", *Success("", []string(nil))},
+		{"struct", *Success("", other{A: "b"})},
+		{"raw", *Success("", json.RawMessage(`{"x": 1}`))},
+		{"kept", Result{Status: StatusSuccess, Structured: json.RawMessage(marshaled), structuredJSON: marshaled, Cached: true, Display: "d", Message: "m"}},
+		{"error", *failure(Errorf(NoMatch, "no <match>").WithDetails(map[string]any{"line": 3}))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want, err := json.Marshal(&tt.res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := tt.res.AppendJSON([]byte("prefix"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, append([]byte("prefix"), want...)) {
+				t.Errorf("AppendJSON:\n%s\njson.Marshal:\n%s", got, want)
+			}
+		})
+	}
+	if _, err := (&Result{Structured: map[string]any{"c": make(chan int)}}).AppendJSON(nil); err == nil {
+		t.Error("a value json.Marshal cannot encode: no error")
+	}
+}
+
+// FuzzResultAppendJSON holds AppendJSON to json.Marshal on any strings (in
+// every string of a result: invalid UTF-8, control and HTML characters,
+// U+2028) and numbers.
+func FuzzResultAppendJSON(f *testing.F) {
+	for _, s := range []string{"", "plain", "<a href=\"x\">&amp;</a>", "tab\there\nnew\r\x00\x01\x1f\x7f", "\u2028\u2029\ufffd", "\xff\xfe\xc3", "é日本\U0001F600", "\\\"/"} {
+		f.Add(s, s+"x", 42, int64(-1))
+	}
+	f.Fuzz(func(t *testing.T, s, u string, n int, m int64) {
+		res := &Result{CallID: s, Tool: u, Status: Status(s), Content: u + s, Display: s, Message: u, ApprovedBy: s, DurationMs: m, Cached: n%2 == 0,
+			Structured: map[string]any{
+				s: []search.Match{{Path: s, Line: n, Column: -n, Text: u}}, u: []string{s, u}, s + u: map[string]int{s: n, u: -n},
+				"n": n, "m": m, "b": n > 0, "l": []any{s, n, m, map[string]any{u: s}},
+			}}
+		want, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := res.AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("AppendJSON:\n%q\njson.Marshal:\n%q", got, want)
+		}
+		raw, _ := json.Marshal(res.Structured)
+		kept := *res
+		kept.Structured, kept.structuredJSON = json.RawMessage(raw), raw
+		if got, _ := kept.AppendJSON(nil); !bytes.Equal(got, want) {
+			t.Fatalf("kept AppendJSON:\n%q\njson.Marshal:\n%q", got, want)
+		}
+	})
+}
