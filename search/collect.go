@@ -231,7 +231,7 @@ func (s *state) searchFile(m *matcher, data []byte, path string) *File {
 	}
 	r.Matches = make([]Match, len(hits))
 	r.Lines = make([]Line, 0, len(hits)) // without context, one line a match
-	lastOut := 0 // the last line written
+	lastOut := 0                         // the last line written
 	for i, h := range hits {
 		r.Matches[i] = Match{Path: path, Line: h.line, Column: h.col, Text: s.text(data[h.start:h.spanEnd])}
 		// Lines before, back to the last line written.

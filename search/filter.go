@@ -136,7 +136,41 @@ func expandBraces(g string) []string {
 type sensitive struct {
 	names []workspace.NameGlob // base names of files and directories
 	dirs  []workspace.NameGlob // directory names
-	paths []string             // whole relative paths
+	paths []pathGlob           // whole relative paths
+}
+
+// pathGlob is a doublestar glob of whole paths, with the literal pieces
+// every path it matches contains (none when it has classes, braces or
+// escapes): a path without one of them is not matched, so the glob need
+// not run on it (the index asks about every file of a tree).
+type pathGlob struct {
+	glob string
+	lits []string
+}
+
+func newPathGlob(g string) pathGlob {
+	pg := pathGlob{glob: g}
+	if strings.ContainsAny(g, "[]{}\\") {
+		return pg
+	}
+	for _, piece := range strings.FieldsFunc(g, func(r rune) bool { return r == '*' || r == '?' }) {
+		// "**/" may match nothing, taking the slash beside it along.
+		if piece = strings.Trim(piece, "/"); piece != "" {
+			pg.lits = append(pg.lits, piece)
+		}
+	}
+	return pg
+}
+
+// match reports whether the glob matches path.
+func (pg *pathGlob) match(path string) bool {
+	for _, l := range pg.lits {
+		if !strings.Contains(path, l) {
+			return false
+		}
+	}
+	ok, _ := doublestar.Match(pg.glob, path)
+	return ok
 }
 
 func newSensitive(globs []string) *sensitive {
@@ -152,7 +186,7 @@ func newSensitive(globs []string) *sensitive {
 		case deep && strings.HasSuffix(rest, "/**") && !strings.Contains(strings.TrimSuffix(rest, "/**"), "/"):
 			s.dirs = append(s.dirs, workspace.NewNameGlob(strings.TrimSuffix(rest, "/**")))
 		default:
-			s.paths = append(s.paths, g)
+			s.paths = append(s.paths, newPathGlob(g))
 		}
 	}
 	return s
@@ -174,14 +208,10 @@ func (s *sensitive) match(rel string, isDir bool) bool {
 			}
 		}
 	}
-	for _, g := range s.paths {
-		if ok, _ := doublestar.Match(g, rel); ok {
+	for i := range s.paths {
+		g := &s.paths[i]
+		if g.match(rel) || isDir && strings.HasSuffix(g.glob, "/**") && g.match(rel+"/x") {
 			return true
-		}
-		if isDir && strings.HasSuffix(g, "/**") {
-			if ok, _ := doublestar.Match(g, rel+"/x"); ok {
-				return true
-			}
 		}
 	}
 	return false

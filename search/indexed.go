@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"errors"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"sort"
@@ -139,6 +140,13 @@ func (c *Cache) plan(ws *workspace.Workspace, root, prefix, glob string, filter 
 		}
 	}
 	pl := &plan{root: fd, rootPath: ri.root}
+	if narrow { // room for the candidates
+		n := 0
+		for _, w := range cand {
+			n += bits.OnesCount64(w)
+		}
+		pl.work = make([]planFile, 0, n)
+	}
 	dirSkip := map[string]bool{}
 	// excluded reports whether Run's filter leaves out the directory d
 	// (relative to root) or one above it.

@@ -53,6 +53,7 @@ func readBeneathRoot(ws *workspace.Workspace, root *os.File, rootPath, rel strin
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
+		want := cap(buf) - len(buf)
 		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
 		if err == unix.EINTR {
 			continue
@@ -66,6 +67,11 @@ func readBeneathRoot(ws *workspace.Workspace, root *os.File, rootPath, rel strin
 		buf = buf[:len(buf)+n]
 		if max > 0 && int64(len(buf)) > max {
 			return buf[:0], workspace.ErrTooLarge
+		}
+		if n < want && int64(len(buf)) >= st.Size {
+			// Short, and all the stat said is read: the end, without
+			// one more read to hear it (a system call less a file).
+			break
 		}
 	}
 	return buf, nil
