@@ -76,7 +76,9 @@ type Result struct {
 	Cached bool `json:"cached,omitempty"`
 	// structuredJSON, when set, is Structured as json.Marshal encodes it
 	// (the result cache encoded it to keep it): AppendJSON (resultjson.go)
-	// copies it rather than encoding Structured again.
+	// copies it rather than encoding Structured again. It is set only once
+	// the result is final; code that changes the Structured of a Result
+	// that has it must clear it.
 	structuredJSON []byte
 }
 
