@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/agentls/agentls/search"
@@ -39,6 +40,34 @@ func TestResultAppendJSON(t *testing.T) {
 		{"kept", Result{Status: StatusSuccess, Structured: json.RawMessage(marshaled), structuredJSON: marshaled, Cached: true, Display: "d", Message: "m"}},
 		{"error", *failure(Errorf(NoMatch, "no <match>").WithDetails(map[string]any{"line": 3}))},
 	}
+	// Every exported field set, so that a field added to Result and not
+	// to AppendJSON fails here, omitempty or not.
+	var full Result
+	v := reflect.ValueOf(&full).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if !f.CanSet() {
+			continue
+		}
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString("s")
+		case reflect.Int, reflect.Int64:
+			f.SetInt(7)
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Interface:
+			f.Set(reflect.ValueOf(map[string]any{"k": "v"}))
+		case reflect.Pointer:
+			f.Set(reflect.New(f.Type().Elem()))
+		default:
+			t.Fatalf("Result.%s: a field of kind %s; set it here and encode it in AppendJSON", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	tests = append(tests, struct {
+		name string
+		res  Result
+	}{"every field", full})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			want, err := json.Marshal(&tt.res)
