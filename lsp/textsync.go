@@ -130,11 +130,11 @@ func (s *server) didChangeWorkspaceFolders(_ context.Context, p didChangeWorkspa
 // syncCommand is the one command workspace/executeCommand runs. It does
 // nothing: it exists for a client that sends its buffers' pending
 // didChange lazily and, publicly, only before a request of its own (plain
-// eglot: eglot-execute sends them, then the command). Like every request it is
-// dispatched after the notifications sent before it are handled, so its
-// answer tells that client the server has seen what the person typed. It is not
-// advertised (executeCommandProvider), so that clients do not offer it to
-// the person as a command.
+// eglot: eglot-execute sends them, then the command). Like every request
+// it is dispatched after the notifications sent before it are handled, so
+// its answer tells that client the server has seen what the person typed.
+// It is not advertised (executeCommandProvider), so that clients do not
+// offer it to the person as a command.
 const syncCommand = "agentls.sync"
 
 type executeCommandParams struct {
