@@ -317,11 +317,11 @@ describe("approval deadline", function()
   end)
   after_each(H.reset)
 
-  local review = require("agentls.review")
+  local deadline = require("agentls.deadline")
 
   --- An RFC 3339 UTC time ms from now on the local clock, with milliseconds.
   local function utc_in(ms)
-    local t = review.wall_ms() + ms
+    local t = deadline.wall_ms() + ms
     return os.date("!%Y-%m-%dT%H:%M:%S", math.floor(t / 1000)) .. string.format(".%03dZ", t % 1000)
   end
 
@@ -335,7 +335,7 @@ describe("approval deadline", function()
       { "garbage", nil },
     }
     for _, c in ipairs(cases) do
-      H.eq(c[2], review.epoch_ms(c[1]), c[1])
+      H.eq(c[2], deadline.epoch_ms(c[1]), c[1])
     end
   end)
 
@@ -349,10 +349,10 @@ describe("approval deadline", function()
     }
     for _, c in ipairs(cases) do
       local e = approval.new_entry(vim.tbl_extend("force", { callId = "tc_" .. c[1], tool = "shell_exec" }, c[2]), nil, function() end)
-      local left = approval.time_left(e)
+      local left = deadline.time_left(e)
       H.truthy(left and left:match(c[3]) and left:match("%(rejected by itself at %d%d:%d%d:%d%d%)$"), c[1] .. ": " .. tostring(left))
     end
-    H.eq(nil, approval.time_left(approval.new_entry({ tool = "x" }, nil, function() end)), "no deadline")
+    H.eq(nil, deadline.time_left(approval.new_entry({ tool = "x" }, nil, function() end)), "no deadline")
   end)
 
   it("counts down in the header and closes at the deadline, saying it expired", function()

@@ -27,6 +27,7 @@ local M = {}
 local api = vim.api
 local log = require("agentls.log")
 local review = require("agentls.review")
+local deadline = require("agentls.deadline")
 
 --- Pending approvals, oldest first.
 --- @type table[]
@@ -39,7 +40,7 @@ M.received = 0
 local seq = 0
 
 -- The review on screen (review.lua), under the names it always had here.
-for _, k in ipairs({ "shown_key", "pretty", "texts", "parse_utc", "time_left", "header", "map", "show_file", "rows", "render_float", "show" }) do
+for _, k in ipairs({ "shown_key", "pretty", "texts", "header", "map", "show_file", "rows", "render_float", "show" }) do
   M[k] = review[k]
 end
 
@@ -339,7 +340,7 @@ function M.describe(entry)
   elseif type(args.source) == "string" then
     what = " " .. args.source
   end
-  local left = M.time_left(entry)
+  local left = deadline.time_left(entry)
   return string.format("%s: %s%s [%s]%s", review.who(entry), p.tool or "?", what, p.risk or "?", left and (" — " .. left:gsub(" %(.*", "")) or "")
 end
 
@@ -389,7 +390,7 @@ end
 
 --- Closes entry's review at its deadline, on screen or not.
 local function arm_expiry(entry)
-  local left = review.ms_left(entry)
+  local left = deadline.ms_left(entry)
   if not left then
     return
   end
@@ -462,7 +463,7 @@ end
 function M.new_entry(params, client_id, reply)
   seq = seq + 1
   local entry = { id = seq, params = params or {}, client_id = client_id, reply = reply, file_index = 1 }
-  review.arrived(entry)
+  deadline.arrived(entry)
   return entry
 end
 
