@@ -20,6 +20,10 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// TestMain gives the package's tests a home of their own: no user
+// configuration read, no history or index copy written in the user's.
+func TestMain(m *testing.M) { testenv.Main(m) }
+
 // These tests run the real server (a standalone session on a t.TempDir()
 // workspace, the built-in tools, real files and real bash) against the
 // official Go SDK's client over a pipe.

@@ -16,7 +16,11 @@ what="${1:-all}"
 # it becomes an INTERNAL error, which fails the test that made the call.
 export AGENTLS_CHECK_OUTPUTS=1
 # The search index keeps on-disk copies of the suites' temporary workspaces
-# in a folder of this run, not in the person's ~/.cache/agentls.
+# in a folder of this run, not in the person's ~/.cache/agentls. The go
+# command keeps the person's build cache and go env file (their defaults
+# would move with XDG_CACHE_HOME and XDG_CONFIG_HOME).
+GOCACHE="$(go env GOCACHE)" GOENV="$(go env GOENV)"
+export GOCACHE GOENV
 XDG_CACHE_HOME="$(mktemp -d -t agentls-test-cache.XXXXXX)"
 export XDG_CACHE_HOME
 trap 'rm -rf "$XDG_CACHE_HOME"' EXIT

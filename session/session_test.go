@@ -18,6 +18,10 @@ import (
 	"github.com/agentls/agentls/workspace"
 )
 
+// TestMain gives the package's tests a home of their own: no user
+// configuration read, no history or index copy written in the user's.
+func TestMain(m *testing.M) { testenv.Main(m) }
+
 // open starts a session of a fresh root holding files, with an approver
 // that says yes.
 func open(t *testing.T, files map[string]string, o Options) (*Session, string) {

@@ -14,6 +14,10 @@ import (
 	"github.com/agentls/agentls/workspace"
 )
 
+// TestMain gives the package's tests a home of their own: no user
+// configuration read, no history or index copy written in the user's.
+func TestMain(m *testing.M) { testenv.Main(m) }
+
 // rig is a workspace over a temporary root behind the real runner, without
 // an editor: the server writes the files. Every approval question is
 // recorded; answer decides it (approve when nil).

@@ -2,7 +2,9 @@
 // share: a tree of files, a runtime directory of the test's own, a
 // listener's accept loop, git isolated from the configuration of the
 // person running the tests, a real repository, the CPU time the test
-// process used and the processes still alive. Only tests import it.
+// process used, the processes still alive, and an environment of the
+// tests' own (Main). Only tests, and lsp/lsptest that only tests import,
+// import it.
 //
 // Every helper that can fail takes a testing.TB and fails the test; none
 // asserts anything about the code under test.
@@ -17,6 +19,39 @@ import (
 	"testing"
 	"time"
 )
+
+// Main runs a package's tests with IsolateHome; call it from TestMain.
+func Main(m *testing.M) {
+	cleanup := IsolateHome()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// IsolateHome points XDG_STATE_HOME, XDG_CONFIG_HOME, XDG_CACHE_HOME and
+// XDG_RUNTIME_DIR at a fresh temporary folder so tests never read the
+// user's config, write their history or on-disk index copies, or publish
+// sessions where the user's `agentls mcp` would find them. Call it from
+// TestMain; it returns a function that removes the folder. The go command
+// the tests run (to build the binary) keeps the user's build cache and go
+// env file, which it would otherwise look for in the new folder.
+func IsolateHome() func() {
+	dir, err := os.MkdirTemp("", "agentls-home-") // 0700
+	if err != nil {
+		panic(err)
+	}
+	if d, err := os.UserCacheDir(); err == nil && os.Getenv("GOCACHE") == "" {
+		os.Setenv("GOCACHE", filepath.Join(d, "go-build"))
+	}
+	if d, err := os.UserConfigDir(); err == nil && os.Getenv("GOENV") == "" {
+		os.Setenv("GOENV", filepath.Join(d, "go", "env"))
+	}
+	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	os.Setenv("XDG_RUNTIME_DIR", dir)
+	return func() { os.RemoveAll(dir) }
+}
 
 // WriteFiles writes files (slash-separated path relative to root →
 // content) below root, making their folders.

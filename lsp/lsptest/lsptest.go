@@ -26,6 +26,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/agentls/agentls/approval"
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -390,29 +391,9 @@ func (b *syncBuffer) String() string {
 	return string(b.buf)
 }
 
-// Main runs a package's tests with IsolateHome; call it from TestMain.
-func Main(m *testing.M) {
-	cleanup := IsolateHome()
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
-
-// IsolateHome points XDG_STATE_HOME, XDG_CONFIG_HOME and XDG_RUNTIME_DIR at
-// a fresh temporary folder so tests never read the user's config, write
-// their history or publish sessions where the user's `agentls mcp` would
-// find them. Call it from TestMain; it returns a function that removes the
-// folder.
-func IsolateHome() func() {
-	dir, err := os.MkdirTemp("", "agentls-home-") // 0700
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
-	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
-	os.Setenv("XDG_RUNTIME_DIR", dir)
-	return func() { os.RemoveAll(dir) }
-}
+// Main runs a package's tests in an environment of their own
+// (testenv.Main); call it from TestMain.
+func Main(m *testing.M) { testenv.Main(m) }
 
 // ProcessCPU returns the CPU time (user and system) process pid has used
 // so far, from /proc/PID/stat in clock ticks (1/100 s), or 0 where /proc
