@@ -5,8 +5,8 @@
 # on first use), each query of the benchmark set through the warm server
 # (tool/call over stdio to the real binary) and the one-shot `agentls call
 # grep`, each beside ripgrep, interleaved, medians; then the tool/call round
-# trip, the index builds and the server's peak memory. See BenchmarkScale in
-# cmd/agentls/scale_bench_test.go.
+# trip, the index builds and the server's peak memory (see BenchmarkScale in
+# cmd/agentls/scale_bench_test.go); then the heap the indexes hold.
 #
 # Environment:
 #   TREES    directory of the test trees (default $AGENTLS_CACHE/trees, that
@@ -28,3 +28,12 @@ export AGENTLS_BENCH_RUNS=${RUNS:-5}
 [[ -n ${QUERIES:-} ]] && export AGENTLS_BENCH_QUERIES=$QUERIES
 # The table on stdout; go test's own lines (benchmark metrics) after it.
 go test ./cmd/agentls -run '^$' -bench '^BenchmarkScale$' -benchtime 1x -timeout 60m
+# The heap the two indexes hold once built, tree by tree, beside the tree's
+# size (BenchmarkIndexMemory in session/memory_bench_test.go): the RSS above
+# also counts the runtime, the binary and the build's garbage not yet
+# handed back.
+IFS=: read -ra each <<< "$trees"
+for t in "${each[@]}"; do
+	echo "$t:"
+	AGENTLS_BENCH_TREES=$t go test ./session -run '^$' -bench '^BenchmarkIndexMemory$' -benchtime 1x -timeout 20m | grep '^Benchmark'
+done
