@@ -27,8 +27,9 @@ import (
 //
 // Sensitive files: a file that is a sensitive file under another name
 // (workspace/sensitive.go) is never skipped, so its read is refused as
-// without the copy (File.Stamp checks it; the identities are known by then:
-// resolving the searched path collected them).
+// without the copy (File.Stamp checks it as File.Read does: by the
+// identities, or by its name in a walk from the root of a tree where a
+// file with one link has no other name).
 //
 // The copy is checked as a server's build checks it (loadIndex: a private
 // directory and file, magic, version, root, size cap, checksum, the
@@ -45,8 +46,9 @@ type diskQuery struct {
 }
 
 // diskWait is a diskQuery being loaded on a goroutine of its own, so that
-// loading it overlaps with what a search does first (resolving its path
-// may walk the tree for the identities of the sensitive files).
+// loading it overlaps with what a search does first (resolving its path,
+// which may walk the tree for the identities of the sensitive files, and
+// opening and listing the first folders).
 type diskWait struct {
 	once sync.Once
 	ch   chan *diskQuery

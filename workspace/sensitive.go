@@ -36,6 +36,13 @@ import (
 //     again before the answer, so a hard link made after the walk is caught
 //     even when nobody announced the file it names.
 //
+// The walk for the set costs as much as walking the whole tree, which a
+// search that skips most files (`agentls call grep` with a server's copy of
+// the index) would pay again; it is done only when a check needs it (see
+// soleTree): a walk from the root of a workspace whose one root has no mount
+// point below it asks about a regular file with one link by its own name
+// (walkCheck), and the root folder itself is no other entry's identity.
+//
 // Symlinks need no identity: Resolve and the confined operations follow
 // them to the real path and check that path's name, and the identity of
 // the file opened is checked as well. Paths outside the allowed roots
@@ -51,6 +58,7 @@ type fileStat struct {
 	nlink   uint64
 	ctime   time.Time
 	regular bool
+	dir     bool
 }
 
 // sensitiveSet is what one walk of the roots found.
@@ -176,6 +184,11 @@ func (w *Workspace) sensitiveByStat(st fileStat) bool {
 	if len(w.Config().Paths.Sensitive) == 0 {
 		return false
 	}
+	if st.dir && w.sens.set.Load() == nil {
+		if _, _, root := w.soleTree(&st.id); root {
+			return false // the root of a sole tree: no entry of the set
+		}
+	}
 	s := w.sensitiveSet()
 	if s.ids[st.id] {
 		return true
@@ -234,6 +247,66 @@ func (w *Workspace) readCheck() idCheck {
 		return nil
 	}
 	return func(p string, st fileStat) error { return w.checkStat(p, st, true) }
+}
+
+// soleTree reports whether every entry below the workspace's root has one
+// path below the roots, and returns the root and its identity: there is
+// one root, and no mount point lies below it (a bind mount shows a folder,
+// with its identities, a second time). Then a folder has one path (it has
+// one parent), and so does a regular file with one link: the set, collected
+// from the root without following symlinks, holds such an entry exactly
+// when that path matches the globs, and never holds the root. ok is false
+// when it cannot tell (no mount table). want, when not nil, is the only
+// identity of the root the caller cares about: another root answers false
+// without the mount table being read.
+func (w *Workspace) soleTree(want *fileID) (root string, id fileID, ok bool) {
+	roots := w.Roots()
+	if len(roots) != 1 {
+		return "", fileID{}, false
+	}
+	root = roots[0]
+	st, ok := statID(root)
+	if !ok || want != nil && st.id != *want {
+		return "", fileID{}, false
+	}
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil || mountsBelow(real) {
+		return "", fileID{}, false
+	}
+	return root, st.id, true
+}
+
+// walkCheck returns the identity check of the files a walk from root
+// (opened, with identity rootID) reads or stats: readCheck, except that in
+// a walk from the root of a sole tree that follows no symlink, a regular
+// file with one link is refused by its own path's name, with the globs and
+// case rule the set is collected with, and no set is needed (soleTree
+// says why the answers are the same).
+func (w *Workspace) walkCheck(root string, rootID fileID, follow bool) idCheck {
+	full := w.readCheck()
+	if full == nil || follow {
+		return full
+	}
+	globs := w.Config().Paths.Sensitive
+	if len(globs) == 0 {
+		return full
+	}
+	wsRoot, _, ok := w.soleTree(&rootID)
+	if !ok {
+		return full
+	}
+	m := newGlobMatcher(globs, w.caseFold(wsRoot))
+	prefix := root + string(filepath.Separator)
+	return func(p string, st fileStat) error {
+		rel, below := strings.CutPrefix(p, prefix)
+		if !below || !st.regular || st.nlink != 1 {
+			return full(p, st)
+		}
+		if m.match(filepath.ToSlash(rel)) {
+			return errSensitiveID(p)
+		}
+		return nil
+	}
 }
 
 // caseFold reports whether root's file system ignores case, detected once
@@ -475,10 +548,11 @@ func (f *File) stampInfo() (Stamp, bool, error) {
 	if err != nil {
 		return Stamp{}, false, nil
 	}
-	if f.w != nil && f.w.ws != nil {
-		st, ok := statOf(fi)
-		if err := f.w.ws.checkStat(f.Path, st, ok); err != nil {
-			return Stamp{}, false, err
+	if f.w != nil && f.w.check != nil {
+		if st, ok := statOf(fi); ok {
+			if err := f.w.check(f.Path, st); err != nil {
+				return Stamp{}, false, err
+			}
 		}
 	}
 	st, ok := StampOf(fi)

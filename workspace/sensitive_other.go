@@ -14,4 +14,6 @@ func statOf(fs.FileInfo) (fileStat, bool) { return fileStat{}, false }
 
 func lstatID(string) (fileStat, bool) { return fileStat{}, false }
 
+func statID(string) (fileStat, bool) { return fileStat{}, false }
+
 func fstatID(*os.File) (fileStat, bool) { return fileStat{}, false }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -260,4 +261,119 @@ func TestSensitiveIdentityNeedsRules(t *testing.T) {
 	w.SetConfig(&cfg)
 	wantAll(t, "notes.txt", readAll(w, filepath.Join(root, "notes.txt")), "")
 	wantAll(t, ".env", readAll(w, filepath.Join(root, ".env")), "")
+}
+
+// walkCodes walks root as a search does (hidden and ignored files too) and
+// returns, for each regular file, the code of its Stamp and of its Read
+// ("" when allowed), as "stamp read".
+func walkCodes(t *testing.T, w *Workspace, root string) map[string]string {
+	t.Helper()
+	var mu sync.Mutex
+	got := map[string]string{}
+	_, err := w.Walk(context.Background(), root, WalkOptions{IncludeHidden: true, IncludeIgnored: true, ReadContent: true}, func(f *File) error {
+		if !f.IsRegular() {
+			return nil
+		}
+		_, _, serr := f.Stamp()
+		_, rerr := f.Read(nil)
+		mu.Lock()
+		got[f.Rel] = sensitiveCode(serr) + " " + sensitiveCode(rerr)
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestSensitiveWalkWithoutSet: a walk from the root of a tree with no mount
+// point in it refuses a file with one link by its own name, with the case
+// rule of the root, without collecting the identities, and its answers are
+// the identities' answers; a file with another link (a hard link made
+// after the walk began included) is checked against the identities, which
+// are collected for it.
+func TestSensitiveWalkWithoutSet(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{
+		".env": "TOKEN=x", "sub/.ENV": "TOKEN=x", "sub/.Env.Local": "TOKEN=x", "deep/.ssh/id_x": "KEY", "deep/.SSH/config": "KEY",
+		"KEY.PEM": "KEY", "a/b/server.pem": "KEY", "Credentials.JSON": "{}", "plain.txt": "p", "sub/keep.go": "package sub",
+	}
+	for _, fold := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fold %v", fold), func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			testenv.WriteFiles(t, root, files)
+			w, err := New(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.setCaseFold(root, fold)
+			if _, _, ok := w.soleTree(nil); !ok {
+				t.Skipf("%s has a mount point below it, or no mount table", root)
+			}
+			got := walkCodes(t, w, root)
+			if w.sens.set.Load() != nil {
+				t.Errorf("the walk collected the identities")
+			}
+			refused := 0
+			for rel := range files {
+				st, _ := lstatID(filepath.Join(root, rel))
+				want := ""
+				if w.sensitiveByStat(st) { // collects the identities
+					want = "SENSITIVE_PATH"
+					refused++
+				}
+				if got[rel] != want+" "+want {
+					t.Errorf("%s: the walk gave %q, the identities %q", rel, got[rel], want)
+				}
+			}
+			if refused < 3 {
+				t.Errorf("only %d files refused: the test checks little", refused)
+			}
+
+			// A hard link to .env, even one made after the identities
+			// were collected: the link is checked against them.
+			if err := os.Link(filepath.Join(root, ".env"), filepath.Join(root, "notes.txt")); err != nil {
+				t.Skipf("no hard links here: %v", err)
+			}
+			w.dropSensitive(false)
+			got = walkCodes(t, w, root)
+			if got["notes.txt"] != "SENSITIVE_PATH SENSITIVE_PATH" || got["plain.txt"] != " " {
+				t.Errorf("with a hard link to .env: notes.txt %q, plain.txt %q", got["notes.txt"], got["plain.txt"])
+			}
+			if w.sens.set.Load() == nil {
+				t.Errorf("the hard link was answered without the identities")
+			}
+		})
+	}
+}
+
+// TestSensitiveRootWithoutSet: resolving and opening the root of a tree
+// with no mount point in it collect no identities; a folder below it does.
+func TestSensitiveRootWithoutSet(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	testenv.WriteFiles(t, root, map[string]string{".env": "x", "sub/a.txt": "a"})
+	w, _ := New(root)
+	if _, _, ok := w.soleTree(nil); !ok {
+		t.Skipf("%s has a mount point below it, or no mount table", root)
+	}
+	if _, err := w.Resolve("."); err != nil {
+		t.Fatal(err)
+	}
+	f, err := w.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if w.sens.set.Load() != nil {
+		t.Errorf("the root's checks collected the identities")
+	}
+	if _, err := w.Resolve("sub"); err != nil {
+		t.Fatal(err)
+	}
+	if w.sens.set.Load() == nil {
+		t.Errorf("a folder below the root was answered without the identities")
+	}
 }

@@ -27,6 +27,15 @@ func lstatID(p string) (fileStat, bool) {
 	return statFromUnix(&st), true
 }
 
+// statID returns the identity part of p's stat (a symlink followed).
+func statID(p string) (fileStat, bool) {
+	var st unix.Stat_t
+	if unix.Stat(p, &st) != nil {
+		return fileStat{}, false
+	}
+	return statFromUnix(&st), true
+}
+
 // fstatID returns the identity part of the open file's stat.
 func fstatID(f *os.File) (fileStat, bool) {
 	sc, err := f.SyscallConn()
@@ -49,5 +58,6 @@ func statFromUnix(st *unix.Stat_t) fileStat {
 		nlink:   uint64(st.Nlink),
 		ctime:   time.Unix(sec, nsec),
 		regular: st.Mode&unix.S_IFMT == unix.S_IFREG,
+		dir:     st.Mode&unix.S_IFMT == unix.S_IFDIR,
 	}
 }

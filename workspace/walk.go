@@ -214,7 +214,7 @@ func (f *File) Read(buf []byte) ([]byte, error) {
 	}
 	var check idCheck
 	if f.w != nil {
-		check = f.w.ws.readCheck()
+		check = f.w.check
 	}
 	data, done, err := atDir(f, func(fd int) ([]byte, error) { return readFileAt(fd, f.Name, f.Path, buf, max, check) })
 	switch {
@@ -324,8 +324,12 @@ func walkFrom(ctx context.Context, ws *Workspace, root string, opts WalkOptions,
 	var fi fs.FileInfo
 	var rootDir *os.File
 	if ws != nil {
+		w.check = ws.readCheck()
 		if rootDir, err = ws.Open(root); err == nil {
 			fi, err = rootDir.Stat()
+			if st, ok := fstatID(rootDir); ok {
+				w.check = ws.walkCheck(root, st.id, opts.FollowSymlinks)
+			}
 		}
 	} else {
 		fi, err = os.Stat(root)
@@ -452,6 +456,7 @@ type walk struct {
 	stats     *WalkStats
 	realRoots []string
 	ws        *Workspace // opens the root and late reads, when set
+	check     idCheck    // of the files read or stat-ed (Workspace.walkCheck); nil without ws
 
 	mu      sync.Mutex
 	cond    *sync.Cond
