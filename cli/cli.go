@@ -358,7 +358,11 @@ func openSession(g globals, root string, approver approval.Approver, log *slog.L
 func call(ctx context.Context, g globals, pos []string, root, approve string, stdio IO) int {
 	// The redaction rules are not loaded whole (redact.Load, about 100 ms):
 	// the history entry's few strings compile the few rules their words
-	// call for (redact/gitleaks.go).
+	// call for (redact/gitleaks.go). The first of them, the call's id (its
+	// call event), is redacted on a goroutine of its own while the session
+	// opens: reading the rules' catalog is then off the call's path.
+	id := tools.NewCallID()
+	go redact.String(id)
 	log, closeLog, err := g.logger(stdio.Stderr)
 	if err != nil {
 		return usageError(stdio, err, nil)
@@ -394,7 +398,7 @@ func call(ctx context.Context, g globals, pos []string, root, approve string, st
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res := sess.Run(ctx, tools.Request{Name: pos[0], Arguments: args}, nil)
+	res := sess.Run(ctx, tools.Request{Name: pos[0], Arguments: args, CallID: id}, nil)
 	sess.Close() // a shell started by this call ends with it
 	if !writeJSON(stdio, res) {
 		return exitToolErr

@@ -3,6 +3,7 @@ package search
 import (
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -40,9 +41,10 @@ import (
 // diskQuery is a walking search's question to the copy of its root's
 // index: may the search skip this file?
 type diskQuery struct {
-	root string // the workspace root the copy is of
-	ld   *loaded
-	cand map[*segment]bitset
+	root   string // the workspace root the copy is of
+	prefix string // root, clean, and a separator
+	ld     *loaded
+	cand   map[*segment]bitset
 }
 
 // diskWait is a diskQuery being loaded on a goroutine of its own, so that
@@ -117,7 +119,11 @@ func loadDiskQuery(ws *workspace.Workspace, persistDir, root string, m *matcher)
 // copy ld (decoded lazily) of root's index, or nil when a posting list it
 // uses does not check.
 func newDiskQuery(root string, ld *loaded, lits [][]uint32) *diskQuery {
-	q := &diskQuery{root: root, ld: ld, cand: make(map[*segment]bitset, len(ld.segs))}
+	prefix := filepath.Clean(root)
+	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
+		prefix += string(filepath.Separator)
+	}
+	q := &diskQuery{root: root, prefix: prefix, ld: ld, cand: make(map[*segment]bitset, len(ld.segs))}
 	for _, s := range ld.segs {
 		// The lists the query uses are checked whole first (the copy
 		// was decoded lazily).
@@ -137,9 +143,13 @@ func newDiskQuery(root string, ld *loaded, lits [][]uint32) *diskQuery {
 
 // skip reports whether the search may skip the walked regular file f.
 func (q *diskQuery) skip(f *workspace.File) bool {
-	rel, ok := workspace.Within(q.root, f.Path)
+	// A walked path is the clean root of the walk and clean names: below
+	// the root as spelled, the rest is the path relative to it.
+	rel, ok := strings.CutPrefix(f.Path, q.prefix)
 	if !ok {
-		return false
+		if rel, ok = workspace.Within(q.root, f.Path); !ok {
+			return false
+		}
 	}
 	e := q.ld.files[filepath.ToSlash(rel)]
 	if e == nil || e.dead || e.seg == nil || e.flags&(fRacy|fTooLarge|fIgnored) != 0 {
