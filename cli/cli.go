@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -26,6 +27,7 @@ import (
 	"github.com/agentls/agentls/internal/listen"
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/redact"
+	"github.com/agentls/agentls/search"
 	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -355,6 +357,20 @@ func openSession(g globals, root string, approver approval.Approver, log *slog.L
 	return sess, exitOK
 }
 
+// absRoot returns the workspace root that the directory root (default: the
+// current one) makes, as workspace.Workspace.SetFolders makes it; "" when
+// there is none.
+func absRoot(root string) string {
+	if root == "" {
+		root = "."
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return ""
+	}
+	return filepath.Clean(abs)
+}
+
 func call(ctx context.Context, g globals, pos []string, root, approve string, stdio IO) int {
 	// The redaction rules are not loaded whole (redact.Load, about 100 ms):
 	// the history entry's few strings compile the few rules their words
@@ -391,6 +407,13 @@ func call(ctx context.Context, g globals, pos []string, root, approve string, st
 		approver = approval.Fixed(approval.Reject, "rejected by --approve no")
 	default:
 		return usageError(stdio, fmt.Errorf("--approve must be ask, yes or no, not %q", approve), nil)
+	}
+	if pos[0] == "grep" {
+		// The one-shot grep may skip files by the copy of the root's index
+		// a server left (search/diskindex.go): the copy is mapped and
+		// decoded now, beside opening the session, as under the default
+		// size cap (under another one the search loads it itself).
+		defer search.PrefetchCopy(absRoot(root), int64(workspace.DefaultConfig().Limits.MaxFileBytes))()
 	}
 	sess, code := openSession(g, root, approver, log, stdio)
 	if sess == nil {

@@ -107,12 +107,105 @@ func loadDiskQuery(ws *workspace.Workspace, persistDir, root string, m *matcher)
 			q = nil
 		}
 	}()
-	ld, done, err := viewIndex(persistDir, root, int64(cfg.Limits.MaxFileBytes))
-	if err != nil {
+	max := int64(cfg.Limits.MaxFileBytes)
+	v, ok := takePrefetch(persistDir, root, max)
+	if !ok {
+		v = viewCopy(persistDir, root, max)
+	}
+	if v.ld == nil {
 		return nil
 	}
-	defer done()
-	return newDiskQuery(root, ld, lits)
+	defer v.done()
+	return newDiskQuery(root, v.ld, lits)
+}
+
+// A copy decoded ahead. The one-shot `agentls call grep` knows the root it
+// searches before its session is open and its tool runs: PrefetchCopy
+// starts mapping and decoding that root's copy then, on a goroutine of its
+// own, and the search takes it (loadDiskQuery) instead of loading the copy
+// itself when it is of the same directory, root and size cap. A search
+// that does not take it (another size cap in force, search.persist false,
+// a pattern the index cannot narrow) loads what it needs as without it;
+// release unmaps it.
+
+// copyView is a copy mapped and decoded lazily (viewIndex); ld is nil for
+// none.
+type copyView struct {
+	ld   *loaded
+	done func()
+}
+
+// viewCopy is viewIndex, a fault of the mapping included (the copy cut
+// short while it is decoded): none.
+func viewCopy(dir, root string, max int64) (v copyView) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recover() != nil {
+			v = copyView{}
+		}
+	}()
+	ld, done, err := viewIndex(dir, root, max)
+	if err != nil {
+		return copyView{}
+	}
+	return copyView{ld: ld, done: done}
+}
+
+// prefetch is a copy being loaded by PrefetchCopy.
+type prefetch struct {
+	dir, root string
+	max       int64
+	ch        chan copyView // the view, once
+	taken     atomic.Bool   // by a search, or dropped
+}
+
+// prefetched is the process's prefetch, if any.
+var prefetched atomic.Pointer[prefetch]
+
+// PrefetchCopy starts loading the copy of the index of the workspace root
+// root (absolute and clean, as workspace.Workspace.SetFolders makes it)
+// that a server built under the size cap max, from the default directory,
+// for the search that is to come; release drops it if no search took it.
+func PrefetchCopy(root string, max int64) (release func()) {
+	return prefetchCopy(defaultPersistDir(), root, max)
+}
+
+// prefetchCopy is PrefetchCopy from the directory dir.
+func prefetchCopy(dir, root string, max int64) (release func()) {
+	if dir == "" {
+		return func() {}
+	}
+	p := &prefetch{dir: dir, root: root, max: max, ch: make(chan copyView, 1)}
+	go func() { p.ch <- viewCopy(dir, root, max) }()
+	if old := prefetched.Swap(p); old != nil {
+		old.drop()
+	}
+	return func() {
+		prefetched.CompareAndSwap(p, nil)
+		p.drop()
+	}
+}
+
+// drop unmaps p's copy, once loaded, unless a search took it.
+func (p *prefetch) drop() {
+	if p.taken.CompareAndSwap(false, true) {
+		go func() {
+			if v := <-p.ch; v.ld != nil {
+				v.done()
+			}
+		}()
+	}
+}
+
+// takePrefetch returns the prefetched copy of root in dir under the cap
+// max, once loaded; ok is false when there is none of them.
+func takePrefetch(dir, root string, max int64) (v copyView, ok bool) {
+	p := prefetched.Load()
+	if p == nil || p.dir != dir || p.root != root || p.max != max || !p.taken.CompareAndSwap(false, true) {
+		return copyView{}, false
+	}
+	prefetched.CompareAndSwap(p, nil)
+	return <-p.ch, true
 }
 
 // newDiskQuery returns the query of the literals' trigrams lits on the
