@@ -371,6 +371,28 @@ func absRoot(root string) string {
 	return filepath.Clean(abs)
 }
 
+// prefetchGrep starts loading the copy of root's index that a server left,
+// which the one-shot grep of args may skip files by (search/diskindex.go):
+// the copy is mapped and decoded beside opening the session, as under the
+// default size cap (under another one the search loads it itself). Only
+// the arguments that make the pattern are read (tools/grep.go's); what
+// they are does not change what the search does, only whether the copy is
+// loaded ahead. It returns the release of the copy.
+func prefetchGrep(root string, args json.RawMessage) (release func()) {
+	var a struct {
+		Pattern         string `json:"pattern"`
+		FixedStrings    bool   `json:"fixed_strings"`
+		CaseInsensitive bool   `json:"case_insensitive"`
+		Word            bool   `json:"word"`
+		Multiline       bool   `json:"multiline"`
+	}
+	if json.Unmarshal(args, &a) != nil {
+		return func() {}
+	}
+	p := search.Pattern{Expr: a.Pattern, FixedStrings: a.FixedStrings, CaseInsensitive: a.CaseInsensitive, Word: a.Word, Multiline: a.Multiline}
+	return search.PrefetchCopy(absRoot(root), int64(workspace.DefaultConfig().Limits.MaxFileBytes), p)
+}
+
 func call(ctx context.Context, g globals, pos []string, root, approve string, stdio IO) int {
 	// The redaction rules are not loaded whole (redact.Load, about 100 ms):
 	// the history entry's few strings compile the few rules their words
@@ -409,11 +431,7 @@ func call(ctx context.Context, g globals, pos []string, root, approve string, st
 		return usageError(stdio, fmt.Errorf("--approve must be ask, yes or no, not %q", approve), nil)
 	}
 	if pos[0] == "grep" {
-		// The one-shot grep may skip files by the copy of the root's index
-		// a server left (search/diskindex.go): the copy is mapped and
-		// decoded now, beside opening the session, as under the default
-		// size cap (under another one the search loads it itself).
-		defer search.PrefetchCopy(absRoot(root), int64(workspace.DefaultConfig().Limits.MaxFileBytes))()
+		defer prefetchGrep(root, args)()
 	}
 	sess, code := openSession(g, root, approver, log, stdio)
 	if sess == nil {

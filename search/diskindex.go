@@ -165,8 +165,17 @@ var prefetched atomic.Pointer[prefetch]
 // PrefetchCopy starts loading the copy of the index of the workspace root
 // root (absolute and clean, as workspace.Workspace.SetFolders makes it)
 // that a server built under the size cap max, from the default directory,
-// for the search that is to come; release drops it if no search took it.
-func PrefetchCopy(root string, max int64) (release func()) {
+// for the search of p that is to come; release drops it if no search took
+// it. It loads nothing for a pattern the index cannot narrow: the search
+// would not use the copy.
+func PrefetchCopy(root string, max int64, p Pattern) (release func()) {
+	m, err := compile(p)
+	if err != nil {
+		return func() {}
+	}
+	if _, narrow := litTrigrams(m); !narrow {
+		return func() {}
+	}
 	return prefetchCopy(defaultPersistDir(), root, max)
 }
 
