@@ -277,11 +277,13 @@ func (w *Workspace) soleTree(want *fileID) (root string, id fileID, ok bool) {
 }
 
 // walkCheck returns the identity check of the files a walk from root
-// (opened, with identity rootID) reads or stats: readCheck, except that in
-// a walk from the root of a sole tree that follows no symlink, a regular
-// file with one link is refused by its own path's name, with the globs and
-// case rule the set is collected with, and no set is needed (soleTree
-// says why the answers are the same).
+// (opened, with identity rootID) opens or stats relative to their open
+// folder (File.Read, File.Stamp; the folders opened one below the other
+// without following a symlink, so the path names the file): readCheck,
+// except that in a walk from the root of a sole tree that follows no
+// symlink, a regular file with one link is refused by its own path's name,
+// with the globs and case rule the set is collected with, and no set is
+// needed (soleTree says why the answers are the same).
 func (w *Workspace) walkCheck(root string, rootID fileID, follow bool) idCheck {
 	full := w.readCheck()
 	if full == nil || follow {
@@ -548,11 +550,13 @@ func (f *File) stampInfo() (Stamp, bool, error) {
 	if err != nil {
 		return Stamp{}, false, nil
 	}
-	if f.w != nil && f.w.check != nil {
-		if st, ok := statOf(fi); ok {
-			if err := f.w.check(f.Path, st); err != nil {
-				return Stamp{}, false, err
-			}
+	if f.w != nil && f.w.ws != nil {
+		// The full check (not the walk's): without the open folder, the
+		// stat may have been reached through a symlink the path does not
+		// name.
+		st, ok := statOf(fi)
+		if err := f.w.ws.checkStat(f.Path, st, ok); err != nil {
+			return Stamp{}, false, err
 		}
 	}
 	st, ok := StampOf(fi)

@@ -212,15 +212,15 @@ func (f *File) Read(buf []byte) ([]byte, error) {
 	if f.w != nil {
 		max = f.w.opts.MaxFileBytes
 	}
-	var check idCheck
+	var check, full idCheck // opened in its open folder; by a path
 	if f.w != nil {
-		check = f.w.check
+		check, full = f.w.check, f.w.ws.readCheck()
 	}
 	data, done, err := atDir(f, func(fd int) ([]byte, error) { return readFileAt(fd, f.Name, f.Path, buf, max, check) })
 	switch {
 	case done:
 	case f.link != nil:
-		data, err = readBeneath(*f.link, f.Path, buf, max, check)
+		data, err = readBeneath(*f.link, f.Path, buf, max, full)
 	case f.w != nil && f.w.ws != nil:
 		data, err = f.w.ws.ReadLimited(f.Path, buf, max)
 	default:
@@ -456,7 +456,7 @@ type walk struct {
 	stats     *WalkStats
 	realRoots []string
 	ws        *Workspace // opens the root and late reads, when set
-	check     idCheck    // of the files read or stat-ed (Workspace.walkCheck); nil without ws
+	check     idCheck    // of the files read or stat-ed in their open folder (Workspace.walkCheck); nil without ws
 
 	mu      sync.Mutex
 	cond    *sync.Cond
