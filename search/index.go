@@ -170,26 +170,35 @@ func (ts *triSet) of(data []byte) []uint32 {
 
 // segBuilder collects files for a segment.
 //
-// It keeps the trigrams of the text files one file after the other (tris,
-// ends) and counts them by their high byte (hist): build then spreads
-// them into 256 buckets by that byte, each element the trigram's low 16
-// bits and the file's local number (a segment holds at most 1<<16 files),
-// file by file, so that within a bucket every trigram's files are in
-// order; a bucket (a few thousand elements, in the cache) is then sorted
-// by the low 16 bits, stably, and its lists encoded.
+// It spreads the text files' trigrams, as they are added, into 256
+// buckets by the trigram's high byte, each element the trigram's low 16
+// bits and the file's local number (a segment holds at most 1<<16 files):
+// within a bucket every trigram's files are in order. A bucket is a chain
+// of blocks of one slab, which a builder reuses from segment to segment,
+// so that the pairs take their room once, not again in a buffer to sort
+// them in. build then sorts each bucket by the low 16 bits, stably (two
+// passes through buffers as large as the largest bucket, in the cache),
+// and encodes its lists.
 type segBuilder struct {
-	docs   []*entry
-	tris   []uint32 // the text files' trigrams, file after file
-	ends   []uint32 // by local number: the end of the file's trigrams in tris
-	hist   [256]uint32
-	tmp    []uint32 // the buckets
-	blob   []byte   // the encoding's buffer
-	bins   []binDoc // the binary files' filters
-	blooms []byte
+	docs         []*entry
+	slab         []uint32      // the buckets' blocks, blockLen elements each
+	used         int           // blocks of slab handed out
+	next         [256]uint32   // each bucket's next free element in slab; 0 mod blockLen: none (a new block)
+	chain        [256][]uint32 // each bucket's blocks (their first elements in slab), in order
+	pairs        int           // the text files' trigrams
+	room         int           // the pairs the slab was reserved for, 0 when not
+	sortA, sortB []uint32      // the sort's buffers
+	blob         []byte        // the encoding's buffer
+	bins         []binDoc      // the binary files' filters
+	blooms       []byte
 }
 
+// blockLen is the elements of a block of a bucket (4 KB): a segment's 256
+// buckets leave at most 256 blocks part empty.
+const blockLen = 1024
+
 // maxSegPairs bounds a segment's (trigram, file) pairs: the builder's
-// memory (4 bytes a pair, twice while sorting: 16 MB).
+// memory (4 bytes a pair: 8 MB).
 const maxSegPairs = 1 << 21
 
 // maxSegDocs bounds a segment's files (their local numbers take 16 bits in
@@ -199,10 +208,15 @@ const maxSegDocs = 1 << 16
 // reserve gives the builder the room of a full segment at once (a build
 // fills many).
 func (b *segBuilder) reserve() {
-	if cap(b.tris) < maxSegPairs+1<<16 {
-		b.tris = make([]uint32, 0, maxSegPairs+1<<16)
+	room := maxSegPairs + 1<<16
+	if n := slabBlocks(room); len(b.slab) < n*blockLen {
+		b.slab = make([]uint32, n*blockLen)
 	}
+	b.room = room
 }
+
+// slabBlocks is the blocks that hold n pairs whatever their buckets.
+func slabBlocks(n int) int { return (n+blockLen-1)/blockLen + 256 }
 
 // add adds a file with its trigrams; a binary file's go to its Bloom
 // filter.
@@ -220,22 +234,59 @@ func (b *segBuilder) add(e *entry, tris []uint32, bin bool) {
 			f[k>>3] |= 1 << (k & 7)
 		}
 		b.bins = append(b.bins, binDoc{local: id, off: uint32(off), n: size})
-		b.ends = append(b.ends, uint32(len(b.tris)))
 		return
 	}
-	b.tris = append(b.tris, tris...)
-	b.ends = append(b.ends, uint32(len(b.tris)))
-	for _, t := range tris {
-		b.hist[t>>16&0xFF]++
+	b.addPairs(id, tris)
+}
+
+// addPairs spreads the trigrams of the text file id into the buckets.
+func (b *segBuilder) addPairs(id uint32, tris []uint32) {
+	if need := (b.used + slabBlocks(len(tris))) * blockLen; need > len(b.slab) {
+		// More than the slab holds (no reserve, or one huge file): the
+		// blocks keep their places in a larger one.
+		slab := make([]uint32, max(need, 2*len(b.slab)))
+		copy(slab, b.slab[:b.used*blockLen])
+		b.slab = slab
 	}
+	slab := b.slab
+	for _, t := range tris {
+		k := t >> 16 & 0xFF
+		p := b.next[k]
+		if p%blockLen == 0 {
+			p = uint32(b.used * blockLen)
+			b.used++
+			b.chain[k] = append(b.chain[k], p)
+		}
+		slab[p] = t<<16 | id
+		b.next[k] = p + 1
+	}
+	b.pairs += len(tris)
 }
 
 // full reports whether the segment is full, or would outgrow the room
 // reserve gave the builder with n more pairs (better a smaller segment
-// than a copy of its pairs).
+// than a larger slab).
 func (b *segBuilder) full(n int) bool {
-	return len(b.tris) >= maxSegPairs || len(b.docs) >= maxSegDocs ||
-		len(b.docs) > 0 && cap(b.tris) > maxSegPairs && len(b.tris)+n > cap(b.tris)
+	return b.pairs >= maxSegPairs || len(b.docs) >= maxSegDocs ||
+		len(b.docs) > 0 && b.room > maxSegPairs && b.pairs+n > b.room
+}
+
+// bucketLen returns the elements of bucket k.
+func (b *segBuilder) bucketLen(k int) int {
+	c := len(b.chain[k])
+	if c == 0 {
+		return 0
+	}
+	return (c-1)*blockLen + int((b.next[k]-1)%blockLen) + 1
+}
+
+// largestBucket returns the elements of the largest bucket.
+func (b *segBuilder) largestBucket() int {
+	most := 0
+	for k := range b.chain {
+		most = max(most, b.bucketLen(k))
+	}
+	return most
 }
 
 // build returns the segment of what was added and empties the builder;
@@ -244,27 +295,7 @@ func (b *segBuilder) build() *segment {
 	if len(b.docs) == 0 {
 		return nil
 	}
-	n := len(b.tris)
-	if cap(b.tmp) < n {
-		b.tmp = make([]uint32, n, max(n, cap(b.tris)))
-	}
-	// Spread the pairs into the buckets of their trigrams' high bytes,
-	// file by file.
-	var start [257]uint32
-	for i, c := range b.hist {
-		start[i+1] = start[i] + c
-	}
-	next := start
-	buckets := b.tmp[:n]
-	from := uint32(0)
-	for d, end := range b.ends {
-		for _, t := range b.tris[from:end] {
-			k := t >> 16 & 0xFF
-			buckets[next[k]] = t<<16 | uint32(d)
-			next[k]++
-		}
-		from = end
-	}
+	n := b.pairs
 	s := &segment{docs: b.docs}
 	if len(b.bins) > 0 {
 		s.bins = append([]binDoc(nil), b.bins...)
@@ -279,13 +310,15 @@ func (b *segBuilder) build() *segment {
 		// A pair takes a byte or two: no growing (and copying) on the way.
 		blob = make([]byte, 0, want)
 	}
+	if most := b.largestBucket(); cap(b.sortA) < most {
+		b.sortA, b.sortB = make([]uint32, most), make([]uint32, most)
+	}
 	var post []byte
 	var lastTri uint32
 	nLists := 0
 	for hi := range 256 {
-		// The bucket, sorted by the trigrams' low 16 bits (two stable
-		// passes of 8 bits, tris the other buffer).
-		bucket := sortBucket(buckets[start[hi]:start[hi+1]], b.tris[start[hi]:start[hi+1]])
+		// The bucket, sorted by the trigrams' low 16 bits.
+		bucket := b.sortBucket(hi)
 		for i := 0; i < len(bucket); {
 			key := bucket[i] >> 16
 			tri := uint32(hi)<<16 | key
@@ -324,34 +357,61 @@ func (b *segBuilder) build() *segment {
 	s.blob = append([]byte(nil), blob...)
 	b.blob = blob[:0]
 	s.skip = append([]skipEntry(nil), s.skip...)
-	b.docs, b.tris, b.ends = nil, b.tris[:0], b.ends[:0]
-	clear(b.hist[:])
+	b.docs, b.used, b.pairs = nil, 0, 0
+	clear(b.next[:])
+	for k := range b.chain {
+		b.chain[k] = b.chain[k][:0]
+	}
 	return s
 }
 
-// sortBucket sorts the elements of a bucket (trigram's low 16 bits<<16 |
-// local number) by their high 16 bits, stably, with two passes of 8 bits
-// through tmp (as long); the result is in bucket.
-func sortBucket(bucket, tmp []uint32) []uint32 {
-	var count [2][257]uint32
-	for _, p := range bucket {
-		count[0][(p>>16)&0xFF+1]++
-		count[1][p>>24+1]++
+// sortBucket returns the elements of bucket hi (trigram's low 16 bits<<16
+// | local number) sorted by their high 16 bits, stably: two passes of 8
+// bits, from the bucket's blocks through sortA into sortB (as large as the
+// largest bucket).
+func (b *segBuilder) sortBucket(hi int) []uint32 {
+	n := b.bucketLen(hi)
+	if n == 0 {
+		return nil
 	}
-	src, dst := bucket, tmp[:len(bucket)]
-	for pass, shift := range [2]uint{16, 24} {
+	a, out := b.sortA[:n], b.sortB[:n]
+	// each block of the chain, the last one as far as it is filled
+	blocks := b.chain[hi]
+	block := func(i int) []uint32 {
+		p := int(blocks[i])
+		if i == len(blocks)-1 {
+			return b.slab[p : p+n-i*blockLen]
+		}
+		return b.slab[p : p+blockLen]
+	}
+	var count [2][257]uint32
+	for i := range blocks {
+		for _, p := range block(i) {
+			count[0][(p>>16)&0xFF+1]++
+			count[1][p>>24+1]++
+		}
+	}
+	for pass := range 2 {
 		c := &count[pass]
 		for i := 1; i < len(c); i++ {
 			c[i] += c[i-1]
 		}
-		for _, p := range src {
-			k := (p >> shift) & 0xFF
-			dst[c[k]] = p
+	}
+	c := &count[0]
+	for i := range blocks {
+		for _, p := range block(i) {
+			k := (p >> 16) & 0xFF
+			a[c[k]] = p
 			c[k]++
 		}
-		src, dst = dst, src
 	}
-	return src
+	c = &count[1]
+	for _, p := range a {
+		k := p >> 24
+		out[c[k]] = p
+		c[k]++
+	}
+	return out
 }
 
 // appendUvarint is binary.AppendUvarint, the one- and two-byte cases
@@ -572,15 +632,15 @@ func (ri *rootIndex) compactLocked() {
 	}
 	// The builder takes the trigrams file by file.
 	slices.Sort(pairs)
+	var tris []uint32
 	for i, e := range b.docs {
 		e.local = uint32(i)
+		tris = tris[:0]
 		for len(pairs) > 0 && pairs[0]>>32 == uint64(i) {
-			t := uint32(pairs[0])
-			b.tris = append(b.tris, t)
-			b.hist[t>>16&0xFF]++
+			tris = append(tris, uint32(pairs[0]))
 			pairs = pairs[1:]
 		}
-		b.ends = append(b.ends, uint32(len(b.tris)))
+		b.addPairs(uint32(i), tris)
 	}
 	merged := b.build()
 	keep := ri.segs[:0]
