@@ -213,12 +213,10 @@ func (x *indexer) indexFile(f *workspace.File, rel string, done func(*segment)) 
 	if f.Name[0] == '.' {
 		e.flags |= fHidden
 	}
-	st, ok := walkedStamp(f)
-	if !ok {
-		return e, nil // no stat: always read
-	}
+	// The stamp is the stat the read takes of the file it opened, before
+	// its bytes (no stat of its own).
 	start := time.Now()
-	data, err := f.Read(x.buf)
+	data, st, ok, err := f.ReadStamped(x.buf)
 	if err != nil {
 		if errors.Is(err, workspace.ErrTooLarge) {
 			e.flags |= fTooLarge
@@ -226,6 +224,13 @@ func (x *indexer) indexFile(f *workspace.File, rel string, done func(*segment)) 
 		return e, nil
 	}
 	x.buf = data[:0]
+	if !ok {
+		// No stat came with the read (a system whose reads take none):
+		// the stat now, which a change since start makes racy below.
+		if st, ok = walkedStamp(f); !ok {
+			return e, nil // no stat: always read
+		}
+	}
 	e.st = st
 	if time.Unix(0, st.Mtime).Add(racyWindow).After(start) {
 		e.flags |= fRacy

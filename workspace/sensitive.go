@@ -52,13 +52,15 @@ import (
 // fileID is a file's identity: what every name of the file shares.
 type fileID struct{ dev, ino uint64 }
 
-// fileStat is what the identity check needs of a stat.
+// fileStat is what the identity check needs of a stat, and the stat's
+// stamp (File.ReadStamped).
 type fileStat struct {
 	id      fileID
 	nlink   uint64
 	ctime   time.Time
 	regular bool
 	dir     bool
+	stamp   Stamp
 }
 
 // sensitiveSet is what one walk of the roots found.

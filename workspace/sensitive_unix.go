@@ -59,5 +59,6 @@ func statFromUnix(st *unix.Stat_t) fileStat {
 		ctime:   time.Unix(sec, nsec),
 		regular: st.Mode&unix.S_IFMT == unix.S_IFREG,
 		dir:     st.Mode&unix.S_IFMT == unix.S_IFDIR,
+		stamp:   Stamp{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: uint64(st.Ino), Dev: uint64(st.Dev)},
 	}
 }

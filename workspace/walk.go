@@ -208,6 +208,22 @@ func IsBinary(data []byte) bool {
 // one under another name (a hard link; sensitive.go) is refused with a
 // *PathError. It is safe for concurrent use.
 func (f *File) Read(buf []byte) ([]byte, error) {
+	return f.read(buf, nil)
+}
+
+// ReadStamped is Read that also gives the stamp of the file it read, in a
+// walk of a workspace: its stat as the identity check took it, on the
+// open file before any byte was read (no stat of its own). ok is false
+// when there was no such stat (not a walk of a workspace, or the read
+// failed).
+func (f *File) ReadStamped(buf []byte) (data []byte, st Stamp, ok bool, err error) {
+	data, err = f.read(buf, func(fs fileStat) { st, ok = fs.stamp, fs.regular })
+	return data, st, ok && err == nil, err
+}
+
+// read is Read; seen, when set, is told of the stat the identity check
+// takes of the file opened.
+func (f *File) read(buf []byte, seen func(fileStat)) ([]byte, error) {
 	var max int64
 	if f.w != nil {
 		max = f.w.opts.MaxFileBytes
@@ -215,6 +231,13 @@ func (f *File) Read(buf []byte) ([]byte, error) {
 	var check, full idCheck // opened in its open folder; by a path
 	if f.w != nil {
 		check, full = f.w.check, f.w.ws.readCheck()
+	}
+	if check != nil && seen != nil {
+		inner := check
+		check = func(p string, st fileStat) error {
+			seen(st)
+			return inner(p, st)
+		}
 	}
 	data, done, err := atDir(f, func(fd int) ([]byte, error) { return readFileAt(fd, f.Name, f.Path, buf, max, check) })
 	switch {
