@@ -307,18 +307,22 @@ func (ix *Index) build(ctx context.Context, roots []string, report func(done, to
 		ix.mu.Lock()
 		ix.building, ix.built = false, true
 		done := ix.buildDone
+		fed := ix.fedRoots == len(roots)
 		ix.mu.Unlock()
 		n := int(ix.indexed.Load())
 		if report != nil {
 			report(n, n) // before Wait returns
 		}
 		close(done)
-		if n >= bigBuild {
+		if n >= bigBuild && !fed {
 			// the build's garbage (syntax trees, file contents) was
 			// many times the table: give it back to the system now
 			// rather than keep it resident until the runtime scavenges
 			// (once the build is reported done: a full collection is
-			// no part of it)
+			// no part of it). A build fed by another index's leaves
+			// that to the other, which ends after it with one of its
+			// own (for the whole process): not two, the second while
+			// the other is still finishing.
 			debug.FreeOSMemory()
 		}
 	}()
