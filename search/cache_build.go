@@ -203,6 +203,10 @@ type indexer struct {
 	ts  triSet
 	b   segBuilder
 	buf []byte
+	// full says to reserve the room of a full segment (segBuilder.reserve)
+	// at the first file: a build's workers do so on their own goroutines,
+	// side by side, not before the walk begins.
+	full bool
 }
 
 // indexFile reads the file f (at rel) into x's builder and returns its
@@ -224,6 +228,10 @@ func (x *indexer) indexFile(f *workspace.File, rel string, done func(*segment)) 
 		return e, nil
 	}
 	x.buf = data[:0]
+	if x.full {
+		x.full = false
+		x.b.reserve()
+	}
 	if !ok {
 		// No stat came with the read (a system whose reads take none):
 		// the stat now, which a change since start makes racy below.
@@ -299,7 +307,7 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 	workers := runtime.GOMAXPROCS(0)
 	xs := make([]indexer, workers)
 	for i := range xs {
-		xs[i].b.reserve()
+		xs[i].full = true
 	}
 	var segMu sync.Mutex
 	var nFiles, nLoaded, nRead atomic.Int64
@@ -367,8 +375,12 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 		}
 		return nil
 	})
+	// The walk is over: the taps had every file of the root when it ran
+	// to its end within the bounds, and need not wait for the rest.
+	whole = err == nil && ctx.Err() == nil && !over.Load() && c.gen.Load() == gen && !c.closed.Load()
+	endTaps()
 	// The workers' last segments are built side by side, as the others
-	// were (the build's tail, where nothing else runs).
+	// were (the build's tail).
 	var tail sync.WaitGroup
 	for i := range xs {
 		tail.Add(1)
@@ -383,20 +395,25 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 	seen.left(ri)
 	ri.loaded, ri.read = int(nLoaded.Load()), int(nRead.Load())
 	dropped := prev.dropUnused(ri)
-	whole = err == nil && ctx.Err() == nil && !over.Load() && c.gen.Load() == gen && !c.closed.Load()
-	endTaps() // the walk is over: they need not wait for the rest
 	if over.Load() {
 		ri.tooMany, err = true, nil
 	}
-	if progress != nil {
-		progress(root, len(ri.files), true)
+	// The end of the build is reported once its index answers (or it
+	// will not be installed).
+	nIndexed := len(ri.files)
+	ended := func() {
+		if progress != nil {
+			progress(root, nIndexed, true)
+		}
 	}
 	if err != nil || ctx.Err() != nil {
+		ended()
 		return false
 	}
 	c.mu.Lock()
 	if c.gen.Load() != gen || c.closed.Load() {
 		c.mu.Unlock()
+		ended()
 		return false
 	}
 	if old := c.roots[root]; old != nil {
@@ -413,11 +430,18 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 	}
 	c.roots[root] = ri
 	c.changes.Add(1)
+	c.mu.Unlock()
+	ended()
+	// The on-disk copy is written after the end: it is only a shortcut
+	// for the next session's build.
 	var snap []persistSeg
 	if ri.ready && persistDir != "" && (prev == nil || ri.read > 0 || dropped > 0) {
-		snap = ri.snapshotLocked()
+		c.mu.Lock()
+		if c.gen.Load() == gen && !c.closed.Load() && c.roots[root] == ri {
+			snap = ri.snapshotLocked()
+		}
+		c.mu.Unlock()
 	}
-	c.mu.Unlock()
 	if snap != nil {
 		_ = saveIndex(persistDir, root, ri.max, snap) // a copy is only a shortcut
 	}
