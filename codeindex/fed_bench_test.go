@@ -1,16 +1,13 @@
-package codeindex_test
+package codeindex
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/agentls/agentls/codeindex"
-	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/search"
 	"github.com/agentls/agentls/workspace"
 )
@@ -25,14 +22,7 @@ import (
 // AGENTLS_BENCH_TREE names another tree (the monorepo tree of
 // scripts/monorepo-tree.sh).
 func BenchmarkFedBuild(b *testing.B) {
-	src := os.Getenv("AGENTLS_BENCH_TREE")
-	if src == "" {
-		src = testenv.GoSrc(b)
-	}
-	ws, err := workspace.New(src)
-	if err != nil {
-		b.Fatal(err)
-	}
+	ws, src := benchWorkspace(b)
 	ctx := context.Background()
 	for b.Loop() {
 		runtime.GC()
@@ -42,7 +32,7 @@ func BenchmarkFedBuild(b *testing.B) {
 		c := search.NewCache()
 		c.SetPersistDir("") // build from the files, not the copy
 		c.ExpectFeed()
-		ix := codeindex.New(ws)
+		ix := New(ws)
 		ix.SetFeed(func(ctx context.Context, root string, file func(*workspace.File, []byte), skipped func(string, bool)) bool {
 			return c.Feed(ctx, ws, root, search.Tap{File: file, Skipped: skipped})
 		})

@@ -406,6 +406,20 @@ func TestIndexGOROOT(t *testing.T) {
 	}
 }
 
+// benchWorkspace returns the workspace of the benchmarks' tree:
+// $(go env GOROOT)/src, or the tree AGENTLS_BENCH_TREE names.
+func benchWorkspace(b *testing.B) (*workspace.Workspace, string) {
+	src := os.Getenv("AGENTLS_BENCH_TREE")
+	if src == "" {
+		src = testenv.GoSrc(b)
+	}
+	ws, err := workspace.New(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ws, src
+}
+
 // BenchmarkIndexGOROOT measures a full build of the index of
 // $(go env GOROOT)/src and prints its wall time, the CPU time it used (a
 // steadier figure on a busy machine) and the heap the index keeps:
@@ -415,14 +429,7 @@ func TestIndexGOROOT(t *testing.T) {
 // AGENTLS_BENCH_TREE names another tree (the monorepo tree of
 // scripts/monorepo-tree.sh).
 func BenchmarkIndexGOROOT(b *testing.B) {
-	src := os.Getenv("AGENTLS_BENCH_TREE")
-	if src == "" {
-		src = testenv.GoSrc(b)
-	}
-	ws, err := workspace.New(src)
-	if err != nil {
-		b.Fatal(err)
-	}
+	ws, src := benchWorkspace(b)
 	var files, syms int
 	for b.Loop() {
 		runtime.GC()
