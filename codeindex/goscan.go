@@ -72,7 +72,10 @@ type goScanner struct {
 	line, lineOff int
 	buf, out1     []byte
 	out, kids     []Symbol // the outline, a type's members
-	names         []gtok   // a value spec's
+	// members holds the types' members of the outline, with transient
+	// set (their Children: no copy of each to pack and drop)
+	members []Symbol
+	names   []gtok // a value spec's
 	// transient: strings share src or the arena (see withGoSymbols)
 	transient bool
 	arena     []byte
@@ -100,7 +103,8 @@ func scanGoSymbols(p string, src []byte) (out []Symbol, ok bool) {
 
 // withSymbols calls fn with the outline the fast reader reads, unless it
 // gives up (false). With transient set the outline's strings share src and
-// the reader's buffers: they are good only until fn returns.
+// the reader's buffers, and so do its types' members (Children): they are
+// good only until fn returns.
 func (g *goScanner) withSymbols(p string, src []byte, transient bool, fn func([]Symbol)) (ok bool) {
 	if len(src) > 1<<30 {
 		return false
@@ -113,7 +117,8 @@ func (g *goScanner) withSymbols(p string, src []byte, transient bool, fn func([]
 		}
 		clear(g.out)
 		clear(g.kids)
-		g.src, g.out, g.kids, g.e = nil, g.out[:0], g.kids[:0], goExtractor{}
+		clear(g.members)
+		g.src, g.out, g.kids, g.members, g.e = nil, g.out[:0], g.kids[:0], g.members[:0], goExtractor{}
 	}()
 	g.src, g.transient, g.arena = src, transient, g.arena[:0]
 	if !g.lex() {

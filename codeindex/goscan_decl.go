@@ -529,7 +529,12 @@ func (g *goScanner) typeSpec() {
 	default:
 		s.Detail = g.text("type ", int(name.s), end, 120)
 	}
-	if len(children) > 0 {
+	switch {
+	case len(children) > 0 && g.transient:
+		start := len(g.members)
+		g.members = append(g.members, children...)
+		s.Children = g.members[start:len(g.members):len(g.members)]
+	case len(children) > 0:
 		s.Children = slices.Clone(children)
 	}
 	g.kids = children[:0]
