@@ -24,6 +24,10 @@ if [[ ${MONO:-1} != 0 ]]; then
 	trees=$trees:$mono
 fi
 export AGENTLS_BENCH_TREES=$trees
+# A fresh XDG_CACHE_HOME (for index copies) must not move the go command's
+# build cache and env file with it.
+GOCACHE=$(go env GOCACHE) GOENV=$(go env GOENV)
+export GOCACHE GOENV
 export AGENTLS_BENCH_RUNS=${RUNS:-5}
 [[ -n ${QUERIES:-} ]] && export AGENTLS_BENCH_QUERIES=$QUERIES
 # The table on stdout; go test's own lines (benchmark metrics) after it.
