@@ -193,6 +193,15 @@ func appendMarshal(b []byte, v any) ([]byte, error) {
 
 const hexDigits = "0123456789abcdef"
 
+// jsonPlain marks the bytes appendJSONString copies as they are: ASCII
+// but control characters, '"', '\\' and the HTML characters.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendJSONString appends s quoted as json.Marshal quotes a string: HTML
 // characters (<, >, &), U+2028 and U+2029 escaped, invalid UTF-8 as
 // U+FFFD.
@@ -201,11 +210,11 @@ func appendJSONString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if jsonPlain[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':
