@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"container/heap"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -53,10 +54,10 @@ type File struct {
 type Line struct {
 	N    int
 	Text string
-	// Match: the line is (part of) a match; else a context line.
-	Match bool
 	// Starts is the index in Matches of the match this line starts, or -1.
 	Starts int
+	// Match: the line is (part of) a match; else a context line.
+	Match bool
 	// Gap: lines were skipped before this one.
 	Gap bool
 }
@@ -229,15 +230,16 @@ func (s *state) searchFile(m *matcher, data []byte, path string) *File {
 	if s.mode != Content {
 		return r
 	}
-	// The texts of the file's lines go into one buffer, made one string
-	// at the end: one allocation a file rather than one a line.
+	// The texts of the file's lines go into one string (a Builder, sized
+	// for the matching lines and their context): one allocation a file
+	// rather than one a line.
 	t := &m.texts
-	t.arena, t.ends, t.spans, t.maxLine = t.arena[:0], t.ends[:0], t.spans[:0], s.maxLine
-	defer func() {
-		if cap(t.arena) > 1<<20 {
-			t.arena = nil // a huge file's: not kept
-		}
-	}()
+	t.b, t.ends, t.spans, t.maxLine = strings.Builder{}, t.ends[:0], t.spans[:0], s.maxLine
+	size := 0
+	for _, h := range hits {
+		size += h.spanEnd - h.start
+	}
+	t.b.Grow(size * (1 + s.before + s.after))
 	r.Matches = make([]Match, len(hits))
 	r.Lines = make([]Line, 0, len(hits)) // without context, one line a match
 	// Each Line's Text is set at the end from its span; a match's text
@@ -296,7 +298,8 @@ func (s *state) searchFile(m *matcher, data []byte, path string) *File {
 			start = end + 1
 		}
 	}
-	all := string(t.arena)
+	all := t.b.String()
+	t.b = strings.Builder{}
 	for i := range r.Matches {
 		r.Matches[i].Text = t.text(all, matchSpan[i])
 	}
@@ -309,12 +312,12 @@ func (s *state) searchFile(m *matcher, data []byte, path string) *File {
 	return r
 }
 
-// texts builds the printable texts of one file's lines in one buffer
-// (arena): add appends one and returns its index in ends, line appends
-// one for the next Line (its index in spans).
+// texts builds the printable texts of one file's lines in one string
+// (b): add appends one and returns its index in ends, line appends one
+// for the next Line (its index in spans).
 type texts struct {
-	arena   []byte
-	ends    []int // where each text ends in arena (it starts where the one before ends)
+	b       strings.Builder
+	ends    []int // where each text ends in b (it starts where the one before ends)
 	spans   []int // the text of each Line, an index in ends
 	maxLine int
 }
@@ -324,18 +327,18 @@ type texts struct {
 func (t *texts) add(b []byte) int {
 	b = bytes.TrimSuffix(b, []byte{'\r'})
 	if t.maxLine > 0 && len(b) > t.maxLine {
-		t.arena = append(t.arena, workspace.CutLine(string(b), t.maxLine)...)
+		t.b.WriteString(workspace.CutLine(string(b), t.maxLine))
 	} else {
-		t.arena = append(t.arena, b...)
+		t.b.Write(b)
 	}
-	t.ends = append(t.ends, len(t.arena))
+	t.ends = append(t.ends, t.b.Len())
 	return len(t.ends) - 1
 }
 
 // line adds the text of the next Line.
 func (t *texts) line(b []byte) { t.spans = append(t.spans, t.add(b)) }
 
-// text is the text i of all, the arena as a string.
+// text is the text i of all, b's string.
 func (t *texts) text(all string, i int) string {
 	start := 0
 	if i > 0 {

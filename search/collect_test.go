@@ -48,7 +48,7 @@ func TestSearchFileLines(t *testing.T) {
 			continue
 		}
 		if got == nil || want == nil || !reflect.DeepEqual(got.Matches, want.Matches) || !reflect.DeepEqual(got.Lines, want.Lines) {
-			t.Fatalf("case %d %+v %+v on %q:\ngot  %+v\nwant %+v", i, p, *s, data, got, want)
+			t.Fatalf("case %d %+v (before %d, after %d, limit %d, maxLine %d) on %q:\ngot  %+v\nwant %+v", i, p, s.before, s.after, s.limit, s.maxLine, data, got, want)
 		}
 	}
 }
