@@ -99,6 +99,13 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 		if v == nil {
 			return append(b, "null"...), nil
 		}
+		// Room for them all at once: an output-heavy grep's tens of
+		// thousands would grow b by doubling, a garbage of twice its size.
+		n := 2
+		for i := range v {
+			n += len(v[i].Path) + len(v[i].Text) + matchJSONExtra
+		}
+		b = slices.Grow(b, n)
 		b = append(b, '[')
 		for i := range v {
 			if i > 0 {
@@ -168,6 +175,10 @@ func appendJSONMap[V any](b []byte, m map[string]V, value func([]byte, V) ([]byt
 	}
 	return append(b, '}'), nil
 }
+
+// matchJSONExtra is about the bytes of one match's JSON beside its path
+// and text: the keys, quotes, braces, comma and numbers (appendMatch).
+const matchJSONExtra = len(`{"path":"","line":,"column":,"text":""},`) + 8
 
 // appendMatch appends one of grep's matches (search.Match's JSON tags).
 func appendMatch(b []byte, m *search.Match) []byte {
