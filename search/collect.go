@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"container/heap"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -53,10 +54,10 @@ type File struct {
 type Line struct {
 	N    int
 	Text string
-	// Match: the line is (part of) a match; else a context line.
-	Match bool
 	// Starts is the index in Matches of the match this line starts, or -1.
 	Starts int
+	// Match: the line is (part of) a match; else a context line.
+	Match bool
 	// Gap: lines were skipped before this one.
 	Gap bool
 }
@@ -229,36 +230,54 @@ func (s *state) searchFile(m *matcher, data []byte, path string) *File {
 	if s.mode != Content {
 		return r
 	}
+	// The texts of the file's lines go into one string (a Builder, sized
+	// for the matching lines and their context): one allocation a file
+	// rather than one a line.
+	t := &m.texts
+	t.b, t.ends, t.spans, t.maxLine = strings.Builder{}, t.ends[:0], t.spans[:0], s.maxLine
+	size := 0
+	for _, h := range hits {
+		size += h.spanEnd - h.start
+	}
+	t.b.Grow(size * (1 + s.before + s.after))
 	r.Matches = make([]Match, len(hits))
 	r.Lines = make([]Line, 0, len(hits)) // without context, one line a match
-	lastOut := 0                         // the last line written
+	// Each Line's Text is set at the end from its span; a match's text
+	// span is matchSpan[i].
+	matchSpan := make([]int, len(hits))
+	lastOut := 0 // the last line written
 	for i, h := range hits {
-		r.Matches[i] = Match{Path: path, Line: h.line, Column: h.col, Text: s.text(data[h.start:h.spanEnd])}
-		// Lines before, back to the last line written.
-		var pre []Line
-		for n, start := h.line-1, h.start; n >= max(h.line-s.before, lastOut+1); n-- {
-			end := start - 1
-			start = bytes.LastIndexByte(data[:end], '\n') + 1
-			pre = append(pre, Line{N: n, Text: s.text(data[start:end]), Starts: -1})
+		r.Matches[i] = Match{Path: path, Line: h.line, Column: h.col}
+		matchSpan[i] = t.add(data[h.start:h.spanEnd])
+		// Lines before, back to the last line written, in order.
+		first := max(h.line-s.before, lastOut+1)
+		start := h.start
+		for n := h.line - 1; n >= first; n-- {
+			start = bytes.LastIndexByte(data[:start-1], '\n') + 1
 		}
-		for j := len(pre) - 1; j >= 0; j-- {
-			r.Lines = append(r.Lines, pre[j])
+		for n := first; n < h.line; n++ {
+			end := start + bytes.IndexByte(data[start:], '\n')
+			r.Lines = append(r.Lines, Line{N: n, Starts: -1})
+			t.line(data[start:end])
+			start = end + 1
 		}
 		// The match's own lines (several for a multiline match).
-		m := i
+		starts := i
 		for n, start := h.line, h.start; ; n++ {
 			end := bytes.IndexByte(data[start:h.spanEnd], '\n')
 			if end < 0 {
-				text := r.Matches[i].Text // a one-line match's line is its text
-				if start != h.start {
-					text = s.text(data[start:h.spanEnd])
+				r.Lines = append(r.Lines, Line{N: n, Match: true, Starts: starts})
+				if start == h.start {
+					t.spans = append(t.spans, matchSpan[i]) // a one-line match's line is its text
+				} else {
+					t.line(data[start:h.spanEnd])
 				}
-				r.Lines = append(r.Lines, Line{N: n, Text: text, Match: true, Starts: m})
 				break
 			}
-			r.Lines = append(r.Lines, Line{N: n, Text: s.text(data[start : start+end]), Match: true, Starts: m})
+			r.Lines = append(r.Lines, Line{N: n, Match: true, Starts: starts})
+			t.line(data[start : start+end])
 			start += end + 1
-			m = -1
+			starts = -1
 		}
 		lastOut = h.endLine
 		// Lines after, up to the next match.
@@ -273,27 +292,59 @@ func (s *state) searchFile(m *matcher, data []byte, path string) *File {
 			} else {
 				end += start
 			}
-			r.Lines = append(r.Lines, Line{N: n, Text: s.text(data[start:end]), Starts: -1})
+			r.Lines = append(r.Lines, Line{N: n, Starts: -1})
+			t.line(data[start:end])
 			lastOut = n
 			start = end + 1
 		}
 	}
+	all := t.b.String()
+	t.b = strings.Builder{}
+	for i := range r.Matches {
+		r.Matches[i].Text = t.text(all, matchSpan[i])
+	}
 	prev := 0
 	for i := range r.Lines {
+		r.Lines[i].Text = t.text(all, t.spans[i])
 		r.Lines[i].Gap = prev > 0 && r.Lines[i].N > prev+1
 		prev = r.Lines[i].N
 	}
 	return r
 }
 
-// text makes a line printable: no trailing CR, long lines cut.
-func (s *state) text(b []byte) string {
+// texts builds the printable texts of one file's lines in one string
+// (b): add appends one and returns its index in ends, line appends one
+// for the next Line (its index in spans).
+type texts struct {
+	b       strings.Builder
+	ends    []int // where each text ends in b (it starts where the one before ends)
+	spans   []int // the text of each Line, an index in ends
+	maxLine int
+}
+
+// add appends the printable text of b (no trailing CR, a long line cut)
+// and returns its index.
+func (t *texts) add(b []byte) int {
 	b = bytes.TrimSuffix(b, []byte{'\r'})
-	t := string(b)
-	if s.maxLine > 0 && len(t) > s.maxLine {
-		t = workspace.CutLine(t, s.maxLine)
+	if t.maxLine > 0 && len(b) > t.maxLine {
+		t.b.WriteString(workspace.CutLine(string(b), t.maxLine))
+	} else {
+		t.b.Write(b)
 	}
-	return t
+	t.ends = append(t.ends, t.b.Len())
+	return len(t.ends) - 1
+}
+
+// line adds the text of the next Line.
+func (t *texts) line(b []byte) { t.spans = append(t.spans, t.add(b)) }
+
+// text is the text i of all, b's string.
+func (t *texts) text(all string, i int) string {
+	start := 0
+	if i > 0 {
+		start = t.ends[i-1]
+	}
+	return all[start:t.ends[i]]
 }
 
 // binaryCutoff returns where ripgrep stops searching a file because of

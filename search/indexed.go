@@ -166,6 +166,9 @@ func (c *Cache) plan(ws *workspace.Workspace, root, prefix, glob string, filter 
 		dirSkip[d] = v
 		return v
 	}
+	// The entries come in path order: a directory's files one after
+	// another, its verdict asked once for them.
+	lastDir, lastExcluded := "", false
 	for _, e := range sorted {
 		rel := e.rel
 		if sub != "" {
@@ -180,7 +183,10 @@ func (c *Cache) plan(ws *workspace.Workspace, root, prefix, glob string, filter 
 			if i := strings.LastIndexByte(rel, '/'); i >= 0 {
 				dir = rel[:i]
 			}
-			if excluded(dir) {
+			if dir != lastDir {
+				lastDir, lastExcluded = dir, excluded(dir)
+			}
+			if lastExcluded {
 				continue
 			}
 			if v = filter(rel, false); v&workspace.Skip != 0 {

@@ -272,8 +272,10 @@ type matcher struct {
 	multiline bool
 	// dfa finds the matching lines when there is no good literal.
 	dfa *dfa
-	// hits is searchFile's scratch: one file's hits (a clone's own).
-	hits []hit
+	// hits and texts are searchFile's scratch: one file's hits and the
+	// texts of its lines (a clone's own).
+	hits  []hit
+	texts texts
 }
 
 // compile builds the matcher of a pattern.
@@ -331,7 +333,7 @@ func compile(a Pattern) (*matcher, error) {
 // clone returns a matcher with its own scan state for one worker.
 func (m *matcher) clone() *matcher {
 	c := *m
-	c.hits = nil
+	c.hits, c.texts = nil, texts{}
 	c.dfa = m.dfa.clone()
 	if m.lits == nil {
 		return &c

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"unsafe"
 
 	"github.com/agentls/agentls/workspace"
 	"golang.org/x/sys/unix"
@@ -19,14 +21,7 @@ func readBeneathRoot(ws *workspace.Workspace, root *os.File, rootPath, rel strin
 		Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NONBLOCK,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	}
-	var fd int
-	var err error
-	for {
-		fd, err = unix.Openat2(int(root.Fd()), rel, &how)
-		if err != unix.EINTR && err != unix.EAGAIN {
-			break
-		}
-	}
+	fd, err := openat2(int(root.Fd()), rel, &how)
 	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
 		return ws.ReadLimited(filepath.Join(rootPath, filepath.FromSlash(rel)), buf, max)
 	}
@@ -75,4 +70,32 @@ func readBeneathRoot(ws *workspace.Workspace, root *os.File, rootPath, rel strin
 		}
 	}
 	return buf, nil
+}
+
+// openat2 is unix.Openat2, retried on EINTR and EAGAIN, without
+// allocating the C string of a path that fits a buffer on the stack (one
+// call a file read).
+func openat2(dirfd int, path string, how *unix.OpenHow) (int, error) {
+	var short [256]byte
+	var p []byte
+	switch {
+	case strings.IndexByte(path, 0) >= 0:
+		return -1, unix.EINVAL
+	case len(path) < len(short):
+		p = short[:len(path)+1]
+		copy(p, path)
+		p[len(path)] = 0
+	default:
+		p = append([]byte(path), 0)
+	}
+	for {
+		fd, _, errno := unix.Syscall6(unix.SYS_OPENAT2, uintptr(dirfd), uintptr(unsafe.Pointer(&p[0])), uintptr(unsafe.Pointer(how)), unsafe.Sizeof(*how), 0, 0)
+		switch errno {
+		case 0:
+			return int(fd), nil
+		case unix.EINTR, unix.EAGAIN:
+			continue
+		}
+		return -1, errno
+	}
 }

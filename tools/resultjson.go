@@ -99,6 +99,13 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 		if v == nil {
 			return append(b, "null"...), nil
 		}
+		// Room for them all at once: an output-heavy grep's tens of
+		// thousands would grow b by doubling, a garbage of twice its size.
+		n := 2
+		for i := range v {
+			n += len(v[i].Path) + len(v[i].Text) + matchJSONExtra
+		}
+		b = slices.Grow(b, n)
 		b = append(b, '[')
 		for i := range v {
 			if i > 0 {
@@ -169,6 +176,10 @@ func appendJSONMap[V any](b []byte, m map[string]V, value func([]byte, V) ([]byt
 	return append(b, '}'), nil
 }
 
+// matchJSONExtra is about the bytes of one match's JSON beside its path
+// and text: the keys, quotes, braces, comma and numbers (appendMatch).
+const matchJSONExtra = len(`{"path":"","line":,"column":,"text":""},`) + 8
+
 // appendMatch appends one of grep's matches (search.Match's JSON tags).
 func appendMatch(b []byte, m *search.Match) []byte {
 	b = append(b, `{"path":`...)
@@ -193,6 +204,15 @@ func appendMarshal(b []byte, v any) ([]byte, error) {
 
 const hexDigits = "0123456789abcdef"
 
+// jsonPlain marks the bytes appendJSONString copies as they are: ASCII
+// but control characters, '"', '\\' and the HTML characters.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendJSONString appends s quoted as json.Marshal quotes a string: HTML
 // characters (<, >, &), U+2028 and U+2029 escaped, invalid UTF-8 as
 // U+FFFD.
@@ -201,11 +221,11 @@ func appendJSONString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if jsonPlain[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':
