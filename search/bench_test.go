@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -92,15 +93,7 @@ func BenchmarkIndexVsRipgrep(b *testing.B) {
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)
 		st := cache.Status()
-		var size int64
-		filepath.WalkDir(tree, func(p string, d os.DirEntry, err error) error {
-			if err == nil && d.Type().IsRegular() {
-				if fi, err := d.Info(); err == nil {
-					size += fi.Size()
-				}
-			}
-			return nil
-		})
+		_, size := testenv.TreeSize(tree)
 		heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
 		fmt.Printf("\nindex of %s: %d files, %.0f MB of files; built in %.2fs (%.2fs of CPU, load %s); posting lists %.1f MB (%.2fx), heap %.1f MB (%.2fx), %d segments, %d directories watched\n",
 			tree, st.Files, float64(size)/(1<<20), build.Seconds(), cpu.Seconds(), loadAvg(), float64(st.Bytes)/(1<<20), float64(st.Bytes)/float64(size),

@@ -2,13 +2,13 @@ package session
 
 import (
 	"context"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -29,15 +29,7 @@ func BenchmarkIndexMemory(b *testing.B) {
 		tree = strings.Split(s, ":")[0]
 	}
 	b.Setenv("XDG_CACHE_HOME", b.TempDir()) // no on-disk copy to start from
-	var treeBytes int64
-	filepath.WalkDir(tree, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				treeBytes += fi.Size()
-			}
-		}
-		return nil
-	})
+	_, treeBytes := testenv.TreeSize(tree)
 	for i := 0; i < b.N; i++ {
 		base := heapInUse()
 		s, _, err := New(Options{Folders: []workspace.Folder{{Path: tree}}, Runner: tools.NewRunner(tools.NewBuiltinRegistry(), nil), SearchCache: true})

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/lsp/lsptest"
 	"github.com/agentls/agentls/search"
 )
@@ -113,7 +114,7 @@ func benchTrees() []string {
 // benchTree prints the rows of one tree.
 func benchTree(b *testing.B, bin, tree string, qs []search.Query, runs int) {
 	ctx := context.Background()
-	files, bytes := treeSize(tree)
+	files, bytes := testenv.TreeSize(tree)
 	label := fmt.Sprintf("%s (%dk files, %d MB)", filepath.Base(tree), (files+500)/1000, bytes>>20)
 
 	// The tree's files in the page cache first, as ripgrep's runs find
@@ -319,19 +320,6 @@ func (pc *progressClock) done() []progressTime {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].title < out[j].title })
 	return out
-}
-
-// treeSize counts the regular files under dir and their bytes.
-func treeSize(dir string) (files int, bytes int64) {
-	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				files, bytes = files+1, bytes+fi.Size()
-			}
-		}
-		return nil
-	})
-	return files, bytes
 }
 
 // rss is a process's resident set (field "VmRSS:") or its peak ("VmHWM:")

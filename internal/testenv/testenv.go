@@ -143,3 +143,17 @@ func GoSrc(t testing.TB) string {
 	}
 	return src
 }
+
+// TreeSize counts the regular files below dir and their bytes (symlinks
+// not followed), the size benchmarks compare an index with.
+func TreeSize(dir string) (files int, bytes int64) {
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				files, bytes = files+1, bytes+fi.Size()
+			}
+		}
+		return nil
+	})
+	return files, bytes
+}
