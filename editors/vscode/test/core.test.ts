@@ -108,6 +108,22 @@ test('ApprovalQueue: answer once, drop, cancellation, change events', async () =
   assert.equal(describeRequest({ callId: 'x', tool: 'shell_exec', arguments: { command: 'make test' }, risk: 'execute', options: [] }), 'shell_exec make test (execute)');
 });
 
+test('ApprovalQueue: a withdrawal at the deadline is an expiry, one long before it is not', async () => {
+  const q = new ApprovalQueue();
+  const expired: string[] = [];
+  q.onDidExpire((p) => { expired.push(p.request.callId); });
+  const at = (ms: number) => new Date(Date.now() + ms).toISOString();
+  for (const [callId, inMs, want] of [['tc_due', 1000, true], ['tc_early', 60000, false]] as const) {
+    let cancel!: () => void;
+    const token = { isCancellationRequested: false, onCancellationRequested(l: () => void) { cancel = l; return { dispose() {} }; } };
+    const r = q.add({ ...editRequest, callId, expiresAt: at(inMs), timeoutMs: inMs }, token);
+    cancel(); // the server's $/cancelRequest, before the local timer
+    assert.equal(await r.answer, undefined);
+    assert.equal(expired.includes(callId), want, `${callId}: expired ${expired}`);
+  }
+  assert.equal(q.size, 0);
+});
+
 test('touchedUris, needsConfirmation and SavePlan', () => {
   const edit = {
     documentChanges: [

@@ -84,17 +84,25 @@ export class ApprovalQueue {
     const received = new Date();
     const p: PendingApproval = { request, received, deadline: deadlineOf(request, received), settle: r => (this.pending.get(key)?.p === p ? finish(r) : false) };
     this.pending.set(key, { p, resolve: finish });
-    sub = token?.onCancellationRequested(() => finish(undefined));
+    // The deadline passed: the request leaves the queue unanswered and the
+    // expiry listeners hear of it.
+    const expire = (): void => {
+      if (done || this.pending.get(key)?.p !== p) { return; }
+      leave();
+      this.fire();
+      for (const l of [...this.expiryListeners]) {
+        try { l(p, key); } catch { /* a listener's failure is not the queue's */ }
+      }
+    };
+    sub = token?.onCancellationRequested(() => {
+      // The server withdraws the request when it rejects the call at the
+      // deadline; that may come before the local timer (the clocks agree
+      // within clockSkewMs). It is still the deadline that passed.
+      if (p.deadline !== undefined && Date.now() >= p.deadline - clockSkewMs) { expire(); }
+      finish(undefined);
+    });
     if (p.deadline !== undefined) {
-      timer = setTimeout(() => {
-        timer = undefined;
-        if (done || this.pending.get(key)?.p !== p) { return; }
-        leave();
-        this.fire();
-        for (const l of [...this.expiryListeners]) {
-          try { l(p, key); } catch { /* a listener's failure is not the queue's */ }
-        }
-      }, Math.max(0, p.deadline - Date.now()));
+      timer = setTimeout(() => { timer = undefined; expire(); }, Math.max(0, p.deadline - Date.now()));
       // A waiting deadline keeps no process alive (node's timers).
       (timer as { unref?: () => void }).unref?.();
     }
