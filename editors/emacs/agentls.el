@@ -371,13 +371,19 @@ agentls manages no buffer, so they are shown in none."
 
 (cl-defmethod eglot-handle-notification
   ((server agentls-server) (_method (eql '$/cancelRequest)) &key id)
-  "The server gave up a request of its own: drop its approval."
+  "The server gave up a request of its own: drop its approval.
+At its deadline (within `agentls--approval-skew' of it), before the
+local timer, that is the server's own rejection: the review says it expired."
   (agentls--log server "the server withdrew its request %s" id)
   (let ((gone (cl-remove-if-not
                (lambda (a) (and (eq (agentls--approval-server a) server)
                                 (equal (agentls--deferred-id (agentls--approval-deferred a)) id)))
                agentls--pending-approvals)))
-    (when gone
+    (dolist (a gone)
+      (let ((d (agentls--approval-deadline a)))
+        (when (and d (>= (float-time) (- d agentls--approval-skew)))
+          (agentls--approval-expire a))))
+    (when (cl-intersection gone agentls--pending-approvals)
       (setq agentls--pending-approvals (cl-set-difference agentls--pending-approvals gone))
       (agentls--approval-refresh))))
 

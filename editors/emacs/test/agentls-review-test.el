@@ -426,6 +426,25 @@ expired, without an answer (the server rejects it by itself then)."
       (should (string-match-p "the review of shell_exec expired"
                               (with-current-buffer "*Messages*" (buffer-string)))))))
 
+(ert-deftest agentls-test-approval-withdrawn-at-deadline-expires ()
+  "The server's withdrawal ($/cancelRequest) of a review at its deadline,
+before the local timer, still says it expired; one long before it does not."
+  (agentls-test--with-workspace '(("a.txt" . "a\n"))
+    (let ((server (agentls--server)))
+      (dolist (c '(("tc_due" 1.0 t) ("tc_early" 60.0 nil)))
+        (with-current-buffer "*Messages*" (let ((inhibit-read-only t)) (erase-buffer)))
+        (let ((d (agentls-test--request
+                  server :callId (nth 0 c) :tool "shell_exec" :arguments '(:command "echo hi")
+                  :risk "execute" :options ["approve" "reject" "always"]
+                  :expiresAt (agentls-test--rfc3339-ms (nth 1 c)) :timeoutMs (round (* 1000 (nth 1 c))))))
+          (eglot-handle-notification server '$/cancelRequest :id (agentls--deferred-id d))
+          (should (= (agentls-pending-approvals) 0))
+          (should (equal (list (nth 0 c) (nth 2 c))
+                         (list (nth 0 c)
+                               (and (string-match-p "the review of shell_exec expired"
+                                                    (with-current-buffer "*Messages*" (buffer-string)))
+                                    t)))))))))
+
 (ert-deftest agentls-test-approval-timeout-clears-ui ()
   "An approval the server stops waiting for (approval.timeoutSeconds) shows
 its time left (expiresAt and timeoutMs from the server) and leaves the UI."

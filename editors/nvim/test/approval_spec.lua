@@ -381,6 +381,22 @@ describe("approval deadline", function()
     H.contains(msgs, "the review of shell_exec by the agent expired", "said so")
   end)
 
+  it("the server's rejection at the deadline, before the local timer, still says it expired", function()
+    for _, c in ipairs({ { "tc_due", 1000, true }, { "tc_early", 60000, false } }) do
+      local msgs = H.echoes()
+      request(vim.tbl_extend("force", echo, { callId = c[1], expiresAt = utc_in(c[2]), timeoutMs = c[2] }))
+      local e = approval.current
+      approval.expire(c[1], "rejected") -- the call's result event, before the local timer
+      H.truthy(e.done, c[1] .. ": settled")
+      H.eq(0, approval.pending_count(), c[1] .. ": nothing waits")
+      local said = false
+      for _, m in ipairs(msgs) do
+        said = said or m:find("the review of shell_exec by the agent expired", 1, true) ~= nil
+      end
+      H.eq(c[3], said, c[1] .. ": said it expired")
+    end
+  end)
+
   it("a real server's request shows its time left and closes when it expires", function()
     H.project({ ["a.txt"] = "a\n" }, "a.txt", { init_options = { config = { approval = { timeoutSeconds = 2 } } } })
     local _, wait = H.call_async("shell_exec", { command = "echo x" })

@@ -363,9 +363,15 @@ function M.pick()
 end
 
 --- The server gave up on a call (timeout, cancel) or it ended: its approval goes away.
+--- The server's own rejection at the deadline (within the clocks' skew),
+--- when it comes before the local timer, is still the deadline passing: the
+--- review says it expired.
 function M.expire(call_id, status)
   for _, e in ipairs(vim.list_slice(M.queue)) do
-    if e.params.callId == call_id and settle(e) then
+    local left = e.params.callId == call_id and status == "rejected" and deadline.ms_left(e)
+    if left and left <= deadline.skew_ms then
+      M.timed_out(e)
+    elseif e.params.callId == call_id and settle(e) then
       log.append(string.format("[%s] %s: approval withdrawn by the server (%s)", call_id, e.params.tool or "?", status or "ended"))
       changed()
       show_next()

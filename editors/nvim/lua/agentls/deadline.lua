@@ -54,6 +54,7 @@ D.wall_ms = wall_ms
 --- How far apart expiresAt and timeoutMs may be before the local clock is
 --- taken to be off (docs/protocol.md, "Approval").
 local skew_ms = 2000
+D.skew_ms = skew_ms
 
 --- Stamps a new entry with when it arrived, on the local clock (wall) and
 --- on the monotonic clock (the countdown, immune to clock changes).
