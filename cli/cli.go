@@ -374,22 +374,15 @@ func absRoot(root string) string {
 // prefetchGrep starts loading the copy of root's index that a server left,
 // which the one-shot grep of args may skip files by (search/diskindex.go):
 // the copy is mapped and decoded beside opening the session, as under the
-// default size cap (under another one the search loads it itself). Only
-// the arguments that make the pattern are read (tools/grep.go's); what
-// they are does not change what the search does, only whether the copy is
-// loaded ahead. It returns the release of the copy.
+// default size cap (under another one the search loads it itself). The
+// pattern is the tool's (tools.GrepPattern); it decides only whether the
+// copy is loaded ahead, not what the search does. It returns the release
+// of the copy.
 func prefetchGrep(root string, args json.RawMessage) (release func()) {
-	var a struct {
-		Pattern         string `json:"pattern"`
-		FixedStrings    bool   `json:"fixed_strings"`
-		CaseInsensitive bool   `json:"case_insensitive"`
-		Word            bool   `json:"word"`
-		Multiline       bool   `json:"multiline"`
-	}
-	if json.Unmarshal(args, &a) != nil {
+	p, ok := tools.GrepPattern(args)
+	if !ok {
 		return func() {}
 	}
-	p := search.Pattern{Expr: a.Pattern, FixedStrings: a.FixedStrings, CaseInsensitive: a.CaseInsensitive, Word: a.Word, Multiline: a.Multiline}
 	return search.PrefetchCopy(absRoot(root), int64(workspace.DefaultConfig().Limits.MaxFileBytes), p)
 }
 

@@ -57,6 +57,24 @@ var Grep = builtin(Def[grepArgs]{
 	Execute: grep,
 })
 
+// GrepPattern returns the search pattern of grep's arguments (JSON), as
+// the tool searches it; false when they do not decode.
+func GrepPattern(args json.RawMessage) (search.Pattern, bool) {
+	var a grepArgs
+	if json.Unmarshal(args, &a) != nil {
+		return search.Pattern{}, false
+	}
+	return a.pattern(), true
+}
+
+// pattern is the search pattern of a.
+func (a grepArgs) pattern() search.Pattern {
+	return search.Pattern{
+		Expr: a.Pattern, FixedStrings: a.FixedStrings, CaseInsensitive: a.CaseInsensitive,
+		Word: a.Word, Multiline: a.Multiline,
+	}
+}
+
 type grepArgs struct {
 	Pattern         string `json:"pattern"`
 	Path            string `json:"path"`
@@ -116,10 +134,7 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 	if ps, ok := c.Progress.(PartialStreamer); ok && ps.StreamsPartial() {
 		opts.Partial = func(b search.Batch) { c.Progress.Partial(partialBatch(mode, b)) }
 	}
-	p := search.Pattern{
-		Expr: a.Pattern, FixedStrings: a.FixedStrings, CaseInsensitive: a.CaseInsensitive,
-		Word: a.Word, Multiline: a.Multiline,
-	}
+	p := a.pattern()
 	tree := c.dependsOnGrep(a) // the result cache's (resultcache_tree.go)
 	res, err := search.Run(c.Ctx, c.Workspace, p, opts)
 	tree.done(err == nil)
