@@ -335,7 +335,7 @@ func BenchmarkToolCallRoundTrip(b *testing.B) {
 		calls := make([]func() error, len(bins))
 		servers := make([]*rawClient, len(bins))
 		for i, bin := range bins {
-			servers[i] = rawServer(b, bin, initOptions)
+			servers[i] = rawServer(b, bin, b.TempDir(), initOptions)
 			calls[i] = servers[i].call
 		}
 		cpu := make([]time.Duration, len(bins))
@@ -381,9 +381,9 @@ type rawClient struct {
 	buf []byte
 }
 
-// rawServer starts `bin serve` in a temporary folder and initializes it.
-func rawServer(b *testing.B, bin string, initOptions any) *rawClient {
-	dir := b.TempDir()
+// rawServer starts `bin serve` in dir, its workspace's root, and
+// initializes it.
+func rawServer(b *testing.B, bin, dir string, initOptions any) *rawClient {
 	in, out, pid := lsptest.ServeRaw(b, bin, dir)
 	c := &rawClient{pid: pid, in: in, out: bufio.NewReaderSize(out, 64<<10)}
 	params, _ := json.Marshal(map[string]any{"rootUri": "file://" + dir, "capabilities": map[string]any{},

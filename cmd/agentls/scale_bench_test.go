@@ -34,7 +34,8 @@ import (
 //     ARGS` (a process of its own, no server). The three run interleaved,
 //     query by query, and each figure is the median of the runs; the
 //     ratios are of those medians, measured side by side.
-//   - the tool/call round trip (p50) of a trivial tool through the binary;
+//   - the tool/call round trip (p50) of a trivial tool through the binary,
+//     from bare frames and from the tests' jsonrpc2 client;
 //   - the index builds the server reports with $/progress (begin → end);
 //   - the server's peak RSS beside the tree's size.
 //
@@ -111,6 +112,14 @@ func benchTrees() []string {
 	return []string{filepath.Join(runtime.GOROOT(), "src")}
 }
 
+// benchConfig is the servers' initializationOptions.
+var benchConfig = map[string]any{"config": map[string]any{
+	"history": map[string]any{"enabled": false},
+	// Each call is searched: a repeated call is not answered from the
+	// session's result cache, which would measure the cache.
+	"tools": map[string]any{"resultCache": false},
+}}
+
 // benchTree prints the rows of one tree.
 func benchTree(b *testing.B, bin, tree string, qs []search.Query, runs int) {
 	ctx := context.Background()
@@ -128,12 +137,7 @@ func benchTree(b *testing.B, bin, tree string, qs []search.Query, runs int) {
 	prog := &progressClock{begin: map[string]time.Time{}, title: map[string]string{}, took: map[string]time.Duration{}, ended: map[string]time.Time{}}
 	p.SetHooks(lsptest.Hooks{Other: func(method string, params json.RawMessage) (any, error) { return nil, nil }})
 	prog.start = time.Now()
-	if _, err := p.Initialize(ctx, tree, lsptest.AgentlsCaps(), map[string]any{"config": map[string]any{
-		"history": map[string]any{"enabled": false},
-		// Each call is searched: a repeated call is not answered from the
-		// session's result cache, which would measure the cache.
-		"tools": map[string]any{"resultCache": false},
-	}}); err != nil {
+	if _, err := p.Initialize(ctx, tree, lsptest.AgentlsCaps(), benchConfig); err != nil {
 		b.Fatal(err)
 	}
 	if !prog.wait(p.Client, 10*time.Minute) {
@@ -203,16 +207,35 @@ func benchTree(b *testing.B, bin, tree string, qs []search.Query, runs int) {
 		b.ReportMetric(mc/mr, "call/rg:"+filepath.Base(tree)+":"+q.Name)
 	}
 
-	// The round trip of a trivial tool.
-	var rt []time.Duration
-	for i := 0; i < 200; i++ {
+	// The round trip of a trivial tool, from two clients: the tests'
+	// go.lsp.dev/jsonrpc2 client, whose own work per call (goroutines,
+	// decoding into maps) is most of what it measures, and bare frames
+	// written and read back, decoding only the answer, from a second
+	// server on the same tree (once it is idle: its index is loaded from
+	// the on-disk copy the first one wrote).
+	var rt, bare []time.Duration
+	for i := 0; i < 250; i++ {
 		start := time.Now()
 		if _, err := p.ToolCall(ctx, "get_current_directory", map[string]any{}); err != nil {
 			b.Fatal(err)
 		}
-		rt = append(rt, time.Since(start))
+		if i >= 50 {
+			rt = append(rt, time.Since(start))
+		}
 	}
-	fmt.Printf("| %s | tool/call round trip p50 (get_current_directory) | | %.2f | | | |\n", label, medianMs(rt))
+	raw := rawServer(b, bin, tree, benchConfig)
+	waitIdle(raw.pid, 10*time.Minute)
+	for i := 0; i < 550; i++ {
+		start := time.Now()
+		if err := raw.call(); err != nil {
+			b.Fatal(err)
+		}
+		if i >= 50 {
+			bare = append(bare, time.Since(start))
+		}
+	}
+	fmt.Printf("| %s | tool/call round trip p50 (get_current_directory), bare frames | | %.2f | | | |\n", label, medianMs(bare))
+	fmt.Printf("| %s | tool/call round trip p50 (get_current_directory), go.lsp.dev/jsonrpc2 client | | %.2f | | | |\n", label, medianMs(rt))
 	for _, t := range prog.done() {
 		fmt.Printf("| %s | index build: %s | | %.0f | | | |\n", label, t.title, float64(t.took.Microseconds())/1000)
 		fmt.Printf("| %s | index build: %s, from initialize | | %.0f | | | |\n", label, t.title, float64(t.since.Microseconds())/1000)
