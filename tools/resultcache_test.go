@@ -74,6 +74,25 @@ func readAt(t *testing.T, g *rig, rel string) *Result {
 	return res
 }
 
+// newWarmRig is a cache rig whose file rel holds "alpha", read twice
+// (readTwice).
+func newWarmRig(t *testing.T, rel string) *rig {
+	t.Helper()
+	g, _ := newCacheRig(t)
+	g.write(rel, "alpha\n")
+	settle()
+	readTwice(t, g, rel, "alpha")
+	return g
+}
+
+// readTwice reads rel twice and checks that the second read gave content
+// from the cache.
+func readTwice(t *testing.T, g *rig, rel, content string) {
+	t.Helper()
+	readAt(t, g, rel)
+	wantRead(t, readAt(t, g, rel), content, true)
+}
+
 // wantRead checks that res is a read of content, cached or not.
 func wantRead(t *testing.T, res *Result, content string, cached bool) {
 	t.Helper()
@@ -174,11 +193,7 @@ func TestResultCacheFresh(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g, _ := newCacheRig(t)
-			g.write("a.txt", "alpha\n")
-			settle()
-			readAt(t, g, "a.txt")
-			wantRead(t, readAt(t, g, "a.txt"), "alpha", true)
+			g := newWarmRig(t, "a.txt")
 			tt.change(t, g)
 			wantRead(t, readAt(t, g, "a.txt"), tt.want, false)
 		})
@@ -208,11 +223,7 @@ func TestResultCacheBuffer(t *testing.T) {
 // TestResultCacheAnnouncement: an announced change drops the kept answers
 // even when nothing changed on disk; so does a new configuration.
 func TestResultCacheAnnouncement(t *testing.T) {
-	g, _ := newCacheRig(t)
-	g.write("a.txt", "alpha\n")
-	settle()
-	readAt(t, g, "a.txt")
-	wantRead(t, readAt(t, g, "a.txt"), "alpha", true)
+	g := newWarmRig(t, "a.txt")
 	g.ws.Changed(filepath.Join(g.root, "other.txt"))
 	wantRead(t, readAt(t, g, "a.txt"), "alpha", false)
 	wantRead(t, readAt(t, g, "a.txt"), "alpha", true)
@@ -245,25 +256,16 @@ func TestResultCacheRules(t *testing.T) {
 		}
 	})
 	t.Run("turned off", func(t *testing.T) {
-		g, _ := newCacheRig(t)
-		g.write("a.txt", "alpha\n")
-		settle()
-		readAt(t, g, "a.txt")
-		wantRead(t, readAt(t, g, "a.txt"), "alpha", true)
+		g := newWarmRig(t, "a.txt")
 		g.config(func(c *workspace.Config) { c.Tools.ResultCache = false })
 		for range 2 {
 			wantRead(t, readAt(t, g, "a.txt"), "alpha", false)
 		}
 		g.config(func(c *workspace.Config) { c.Tools.ResultCache = true })
-		readAt(t, g, "a.txt")
-		wantRead(t, readAt(t, g, "a.txt"), "alpha", true)
+		readTwice(t, g, "a.txt", "alpha")
 	})
 	t.Run("sensitive", func(t *testing.T) {
-		g, _ := newCacheRig(t)
-		g.write("secret.txt", "alpha\n")
-		settle()
-		readAt(t, g, "secret.txt")
-		wantRead(t, readAt(t, g, "secret.txt"), "alpha", true)
+		g := newWarmRig(t, "secret.txt")
 		g.config(func(c *workspace.Config) { c.Paths.Sensitive = append(c.Paths.Sensitive, "secret.txt") })
 		for range 2 {
 			res := g.call("read_file", map[string]any{"path": "secret.txt"})
@@ -285,8 +287,7 @@ func TestResultCacheRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		settle()
-		readAt(t, g, "a.txt")
-		wantRead(t, readAt(t, g, "a.txt"), "alpha", true)
+		readTwice(t, g, "a.txt", "alpha")
 		// Same content, same size: only the place differs.
 		if err := os.Remove(link); err != nil {
 			t.Fatal(err)
