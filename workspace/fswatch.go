@@ -10,6 +10,18 @@ import (
 	"sync"
 )
 
+// WatchEvent is one change a DirWatcher reports: a directory entry
+// created, written, deleted, moved, or its attributes changed. Path is the
+// absolute path of the entry (the watched directory itself when it was
+// deleted or moved). Overflow: events were lost.
+type WatchEvent struct {
+	Path     string
+	Overflow bool
+}
+
+// ErrWatchUnsupported is NewDirWatcher's error where there is no watcher.
+var ErrWatchUnsupported = errors.New("no directory watcher on this system")
+
 // TreeWatcher follows a workspace's roots on disk by itself, so that a
 // front end need not ask its client to watch files: every directory of
 // every root that the walk enters (not hidden, not ignored, not .git: the

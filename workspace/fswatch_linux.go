@@ -32,20 +32,8 @@ type DirWatcher struct {
 	buf    []byte
 }
 
-// WatchEvent is one change: a directory entry created, written, deleted,
-// moved, or its attributes changed. Path is the absolute path of the entry
-// (the watched directory itself when it was deleted or moved). Overflow:
-// events were lost.
-type WatchEvent struct {
-	Path     string
-	Overflow bool
-}
-
 // ErrWatchLimit is Add's error when the system's watches run out.
 var ErrWatchLimit = errors.New("no inotify watches left (fs.inotify.max_user_watches)")
-
-// ErrWatchUnsupported is NewDirWatcher's error where there is no watcher.
-var ErrWatchUnsupported = errors.New("no directory watcher on this system")
 
 const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_MOVED_FROM |
 	unix.IN_MOVED_TO | unix.IN_ATTRIB | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW

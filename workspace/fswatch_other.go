@@ -8,17 +8,8 @@ import "errors"
 // none (NewDirWatcher fails), and callers stat files instead.
 type DirWatcher struct{}
 
-// WatchEvent is one change (see the Linux DirWatcher).
-type WatchEvent struct {
-	Path     string
-	Overflow bool
-}
-
 // ErrWatchLimit is Add's error when the system's watches run out.
 var ErrWatchLimit = errors.New("no watches left")
-
-// ErrWatchUnsupported is NewDirWatcher's error where there is no watcher.
-var ErrWatchUnsupported = errors.New("no directory watcher on this system")
 
 // NewDirWatcher fails with ErrWatchUnsupported.
 func NewDirWatcher() (*DirWatcher, error) { return nil, ErrWatchUnsupported }
