@@ -191,8 +191,6 @@ func readLog(file string) ([]LogEntry, error) {
 // the one redaction of everything agentls logs or emits.
 func Redact(raw json.RawMessage) json.RawMessage { return redact.JSON(raw) }
 
-// redactEntry redacts every field of an entry that holds text from the
-// agent or a tool, the arguments too unless argsDone.
 // summaryLen is the most runes of a result's content an entry keeps.
 const summaryLen = 200
 
@@ -211,6 +209,8 @@ func summarize(content string) string {
 	return s + "…"
 }
 
+// redactEntry redacts every field of an entry that holds text from the
+// agent or a tool, the arguments too unless argsDone.
 func redactEntry(e LogEntry, argsDone bool) LogEntry {
 	if !argsDone {
 		e.Arguments = redact.JSON(e.Arguments)
