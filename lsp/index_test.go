@@ -1,6 +1,7 @@
 package lsp_test
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -51,6 +52,56 @@ func documentSymbols(t *testing.T, c *lsptest.Client, uri string) []docSymbol {
 	return outline
 }
 
+// progressClient writes files below a new root and returns a client over a
+// pipe, not initialized yet, that accepts the server's
+// window/workDoneProgress/create requests (as a client with
+// window.workDoneProgress does), and the root.
+func progressClient(t *testing.T, files map[string]string) (*lsptest.Client, string) {
+	t.Helper()
+	root := t.TempDir()
+	testenv.WriteFiles(t, root, files)
+	c := lsptest.Pipe(t, nil)
+	c.SetHooks(lsptest.Hooks{Other: func(method string, params json.RawMessage) (any, error) {
+		return nil, nil // window/workDoneProgress/create
+	}})
+	return c, root
+}
+
+// initCapabilities initializes c on root and returns the capabilities the
+// server declares.
+func initCapabilities(ctx context.Context, t *testing.T, c *lsptest.Client, root string, caps, initOptions any) map[string]any {
+	t.Helper()
+	res, err := c.Initialize(ctx, root, caps, initOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var init struct {
+		Capabilities map[string]any `json:"capabilities"`
+	}
+	if err := json.Unmarshal(res, &init); err != nil {
+		t.Fatalf("initialize result %s: %v", res, err)
+	}
+	return init.Capabilities
+}
+
+// waitProgressEnd waits for the $/progress notification that ends the
+// progress of token, and returns it.
+func waitProgressEnd(ctx context.Context, t *testing.T, c *lsptest.Client, token string) lsptest.Message {
+	t.Helper()
+	end, err := c.WaitFor(ctx, "$/progress", func(p json.RawMessage) bool {
+		var v struct {
+			Token string
+			Value struct{ Kind string }
+		}
+		json.Unmarshal(p, &v)
+		return v.Token == token && v.Value.Kind == "end"
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return end
+}
+
 type lspLoc struct {
 	URI   string          `json:"uri"`
 	Range workspace.Range `json:"range"`
@@ -62,25 +113,13 @@ type lspLoc struct {
 // diagnostics that follow the buffer, and the tools sharing the index.
 func TestIndexFeatures(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	testenv.WriteFiles(t, root, indexModule)
-	c := lsptest.Pipe(t, nil)
-	c.SetHooks(lsptest.Hooks{Other: func(method string, params json.RawMessage) (any, error) {
-		return nil, nil // window/workDoneProgress/create
-	}})
+	c, root := progressClient(t, indexModule)
 	ctx := ctxT(t)
 	features := []string{"documentSymbol", "workspaceSymbol", "definition", "references", "hover", "diagnostics"}
-	res, err := c.Initialize(ctx, root, lsptest.AgentlsCaps(), map[string]any{"config": map[string]any{"lsp": map[string]any{"features": features}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var init struct {
-		Capabilities map[string]any `json:"capabilities"`
-	}
-	json.Unmarshal(res, &init)
+	caps := initCapabilities(ctx, t, c, root, lsptest.AgentlsCaps(), map[string]any{"config": map[string]any{"lsp": map[string]any{"features": features}}})
 	for _, k := range []string{"documentSymbolProvider", "workspaceSymbolProvider", "definitionProvider", "referencesProvider", "hoverProvider"} {
-		if init.Capabilities[k] != true {
-			t.Errorf("capability %s = %v, want true", k, init.Capabilities[k])
+		if caps[k] != true {
+			t.Errorf("capability %s = %v, want true", k, caps[k])
 		}
 	}
 	create, err := c.WaitFor(ctx, "window/workDoneProgress/create", nil)
@@ -89,16 +128,7 @@ func TestIndexFeatures(t *testing.T) {
 	}
 	var tok struct{ Token string }
 	json.Unmarshal(create.Params, &tok)
-	if _, err := c.WaitFor(ctx, "$/progress", func(p json.RawMessage) bool {
-		var v struct {
-			Token string
-			Value struct{ Kind string }
-		}
-		json.Unmarshal(p, &v)
-		return v.Token == tok.Token && v.Value.Kind == "end"
-	}); err != nil {
-		t.Fatal(err)
-	}
+	waitProgressEnd(ctx, t, c, tok.Token)
 
 	aURI := workspace.PathToURI(filepath.Join(root, "a", "a.go"))
 	bURI := workspace.PathToURI(filepath.Join(root, "b", "b.go"))
@@ -212,16 +242,9 @@ func TestIndexFeaturesOff(t *testing.T) {
 	testenv.WriteFiles(t, root, indexModule)
 	c := lsptest.Pipe(t, nil)
 	ctx := ctxT(t)
-	res, err := c.Initialize(ctx, root, nil, map[string]any{"config": map[string]any{"lsp": map[string]any{"features": []string{"hover"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var init struct {
-		Capabilities map[string]any `json:"capabilities"`
-	}
-	json.Unmarshal(res, &init)
-	if init.Capabilities["hoverProvider"] != true || init.Capabilities["definitionProvider"] != nil {
-		t.Errorf("capabilities = %v, want hover only", init.Capabilities)
+	caps := initCapabilities(ctx, t, c, root, nil, map[string]any{"config": map[string]any{"lsp": map[string]any{"features": []string{"hover"}}}})
+	if caps["hoverProvider"] != true || caps["definitionProvider"] != nil {
+		t.Errorf("capabilities = %v, want hover only", caps)
 	}
 	pos := map[string]any{"textDocument": map[string]string{"uri": workspace.PathToURI(filepath.Join(root, "a", "a.go"))}, "position": map[string]int{"line": 8, "character": 20}}
 	if err := c.Call(ctx, "textDocument/definition", pos, nil); err == nil || !strings.Contains(err.Error(), "lsp.features") {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/lsp/lsptest"
 )
 
@@ -85,12 +84,7 @@ func TestSearchCacheThroughServer(t *testing.T) {
 // sees the search index's build begin and end on its own token.
 func TestSearchIndexProgress(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	testenv.WriteFiles(t, root, map[string]string{"a.go": "package a\n", "b/b.go": "package b\n"})
-	c := lsptest.Pipe(t, nil)
-	c.SetHooks(lsptest.Hooks{Other: func(method string, params json.RawMessage) (any, error) {
-		return nil, nil // window/workDoneProgress/create
-	}})
+	c, root := progressClient(t, map[string]string{"a.go": "package a\n", "b/b.go": "package b\n"})
 	ctx := ctxT(t)
 	if _, err := c.Initialize(ctx, root, lsptest.AgentlsCaps(), nil); err != nil {
 		t.Fatal(err)
@@ -102,17 +96,7 @@ func TestSearchIndexProgress(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	end, err := c.WaitFor(ctx, "$/progress", func(p json.RawMessage) bool {
-		var v struct {
-			Token string
-			Value struct{ Kind string }
-		}
-		json.Unmarshal(p, &v)
-		return v.Token == tok.Token && v.Value.Kind == "end"
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	end := waitProgressEnd(ctx, t, c, tok.Token)
 	if !strings.Contains(string(end.Params), "2 files indexed for search") {
 		t.Errorf("end of the build: %s", end.Params)
 	}
