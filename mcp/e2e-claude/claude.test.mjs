@@ -164,6 +164,17 @@ function assertRejected(run, n, firstLine) {
   return r;
 }
 
+// assertRanToEnd checks that Claude Code ran the whole script, the model
+// answering every request and getting the results of its steps, and ended
+// with the script's last answer.
+function assertRanToEnd(run, steps) {
+  assert.equal(run.code, 0, diagnose(run));
+  assert.equal(run.output.is_error, false, diagnose(run));
+  assert.equal(run.output.result, FINAL_TEXT, diagnose(run));
+  assert.deepEqual(run.model.errors, []);
+  assert.equal(run.model.results.size, steps, diagnose(run));
+}
+
 const editA = { name: 'edit_file', input: { path: 'a.txt', old_string: 'two', new_string: 'deux' } };
 
 describe('standalone: Claude Code starts `agentls mcp --root`, approvals go to Claude Code', () => {
@@ -195,13 +206,7 @@ describe('standalone: Claude Code starts `agentls mcp --root`, approvals go to C
     if (!process.env.AGENTLS_E2E_KEEP && run) fs.rmSync(run.dir, { recursive: true, force: true });
   });
 
-  test('Claude Code ran the whole script and ended', () => {
-    assert.equal(run.code, 0, diagnose(run));
-    assert.equal(run.output.is_error, false, diagnose(run));
-    assert.equal(run.output.result, FINAL_TEXT, diagnose(run));
-    assert.deepEqual(run.model.errors, []);
-    assert.equal(run.model.results.size, 6, diagnose(run));
-  });
+  test('Claude Code ran the whole script and ended', () => assertRanToEnd(run, 6));
 
   test("the model was given agentls's tools, with their schemas", () => {
     const byName = Object.fromEntries((run.model.toolsSeen || []).map((t) => [t.name, t]));
@@ -300,12 +305,7 @@ describe('attached: Claude Code starts `agentls mcp` in the workspace, approvals
     if (!process.env.AGENTLS_E2E_KEEP && run) fs.rmSync(run.dir, { recursive: true, force: true });
   });
 
-  test('Claude Code ran the whole script and ended', () => {
-    assert.equal(run.code, 0, diagnose(run));
-    assert.equal(run.output.is_error, false, diagnose(run));
-    assert.equal(run.output.result, FINAL_TEXT, diagnose(run));
-    assert.equal(run.model.results.size, 2, diagnose(run));
-  });
+  test('Claude Code ran the whole script and ended', () => assertRanToEnd(run, 2));
 
   test('the editor reviewed both edits, asked for by Claude Code; Claude Code asked nobody', () => {
     assert.equal(editor.approvals.length, 2, `approval requests: ${JSON.stringify(editor.approvals, null, 1)}\n${diagnose(run)}`);
