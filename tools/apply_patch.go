@@ -490,17 +490,7 @@ func findHunk(file, old []string, expected, from int) (int, bool) {
 		return 0, false
 	}
 	for _, loose := range []bool{false, true} {
-		at := func(p int) bool {
-			if p < from || p > maxPos {
-				return false
-			}
-			for j, o := range old {
-				if !sameLine(file[p+j], o, loose) {
-					return false
-				}
-			}
-			return true
-		}
+		at := func(p int) bool { return p >= from && p <= maxPos && linesAt(file, old, p, loose) }
 		for d := 0; d <= patchFuzz; d++ {
 			if at(expected - d) {
 				return expected - d, true
