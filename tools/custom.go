@@ -88,21 +88,17 @@ func expandArgv(tmpl []string, args map[string]any) ([]string, error) {
 			if !ok || v == nil {
 				continue
 			}
-			if arr, ok := v.([]any); ok {
-				for _, e := range arr {
-					s, err := str(m[1], e)
-					if err != nil {
-						return nil, err
-					}
-					out = append(out, s)
+			vals, ok := v.([]any) // an array: one element of argv each
+			if !ok {
+				vals = []any{v}
+			}
+			for _, e := range vals {
+				s, err := str(m[1], e)
+				if err != nil {
+					return nil, err
 				}
-				continue
+				out = append(out, s)
 			}
-			s, err := str(m[1], v)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, s)
 			continue
 		}
 		var ferr error
