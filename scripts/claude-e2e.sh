@@ -56,7 +56,5 @@ export AGENTLS_BIN="$work/agentls"
 
 echo "== node:test (Claude Code $want against $AGENTLS_BIN mcp)"
 cd "$dir" || fail "no $dir"
-AGENTLS_E2E_WORK="$work" node --test --test-reporter=spec --test-reporter-destination=stdout \
-  --test-reporter=tap --test-reporter-destination="$work/tap.txt" claude.test.mjs
-tap_counts "$work/tap.txt" $?
+AGENTLS_E2E_WORK="$work" node_test claude.test.mjs
 tap_summary

@@ -57,6 +57,15 @@ tap_counts() {
   if [ "$2" -ne 0 ] && [ "$failn" -eq 0 ]; then failn=1; fi
 }
 
+# node_test ARG...: runs node:test on ARG (its options, then the files or
+# folders), with the spec report on stdout and the TAP report in
+# $work/tap.txt, and sets the counts of that run (tap_counts).
+node_test() {
+  node --test --test-reporter=spec --test-reporter-destination=stdout \
+    --test-reporter=tap --test-reporter-destination="$work/tap.txt" "$@"
+  tap_counts "$work/tap.txt" $?
+}
+
 # tap_summary: prints the counts tap_counts set (skipped tests loudly) and
 # returns non-zero when a test failed.
 tap_summary() {

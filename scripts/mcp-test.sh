@@ -16,7 +16,5 @@ export AGENTLS_BIN="$work/agentls"
 # Only the *.test.mjs files: node --test would also run every other .mjs
 # under a test/ folder (client.mjs is the Neovim suite's MCP client).
 echo "== node:test (@modelcontextprotocol/sdk client against $AGENTLS_BIN mcp)"
-node --test --test-reporter=spec --test-reporter-destination=stdout \
-  --test-reporter=tap --test-reporter-destination="$work/tap.txt" ./*.test.mjs
-tap_counts "$work/tap.txt" $?
+node_test ./*.test.mjs
 tap_summary

@@ -24,7 +24,5 @@ build_agentls "$work/agentls"
 export AGENTLS_BIN="$work/agentls"
 
 echo "== node:test (core module against $AGENTLS_BIN)"
-node --test --test-reporter=spec --test-reporter-destination=stdout \
-  --test-reporter=tap --test-reporter-destination="$work/tap.txt" out/test/
-tap_counts "$work/tap.txt" $?
+node_test out/test/
 tap_summary
