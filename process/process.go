@@ -379,33 +379,38 @@ func (p *Proc) groupAlive() bool {
 	return false
 }
 
-// running reports whether a process exists and is not a zombie.
-func running(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+// procStat returns what follows the command's name in /proc/PID/stat
+// (" state ppid pgrp ..."; the name, in parentheses, may hold anything, so
+// the fields follow the last ')'), or false when there is no such process.
+func procStat(pid int) (string, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return false
+		return "", false
 	}
-	// pid (comm) state ...: the state follows the last ')'.
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
+	if i < 0 {
+		return "", false
+	}
+	return s[i+1:], true
+}
+
+// running reports whether a process exists and is not a zombie.
+func running(pid int) bool {
+	fields, ok := procStat(pid)
+	return ok && len(fields) > 1 && fields[1] != 'Z' && fields[1] != 'X'
 }
 
 // groupMembers lists the processes of a process group from /proc.
 func groupMembers(pgid int) []int {
 	return procPIDs(func(pid int) bool {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return false
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
+		fields, ok := procStat(pid)
+		if !ok {
 			return false
 		}
 		var state string
 		var ppid, pg int
-		_, err = fmt.Sscanf(s[i+1:], " %s %d %d", &state, &ppid, &pg)
+		_, err := fmt.Sscanf(fields, " %s %d %d", &state, &ppid, &pg)
 		return err == nil && pg == pgid
 	})
 }
