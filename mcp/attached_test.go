@@ -118,13 +118,13 @@ func attachedEnv(t *testing.T) (bin, root string) {
 	return lsptest.BuildBinary(t), root
 }
 
-// startMCP starts `agentls mcp` in dir (no flags) and connects the SDK's
-// client, named like Claude Code.
-func startMCP(t *testing.T, bin, dir string, args ...string) *sdk.ClientSession {
+// startMCP starts `agentls mcp` in dir with args and connects the SDK's
+// client, named like Claude Code, with opts (nil: the defaults).
+func startMCP(t *testing.T, bin, dir string, opts *sdk.ClientOptions, args ...string) *sdk.ClientSession {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"mcp"}, args...)...)
 	cmd.Dir = dir
-	client := sdk.NewClient(&sdk.Implementation{Name: "claude-code", Title: "Claude Code", Version: "1"}, nil)
+	client := sdk.NewClient(&sdk.Implementation{Name: "claude-code", Title: "Claude Code", Version: "1"}, opts)
 	cs, err := client.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("mcp: %v", err)
@@ -146,7 +146,7 @@ func TestAttachedEndToEnd(t *testing.T) {
 
 	sub := filepath.Join(root, "sub")
 	os.Mkdir(sub, 0o755)
-	cs := startMCP(t, bin, sub) // a directory inside the root
+	cs := startMCP(t, bin, sub, nil) // a directory inside the root
 
 	// The (client-less) tool list came from the editor's session.
 	lt, err := cs.ListTools(ctx, nil)
@@ -233,11 +233,11 @@ func TestAttachedSessionFlag(t *testing.T) {
 	startEditor(t, bin, inner)
 	outer := waitPublished(t, root, outerEd.Cmd.Process.Pid)
 
-	cs := startMCP(t, bin, inner)
+	cs := startMCP(t, bin, inner, nil)
 	if res := call(t, cs, "read_file", map[string]any{"path": "x.txt"}); !strings.Contains(text(res), "inner") {
 		t.Errorf("innermost root: %s", text(res))
 	}
-	cs = startMCP(t, bin, inner, "--session", outer.ID)
+	cs = startMCP(t, bin, inner, nil, "--session", outer.ID)
 	if res := call(t, cs, "read_file", map[string]any{"path": "x.txt"}); !strings.Contains(text(res), "outer") {
 		t.Errorf("--session %s: %s", outer.ID, text(res))
 	}
@@ -255,7 +255,7 @@ func TestAttachedSessionFlag(t *testing.T) {
 	// Outside every root: standalone (it serves, and approvals need elicitation).
 	elsewhere := t.TempDir()
 	write(t, filepath.Join(elsewhere, "x.txt"), "alone\n")
-	cs = startMCP(t, bin, elsewhere)
+	cs = startMCP(t, bin, elsewhere, nil)
 	if res := call(t, cs, "read_file", map[string]any{"path": "x.txt"}); !strings.Contains(text(res), "alone") {
 		t.Errorf("standalone: %s", text(res))
 	}
@@ -267,7 +267,7 @@ func TestAttachedSessionFlag(t *testing.T) {
 func TestAttachedCancelAndSignal(t *testing.T) {
 	bin, root := attachedEnv(t)
 	ed := startEditor(t, bin, root)
-	cs := startMCP(t, bin, root)
+	cs := startMCP(t, bin, root, nil)
 	pid, cancel, done := startSleep(t, cs, 700)
 	cancel() // the SDK client sends notifications/cancelled
 	waitGone(t, pid, "cancelled attached call")

@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -108,16 +107,8 @@ func TestStandaloneToolListChanged(t *testing.T) {
 func TestAttachedToolListChanged(t *testing.T) {
 	bin, root := attachedEnv(t)
 	ed := startEditor(t, bin, root)
-	cmd := exec.Command(bin, "mcp")
-	cmd.Dir = root
 	changes := make(listChanges, 1)
-	client := sdk.NewClient(&sdk.Implementation{Name: "claude-code", Version: "1"},
-		&sdk.ClientOptions{ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changes.hear() }})
-	cs, err := client.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("mcp: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := startMCP(t, bin, root, &sdk.ClientOptions{ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changes.hear() }})
 	if caps := cs.InitializeResult().Capabilities; caps.Tools == nil || !caps.Tools.ListChanged {
 		t.Fatalf("capabilities: %+v", caps.Tools)
 	}
