@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/internal/testenv"
-	"golang.org/x/tools/txtar"
 )
 
 // samples are texts for the fast paths' checks: the secrets corpus, the
@@ -30,11 +29,7 @@ func samples(t *testing.T) []string {
 	for _, c := range testenv.Secrets(t) {
 		add(c.Text)
 	}
-	a, err := txtar.ParseFile("testdata/plain.txtar")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range a.Files {
+	for _, f := range txtarFiles(t, "testdata/plain.txtar") {
 		add(string(f.Data))
 	}
 	r := rand.New(rand.NewSource(2))

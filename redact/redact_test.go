@@ -51,13 +51,15 @@ func TestCorpus(t *testing.T) {
 	t.Logf("%d shapes, %d got through; rules that fired: %v", len(cs), through, rules)
 }
 
+// txtarFiles are the files of the txtar archive at path.
+func txtarFiles(tb testing.TB, path string) []txtar.File {
+	tb.Helper()
+	return testenv.Txtars(tb, path)[0].Archive.Files
+}
+
 func TestPlainTextUnchanged(t *testing.T) {
 	t.Parallel()
-	a, err := txtar.ParseFile("testdata/plain.txtar")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range a.Files {
+	for _, f := range txtarFiles(t, "testdata/plain.txtar") {
 		if got := String(string(f.Data)); got != string(f.Data) {
 			t.Errorf("%s: over-redacted:\n got %q\nwant %q", f.Name, got, f.Data)
 		}
@@ -323,11 +325,7 @@ func TestEscapedInCode(t *testing.T) {
 // UTF-8 when the input was, and redacting it again changes nothing a rule
 // would still find (no secret of the seed corpus comes back).
 func FuzzString(f *testing.F) {
-	a, err := txtar.ParseFile("testdata/secrets.txtar")
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, file := range a.Files {
+	for _, file := range txtarFiles(f, "testdata/secrets.txtar") {
 		f.Add(strings.NewReplacer("{{", "", "}}", "").Replace(string(file.Data)))
 	}
 	f.Add(strings.Repeat("password = \"€", 3000))
