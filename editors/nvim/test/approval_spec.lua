@@ -203,10 +203,7 @@ describe("approval UI", function()
 
   it("a key typed right as the review opens is ignored (it was meant for the buffer)", function()
     require("agentls").setup({ cmd = { H.bin }, autostart = false, approval = { guard_ms = 300, focus = true } })
-    local msgs = {}
-    H.stub(require("agentls"), "echo_line", function(m)
-      table.insert(msgs, m)
-    end)
+    local msgs = H.echoes()
     local st = request(echo)
     H.feed(H.APPROVE)
     H.eq(nil, st.done, "not answered")
@@ -243,10 +240,7 @@ describe("approval UI", function()
   end)
 
   it("while the person types (insert mode) the review waits until they leave it", function()
-    local msgs = {}
-    H.stub(require("agentls"), "echo_line", function(m)
-      table.insert(msgs, m)
-    end)
+    local msgs = H.echoes()
     H.stub(api, "nvim_get_mode", function()
       return { mode = "i", blocking = false }
     end)

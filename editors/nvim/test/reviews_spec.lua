@@ -120,10 +120,7 @@ describe("reviews typed at by accident", function()
 
   it("every opening has the guard, the second one too", function()
     local st = request(shell("tc_typed3", "echo x"))
-    local msgs = {}
-    H.stub(require("agentls"), "echo_line", function(m)
-      table.insert(msgs, m)
-    end)
+    local msgs = H.echoes()
     approval.open_pending()
     type_keys(H.APPROVE)
     H.eq(nil, st.done, "the first opening's guard")
@@ -207,10 +204,7 @@ describe("remembered answers (:AgentlsRules, approval/rules)", function()
         cb(items[1]) -- "Revoke: ..."
       end
     end)
-    local msgs = {}
-    H.stub(require("agentls"), "echo_line", function(m)
-      table.insert(msgs, m)
-    end)
+    local msgs = H.echoes()
     vim.cmd("AgentlsRules")
     H.wait(function()
       return #msgs > 0
