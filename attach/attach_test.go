@@ -324,16 +324,10 @@ func TestRuntimeDirRefused(t *testing.T) {
 func TestPeerOfAnotherUID(t *testing.T) {
 	dir := runtimeDir(t)
 	p := publish(t, t.TempDir())
-	go func() { // answers whoever gets through, to show what Accept lets in
-		for {
-			c, err := p.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("let in"))
-			c.Close()
-		}
-	}()
+	testenv.AcceptEach(p, func(c net.Conn) { // answers whoever gets through, to show what Accept lets in
+		c.Write([]byte("let in"))
+		c.Close()
+	})
 	os.Chmod(filepath.Dir(dir), 0o755)
 	os.Chmod(dir, 0o711)
 	os.Chmod(p.Descriptor.Socket, 0o666)

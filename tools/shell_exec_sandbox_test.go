@@ -55,15 +55,7 @@ func TestAllowListedCommandIsSandboxed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	testenv.AcceptEach(l, func(c net.Conn) { c.Close() })
 	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 	tests := []struct {
 		name      string
