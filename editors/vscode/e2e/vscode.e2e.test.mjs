@@ -47,27 +47,29 @@ async function waitFor(cond, ms, what) {
   }
 }
 
-/** Runs a command from the command palette (F1), by its label. */
-async function palette(label) {
+/**
+ * Opens the quick input (F1), types text in it (">label": a command; a
+ * name: Quick Open's files) and waits for a row that shows label.
+ */
+async function quickInput(text, label) {
   await page.keyboard.press('Escape');
   await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget .quick-input-box input');
   await input.waitFor({ state: 'visible', timeout: 10000 });
-  await input.fill(`>${label}`);
+  await input.fill(text);
   const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: label }).first();
   await row.waitFor({ state: 'visible', timeout: 10000 });
-  await row.click();
+  return row;
+}
+
+/** Runs a command from the command palette (F1), by its label. */
+async function palette(label) {
+  await (await quickInput(`>${label}`, label)).click();
 }
 
 /** Opens a workspace file in an editor through Quick Open. */
 async function openFile(name) {
-  await page.keyboard.press('Escape');
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget .quick-input-box input');
-  await input.waitFor({ state: 'visible', timeout: 10000 });
-  await input.fill(name);
-  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: name }).first();
-  await row.waitFor({ state: 'visible', timeout: 10000 });
+  await quickInput(name, name);
   await page.keyboard.press('Enter');
   await activeTab(name);
 }
