@@ -205,7 +205,7 @@ func TestHandler(t *testing.T) {
 	for _, c := range cs {
 		l := log.With("with", c.Text).WithGroup("g")
 		l.Debug("msg "+c.Text, "s", c.Text, "err", errors.New(c.Text), "b", []byte(c.Text),
-			"raw", json.RawMessage(mustJSON(map[string]string{"command": c.Text})),
+			"raw", json.RawMessage(testenv.MarshalJSON(t, map[string]string{"command": c.Text})),
 			slog.Group("grp", "inner", c.Text), "list", []string{c.Text})
 	}
 	var nilBoom *boom
@@ -222,14 +222,6 @@ func TestHandler(t *testing.T) {
 	if !strings.Contains(out, "PANIC") {
 		t.Errorf("a panicking String method: %s", out[len(out)-200:])
 	}
-}
-
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
 }
 
 // The rules are shared by every session: run them at once (go test -race).

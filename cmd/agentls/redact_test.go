@@ -73,13 +73,13 @@ func TestServerRedaction(t *testing.T) {
 	}
 	file, _ := os.ReadFile(tools.HistoryFile([]string{root}))
 	sinks := map[string]string{"stderr": p.Stderr.String(), "notifications": sent.String(),
-		"tool/history": string(mustJSON(hist)), "history file": string(file)}
+		"tool/history": string(testenv.MarshalJSON(t, hist)), "history file": string(file)}
 	if progress == 0 || len(file) == 0 || !strings.Contains(sinks["stderr"], "tool call") {
 		t.Fatalf("nothing to check: %d progress events, %d bytes of history, stderr %q", progress, len(file), sinks["stderr"])
 	}
 	through := 0
 	for _, s := range secrets {
-		forms := []string{s, url.QueryEscape(s), strings.Trim(string(mustJSON(s)), `"`)}
+		forms := []string{s, url.QueryEscape(s), strings.Trim(string(testenv.MarshalJSON(t, s)), `"`)}
 		forms = append(forms, strings.Split(s, "\n")...)
 		leaked := false
 		for name, sink := range sinks {
@@ -97,12 +97,4 @@ func TestServerRedaction(t *testing.T) {
 	}
 	t.Logf("server redaction: %d secrets, each in a command, its output and a file: %d got through (%d progress events, %d bytes of debug log)",
 		len(secrets), through, progress, len(sinks["stderr"]))
-}
-
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
 }

@@ -11,6 +11,7 @@
 package testenv
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -156,4 +157,15 @@ func TreeSize(dir string) (files int, bytes int64) {
 		return nil
 	})
 	return files, bytes
+}
+
+// MarshalJSON is json.Marshal's encoding of v; it fails the test when v
+// cannot be encoded.
+func MarshalJSON(tb testing.TB, v any) []byte {
+	tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }
