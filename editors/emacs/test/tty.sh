@@ -61,6 +61,8 @@ fail() {
 	exit 1
 }
 screen() { tmux capture-pane -p -t "$session"; }
+on_screen() { screen | grep -q "$1"; } # on_screen PATTERN
+off_screen() { ! on_screen "$1"; }
 wait_for() { # wait_for WHAT COMMAND...: poll for up to 15 s
 	local what=$1; shift
 	for _ in $(seq 150); do
@@ -68,6 +70,19 @@ wait_for() { # wait_for WHAT COMMAND...: poll for up to 15 s
 		sleep 0.1
 	done
 	fail "timed out waiting for $what"
+}
+# want_result PATTERN: waits for the call's result; fails unless it matches
+want_result() {
+	wait_for "the result" test -s "$tmp/result"
+	grep -q "$1" "$tmp/result" || fail "result: $(cat "$tmp/result")"
+}
+# type_slowly TEXT: types TEXT a key at a time, as a person does
+type_slowly() {
+	local i
+	for ((i = 0; i < ${#1}; i++)); do
+		tmux send-keys -t "$session" -l "${1:i:1}"
+		sleep 0.03
+	done
 }
 
 tmux new-session -d -s "$session" -x 80 -y 40 \
@@ -83,29 +98,27 @@ open_review() {
 }
 
 # 1. async call, approve with y
-wait_for "the approval buffer" bash -c "tmux capture-pane -p -t '$session' | grep -q 'The agent wants to run edit_file'"
+wait_for "the approval buffer" on_screen 'The agent wants to run edit_file'
 screen | grep -q 'agentls: 1 review' || fail "the mode line does not count the waiting call"
 screen | grep -q '^+.*println("hello, tty")' || fail "the approval buffer does not show the diff"
 screen | grep -q 'keys off: not selected' || fail "the review window says nothing of its keys"
 tmux send-keys -t "$session" F5
-wait_for "Emacs to answer a key while the call waits" bash -c "tmux capture-pane -p -t '$session' | grep -q TYPED"
+wait_for "Emacs to answer a key while the call waits" on_screen TYPED
 open_review
 tmux send-keys -t "$session" y
-wait_for "the result" test -s "$tmp/result"
-grep -q '^success' "$tmp/result" || fail "result: $(cat "$tmp/result")"
+want_result '^success'
 grep -q 'hello, tty' "$ws/main.go" || fail "main.go was not saved with the edit"
 echo "tty test: async edit approved with y: ok"
 
 # 2. synchronous call from M-:, reject with n and a message
 rm -f "$tmp/result"
 tmux send-keys -t "$session" M-: '(tty-report (agentls-call "edit_file" (list :path "main.go" :old_string "tty" :new_string "nope")))' Enter
-wait_for "the recursive edit" bash -c "tmux capture-pane -p -t '$session' | grep -q 'waits for your review'"
+wait_for "the recursive edit" on_screen 'waits for your review'
 open_review
 tmux send-keys -t "$session" n
-wait_for "the reject prompt" bash -c "tmux capture-pane -p -t '$session' | grep -q 'message for the agent'"
+wait_for "the reject prompt" on_screen 'message for the agent'
 tmux send-keys -t "$session" 'not like this' Enter
-wait_for "the result" test -s "$tmp/result"
-grep -q '^rejected not like this' "$tmp/result" || fail "result: $(cat "$tmp/result")"
+want_result '^rejected not like this'
 grep -q 'hello, tty' "$ws/main.go" || fail "main.go changed after a reject"
 screen | grep -q '\[(' && fail "still in a recursive edit"
 echo "tty test: synchronous call rejected with n: ok"
@@ -129,15 +142,14 @@ done
 $asked || fail "read_file never asked after .agentls.json changed on disk"
 open_review
 tmux send-keys -t "$session" y
-wait_for "the result" test -s "$tmp/result"
-grep -q '^success' "$tmp/result" || fail "result: $(cat "$tmp/result")"
+want_result '^success'
 echo "tty test: .agentls.json changed on disk reached the server: ok"
 
 # 4. C-] in the recursive edit of a synchronous call cancels the call
 tmux send-keys -t "$session" M-: '(agentls-call "edit_file" (list :path "main.go" :old_string "tty" :new_string "never"))' Enter
-wait_for "the recursive edit" bash -c "tmux capture-pane -p -t '$session' | grep -q 'waits for your review'"
+wait_for "the recursive edit" on_screen 'waits for your review'
 tmux send-keys -t "$session" C-]
-wait_for "the approval to go" bash -c "! tmux capture-pane -p -t '$session' | grep -q 'agentls: 1 review'"
+wait_for "the approval to go" off_screen 'agentls: 1 review'
 screen | grep -q '\[(' && fail "still in a recursive edit after C-]"
 grep -q 'hello, tty' "$ws/main.go" || fail "main.go changed after C-]"
 echo "tty test: C-] cancelled a waiting synchronous call: ok"
@@ -149,17 +161,9 @@ tmux send-keys -t "$session" -l notes
 tmux send-keys -t "$session" Enter
 tmux send-keys -t "$session" M-: '(run-at-time 1 nil (lambda () (agentls-call-async "shell_exec" (list :command "rm -r somedir") (quote tty-report))))' Enter
 prose="maybe yes always, y a n. "
-for _ in 1 2 3 4; do
-	for ((i = 0; i < ${#prose}; i++)); do
-		tmux send-keys -t "$session" -l "${prose:i:1}"
-		sleep 0.03
-	done
-done
-wait_for "the review of rm -r" bash -c "tmux capture-pane -p -t '$session' | grep -q 'wants to run shell_exec'"
-for ((i = 0; i < ${#prose}; i++)); do
-	tmux send-keys -t "$session" -l "${prose:i:1}"
-	sleep 0.03
-done
+type_slowly "$prose$prose$prose$prose"
+wait_for "the review of rm -r" on_screen 'wants to run shell_exec'
+type_slowly "$prose"
 sleep 0.5
 screen | grep -qF "$prose$prose" || fail "the prose did not all land in the buffer typed in"
 [ -e "$ws/somedir/keep.txt" ] || fail "somedir was deleted by typing"
@@ -183,10 +187,9 @@ screen | grep -q 'agentls: approve a DANGEROUS call' && fail "a burst of y reach
 # deliberate: wait longer than the guard, y, then the word yes
 sleep 2.5
 tmux send-keys -t "$session" y
-wait_for "the confirmation" bash -c "tmux capture-pane -p -t '$session' | grep -q 'approve a DANGEROUS call'"
+wait_for "the confirmation" on_screen 'approve a DANGEROUS call'
 tmux send-keys -t "$session" -l yes
 tmux send-keys -t "$session" Enter
-wait_for "the result" test -s "$tmp/result"
-grep -q '^success' "$tmp/result" || fail "result: $(cat "$tmp/result")"
+want_result '^success'
 [ -e "$ws/somedir" ] && fail "somedir survived an approved rm -r"
 echo "tty test: prose typed while a review arrived answered nothing; deliberate y + yes did: ok"
