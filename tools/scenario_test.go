@@ -606,6 +606,11 @@ func formatScenario(sc *scenario) []byte {
 		}
 		ar.Files = append(ar.Files, txtar.File{Name: name, Data: []byte(data)})
 	}
+	addAll := func(dir string, files []txtar.File) {
+		for _, f := range files {
+			add(dir+f.Name, string(f.Data))
+		}
+	}
 	if len(sc.needs) > 0 {
 		add("needs", strings.Join(sc.needs, "\n"))
 	}
@@ -615,21 +620,13 @@ func formatScenario(sc *scenario) []byte {
 	if sc.hasCfgErrs {
 		add("config-errors", sc.configErrs)
 	}
-	for _, f := range sc.files {
-		add("files/"+f.Name, string(f.Data))
-	}
-	for _, l := range sc.links {
-		add("link/"+l.Name, string(l.Data))
-	}
+	addAll("files/", sc.files)
+	addAll("link/", sc.links)
 	if sc.gitText != "" {
 		add("git", sc.gitText)
 	}
-	for _, f := range sc.worktree {
-		add("worktree/"+f.Name, string(f.Data))
-	}
-	for _, f := range sc.http {
-		add("http/"+f.Name, string(f.Data))
-	}
+	addAll("worktree/", sc.worktree)
+	addAll("http/", sc.http)
 	if sc.hasEd {
 		add("editor", strings.Join(sc.editor, "\n"))
 	}
