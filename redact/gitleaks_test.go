@@ -2,6 +2,7 @@ package redact
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -37,22 +38,13 @@ func TestLazyRules(t *testing.T) {
 			keywords[k] = struct{}{}
 		}
 	}
-	if g, w := sortedKeys(keywords), sortedKeys(want.Keywords); !slices.Equal(g, w) {
+	if g, w := slices.Sorted(maps.Keys(keywords)), slices.Sorted(maps.Keys(want.Keywords)); !slices.Equal(g, w) {
 		t.Errorf("keywords\n got %q\nwant %q", g, w)
 	}
 	c.globalOnce.Do(c.loadGlobal)
 	if g, w := describeAllowlists(c.global), describeAllowlists(want.Allowlists); g != w {
 		t.Errorf("global allowlists:\n got %s\nwant %s", g, w)
 	}
-}
-
-func sortedKeys(m map[string]struct{}) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // describeRule prints what of a rule decides its findings.

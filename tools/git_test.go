@@ -2,9 +2,10 @@ package tools
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -97,12 +98,7 @@ func TestGitOptionLikeValues(t *testing.T) {
 		{"git_push", map[string]any{"remote": "origin", "branch": "--upload-pack=touch " + target}},
 	}
 	for _, tt := range tests {
-		var keys []string
-		for k := range tt.args {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		t.Run(tt.tool+" "+strings.Join(keys, ","), func(t *testing.T) {
+		t.Run(tt.tool+" "+strings.Join(slices.Sorted(maps.Keys(tt.args)), ","), func(t *testing.T) {
 			res := g.call(tt.tool, tt.args)
 			wantError(t, res, InvalidParams)
 			if !strings.Contains(res.Error.Message, "would be read as a git option") {

@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -206,12 +207,7 @@ func checkToolFiles(t testing.TB, defs []toolDefinition, builtins []*Tool) {
 			t.Errorf("%s: tool %s is defined in %s; define it in %s (one file per tool, named after it)", ds[0].Pos, tool.Name, ds[0].File, want)
 		}
 	}
-	files := make([]string, 0, len(perFile))
-	for f := range perFile {
-		files = append(files, f)
-	}
-	sort.Strings(files)
-	for _, f := range files {
+	for _, f := range slices.Sorted(maps.Keys(perFile)) {
 		if names := perFile[f]; len(names) > 1 {
 			t.Errorf("%s defines %d tools (%s); give each its own file, named after it", f, len(names), strings.Join(names, ", "))
 		}

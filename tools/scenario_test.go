@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -562,7 +562,7 @@ func runScenario(t *testing.T, file testenv.Txtar) {
 		}
 		return
 	}
-	for _, p := range scenarioKeys(changed) {
+	for _, p := range slices.Sorted(maps.Keys(changed)) {
 		want, ok := sc.after[p]
 		switch {
 		case !ok:
@@ -571,7 +571,7 @@ func runScenario(t *testing.T, file testenv.Txtar) {
 			t.Errorf("%s after the calls:\n--- got\n%s--- want\n%s", p, changed[p], want)
 		}
 	}
-	for _, p := range scenarioKeys(sc.after) {
+	for _, p := range slices.Sorted(maps.Keys(sc.after)) {
 		if _, ok := changed[p]; !ok {
 			t.Errorf("after/%s: the calls did not create or change it (now: %q)", p, after[p])
 		}
@@ -586,15 +586,6 @@ func runScenario(t *testing.T, file testenv.Txtar) {
 			t.Errorf("deleted/%s: it is still there", p)
 		}
 	}
-}
-
-func scenarioKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // formatScenario writes sc back in the order of the format.
@@ -645,10 +636,10 @@ func formatScenario(sc *scenario) []byte {
 		}
 		add("result", st.result)
 	}
-	for _, p := range scenarioKeys(sc.after) {
+	for _, p := range slices.Sorted(maps.Keys(sc.after)) {
 		add("after/"+p, sc.after[p])
 	}
-	for _, p := range scenarioKeys(sc.deleted) {
+	for _, p := range slices.Sorted(maps.Keys(sc.deleted)) {
 		add("deleted/"+p, "")
 	}
 	return txtar.Format(ar)

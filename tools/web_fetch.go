@@ -7,12 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -435,13 +436,8 @@ func webResult(cfg *workspace.Config, a webFetchArgs, resp *http.Response, data 
 	var content, title string
 	switch {
 	case a.Method == "HEAD":
-		keys := make([]string, 0, len(headers))
-		for k := range headers {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		var b strings.Builder
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(headers)) {
 			fmt.Fprintf(&b, "%s: %s\n", k, headers[k])
 		}
 		content = b.String()

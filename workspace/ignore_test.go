@@ -2,9 +2,11 @@ package workspace
 
 import (
 	"context"
+	"maps"
 	"math/rand"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -229,12 +231,12 @@ func TestIgnoreAgainstGit(t *testing.T) {
 	for _, f := range files {
 		walked[f.Rel] = true
 	}
-	for _, p := range sortedKeys(kept) {
+	for _, p := range slices.Sorted(maps.Keys(kept)) {
 		if !walked[p] {
 			t.Errorf("git keeps %q, the walker does not", p)
 		}
 	}
-	for _, p := range sortedKeys(walked) {
+	for _, p := range slices.Sorted(maps.Keys(walked)) {
 		if !kept[p] {
 			t.Errorf("the walker keeps %q, git does not", p)
 		}
@@ -270,15 +272,6 @@ func TestIgnoreAgainstGit(t *testing.T) {
 			t.Errorf("git check-ignore says %q ignored=%v, ls-files says %v", p, checked[p], !kept[p])
 		}
 	}
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // TestIgnoreIndex checks the indexed Match of long rule lists against
