@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/approval"
-	"github.com/agentls/agentls/workspace"
 )
 
 // walkSchema calls fn on every subschema of s with its pointer.
@@ -207,10 +206,7 @@ func TestOversizeNotLogged(t *testing.T) {
 func BenchmarkOversizeArgument(b *testing.B) {
 	r := NewRunner(NewBuiltinRegistry(), nil)
 	dir := b.TempDir()
-	ws, err := workspace.New(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	ws := newWorkspace(b, dir)
 	env := &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Memory: approval.NewMemory(""), History: NewHistory(dir + "/h.jsonl")}
 	args := json.RawMessage(`{"path":"` + strings.Repeat("x", 50<<20) + `"}`)
 	b.ResetTimer()

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/agentls/agentls/workspace"
 )
 
 // TestDiskHolds: diskHolds, which stops reading at the first difference,
@@ -17,10 +15,7 @@ import (
 func TestDiskHolds(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := newWorkspace(t, root)
 	big := strings.Repeat("line of text\n", 10000) // many blocks
 	crlf := strings.ReplaceAll(big, "\n", "\r\n")
 	for _, tt := range []struct{ name, disk, text string }{

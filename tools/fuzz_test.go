@@ -37,10 +37,7 @@ func FuzzApplyPatch(f *testing.F) {
 	root := f.TempDir()
 	files := map[string]string{"a.txt": "one\ntwo\nthree\n", "sub/c.txt": "c\n"}
 	testenv.WriteFiles(f, root, files)
-	ws, err := workspace.New(root)
-	if err != nil {
-		f.Fatal(err)
-	}
+	ws := newWorkspace(f, root)
 	realRoot := ws.Roots()[0]
 	inside := func(p string) bool {
 		rel, err := filepath.Rel(realRoot, p)

@@ -484,10 +484,7 @@ func BenchmarkGitMetadataCheck(b *testing.B) {
 	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
 		b.Fatalf("%v %s", err, out)
 	}
-	ws, err := workspace.New(root)
-	if err != nil {
-		b.Fatal(err)
-	}
+	ws := newWorkspace(b, root)
 	c := &Call{Workspace: ws}
 	p := &workspace.Plan{Changes: []workspace.FileChange{{Op: workspace.OpCreate, Path: filepath.Join(root, "src", "a.go"), NewText: "package a\n"}}}
 	b.ResetTimer()

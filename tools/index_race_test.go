@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/internal/testenv"
-	"github.com/agentls/agentls/workspace"
 )
 
 // indexRaceCalls is how many code-intelligence calls TestIndexSymlinkRace
@@ -54,10 +53,7 @@ func TestIndexSymlinkRace(t *testing.T) {
 	if err := swapLink(root, "qreal", "q"); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := newWorkspace(t, root)
 	reg := NewRegistry(nil)
 	reg.MustRegister(Diagnostics, Symbols, Hover)
 	env := &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Approver: approval.Fixed(approval.Reject, ""), Memory: approval.NewMemory("")}

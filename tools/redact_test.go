@@ -80,10 +80,7 @@ func TestRedactionEndToEnd(t *testing.T) {
 	t.Parallel()
 	corpus := testenv.Secrets(t)
 	root := t.TempDir()
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := newWorkspace(t, root)
 	cfg := workspace.DefaultConfig()
 	cfg.Web.AllowPrivate = true
 	cfg.History.Enabled = true

@@ -16,10 +16,7 @@ import (
 )
 
 func testEnv(t *testing.T) *Env {
-	ws, err := workspace.New(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := newWorkspace(t, t.TempDir())
 	return &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Memory: approval.NewMemory(""),
 		History: NewHistory(filepath.Join(t.TempDir(), "h.jsonl"))}
 }

@@ -467,10 +467,7 @@ func runScenario(t *testing.T, file testenv.Txtar) {
 		n.baseline = n.commits()
 	}
 	before := scenarioTree(t, root)
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := newWorkspace(t, root)
 	// The user configuration is always a file of the scenario's own (absent
 	// without a config section), never the user's running the tests.
 	stack := workspace.ConfigStack{UserFile: filepath.Join(outside, "config.json")}
