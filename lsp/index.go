@@ -60,26 +60,16 @@ func (s *server) startIndex() {
 	})
 }
 
-// buildIndex starts the build with progress reports.
+// buildIndex starts the build with progress reports. The build does not
+// wait for the client to grant the progress token: its reports wait
+// instead (serverProgress), so that the tree's walk, which the search
+// index's build shares, starts at once.
 func (s *server) buildIndex(ix *codeindex.Index) {
-	var token string
+	var progress func(value map[string]any)
 	if s.clientCaps().WorkDoneProgress {
-		token = fmt.Sprintf("agentls/index/%d", s.idx.tokenSeq.Add(1))
-		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-		_, err := s.conn.Call(ctx, "window/workDoneProgress/create", map[string]any{"token": token}, nil)
-		cancel()
-		if err != nil {
-			s.log.Debug("workDoneProgress/create", "err", err)
-			token = ""
-		}
-	}
-	progress := func(value map[string]any) {
-		if token == "" {
-			return
-		}
-		if err := s.conn.Notify(context.Background(), "$/progress", map[string]any{"token": token, "value": value}); err != nil {
-			s.log.Debug("$/progress", "err", err)
-		}
+		progress = s.serverProgress(fmt.Sprintf("agentls/index/%d", s.idx.tokenSeq.Add(1)))
+	} else {
+		progress = func(map[string]any) {}
 	}
 	progress(map[string]any{"kind": "begin", "title": "agentls: indexing the workspace", "cancellable": false, "percentage": 0})
 	start := time.Now()
@@ -110,6 +100,52 @@ func (s *server) buildIndex(ix *codeindex.Index) {
 			progress(map[string]any{"kind": "end", "message": fmt.Sprintf("indexed %d files", ix.Status().Files)})
 		}
 		s.publishOpenDiagnostics()
+	}
+}
+
+// serverProgress creates token with window/workDoneProgress/create, in
+// the background, and returns the function that sends a $/progress value
+// on it. Values given before the client answered wait, in order (a report
+// replaced by the next one), and are sent once it granted the token; none
+// is sent when it did not.
+func (s *server) serverProgress(token string) func(value map[string]any) {
+	var mu sync.Mutex
+	granted, failed := false, false
+	var queue []map[string]any
+	send := func(value map[string]any) {
+		if err := s.conn.Notify(context.Background(), "$/progress", map[string]any{"token": token, "value": value}); err != nil {
+			s.log.Debug("$/progress", "err", err)
+		}
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+		_, err := s.conn.Call(ctx, "window/workDoneProgress/create", map[string]any{"token": token}, nil)
+		cancel()
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			s.log.Debug("workDoneProgress/create", "err", err)
+			failed, queue = true, nil
+			return
+		}
+		granted = true
+		for _, v := range queue {
+			send(v)
+		}
+		queue = nil
+	}()
+	return func(value map[string]any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case failed:
+		case granted:
+			send(value)
+		case len(queue) > 0 && value["kind"] == "report" && queue[len(queue)-1]["kind"] == "report":
+			queue[len(queue)-1] = value
+		default:
+			queue = append(queue, value)
+		}
 	}
 }
 

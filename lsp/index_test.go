@@ -3,9 +3,14 @@ package lsp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/lsp/lsptest"
@@ -256,5 +261,94 @@ func TestIndexFeaturesOff(t *testing.T) {
 	}
 	if got := c.Received("window/workDoneProgress/create"); len(got) != 0 {
 		t.Errorf("progress created for a client without window.workDoneProgress: %v", got)
+	}
+}
+
+// TestIndexProgressAwaitsToken holds the client's answer to the creation of
+// the code index's progress token: the build does not wait for it (the
+// index answers completely meanwhile), no $/progress is sent on the token
+// before the answer, and begin … end all come after it, in order; a token
+// the client refuses gets none.
+func TestIndexProgressAwaitsToken(t *testing.T) {
+	t.Parallel()
+	for _, grant := range []bool{true, false} {
+		t.Run(fmt.Sprintf("grant=%v", grant), func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			testenv.WriteFiles(t, root, indexModule)
+			c := lsptest.Pipe(t, nil)
+			release := make(chan struct{})
+			var answered atomic.Bool
+			c.SetHooks(lsptest.Hooks{Other: func(method string, params json.RawMessage) (any, error) {
+				var p struct{ Token string }
+				json.Unmarshal(params, &p)
+				if method == "window/workDoneProgress/create" && strings.HasPrefix(p.Token, "agentls/index/") {
+					<-release
+					answered.Store(true)
+					if !grant {
+						return nil, errors.New("no progress here")
+					}
+				}
+				return nil, nil
+			}})
+			ctx := ctxT(t)
+			features := map[string]any{"config": map[string]any{"lsp": map[string]any{"features": []string{"workspaceSymbol"}}}}
+			if _, err := c.Initialize(ctx, root, lsptest.AgentlsCaps(), features); err != nil {
+				t.Fatal(err)
+			}
+			// The index is built while the token waits (workspace/symbol
+			// answers from what is indexed, without starting a build).
+			for {
+				var found []struct{ Name string }
+				if err := c.Call(ctx, "workspace/symbol", map[string]any{"query": "greet"}, &found); err != nil {
+					t.Fatal(err)
+				}
+				if len(found) > 0 {
+					break
+				}
+				select {
+				case <-ctx.Done():
+					t.Fatal("the index was not built while its progress token waited")
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+			ours := func() []string {
+				var kinds []string
+				for _, m := range c.Received("$/progress") {
+					var v struct {
+						Token string
+						Value struct{ Kind string }
+					}
+					json.Unmarshal(m.Params, &v)
+					if strings.HasPrefix(v.Token, "agentls/index/") {
+						kinds = append(kinds, v.Value.Kind)
+					}
+				}
+				return kinds
+			}
+			if got := ours(); len(got) > 0 {
+				t.Fatalf("progress before the token was granted: %v", got)
+			}
+			close(release)
+			if !grant {
+				for !answered.Load() {
+					time.Sleep(10 * time.Millisecond)
+				}
+				time.Sleep(100 * time.Millisecond) // a progress would have been sent by now
+				if got := ours(); len(got) > 0 {
+					t.Errorf("progress on a refused token: %v", got)
+				}
+				return
+			}
+			if _, err := c.WaitFor(ctx, "$/progress", func(p json.RawMessage) bool {
+				return strings.Contains(string(p), `"agentls/index/`) && strings.Contains(string(p), `"end"`)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			got := ours()
+			if len(got) < 2 || got[0] != "begin" || got[len(got)-1] != "end" || slices.Contains(got[1:len(got)-1], "begin") || slices.Contains(got[1:len(got)-1], "end") {
+				t.Errorf("progress kinds = %v, want begin, reports, end", got)
+			}
+		})
 	}
 }
