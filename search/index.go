@@ -209,7 +209,12 @@ const maxSegDocs = 1 << 16
 // fills many).
 func (b *segBuilder) reserve() {
 	room := maxSegPairs + 1<<16
-	if n := slabBlocks(room); len(b.slab) < n*blockLen {
+	// Besides the room's blocks, one partly filled block a bucket (257:
+	// the rounding of a file's blocks): addPairs's bound counts a new
+	// block for every bucket, so that a segment that full lets fill up to
+	// its room never outgrows the slab (which a larger one would replace,
+	// fresh memory, at nearly every segment).
+	if n := slabBlocks(room) + 257; len(b.slab) < n*blockLen {
 		b.slab = make([]uint32, n*blockLen)
 	}
 	b.room = room
