@@ -255,6 +255,23 @@ func (f *File) read(buf []byte, seen func(fileStat)) ([]byte, error) {
 	return data, err
 }
 
+// bufferSize is the capacity of a new buffer for a file of size bytes,
+// replacing the caller's of capacity had (0: none), under a cap of limit
+// bytes (0: none). A buffer the caller reuses from file to file grows by
+// doubling, not to each larger file's size in turn (fewer allocations of
+// fresh memory); without one, the data is sized for the file (the caller
+// may keep it).
+func bufferSize(size, had, limit int64) int64 {
+	if had == 0 {
+		return size + 512
+	}
+	n := max(size+512, 2*had, 32<<10)
+	if limit > 0 {
+		n = min(n, max(size+512, limit+1))
+	}
+	return n
+}
+
 // ReadText is Read that also refuses binary files with ErrBinary, counted in
 // Stats.Binary.
 func (f *File) ReadText(buf []byte) ([]byte, error) {

@@ -258,3 +258,21 @@ func BenchmarkWalkGOROOT(b *testing.B) {
 		b.ReportMetric(float64(n), "files")
 	}
 }
+
+// TestBufferSize checks the growth of a read buffer: sized for the file
+// without one, doubling one the caller reuses, within the cap.
+func TestBufferSize(t *testing.T) {
+	for _, c := range []struct{ size, had, limit, want int64 }{
+		{100, 0, 0, 612},
+		{100, 0, 1000, 612},
+		{100, 10, 0, 32 << 10},
+		{40 << 10, 32 << 10, 0, 64 << 10},
+		{100 << 10, 32 << 10, 0, 100<<10 + 512},
+		{40 << 10, 32 << 10, 50 << 10, 50<<10 + 1},
+		{50 << 10, 32 << 10, 50 << 10, 50<<10 + 512},
+	} {
+		if got := bufferSize(c.size, c.had, c.limit); got != c.want {
+			t.Errorf("bufferSize(%d, %d, %d) = %d, want %d", c.size, c.had, c.limit, got, c.want)
+		}
+	}
+}

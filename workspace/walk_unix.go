@@ -32,8 +32,8 @@ func openRetry(open func() (int, error)) (int, error) {
 	}
 }
 
-// readFd reads an open file to its end into buf (grown as needed), once
-// check (when set) accepts the file.
+// readFd reads an open file to its end into buf (grown as needed:
+// bufferSize), once check (when set) accepts the file.
 func readFd(fd int, path string, buf []byte, max int64, check idCheck) ([]byte, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
@@ -52,7 +52,7 @@ func readFd(fd int, path string, buf []byte, max int64, check idCheck) ([]byte, 
 		return buf[:0], ErrTooLarge
 	}
 	if int64(cap(buf)) < size+1 {
-		buf = make([]byte, 0, size+512)
+		buf = make([]byte, 0, bufferSize(size, int64(cap(buf)), max))
 	}
 	buf = buf[:cap(buf)]
 	n := 0
