@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentls/agentls/internal/hugepages"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -303,7 +304,10 @@ func (ix *Index) build(ctx context.Context, roots []string, report func(done, to
 	ix.roots, ix.total = roots, 0
 	ix.mu.Unlock()
 	ix.indexed.Store(0)
+	// The build's fresh memory in huge pages (internal/hugepages).
+	endHuge := hugepages.Build()
 	defer func() {
+		endHuge()
 		ix.mu.Lock()
 		ix.building, ix.built = false, true
 		done := ix.buildDone
