@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentls/agentls/internal/hugepages"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -266,6 +267,7 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 		sens: newSensitive(cfg.Paths.Sensitive),
 	}
 	c.awaitTap(ctx, root)
+	defer hugepages.Build()() // the build's fresh memory in huge pages
 	ri.stampInputs()
 	c.mu.Lock()
 	progress, persistDir := c.progress, c.persistDir
