@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/codeindex"
+	"github.com/agentls/agentls/redact"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -22,6 +23,14 @@ import (
 type indexState struct {
 	once     sync.Once
 	tokenSeq atomic.Int64
+	// started is set when the first build starts; built is closed when
+	// it ended (builtCh, markBuilt)
+	started            atomic.Bool
+	builtMake, builtOK sync.Once
+	built              chan struct{}
+	// searchBuilt is closed when a build of the search index ended
+	searchMake, searchOK sync.Once
+	searchBuilt          chan struct{}
 
 	mu      sync.Mutex
 	pending map[string]bool // open files whose diagnostics are due
@@ -40,13 +49,73 @@ func (s *server) index() *codeindex.Index {
 	return sess.Index()
 }
 
+// builtCh is closed once the first build of the index ended.
+func (st *indexState) builtCh() chan struct{} {
+	st.builtMake.Do(func() { st.built = make(chan struct{}) })
+	return st.built
+}
+
+// markBuilt says the first build ended.
+func (st *indexState) markBuilt() {
+	st.builtOK.Do(func() { close(st.builtCh()) })
+}
+
+// searchCh is closed once a build of the search index ended.
+func (st *indexState) searchCh() chan struct{} {
+	st.searchMake.Do(func() { st.searchBuilt = make(chan struct{}) })
+	return st.searchBuilt
+}
+
+// markSearchBuilt says a build of the search index ended.
+func (st *indexState) markSearchBuilt() {
+	st.searchOK.Do(func() { close(st.searchCh()) })
+}
+
+// redactWait is how long loadRedaction waits for a build to start.
+const redactWait = 2 * time.Second
+
+// loadRedaction loads the redaction rules whole (redact.Load: about a
+// fifth of a second of CPU) for the calls to come, once the first build
+// of the code index ended and the search index's too (which ends a little
+// after it, at most redactWait later), or at redactWait when no build
+// started by then: not beside the builds, whose walk takes every core of
+// a small machine. Meanwhile redaction reads the rules lazily, finding
+// the same secrets (redact/gitleaks.go).
+func (s *server) loadRedaction() {
+	t := time.NewTimer(redactWait)
+	defer t.Stop()
+	select {
+	case <-s.idx.builtCh():
+		t.Reset(redactWait)
+		select {
+		case <-s.idx.searchCh():
+		case <-t.C:
+		case <-s.ctx.Done():
+			return
+		}
+	case <-t.C:
+		if s.idx.started.Load() {
+			select {
+			case <-s.idx.builtCh():
+			case <-s.ctx.Done():
+				return
+			}
+		}
+	case <-s.ctx.Done():
+		return
+	}
+	redact.Load()
+}
+
 // startIndex builds the index in the background, once per session.
 func (s *server) startIndex() {
 	s.idx.once.Do(func() {
 		ix := s.index()
 		if ix == nil {
+			s.idx.markBuilt()
 			return
 		}
+		s.idx.started.Store(true)
 		stopWatch := s.ws.Overlays.Watch(func(d workspace.Document) {
 			if !d.Closed {
 				s.diagnosticsDue(d.Path)
@@ -82,6 +151,7 @@ func (s *server) buildIndex(ix *codeindex.Index) {
 			if ended.CompareAndSwap(false, true) {
 				progress(map[string]any{"kind": "end", "message": fmt.Sprintf("indexed %d files in %s", done, time.Since(start).Round(time.Millisecond))})
 				s.log.Info("workspace indexed", "files", done, "ms", time.Since(start).Milliseconds())
+				s.idx.markBuilt()
 				s.publishOpenDiagnostics()
 			}
 			return
@@ -96,6 +166,7 @@ func (s *server) buildIndex(ix *codeindex.Index) {
 	if !started {
 		// a tool started it first: wait for it and close the progress
 		ix.Wait(s.ctx)
+		s.idx.markBuilt()
 		if ended.CompareAndSwap(false, true) {
 			progress(map[string]any{"kind": "end", "message": fmt.Sprintf("indexed %d files", ix.Status().Files)})
 		}

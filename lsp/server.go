@@ -45,8 +45,8 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	opts.Log = redact.Logger(opts.Log) // the debug log never holds a secret it can recognise
-	go redact.Load()                   // the rules, before the first call needs them
 	s := newServer(ctx, rwc, opts)
+	go s.loadRedaction() // the rules, before the first call needs them
 	defer s.stop()
 	select {
 	case <-s.conn.Done():

@@ -21,7 +21,8 @@ import (
 //
 //   - whole: Load builds gitleaks' own detector of every rule (about 100 ms:
 //     some 220 regexps, the tries of keywords and stop words) and every
-//     string is scanned by it. A server calls Load at start.
+//     string is scanned by it. A server calls Load once its first index
+//     builds ended (lsp/index.go: not beside them).
 //   - lazily, until Load is called: the rules are read from gitleaks'
 //     embedded configuration without compiling anything (a few ms), and a
 //     string is scanned by a gitleaks detector of the rules that can run
