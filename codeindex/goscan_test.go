@@ -159,6 +159,10 @@ func TestGoScanCases(t *testing.T) {
 		{"package a\nvar x = 08\n", false},                     // an invalid octal literal
 		{"package a\ntype T[P *C] struct{}\n", false},          // decided by the parser
 		{"package a\nvar x = (T){}\n", false},                  // a parenthesized literal type
+		{"package a\n// héllo\nvar s = \"日本\"\n", true},        // valid UTF-8
+		{"package a\n// \xff\nvar x = 1\n", false},             // invalid UTF-8
+		{"package a\nvar x = 1 // \uFEFF\n", false},            // a byte order mark within
+		{"package a\nvar x = 1\n// \xc3", false},               // cut inside a character
 	} {
 		got, ok := scanGoSymbols("/a.go", []byte(tc.src))
 		if ok != tc.read {
@@ -166,6 +170,24 @@ func TestGoScanCases(t *testing.T) {
 		}
 		if want := parseGoSymbols("/a.go", stripBodies([]byte(tc.src))); ok && !reflect.DeepEqual(got, want) {
 			t.Errorf("%q: fast reader\n%+v\nparser\n%+v", tc.src, got, want)
+		}
+	}
+}
+
+// TestIsASCII checks isASCII at every position of a non-ASCII byte
+// (within a word of eight and in the tail), and on ASCII of every length.
+func TestIsASCII(t *testing.T) {
+	for n := range 20 {
+		b := bytes.Repeat([]byte("a"), n)
+		if !isASCII(b) {
+			t.Errorf("isASCII(%q) = false", b)
+		}
+		for i := range n {
+			c := bytes.Clone(b)
+			c[i] = 0x80
+			if isASCII(c) {
+				t.Errorf("isASCII(%q) = true", c)
+			}
 		}
 	}
 }
