@@ -23,14 +23,11 @@ import (
 type indexState struct {
 	once     sync.Once
 	tokenSeq atomic.Int64
-	// started is set when the first build starts; built is closed when
-	// it ended (builtCh, markBuilt)
+	// started is set when the first build of the code index starts;
+	// built is closed when it ended, searchBuilt when a build of the
+	// search index ended
 	started            atomic.Bool
-	builtMake, builtOK sync.Once
-	built              chan struct{}
-	// searchBuilt is closed when a build of the search index ended
-	searchMake, searchOK sync.Once
-	searchBuilt          chan struct{}
+	built, searchBuilt latch
 
 	mu      sync.Mutex
 	pending map[string]bool // open files whose diagnostics are due
@@ -49,27 +46,21 @@ func (s *server) index() *codeindex.Index {
 	return sess.Index()
 }
 
-// builtCh is closed once the first build of the index ended.
-func (st *indexState) builtCh() chan struct{} {
-	st.builtMake.Do(func() { st.built = make(chan struct{}) })
-	return st.built
+// latch is a channel closed once, by the first close; its zero value is
+// ready to use.
+type latch struct {
+	opened, closed sync.Once
+	ch             chan struct{}
 }
 
-// markBuilt says the first build ended.
-func (st *indexState) markBuilt() {
-	st.builtOK.Do(func() { close(st.builtCh()) })
+// done returns the channel close closes.
+func (l *latch) done() chan struct{} {
+	l.opened.Do(func() { l.ch = make(chan struct{}) })
+	return l.ch
 }
 
-// searchCh is closed once a build of the search index ended.
-func (st *indexState) searchCh() chan struct{} {
-	st.searchMake.Do(func() { st.searchBuilt = make(chan struct{}) })
-	return st.searchBuilt
-}
-
-// markSearchBuilt says a build of the search index ended.
-func (st *indexState) markSearchBuilt() {
-	st.searchOK.Do(func() { close(st.searchCh()) })
-}
+// closeOnce closes the channel, the first time only.
+func (l *latch) closeOnce() { l.closed.Do(func() { close(l.done()) }) }
 
 // redactWait is how long loadRedaction waits for a build to start.
 const redactWait = 2 * time.Second
@@ -85,10 +76,10 @@ func (s *server) loadRedaction() {
 	t := time.NewTimer(redactWait)
 	defer t.Stop()
 	select {
-	case <-s.idx.builtCh():
+	case <-s.idx.built.done():
 		t.Reset(redactWait)
 		select {
-		case <-s.idx.searchCh():
+		case <-s.idx.searchBuilt.done():
 		case <-t.C:
 		case <-s.ctx.Done():
 			return
@@ -96,7 +87,7 @@ func (s *server) loadRedaction() {
 	case <-t.C:
 		if s.idx.started.Load() {
 			select {
-			case <-s.idx.builtCh():
+			case <-s.idx.built.done():
 			case <-s.ctx.Done():
 				return
 			}
@@ -112,7 +103,7 @@ func (s *server) startIndex() {
 	s.idx.once.Do(func() {
 		ix := s.index()
 		if ix == nil {
-			s.idx.markBuilt()
+			s.idx.built.closeOnce()
 			return
 		}
 		s.idx.started.Store(true)
@@ -151,7 +142,7 @@ func (s *server) buildIndex(ix *codeindex.Index) {
 			if ended.CompareAndSwap(false, true) {
 				progress(map[string]any{"kind": "end", "message": fmt.Sprintf("indexed %d files in %s", done, time.Since(start).Round(time.Millisecond))})
 				s.log.Info("workspace indexed", "files", done, "ms", time.Since(start).Milliseconds())
-				s.idx.markBuilt()
+				s.idx.built.closeOnce()
 				s.publishOpenDiagnostics()
 			}
 			return
@@ -166,7 +157,7 @@ func (s *server) buildIndex(ix *codeindex.Index) {
 	if !started {
 		// a tool started it first: wait for it and close the progress
 		ix.Wait(s.ctx)
-		s.idx.markBuilt()
+		s.idx.built.closeOnce()
 		if ended.CompareAndSwap(false, true) {
 			progress(map[string]any{"kind": "end", "message": fmt.Sprintf("indexed %d files", ix.Status().Files)})
 		}

@@ -32,7 +32,7 @@ func (s *server) searchIndexProgress() {
 	ch := make(chan searchProgress, 64)
 	c.SetProgress(func(root string, files int, done bool) {
 		if done {
-			s.idx.markSearchBuilt()
+			s.idx.searchBuilt.closeOnce()
 			st := c.Status()
 			s.log.Info("search index built", "root", root, "files", files, "watching", st.Watching)
 			if st.Degraded != "" {
