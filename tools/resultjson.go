@@ -82,6 +82,10 @@ func encodeJSON(v any) ([]byte, error) {
 	return out, err
 }
 
+// AppendJSONValue appends v as json.Marshal encodes it, without reflection
+// for the values appendJSONValue knows (those of structured results).
+func AppendJSONValue(b []byte, v any) ([]byte, error) { return appendJSONValue(b, v) }
+
 // appendJSONValue appends v as json.Marshal encodes it.
 func appendJSONValue(b []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
