@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentls/agentls/search"
 	"github.com/agentls/agentls/tools"
 )
 
@@ -18,9 +19,12 @@ import (
 // would, byte for byte (a newline ends it), but piece by piece: the
 // elements of slices and the entries of maps with string keys (and the
 // structured part of a *tools.Result) are encoded and written one at a time,
-// through a buffer. A large result (grep's matches) is thus never encoded
-// whole in memory, twice over (compact, then indented), before its first
-// byte goes out.
+// through a buffer; grep's matches a few hundred at a time. A large result
+// (grep's matches) is thus never encoded whole in memory, twice over
+// (compact, then indented), before its first byte goes out. The pieces are
+// encoded as json.Marshal encodes them, by tools.AppendJSONValue (without
+// reflection for the values of structured results), and indented as
+// json.Indent indents them, by appendIndented.
 func writeIndented(w io.Writer, v any) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	e := &indenter{w: bw}
@@ -39,9 +43,10 @@ func writeIndented(w io.Writer, v any) error {
 }
 
 type indenter struct {
-	w   *bufio.Writer
-	buf bytes.Buffer
-	err error
+	w       *bufio.Writer
+	compact []byte // a piece as json.Marshal encodes it
+	out     []byte // the piece indented
+	err     error
 }
 
 // structuredMark stands for a Result's structured field while the rest of
@@ -62,11 +67,7 @@ func (e *indenter) result(r *tools.Result) {
 		e.err = err
 		return
 	}
-	e.buf.Reset()
-	if e.err = json.Indent(&e.buf, b, "", "  "); e.err != nil {
-		return
-	}
-	text := e.buf.String()
+	text := string(appendIndented(nil, b, ""))
 	key := `"structured": "` + structuredMark + `"`
 	i := strings.Index(text, key)
 	if i < 0 {
@@ -101,6 +102,10 @@ func (e *indenter) value(v any, prefix string) {
 		rv = rv.Elem()
 	}
 	custom := rv.IsValid() && (rv.Type().Implements(marshalerType) || rv.Type().Implements(textMarshalerType))
+	if ms, ok := v.([]search.Match); ok && len(ms) > 0 {
+		e.matches(ms, prefix)
+		return
+	}
 	switch {
 	case !custom && rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() != reflect.Uint8 && !rv.IsNil() && rv.Len() > 0:
 		e.write("[\n")
@@ -132,14 +137,103 @@ func (e *indenter) value(v any, prefix string) {
 		}
 		e.write("\n" + prefix + "}")
 	default:
-		b, err := json.Marshal(v)
-		if err != nil {
-			e.err = err
-			return
-		}
-		e.buf.Reset()
-		if e.err = json.Indent(&e.buf, b, prefix, "  "); e.err == nil {
-			_, e.err = e.w.Write(e.buf.Bytes())
+		e.compact, e.err = tools.AppendJSONValue(e.compact[:0], v)
+		if e.err == nil {
+			e.out = appendIndented(e.out[:0], e.compact, prefix)
+			_, e.err = e.w.Write(e.out)
 		}
 	}
+}
+
+// matchChunk is how many of grep's matches are encoded at a time.
+const matchChunk = 256
+
+// matches writes grep's matches (at least one), as value writes a slice,
+// a chunk at a time: each chunk's elements are encoded together, and
+// indented as the elements of one array (appendIndented at depth 0 puts
+// ",\n" and the prefix between them, as between a slice's elements).
+func (e *indenter) matches(ms []search.Match, prefix string) {
+	inner := prefix + "  "
+	e.write("[\n" + inner)
+	for i := 0; i < len(ms) && e.err == nil; i += matchChunk {
+		if i > 0 {
+			e.write(",\n" + inner)
+		}
+		e.compact, e.err = tools.AppendJSONValue(e.compact[:0], ms[i:min(i+matchChunk, len(ms))])
+		if e.err == nil {
+			// Without the array's brackets: its elements.
+			e.out = appendIndented(e.out[:0], e.compact[1:len(e.compact)-1], inner)
+			_, e.err = e.w.Write(e.out)
+		}
+	}
+	e.write("\n" + prefix + "]")
+}
+
+// appendIndented appends the JSON src, as json.Marshal encodes it (no
+// space outside strings, though any is dropped), to dst indented as
+// json.Indent(dst, src, prefix, "  ") indents it: a newline, the prefix
+// and two spaces per level after an opening bracket and a comma and
+// before a closing one (an empty object or array stays "{}" or "[]"), a
+// space after a colon; strings as they are.
+func appendIndented(dst, src []byte, prefix string) []byte {
+	depth := 0
+	needIndent := false // an opening bracket's newline, until its first element
+	newline := func() {
+		dst = append(dst, '\n')
+		dst = append(dst, prefix...)
+		for range depth {
+			dst = append(dst, "  "...)
+		}
+	}
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		if needIndent && c != '}' && c != ']' {
+			needIndent = false
+			depth++
+			newline()
+		}
+		switch c {
+		case '"':
+			// The string, escapes and all, up to its closing quote.
+			j := i + 1
+			for j < len(src) {
+				k := bytes.IndexAny(src[j:], `"\`)
+				if k < 0 {
+					j = len(src)
+					break
+				}
+				j += k
+				if src[j] == '"' {
+					break
+				}
+				j += 2 // a backslash and the byte it escapes
+			}
+			j = min(j, len(src)-1)
+			dst = append(dst, src[i:j+1]...)
+			i = j
+		case '{', '[':
+			needIndent = true
+			dst = append(dst, c)
+		case ',':
+			dst = append(dst, c)
+			newline()
+		case ':':
+			dst = append(dst, c, ' ')
+		case '}', ']':
+			if needIndent {
+				needIndent = false
+			} else {
+				depth--
+				newline()
+			}
+			dst = append(dst, c)
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }

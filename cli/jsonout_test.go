@@ -47,6 +47,8 @@ func TestWriteIndented(t *testing.T) {
 		{"structured with the mark in content", &tools.Result{Content: `"structured": "agentls:structured"`, Structured: map[string]any{"k": "v"}}},
 		{"nested", map[string]any{"b": []any{1, "x", map[string]any{}, []string{}, nil, []any{map[string]any{"z": 1, "a": []int{1, 2}}}}, "a": nilMap, "c": json.RawMessage(`{"r":[1, 2]}`)}},
 		{"slice of structs", []tools.GrepMatch{{Path: "a", Line: 1}, {Path: "b"}}},
+		{"matches over chunks", map[string]any{"matches": manyMatches(2*matchChunk + 3), "n": 1}},
+		{"matches, one chunk", manyMatches(matchChunk)},
 		{"bytes", []byte("abc")},
 		{"nil", nil},
 	} {
@@ -67,5 +69,40 @@ func TestWriteIndented(t *testing.T) {
 				t.Errorf("no matches in %s", got.String())
 			}
 		})
+	}
+}
+
+// manyMatches are n of grep's matches, with text that JSON escapes.
+func manyMatches(n int) []tools.GrepMatch {
+	ms := make([]tools.GrepMatch, n)
+	texts := []string{"plain", "a \"quoted\" \\ back", "<html> & \u2028", "tab\there", "", "{[,:]}", "invalid \xff utf-8", "é"}
+	for i := range ms {
+		ms[i] = tools.GrepMatch{Path: "dir/f" + strings.Repeat("x", i%3) + ".go", Line: i + 1, Column: i % 7, Text: texts[i%len(texts)]}
+	}
+	return ms
+}
+
+// TestAppendIndented: appendIndented indents what json.Marshal writes as
+// json.Indent does, under a prefix or none.
+func TestAppendIndented(t *testing.T) {
+	for _, v := range []any{
+		nil, 1, -2.5, "s", "a\"b\\", `\"`, true, []any{}, map[string]any{},
+		[]any{[]any{}, map[string]any{}, []any{[]any{1}}, "]", "}", ",", ":", "\\"},
+		map[string]any{"a": map[string]any{"b": []any{1, 2, map[string]any{"c": nil}}}, "d": "x:y,z"},
+		manyMatches(9), json.RawMessage(`{ "r" : [1, 2] }`),
+	} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, prefix := range []string{"", "  ", "\t"} {
+			var want bytes.Buffer
+			if err := json.Indent(&want, b, prefix, "  "); err != nil {
+				t.Fatal(err)
+			}
+			if got := appendIndented([]byte("head:"), b, prefix); string(got) != "head:"+want.String() {
+				t.Errorf("appendIndented(%s, %q):\n%s\njson.Indent:\n%s", b, prefix, got, want.String())
+			}
+		}
 	}
 }
