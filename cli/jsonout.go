@@ -198,21 +198,25 @@ func appendIndented(dst, src []byte, prefix string) []byte {
 		}
 		switch c {
 		case '"':
-			// The string, escapes and all, up to its closing quote.
+			// The string, escapes and all, up to its closing quote:
+			// the first quote after an even number of backslashes.
 			j := i + 1
-			for j < len(src) {
-				k := bytes.IndexAny(src[j:], `"\`)
+			for {
+				k := bytes.IndexByte(src[j:], '"')
 				if k < 0 {
-					j = len(src)
+					j = len(src) - 1
 					break
 				}
 				j += k
-				if src[j] == '"' {
+				n := 0
+				for n < j-i-1 && src[j-1-n] == '\\' {
+					n++
+				}
+				if n%2 == 0 {
 					break
 				}
-				j += 2 // a backslash and the byte it escapes
+				j++
 			}
-			j = min(j, len(src)-1)
 			dst = append(dst, src[i:j+1]...)
 			i = j
 		case '{', '[':
