@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestOneShotHeap: after oneShotHeap, a mapping of the process (the heap's
+// advised span) carries the huge-page advice ("hg" in smaps' VmFlags) over
+// at least 2 MiB.
+func TestOneShotHeap(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
+		t.Skip("no transparent huge pages in this kernel")
+	}
+	oneShotHeap()
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	var size int64 // of the current mapping, in KiB
+	advised := int64(0)
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "Size:"):
+			size, _ = strconv.ParseInt(strings.Fields(line)[1], 10, 64)
+		case strings.HasPrefix(line, "VmFlags:"):
+			for _, fl := range strings.Fields(line)[1:] {
+				if fl == "hg" {
+					advised = max(advised, size)
+				}
+			}
+		}
+	}
+	if advised < 2<<10 {
+		t.Errorf("no mapping of 2 MiB or more advised huge pages (largest: %d KiB)", advised)
+	}
+}
