@@ -21,10 +21,11 @@ const hugeHeapBytes = 64 << 20
 // advised, and a collection frees the object: the heap's next objects are
 // placed in the advised span (free pages, lowest address first), where the
 // first touch of each 2 MiB maps it whole. Nothing else changes: the memory
-// the process touches is rounded up to 2 MiB steps. Not under a memory
-// limit (GOMEMLIMIT) below twice the span.
+// the process touches is rounded up to 2 MiB steps. Not where advised
+// memory gets no huge pages (hugepage.Enabled), nor under a memory limit
+// (GOMEMLIMIT) below twice the span.
 func oneShotHeap() {
-	if debug.SetMemoryLimit(-1) < 2*hugeHeapBytes {
+	if !hugepage.Enabled() || debug.SetMemoryLimit(-1) < 2*hugeHeapBytes {
 		return
 	}
 	b := make([]byte, hugeHeapBytes)

@@ -1,6 +1,7 @@
 package hugepage
 
 import (
+	"os"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -17,4 +18,11 @@ func Advise(b []byte) {
 	if beg, end := span(p, uintptr(len(b))); beg < end {
 		unix.Madvise(b[beg-p:end-p], unix.MADV_HUGEPAGE)
 	}
+}
+
+// Enabled reports whether the system gives huge pages to advised memory
+// (/sys/kernel/mm/transparent_hugepage/enabled is "always" or "madvise").
+func Enabled() bool {
+	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	return err == nil && enabled(string(b))
 }

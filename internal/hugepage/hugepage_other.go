@@ -4,3 +4,6 @@ package hugepage
 
 // Advise does nothing here (hugepage_linux.go advises huge pages).
 func Advise(b []byte) {}
+
+// Enabled reports false: Advise does nothing here.
+func Enabled() bool { return false }

@@ -16,3 +16,18 @@ func TestSpan(t *testing.T) {
 		}
 	}
 }
+
+// TestEnabled: advised memory gets huge pages under "always" and
+// "madvise", not under "never".
+func TestEnabled(t *testing.T) {
+	for setting, want := range map[string]bool{
+		"always [madvise] never\n": true,
+		"[always] madvise never\n": true,
+		"always madvise [never]\n": false,
+		"":                         false,
+	} {
+		if got := enabled(setting); got != want {
+			t.Errorf("enabled(%q) = %v, want %v", setting, got, want)
+		}
+	}
+}
