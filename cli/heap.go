@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"runtime"
 	"runtime/debug"
 
@@ -8,9 +9,10 @@ import (
 )
 
 // hugeHeapBytes is the span of heap that oneShotHeap advises huge pages
-// for: more than a one-shot grep of a large tree touches (addresses are
-// reserved, not memory: only the pages touched are).
-const hugeHeapBytes = 64 << 20
+// for, and the memory limit under which it collects no garbage: more than
+// a one-shot grep of a large tree touches (addresses are reserved, not
+// memory: only the pages touched are).
+const hugeHeapBytes = 128 << 20
 
 // oneShotHeap lets the heap of a short-lived process (the one-shot `agentls
 // call`) grow in transparent huge pages (package hugepage): the few
@@ -20,16 +22,32 @@ const hugeHeapBytes = 64 << 20
 // grown here at once by one object as large as the span, the span is
 // advised, and a collection frees the object: the heap's next objects are
 // placed in the advised span (free pages, lowest address first), where the
-// first touch of each 2 MiB maps it whole. Nothing else changes: the memory
-// the process touches is rounded up to 2 MiB steps. Not where advised
-// memory gets no huge pages (hugepage.Enabled), nor under a memory limit
-// (GOMEMLIMIT) below twice the span.
+// first touch of each 2 MiB maps it whole.
+//
+// Then, unless GOGC or GOMEMLIMIT say otherwise, no garbage is collected
+// until the process's memory nears the span (GOGC off under a memory limit
+// of the span): a one-shot grep of GOROOT/src collects none after the one
+// above (its heap stays well below), the runtime does not hand the span's
+// free pages back to the system meanwhile (which would break its huge
+// pages up), and the memory
+// stays bounded by the span (a one-shot grep reading every file of a 92,000
+// file tree peaks at about 90 MB where collecting kept it near 45 MB).
+// Nothing else changes: the memory the process touches is rounded up to
+// 2 MiB steps. None of this where advised memory gets no huge pages
+// (hugepage.Enabled), nor under a memory limit below twice the span.
 func oneShotHeap() {
 	if !hugepage.Enabled() || debug.SetMemoryLimit(-1) < 2*hugeHeapBytes {
 		return
 	}
+	// No collection while the object is live: it would keep it.
+	gc := debug.SetGCPercent(-1)
 	b := make([]byte, hugeHeapBytes)
 	hugepage.Advise(b) // its pages: never touched
 	b = nil
 	runtime.GC()
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(hugeHeapBytes)
+	} else {
+		debug.SetGCPercent(gc)
+	}
 }

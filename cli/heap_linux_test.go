@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,12 +13,27 @@ import (
 
 // TestOneShotHeap: after oneShotHeap, a mapping of the process (the heap's
 // advised span) carries the huge-page advice ("hg" in smaps' VmFlags) over
-// at least 2 MiB.
+// at least 2 MiB, and garbage is collected only near the span's limit
+// (unless the environment set GOGC or GOMEMLIMIT).
 func TestOneShotHeap(t *testing.T) {
 	if !hugepage.Enabled() {
 		t.Skip("no transparent huge pages for advised memory here")
 	}
+	gc, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
+	debug.SetGCPercent(gc)
+	defer func() { // the test process's own settings again
+		debug.SetGCPercent(gc)
+		debug.SetMemoryLimit(limit)
+	}()
 	oneShotHeap()
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		if got := debug.SetGCPercent(-1); got != -1 {
+			t.Errorf("GC percent %d after oneShotHeap, want -1 (off)", got)
+		}
+		if got := debug.SetMemoryLimit(-1); got != hugeHeapBytes {
+			t.Errorf("memory limit %d after oneShotHeap, want %d", got, hugeHeapBytes)
+		}
+	}
 	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
 		t.Skip(err)
