@@ -1,11 +1,12 @@
 package cli
 
 import (
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
 
-	"github.com/agentls/agentls/internal/hugepage"
+	"github.com/agentls/agentls/internal/hugepages"
 )
 
 // hugeHeapBytes is the span of heap that oneShotHeap advises huge pages
@@ -15,7 +16,7 @@ import (
 const hugeHeapBytes = 128 << 20
 
 // oneShotHeap lets the heap of a short-lived process (the one-shot `agentls
-// call`) grow in transparent huge pages (package hugepage): the few
+// call`) grow in transparent huge pages (package hugepages): the few
 // thousand first-touch faults of 4 KiB pages that a one-shot grep's heap
 // took were a third of its CPU time on a virtual machine. The runtime maps
 // the heap as it grows, each mapping without the advice; so the heap is
@@ -25,29 +26,36 @@ const hugeHeapBytes = 128 << 20
 // first touch of each 2 MiB maps it whole.
 //
 // Then, unless GOGC or GOMEMLIMIT say otherwise, no garbage is collected
-// until the process's memory nears the span (GOGC off under a memory limit
-// of the span): a one-shot grep of GOROOT/src collects none after the one
-// above (its heap stays well below), the runtime does not hand the span's
-// free pages back to the system meanwhile (which would break its huge
-// pages up), and the memory
-// stays bounded by the span (a one-shot grep reading every file of a 92,000
-// file tree peaks at about 90 MB where collecting kept it near 45 MB).
+// until the process's memory nears the span (GOGC off under a memory
+// limit of the span): a one-shot grep of GOROOT/src collects none after
+// the one above (its heap stays well below), the runtime does not hand
+// the span's free pages back to the system meanwhile (which would break
+// its huge pages up), and the memory stays bounded by the span (a
+// one-shot grep reading every file of a 92,000 file tree peaks at about
+// 90 MB where collecting kept it near 45 MB). The first collection
+// restores both settings, so that a call that keeps more than the span
+// live is collected as usual rather than over and over at the limit.
 // Nothing else changes: the memory the process touches is rounded up to
 // 2 MiB steps. None of this where advised memory gets no huge pages
-// (hugepage.Enabled), nor under a memory limit below twice the span.
+// (hugepages.Enabled), nor under a memory limit below twice the span.
 func oneShotHeap() {
-	if !hugepage.Enabled() || debug.SetMemoryLimit(-1) < 2*hugeHeapBytes {
+	if !hugepages.Enabled() || debug.SetMemoryLimit(-1) < 2*hugeHeapBytes {
 		return
 	}
 	// No collection while the object is live: it would keep it.
 	gc := debug.SetGCPercent(-1)
 	b := make([]byte, hugeHeapBytes)
-	hugepage.Advise(b) // its pages: never touched
+	hugepages.Advise(b) // its pages: never touched
 	b = nil
 	runtime.GC()
-	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(hugeHeapBytes)
-	} else {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		debug.SetGCPercent(gc)
+		return
 	}
+	debug.SetMemoryLimit(hugeHeapBytes)
+	// The first collection puts the collector back as it was.
+	runtime.AddCleanup(new([64]byte), func(gc int) {
+		debug.SetGCPercent(gc)
+		debug.SetMemoryLimit(math.MaxInt64)
+	}, gc)
 }

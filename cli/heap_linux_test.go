@@ -2,21 +2,25 @@ package cli
 
 import (
 	"bufio"
+	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/agentls/agentls/internal/hugepage"
+	"github.com/agentls/agentls/internal/hugepages"
 )
 
 // TestOneShotHeap: after oneShotHeap, a mapping of the process (the heap's
 // advised span) carries the huge-page advice ("hg" in smaps' VmFlags) over
 // at least 2 MiB, and garbage is collected only near the span's limit
-// (unless the environment set GOGC or GOMEMLIMIT).
+// (unless the environment set GOGC or GOMEMLIMIT) until the first
+// collection, which restores the collector's settings.
 func TestOneShotHeap(t *testing.T) {
-	if !hugepage.Enabled() {
+	if !hugepages.Enabled() {
 		t.Skip("no transparent huge pages for advised memory here")
 	}
 	gc, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
@@ -32,6 +36,19 @@ func TestOneShotHeap(t *testing.T) {
 		}
 		if got := debug.SetMemoryLimit(-1); got != hugeHeapBytes {
 			t.Errorf("memory limit %d after oneShotHeap, want %d", got, hugeHeapBytes)
+		}
+		// The first collection restores the collector's settings.
+		runtime.GC()
+		for deadline := time.Now().Add(time.Minute); debug.SetGCPercent(-1) == -1; {
+			if time.Now().After(deadline) {
+				t.Fatal("GC still off after a collection")
+			}
+			runtime.GC()
+			time.Sleep(10 * time.Millisecond)
+		}
+		debug.SetGCPercent(gc)
+		if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+			t.Errorf("memory limit %d after a collection, want none", got)
 		}
 	}
 	f, err := os.Open("/proc/self/smaps")

@@ -13,6 +13,11 @@
 // the heap does not use) nor keeps faulting 2 MB at a time. It is only a
 // hint: where transparent huge pages are off, or always on, or on other
 // systems, Build does nothing.
+//
+// Advise is the same hint for one fresh allocation, for as long as it
+// lives: the one-shot `agentls call` (cli/heap.go) grows its heap into one
+// advised span at its start. Enabled says whether advised memory gets huge
+// pages at all.
 package hugepages
 
 import "sync"

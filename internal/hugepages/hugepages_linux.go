@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -27,11 +28,16 @@ const every = 5 * time.Millisecond
 // marked.
 const reserve = 48 << 20
 
-// supported reports whether transparent huge pages are in "madvise" mode.
-var supported = sync.OnceValue(func() bool {
-	data, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
-	return err == nil && bytes.Contains(data, []byte("[madvise]"))
+// setting is the system's setting of transparent huge pages, the one in
+// force in brackets ("always [madvise] never"); empty when unknown.
+var setting = sync.OnceValue(func() string {
+	data, _ := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	return string(data)
 })
+
+// supported reports whether transparent huge pages are in "madvise" mode
+// (in "always" mode the heap has them without Build).
+func supported() bool { return strings.Contains(setting(), "[madvise]") }
 
 var sink []byte
 

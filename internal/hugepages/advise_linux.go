@@ -1,7 +1,6 @@
-package hugepage
+package hugepages
 
 import (
-	"os"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -15,14 +14,11 @@ func Advise(b []byte) {
 		return
 	}
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	if beg, end := span(p, uintptr(len(b))); beg < end {
+	if beg, end := wholePages(p, uintptr(len(b))); beg < end {
 		unix.Madvise(b[beg-p:end-p], unix.MADV_HUGEPAGE)
 	}
 }
 
 // Enabled reports whether the system gives huge pages to advised memory
 // (/sys/kernel/mm/transparent_hugepage/enabled is "always" or "madvise").
-func Enabled() bool {
-	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
-	return err == nil && enabled(string(b))
-}
+func Enabled() bool { return enabled(setting()) }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package hugepage
+package hugepages
 
 // Advise does nothing here (hugepage_linux.go advises huge pages).
 func Advise(b []byte) {}

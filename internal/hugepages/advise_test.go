@@ -1,9 +1,9 @@
-package hugepage
+package hugepages
 
 import "testing"
 
-// TestSpan: the advised span is the huge pages wholly inside the range.
-func TestSpan(t *testing.T) {
+// TestWholePages: the advised span is the huge pages wholly inside the range.
+func TestWholePages(t *testing.T) {
 	for _, tc := range []struct{ p, n, beg, end uintptr }{
 		{0, 2 * Size, 0, 2 * Size},
 		{1, 2 * Size, Size, 2 * Size},
@@ -11,8 +11,8 @@ func TestSpan(t *testing.T) {
 		{Size + 1, Size, 2 * Size, 2 * Size}, // none: beg == end
 		{3 * Size, 4096, 3 * Size, 3 * Size},
 	} {
-		if beg, end := span(tc.p, tc.n); beg != tc.beg || end != tc.end {
-			t.Errorf("span(%#x, %#x) = %#x, %#x, want %#x, %#x", tc.p, tc.n, beg, end, tc.beg, tc.end)
+		if beg, end := wholePages(tc.p, tc.n); beg != tc.beg || end != tc.end {
+			t.Errorf("wholePages(%#x, %#x) = %#x, %#x, want %#x, %#x", tc.p, tc.n, beg, end, tc.beg, tc.end)
 		}
 	}
 }
