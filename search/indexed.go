@@ -226,7 +226,10 @@ func (c *Cache) rootFDLocked(ws *workspace.Workspace, root string) *os.File {
 	return f
 }
 
-// runPlan searches the files of pl (Run's walk, without the walk).
+// runPlan searches the files of pl (Run's walk, without the walk): each
+// worker takes batchFiles files at a time, in path order, reads those it
+// can in one go (batchReader: read_uring_linux.go), the others one by one
+// (readBeneathRoot), then searches them in order.
 func (s *state) runPlan(ctx context.Context, ws *workspace.Workspace, pl *plan, max int64) error {
 	s.searched.Add(pl.skipped)
 	var next atomic.Int64
@@ -235,37 +238,56 @@ func (s *state) runPlan(ctx context.Context, ws *workspace.Workspace, pl *plan, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			br := newBatchReader()
+			defer br.release()
+			var batch [batchFiles]*planFile
+			var rels [batchFiles]string
 			for ctx.Err() == nil {
-				i := int(next.Add(1)) - 1
-				if i >= len(pl.work) {
+				lo := int(next.Add(batchFiles)) - batchFiles
+				if lo >= len(pl.work) {
 					return
 				}
-				f := &pl.work[i]
-				if s.skip(f.out) {
-					continue
-				}
-				var data []byte
-				if f.overlay {
-					if d, ok := ws.Overlays.Get(filepath.Join(pl.rootPath, filepath.FromSlash(f.rel))); ok {
-						data = []byte(d.Text)
-					}
-				}
-				if data == nil {
-					var err error
-					data, err = readBeneathRoot(ws, pl.root, pl.rootPath, f.rel, s.bufs[w], max)
-					if err != nil {
-						if errors.Is(err, workspace.ErrTooLarge) {
-							s.tooLarge.Add(1)
-						} else {
-							s.unreadable.Add(1)
+				// The files still wanted; a file of an open document is
+				// read from its buffer.
+				files, disk := batch[:0], rels[:0]
+				for i := lo; i < min(lo+batchFiles, len(pl.work)); i++ {
+					if f := &pl.work[i]; !s.skip(f.out) {
+						files = append(files, f)
+						if !f.overlay && br != nil {
+							disk = append(disk, f.rel)
 						}
-						continue
 					}
-					s.bufs[w] = data[:0]
 				}
-				s.searched.Add(1)
-				if r := s.searchFile(s.matchers[w], data, f.out); r != nil {
-					s.add(r)
+				var read [][]byte
+				if len(disk) > 1 {
+					read = br.read(pl.root, disk, max)
+				}
+				for _, f := range files {
+					var data []byte
+					if f.overlay {
+						if d, ok := ws.Overlays.Get(filepath.Join(pl.rootPath, filepath.FromSlash(f.rel))); ok {
+							data = []byte(d.Text)
+						}
+					} else if len(read) > 0 {
+						data, read = read[0], read[1:]
+					}
+					if data == nil {
+						var err error
+						data, err = readBeneathRoot(ws, pl.root, pl.rootPath, f.rel, s.bufs[w], max)
+						if err != nil {
+							if errors.Is(err, workspace.ErrTooLarge) {
+								s.tooLarge.Add(1)
+							} else {
+								s.unreadable.Add(1)
+							}
+							continue
+						}
+						s.bufs[w] = data[:0]
+					}
+					s.searched.Add(1)
+					if r := s.searchFile(s.matchers[w], data, f.out); r != nil {
+						s.add(r)
+					}
 				}
 			}
 		}()
@@ -274,6 +296,9 @@ func (s *state) runPlan(ctx context.Context, ws *workspace.Workspace, pl *plan, 
 	s.tooLarge.Add(pl.tooLarge)
 	return ctx.Err()
 }
+
+// batchFiles is the most files a worker of runPlan takes at a time.
+const batchFiles = 32
 
 // sortEntries sorts entries by path (ComparePaths).
 func sortEntries(es []*entry) {
