@@ -52,11 +52,24 @@ const (
 	featNativeWorkers = 1 << 9 // Linux 5.12: OPENAT2 (5.6) is there
 )
 
+// uringParams is struct io_uring_params, its offsets the ring's fields
+// in the mapping.
 type uringParams struct {
-	sqEntries, cqEntries, flags, sqThreadCPU, sqThreadIdle, features, wqFd uint32
-	resv                                                                 [3]uint32
-	sqOff                                                                struct{ head, tail, ringMask, ringEntries, flags, dropped, array, resv1 uint32; userAddr uint64 }
-	cqOff                                                                struct{ head, tail, ringMask, ringEntries, overflow, cqes, flags, resv1 uint32; userAddr uint64 }
+	sqEntries, cqEntries, flags, sqThreadCPU uint32
+	sqThreadIdle, features, wqFd             uint32
+	resv                                     [3]uint32
+	sqOff                                    ringOffsets
+	cqOff                                    ringOffsets
+}
+
+// ringOffsets are struct io_sqring_offsets (head, tail, ring_mask,
+// ring_entries, flags, dropped, array) and struct io_cqring_offsets
+// (head, tail, ring_mask, ring_entries, overflow, cqes, flags), which have
+// the same layout.
+type ringOffsets struct {
+	head, tail, ringMask, ringEntries uint32
+	a, b, c, resv1                   uint32 // sq: flags, dropped, array; cq: overflow, cqes, flags
+	userAddr                         uint64
 }
 
 type uringSQE struct {
@@ -148,7 +161,7 @@ func newRing() (*ring, error) {
 		r.close()
 		return nil, unix.ENOSYS
 	}
-	size := max(p.sqOff.array+4*p.sqEntries, p.cqOff.cqes+uint32(unsafe.Sizeof(uringCQE{}))*p.cqEntries)
+	size := max(p.sqOff.c+4*p.sqEntries, p.cqOff.b+uint32(unsafe.Sizeof(uringCQE{}))*p.cqEntries)
 	var err error
 	if r.mem, err = unix.Mmap(r.fd, offSQRing, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE); err != nil {
 		r.close()
@@ -162,12 +175,12 @@ func newRing() (*ring, error) {
 	r.sqHead = (*uint32)(unsafe.Add(base, p.sqOff.head))
 	r.sqTail = (*uint32)(unsafe.Add(base, p.sqOff.tail))
 	r.sqMask = *(*uint32)(unsafe.Add(base, p.sqOff.ringMask))
-	r.sqArray = unsafe.Slice((*uint32)(unsafe.Add(base, p.sqOff.array)), p.sqEntries)
+	r.sqArray = unsafe.Slice((*uint32)(unsafe.Add(base, p.sqOff.c)), p.sqEntries)
 	r.sqes = unsafe.Slice((*uringSQE)(unsafe.Pointer(&r.sqeMem[0])), p.sqEntries)
 	r.cqHead = (*uint32)(unsafe.Add(base, p.cqOff.head))
 	r.cqTail = (*uint32)(unsafe.Add(base, p.cqOff.tail))
 	r.cqMask = *(*uint32)(unsafe.Add(base, p.cqOff.ringMask))
-	r.cqes = unsafe.Slice((*uringCQE)(unsafe.Add(base, p.cqOff.cqes)), p.cqEntries)
+	r.cqes = unsafe.Slice((*uringCQE)(unsafe.Add(base, p.cqOff.b)), p.cqEntries)
 	return r, nil
 }
 
