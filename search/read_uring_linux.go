@@ -68,8 +68,8 @@ type uringParams struct {
 // the same layout.
 type ringOffsets struct {
 	head, tail, ringMask, ringEntries uint32
-	a, b, c, resv1                   uint32 // sq: flags, dropped, array; cq: overflow, cqes, flags
-	userAddr                         uint64
+	a, b, c, resv1                    uint32 // sq: flags, dropped, array; cq: overflow, cqes, flags
+	userAddr                          uint64
 }
 
 type uringSQE struct {
