@@ -31,9 +31,9 @@ import (
 // each file of a batch (batchFiles: indexed.go).
 const ringEntries = 2 * batchFiles
 
-// maxArena bounds the memory that holds a batch's files; a file that
-// does not fit is read alone.
-const maxArena = 8 << 20
+// maxArena bounds the memory that holds a batch's files (kept with its
+// ring between searches); a file that does not fit is read alone.
+const maxArena = 2 << 20
 
 // The io_uring ABI (include/uapi/linux/io_uring.h).
 const (
@@ -105,6 +105,8 @@ type ring struct {
 	cqMask         uint32
 	cqes           []uringCQE
 	queued         uint32 // SQEs filled, not yet published to the kernel
+	// paths and arena are the buffers of batchReader.read.
+	paths, arena []byte
 }
 
 // rings keeps the rings of past searches (their setup is a few system
@@ -238,10 +240,8 @@ func (r *ring) run(f func(c uringCQE)) bool {
 
 // batchReader reads batches of files beneath a root through a ring.
 type batchReader struct {
-	r     *ring
-	how   unix.OpenHow
-	paths []byte // the batch's paths, NUL-terminated
-	arena []byte // the batch's files
+	r    *ring
+	how  unix.OpenHow
 	fds   [batchFiles]int32
 	size  [batchFiles]int64
 	off   [batchFiles]int
@@ -279,17 +279,18 @@ func (b *batchReader) read(root *os.File, rels []string, max int64) [][]byte {
 	if b.r == nil {
 		return out
 	}
-	// The paths first, all of them: the buffer does not move once the
-	// kernel has pointers into it.
-	b.paths = b.paths[:0]
+	// The paths first, all of them (NUL-terminated): the buffer does not
+	// move once the kernel has pointers into it.
+	paths := b.r.paths[:0]
 	for i, rel := range rels {
 		b.off[i] = -1
 		if rel == "" || strings.IndexByte(rel, 0) >= 0 {
 			continue
 		}
-		b.off[i] = len(b.paths)
-		b.paths = append(append(b.paths, rel...), 0)
+		b.off[i] = len(paths)
+		paths = append(append(paths, rel...), 0)
 	}
+	b.r.paths = paths
 	dir := int32(root.Fd())
 	opens := 0
 	for i := range rels {
@@ -300,7 +301,7 @@ func (b *batchReader) read(root *os.File, rels []string, max int64) [][]byte {
 		s := b.r.sqe()
 		s.opcode = opOpenat2
 		s.fd = dir
-		s.addr = uint64(uintptr(unsafe.Pointer(&b.paths[b.off[i]])))
+		s.addr = uint64(uintptr(unsafe.Pointer(&paths[b.off[i]])))
 		s.off = uint64(uintptr(unsafe.Pointer(&b.how)))
 		s.len = uint32(unsafe.Sizeof(b.how))
 		s.userData = uint64(i)
@@ -339,24 +340,24 @@ func (b *batchReader) read(root *os.File, rels []string, max int64) [][]byte {
 		b.size[i] = st.Size
 		need += int(st.Size) + 1
 	}
-	if need > cap(b.arena) && need <= maxArena {
-		b.arena = make([]byte, need+need/4)
+	if need > cap(b.r.arena) && cap(b.r.arena) < maxArena {
+		b.r.arena = make([]byte, min(need+need/4, maxArena))
 	}
-	b.arena = b.arena[:cap(b.arena)]
+	arena := b.r.arena[:cap(b.r.arena)]
 	used := 0
 	for i := range rels {
 		fd := b.fds[i]
 		if fd < 0 {
 			continue
 		}
-		if size := int(b.size[i]); size >= 0 && used+size+1 <= len(b.arena) {
+		if size := int(b.size[i]); size >= 0 && used+size+1 <= len(arena) {
 			b.off[i], b.n[i] = used, -1
 			used += size + 1
 			s := b.r.sqe()
 			s.opcode = opRead
 			s.flags = sqeIOHardlink // the close comes after the read, however it ends
 			s.fd = fd
-			s.addr = uint64(uintptr(unsafe.Pointer(&b.arena[b.off[i]])))
+			s.addr = uint64(uintptr(unsafe.Pointer(&arena[b.off[i]])))
 			s.len = uint32(size + 1)
 			s.userData = uint64(i)
 		} else {
@@ -381,7 +382,7 @@ func (b *batchReader) read(root *os.File, rels []string, max int64) [][]byte {
 	for i := range rels {
 		// Read whole: as many bytes as the stat said, then the end.
 		if b.fds[i] >= 0 && b.size[i] >= 0 && int64(b.n[i]) == b.size[i] {
-			out[i] = b.arena[b.off[i] : b.off[i]+int(b.n[i]) : b.off[i]+int(b.n[i])]
+			out[i] = arena[b.off[i] : b.off[i]+int(b.n[i]) : b.off[i]+int(b.n[i])]
 		}
 	}
 	return out
