@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -140,12 +141,63 @@ func (c *Cache) plan(ws *workspace.Workspace, root, prefix, glob string, filter 
 		}
 	}
 	pl := &plan{root: fd, rootPath: ri.root}
-	if narrow { // room for the candidates
-		n := 0
-		for _, w := range cand {
-			n += bits.OnesCount64(w)
+	// The entries are sorted, the work in path order: on a large tree
+	// each worker plans a part, the parts joined in order.
+	parts := 1
+	if len(sorted) >= minPlanPart*2 {
+		parts = min(runtime.GOMAXPROCS(0), len(sorted)/minPlanPart)
+	}
+	results := make([]planPart, parts)
+	var wg sync.WaitGroup
+	for i := range parts {
+		part := &results[i]
+		entries := sorted[len(sorted)*i/parts : len(sorted)*(i+1)/parts]
+		if i == parts-1 {
+			part.plan(entries, sub, prefix, filter, narrow, cand, open)
+			break
 		}
-		pl.work = make([]planFile, 0, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			part.plan(entries, sub, prefix, filter, narrow, cand, open)
+		}()
+	}
+	wg.Wait()
+	for i := range results {
+		part := &results[i]
+		if pl.work == nil {
+			pl.work = part.work
+		} else {
+			pl.work = append(pl.work, part.work...)
+		}
+		pl.skipped += part.skipped
+		pl.tooLarge += part.tooLarge
+	}
+	c.skips.Add(pl.skipped)
+	c.indexed.Add(1)
+	return pl
+}
+
+// minPlanPart is the fewest entries a part of a plan has.
+const minPlanPart = 4096
+
+// planPart is the plan of some of the sorted entries.
+type planPart struct {
+	work              []planFile
+	skipped, tooLarge int64
+}
+
+// plan plans the entries es (sorted, consecutive): the files Run's filter
+// keeps, below sub, that may match (narrow: those in cand, by their ord)
+// or are open (open, by rel).
+func (p *planPart) plan(es []*entry, sub, prefix string, filter func(string, bool) workspace.Verdict, narrow bool, cand bitset, open map[string]bool) {
+	if narrow && len(es) > 0 { // room for the candidates
+		lo, hi := int(es[0].ord), int(es[len(es)-1].ord)+1
+		n := 0
+		for i := lo >> 6; i <= (hi-1)>>6; i++ {
+			n += bits.OnesCount64(cand[i])
+		}
+		p.work = make([]planFile, 0, n+len(open))
 	}
 	dirSkip := map[string]bool{}
 	// excluded reports whether Run's filter leaves out the directory d
@@ -169,7 +221,7 @@ func (c *Cache) plan(ws *workspace.Workspace, root, prefix, glob string, filter 
 	// The entries come in path order: a directory's files one after
 	// another, its verdict asked once for them.
 	lastDir, lastExcluded := "", false
-	for _, e := range sorted {
+	for _, e := range es {
 		rel := e.rel
 		if sub != "" {
 			if len(rel) <= len(sub) || rel[len(sub)] != '/' || rel[:len(sub)] != sub {
@@ -198,18 +250,15 @@ func (c *Cache) plan(ws *workspace.Workspace, root, prefix, glob string, filter 
 		}
 		switch {
 		case open[e.rel]:
-			pl.work = append(pl.work, planFile{rel: e.rel, out: prefix + rel, overlay: true})
+			p.work = append(p.work, planFile{rel: e.rel, out: prefix + rel, overlay: true})
 		case e.flags&fTooLarge != 0 && e.flags&fIgnored == 0:
-			pl.tooLarge++
+			p.tooLarge++
 		case !narrow || e.seg == nil || cand[e.ord>>6]&(1<<(e.ord&63)) != 0:
-			pl.work = append(pl.work, planFile{rel: e.rel, out: prefix + rel})
+			p.work = append(p.work, planFile{rel: e.rel, out: prefix + rel})
 		default:
-			pl.skipped++
+			p.skipped++
 		}
 	}
-	c.skips.Add(pl.skipped)
-	c.indexed.Add(1)
-	return pl
 }
 
 // rootFDLocked returns the open root dir (opened beneath the workspace's

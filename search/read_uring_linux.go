@@ -242,11 +242,11 @@ func (r *ring) run(f func(c uringCQE)) bool {
 type batchReader struct {
 	r    *ring
 	how  unix.OpenHow
-	fds   [batchFiles]int32
-	size  [batchFiles]int64
-	off   [batchFiles]int
-	n     [batchFiles]int32
-	out   [batchFiles][]byte
+	fds  [batchFiles]int32
+	size [batchFiles]int64
+	off  [batchFiles]int
+	n    [batchFiles]int32
+	out  [batchFiles][]byte
 }
 
 // newBatchReader returns a batchReader, nil where io_uring cannot be used.
