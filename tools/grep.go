@@ -229,6 +229,17 @@ func grepResult(res *search.Result, withContext bool, after, maxBytes int) *Resu
 		}
 		matches := make([]GrepMatch, 0, min(total, res.Limit))
 		full, inLast, end := false, false, 0
+		// A file's matches go into the list a run at a time
+		// (f.Matches[lo:hi], consecutive: they come in order), copied
+		// at once rather than one by one.
+		var lo, hi int
+		var cur *search.File
+		flush := func() {
+			if cur != nil {
+				matches = append(matches, cur.Matches[lo:hi]...)
+			}
+			cur = nil
+		}
 	files:
 		for fi, f := range res.Files {
 			if full {
@@ -241,7 +252,11 @@ func grepResult(res *search.Result, withContext bool, after, maxBytes int) *Resu
 				if l.Starts >= 0 {
 					inLast = !full
 					if !full {
-						matches = append(matches, f.Matches[l.Starts])
+						if cur != f || l.Starts != hi {
+							flush()
+							cur, lo, hi = f, l.Starts, l.Starts
+						}
+						hi++
 						n++
 					}
 				}
@@ -264,6 +279,7 @@ func grepResult(res *search.Result, withContext bool, after, maxBytes int) *Resu
 				b.WriteString("\n")
 			}
 		}
+		flush()
 		st["matches"] = matches
 	}
 	content := b.String()

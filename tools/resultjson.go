@@ -2,12 +2,14 @@ package tools
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/agentls/agentls/search"
 )
@@ -217,13 +219,32 @@ var jsonPlain = func() (t [256]bool) {
 	return t
 }()
 
+// plainWord reports whether the eight bytes of x are all plain
+// (jsonPlain), in whatever order they were loaded: none is a control
+// character, '"', '\\', '<', '>', '&' or above ASCII.
+func plainWord(x uint64) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	// zero has the high bit of some byte set when y has a zero byte.
+	zero := func(y uint64) uint64 { return (y - lo) &^ y & hi }
+	return (x-0x20*lo)&^x&hi|x&hi|
+		zero(x^'"'*lo)|zero(x^'\\'*lo)|zero(x^'<'*lo)|zero(x^'>'*lo)|zero(x^'&'*lo) == 0
+}
+
 // appendJSONString appends s quoted as json.Marshal quotes a string: HTML
 // characters (<, >, &), U+2028 and U+2029 escaped, invalid UTF-8 as
 // U+FFFD.
 func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
+	raw := unsafe.Slice(unsafe.StringData(s), len(s))
 	for i := 0; i < len(s); {
+		// Eight plain bytes at a time (most text is).
+		for i+8 <= len(s) && plainWord(binary.LittleEndian.Uint64(raw[i:])) {
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if jsonPlain[c] {
 			i++

@@ -120,3 +120,32 @@ func FuzzResultAppendJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestPlainWord holds plainWord to jsonPlain: every byte value at every
+// place of a word of plain bytes, and appendJSONString to json.Marshal on
+// strings with it at every place of a long run of plain text.
+func TestPlainWord(t *testing.T) {
+	for pos := range 8 {
+		for c := range 256 {
+			w := []byte("abcdefgh")
+			w[pos] = byte(c)
+			x := uint64(0)
+			for i := 7; i >= 0; i-- {
+				x = x<<8 | uint64(w[i])
+			}
+			if got, want := plainWord(x), bytes.IndexFunc(w, func(r rune) bool { return r >= 0x80 || !jsonPlain[r] }) < 0; got != want {
+				t.Errorf("plainWord(%q) = %v, want %v", w, got, want)
+			}
+		}
+	}
+	for c := range 256 {
+		for _, at := range []int{0, 1, 7, 8, 9, 15, 16, 23, 29, 30} {
+			b := []byte("0123456789abcdefghijklmnopqrstu")
+			b[at] = byte(c)
+			want, _ := json.Marshal(string(b))
+			if got := appendJSONString(nil, string(b)); !bytes.Equal(got, want) {
+				t.Errorf("appendJSONString(%q) = %s, want %s", b, got, want)
+			}
+		}
+	}
+}
