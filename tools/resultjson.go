@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,14 +113,7 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 			n += len(v[i].Path) + len(v[i].Text) + matchJSONExtra
 		}
 		b = slices.Grow(b, n)
-		b = append(b, '[')
-		for i := range v {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendMatch(b, &v[i])
-		}
-		return append(b, ']'), nil
+		return append(appendMatches(append(b, '['), v), ']'), nil
 	case []string:
 		if v == nil {
 			return append(b, "null"...), nil
@@ -180,6 +174,52 @@ func appendJSONMap[V any](b []byte, m map[string]V, value func([]byte, V) ([]byt
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// minMatchesPart is the fewest matches appendMatches encodes on a
+// goroutine of their own.
+const minMatchesPart = 4096
+
+// appendMatches appends the matches v separated by commas. Tens of
+// thousands of them (an output-heavy grep, megabytes) are encoded in
+// parts on the processors at once, each into a buffer of its own, then
+// appended in order.
+func appendMatches(b []byte, v []search.Match) []byte {
+	parts := min(runtime.GOMAXPROCS(0), len(v)/minMatchesPart)
+	if parts < 2 {
+		return appendMatchRun(b, v)
+	}
+	bufs := make([][]byte, parts)
+	var wg sync.WaitGroup
+	for i := 1; i < parts; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			part := v[len(v)*i/parts : len(v)*(i+1)/parts]
+			n := 0
+			for j := range part {
+				n += len(part[j].Path) + len(part[j].Text) + matchJSONExtra
+			}
+			bufs[i] = appendMatchRun(make([]byte, 0, n), part)
+		}()
+	}
+	b = appendMatchRun(b, v[:len(v)/parts])
+	wg.Wait()
+	for _, buf := range bufs[1:] {
+		b = append(append(b, ','), buf...)
+	}
+	return b
+}
+
+// appendMatchRun appends the matches v separated by commas.
+func appendMatchRun(b []byte, v []search.Match) []byte {
+	for i := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendMatch(b, &v[i])
+	}
+	return b
 }
 
 // matchJSONExtra is about the bytes of one match's JSON beside its path

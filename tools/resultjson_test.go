@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -18,6 +19,11 @@ func TestResultAppendJSON(t *testing.T) {
 	}
 	matches := []search.Match{{Path: "a/b.go", Line: 3, Column: 7, Text: "\treturn nil // <&> \u2028"}, {Path: "é.go", Line: 1, Column: 1, Text: "x\x00\x1f\x7f\xff"}}
 	marshaled, _ := json.Marshal(map[string]any{"matches": matches, "truncated": true})
+	// Enough matches to be encoded in parts (appendMatches).
+	var many []search.Match
+	for i := range 3*minMatchesPart + 7 {
+		many = append(many, search.Match{Path: fmt.Sprintf("d%d/f.go", i%13), Line: i, Column: i % 5, Text: matches[i%2].Text})
+	}
 	tests := []struct {
 		name string
 		res  Result
@@ -27,6 +33,7 @@ func TestResultAppendJSON(t *testing.T) {
 		{"grep", *Success("text", map[string]any{
 			"truncated": false, "matches": matches, "files_searched": int64(9), "skipped_binary": int64(0),
 		})},
+		{"grep many", *Success("text", map[string]any{"truncated": true, "matches": many})},
 		{"grep empty", *Success("No matches found.\n", map[string]any{"truncated": false, "matches": []GrepMatch{}})},
 		{"files and counts", *Success("", map[string]any{
 			"files": []string{"b", "a\"<"}, "counts": map[string]int{"z": 1, "a": 2, "<": 3}, "streamed": 4, "none": nil,
