@@ -33,7 +33,9 @@
 // (paths.sensitive) are never read, and Options.Cache never indexes them.
 // The cache's index is built with the same walk, under the same ignore,
 // size and sensitive rules; a search it answers reads each file beneath
-// the root's open directory without following any symlink (openat2), and
+// the root's open directory without following any symlink (openat2, in
+// batches through io_uring where the kernel has it: a file is read only
+// once its fstat says it is a regular file within the size limit), and
 // nothing it holds is ever a path outside the root.
 //
 // Concurrency: Run may be called from many goroutines at once, with or
@@ -51,5 +53,6 @@
 // persist.go), never follows a symlinked
 // directory, never runs an external program (ripgrep is only the reference
 // the tests compare with), never keeps file contents, and holds no state
-// between calls other than a Cache and a pool of read buffers.
+// between calls other than a Cache, a pool of read buffers and a few
+// io_uring instances with their buffers.
 package search
