@@ -196,17 +196,20 @@ func appendMatches(b []byte, v []search.Match) []byte {
 		go func() {
 			defer wg.Done()
 			part := v[len(v)*i/parts : len(v)*(i+1)/parts]
-			n := 0
-			for j := range part {
-				n += len(part[j].Path) + len(part[j].Text) + matchJSONExtra
+			var buf []byte
+			if bp, ok := encodeBufs.Get().(*[]byte); ok {
+				buf = (*bp)[:0]
 			}
-			bufs[i] = appendMatchRun(make([]byte, 0, n), part)
+			bufs[i] = appendMatchRun(buf, part)
 		}()
 	}
 	b = appendMatchRun(b, v[:len(v)/parts])
 	wg.Wait()
 	for _, buf := range bufs[1:] {
 		b = append(append(b, ','), buf...)
+		if cap(buf) <= 64<<20 {
+			encodeBufs.Put(&buf)
+		}
 	}
 	return b
 }
