@@ -220,66 +220,54 @@ func grepResult(res *search.Result, withContext bool, after, maxBytes int) *Resu
 		}
 		st["counts"] = counts
 	default:
-		// Once the list is full, the after-context of its last match
-		// still follows (its lines up to end, matching ones marked as
-		// matches but not counted, as ripgrep prints them).
 		total := 0
 		for _, f := range res.Files {
 			total += len(f.Matches)
 		}
+		// The list of matches and the text are made at once (an
+		// output-heavy search has tens of thousands of lines).
 		matches := make([]GrepMatch, 0, min(total, res.Limit))
-		full, inLast, end := false, false, 0
-		// A file's matches go into the list a run at a time
-		// (f.Matches[lo:hi], consecutive: they come in order), copied
-		// at once rather than one by one.
-		var lo, hi int
-		var cur *search.File
-		flush := func() {
-			if cur != nil {
-				matches = append(matches, cur.Matches[lo:hi]...)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			// A file's matches go into the list a run at a time
+			// (f.Matches[lo:hi], consecutive: they come in order),
+			// copied at once rather than one by one.
+			var lo, hi int
+			var cur *search.File
+			flush := func() {
+				if cur != nil {
+					matches = append(matches, cur.Matches[lo:hi]...)
+				}
 			}
-			cur = nil
-		}
-	files:
-		for fi, f := range res.Files {
-			if full {
-				break
+			contentLines(res, after, func(f *search.File, l *search.Line, _ bool, listed bool) {
+				if !listed {
+					return
+				}
+				if cur != f || l.Starts != hi {
+					flush()
+					cur, lo, hi = f, l.Starts, l.Starts
+				}
+				hi++
+			})
+			flush()
+		}()
+		contentLines(res, after, func(f *search.File, l *search.Line, first bool, _ bool) {
+			if withContext && (l.Gap || first) {
+				b.WriteString("--\n")
 			}
-			for li, l := range f.Lines {
-				if full && l.N > end && !(inLast && l.Match && l.Starts < 0) {
-					break files // (a kept match's own lines always show)
-				}
-				if l.Starts >= 0 {
-					inLast = !full
-					if !full {
-						if cur != f || l.Starts != hi {
-							flush()
-							cur, lo, hi = f, l.Starts, l.Starts
-						}
-						hi++
-						n++
-					}
-				}
-				if l.Match && inLast {
-					end = l.N + after
-				}
-				full = n == res.Limit
-				if withContext && (l.Gap || (li == 0 && fi > 0)) {
-					b.WriteString("--\n")
-				}
-				sep := "-"
-				if l.Match {
-					sep = ":"
-				}
-				b.WriteString(f.Path)
-				b.WriteString(sep)
-				b.WriteInt(l.N)
-				b.WriteString(sep)
-				b.WriteString(l.Text)
-				b.WriteString("\n")
+			sep := "-"
+			if l.Match {
+				sep = ":"
 			}
-		}
-		flush()
+			b.WriteString(f.Path)
+			b.WriteString(sep)
+			b.WriteInt(l.N)
+			b.WriteString(sep)
+			b.WriteString(l.Text)
+			b.WriteString("\n")
+		})
+		<-done
 		st["matches"] = matches
 	}
 	content := b.String()
@@ -287,6 +275,42 @@ func grepResult(res *search.Result, withContext bool, after, maxBytes int) *Resu
 		content = "No matches found.\n"
 	}
 	return Success(content+grepTruncated(res), st)
+}
+
+// contentLines calls fn with the lines of a Content result that grep
+// shows, in order: the lines of the first Limit matches and their
+// context; once the list is full, the after-context of its last match
+// still follows (its lines up to after lines past it, matching ones marked
+// as matches but not counted, as ripgrep prints them). first: the first
+// line of a file after the first file; listed: the line starts a match
+// that is in the list.
+func contentLines(res *search.Result, after int, fn func(f *search.File, l *search.Line, first, listed bool)) {
+	n := 0
+	full, inLast, end := false, false, 0
+	for fi, f := range res.Files {
+		if full {
+			return
+		}
+		for li := range f.Lines {
+			l := &f.Lines[li]
+			if full && l.N > end && !(inLast && l.Match && l.Starts < 0) {
+				return // (a kept match's own lines always show)
+			}
+			listed := false
+			if l.Starts >= 0 {
+				inLast = !full
+				if !full {
+					listed = true
+					n++
+				}
+			}
+			if l.Match && inLast {
+				end = l.N + after
+			}
+			full = n == res.Limit
+			fn(f, l, li == 0 && fi > 0, listed)
+		}
+	}
 }
 
 // cappedText builds grep's text, bounded by max bytes (none when max <= 0):
