@@ -108,11 +108,7 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 		}
 		// Room for them all at once: an output-heavy grep's tens of
 		// thousands would grow b by doubling, a garbage of twice its size.
-		n := 2
-		for i := range v {
-			n += len(v[i].Path) + len(v[i].Text) + matchJSONExtra
-		}
-		b = slices.Grow(b, n)
+		b = slices.Grow(b, 2+matchesJSONLen(v))
 		return append(appendMatches(append(b, '['), v), ']'), nil
 	case []string:
 		if v == nil {
@@ -200,7 +196,7 @@ func appendMatches(b []byte, v []search.Match) []byte {
 			if bp, ok := encodeBufs.Get().(*[]byte); ok {
 				buf = (*bp)[:0]
 			}
-			bufs[i] = appendMatchRun(buf, part)
+			bufs[i] = appendMatchRun(slices.Grow(buf, matchesJSONLen(part)), part)
 		}()
 	}
 	b = appendMatchRun(b, v[:len(v)/parts])
@@ -212,6 +208,16 @@ func appendMatches(b []byte, v []search.Match) []byte {
 		}
 	}
 	return b
+}
+
+// matchesJSONLen is about the bytes of the JSON of the matches v (at
+// least as many when their strings need no escapes).
+func matchesJSONLen(v []search.Match) int {
+	n := 0
+	for i := range v {
+		n += len(v[i].Path) + len(v[i].Text) + matchJSONExtra
+	}
+	return n
 }
 
 // appendMatchRun appends the matches v separated by commas.
