@@ -210,14 +210,16 @@ func appendMatches(b []byte, v []search.Match) []byte {
 	return b
 }
 
-// matchesJSONLen is about the bytes of the JSON of the matches v (at
-// least as many when their strings need no escapes).
+// matchesJSONLen is about the bytes of the JSON of the matches v: an
+// eighth more than without escapes, for the tabs that indent source
+// lines (each two bytes in JSON), so that the buffer seldom grows (by
+// doubling, a copy of it all) near its end.
 func matchesJSONLen(v []search.Match) int {
 	n := 0
 	for i := range v {
 		n += len(v[i].Path) + len(v[i].Text) + matchJSONExtra
 	}
-	return n
+	return n + n/8
 }
 
 // appendMatchRun appends the matches v separated by commas.
