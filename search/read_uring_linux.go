@@ -388,11 +388,23 @@ func (b *batchReader) read(root *os.File, rels []string, max int64) [][]byte {
 	return out
 }
 
+// failedRings keeps what a failed ring may still be using: the kernel can
+// go on reading a batch's paths and open_how and writing into its arena
+// after io_uring_enter failed, so none of it is freed, unmapped or reused
+// (at most a ring per worker, once: no search uses io_uring again).
+var failedRings struct {
+	mu   sync.Mutex
+	kept []any // the batchReader (its open_how) and its ring (paths, arena)
+}
+
 // fail drops a ring that failed (io_uring_enter refused to run it): the
 // files of the batch and of those after it are read one by one, and no
-// search uses io_uring again.
+// search uses io_uring again. The ring and its buffers are kept, never
+// closed (failedRings).
 func (b *batchReader) fail() {
 	rings.off.Store(true)
-	b.r.close()
+	failedRings.mu.Lock()
+	failedRings.kept = append(failedRings.kept, b, b.r)
+	failedRings.mu.Unlock()
 	b.r = nil
 }
