@@ -1,17 +1,16 @@
 package cli
 
 import (
-	"bufio"
 	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strconv"
-	"strings"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/agentls/agentls/internal/hugepages"
+	"github.com/agentls/agentls/internal/testenv"
 )
 
 // TestOneShotHeap: after oneShotHeap, a mapping of the process (the heap's
@@ -51,28 +50,13 @@ func TestOneShotHeap(t *testing.T) {
 			t.Errorf("memory limit %d after a collection, want none", got)
 		}
 	}
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		t.Skip(err)
-	}
-	defer f.Close()
-	var size int64 // of the current mapping, in KiB
-	advised := int64(0)
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "Size:"):
-			size, _ = strconv.ParseInt(strings.Fields(line)[1], 10, 64)
-		case strings.HasPrefix(line, "VmFlags:"):
-			for _, fl := range strings.Fields(line)[1:] {
-				if fl == "hg" {
-					advised = max(advised, size)
-				}
-			}
+	advised := uintptr(0) // the largest mapping advised huge pages
+	for _, m := range testenv.Mappings(t) {
+		if slices.Contains(m.Flags, "hg") {
+			advised = max(advised, m.Hi-m.Lo)
 		}
 	}
-	if advised < 2<<10 {
-		t.Errorf("no mapping of 2 MiB or more advised huge pages (largest: %d KiB)", advised)
+	if advised < 2<<20 {
+		t.Errorf("no mapping of 2 MiB or more advised huge pages (largest: %d KiB)", advised>>10)
 	}
 }

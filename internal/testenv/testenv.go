@@ -2,9 +2,10 @@
 // share: a tree of files, a runtime directory of the test's own, a
 // listener's accept loop, git isolated from the configuration of the
 // person running the tests, a real repository, the CPU time the test
-// process used, the processes still alive, a value's JSON (MarshalJSON),
-// and an environment of the tests' own (Main). Only tests, and lsp/lsptest that only tests import,
-// import it.
+// process used, the processes still alive, the process's own memory
+// mappings (Mappings), a value's JSON (MarshalJSON), and an environment
+// of the tests' own (Main). Only tests, and lsp/lsptest that only tests
+// import, import it.
 //
 // Every helper that can fail takes a testing.TB and fails the test; none
 // asserts anything about the code under test.
