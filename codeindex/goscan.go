@@ -13,7 +13,6 @@ package codeindex
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"slices"
 	"strconv"
@@ -150,7 +149,8 @@ func (g *goScanner) lex() bool {
 	if len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF {
 		start = 3 // a byte order mark at the start is skipped
 	}
-	if !isASCII(src[start:]) && (!utf8.Valid(src) || bytes.Contains(src[start:], []byte("\uFEFF"))) {
+	// (utf8.Valid passes over ASCII eight bytes at a time)
+	if !utf8.Valid(src) || bytes.Contains(src[start:], []byte("\uFEFF")) {
 		return false
 	}
 	g.toks, g.blocks = g.toks[:0], g.blocks[:0]
@@ -279,23 +279,6 @@ func (g *goScanner) lex() bool {
 			semi = k == ')' || k == ']' || k == '}' || k == tOther && n == 2 && (src[s] == '+' || src[s] == '-') && src[s+1] == src[s]
 		}
 	}
-}
-
-// isASCII reports whether b has only ASCII bytes (eight at a time: most
-// source files do, and every byte of them is looked at).
-func isASCII(b []byte) bool {
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		if binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 != 0 {
-			return false
-		}
-	}
-	for ; i < len(b); i++ {
-		if b[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' }

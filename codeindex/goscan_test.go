@@ -173,21 +173,3 @@ func TestGoScanCases(t *testing.T) {
 		}
 	}
 }
-
-// TestIsASCII checks isASCII at every position of a non-ASCII byte
-// (within a word of eight and in the tail), and on ASCII of every length.
-func TestIsASCII(t *testing.T) {
-	for n := range 20 {
-		b := bytes.Repeat([]byte("a"), n)
-		if !isASCII(b) {
-			t.Errorf("isASCII(%q) = false", b)
-		}
-		for i := range n {
-			c := bytes.Clone(b)
-			c[i] = 0x80
-			if isASCII(c) {
-				t.Errorf("isASCII(%q) = true", c)
-			}
-		}
-	}
-}
