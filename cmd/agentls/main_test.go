@@ -452,16 +452,35 @@ func (c *rawClient) frame() ([]byte, error) {
 
 var toolCallParams = []byte(`{"name":"get_current_directory","arguments":{}}`)
 
-// call makes one tool/call and checks that it succeeded.
+// call makes one tool/call of a trivial tool and checks that it succeeded.
 func (c *rawClient) call() error {
-	res, err := c.request("tool/call", toolCallParams)
-	if err != nil {
-		return err
+	_, err := c.toolCall(toolCallParams)
+	return err
+}
+
+// toolCall makes one tool/call and returns its answer's frame once it is
+// read whole, checked but not decoded, as a pipe's reader takes ripgrep's
+// output: the answer's id (which the server writes last) must be the
+// request's, and its status (which comes after callId and tool, before
+// any content) success. The server's notifications (tool/event) are
+// skipped.
+func (c *rawClient) toolCall(params []byte) ([]byte, error) {
+	c.id++
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tool/call","params":%s}`, c.id, params))
+	tail := []byte(fmt.Sprintf(`,"id":%d}`, c.id))
+	for {
+		body, err := c.frame()
+		if err != nil {
+			return nil, err
+		}
+		if bytes.HasPrefix(body, []byte(`{"jsonrpc":"2.0","method":`)) {
+			continue
+		}
+		if !bytes.HasSuffix(body, tail) || !bytes.Contains(body[:min(len(body), 256)], []byte(`"status":"success"`)) {
+			return nil, fmt.Errorf("tool/call #%d: %.2000s", c.id, body)
+		}
+		return body, nil
 	}
-	if !bytes.Contains(res, []byte(`"status":"success"`)) {
-		return fmt.Errorf("tool/call: %s", res)
-	}
-	return nil
 }
 
 // TestToolsCommandCustom: `agentls tools` lists what tool/list lists for

@@ -27,13 +27,20 @@ import (
 // bench) prints as one Markdown table, tree by tree:
 //
 //   - for each query of the benchmark set, ripgrep (`rg ARGS` in the tree,
-//     stdout read through a pipe) beside agentls two ways: "server", grep
-//     through tool/call to the real binary over stdio, warm (the index
-//     built, one warm-up call) but with its result cache off, so that
-//     every call is searched (through the index) as a new query is, and "call", the one-shot `agentls call grep
-//     ARGS` (a process of its own, no server). The three run interleaved,
-//     query by query, and each figure is the median of the runs; the
-//     ratios are of those medians, measured side by side.
+//     stdout read through a pipe) beside agentls three ways:
+//     "server", grep through tool/call to the real binary over stdio,
+//     warm (the index built, one warm-up call) but with its result cache
+//     off, so that every call is searched (through the index) as a new
+//     query is, timed from bare frames: the request written, the answer
+//     read whole and checked (rawClient.toolCall), not decoded, as
+//     ripgrep's output is read and not parsed; "jsonrpc2 client", the
+//     same call to a second server from the tests' go.lsp.dev/jsonrpc2
+//     client, which decodes the answer (twice: the envelope, then the
+//     result), shown so that a client's own cost is in sight; and
+//     "call", the one-shot `agentls call grep ARGS` (a process of its
+//     own, no server). They run interleaved, query by query, and each
+//     figure is the median of the runs; the ratios are of those medians,
+//     measured side by side.
 //   - the tool/call round trip (p50) of a trivial tool through the binary,
 //     from bare frames and from the tests' jsonrpc2 client;
 //   - the index builds the server reports with $/progress (begin → end);
@@ -75,8 +82,8 @@ func BenchmarkScale(b *testing.B) {
 	}
 	for b.Loop() {
 		fmt.Printf("\nagentls vs ripgrep, median of %d interleaved runs (%s, GOMAXPROCS %d)\n\n", runs, runtime.Version(), runtime.GOMAXPROCS(0))
-		fmt.Println("| tree | query | rg ms | server ms | server/rg | call ms | call/rg |")
-		fmt.Println("|---|---|--:|--:|--:|--:|--:|")
+		fmt.Println("| tree | query | rg ms | server ms | server/rg | jsonrpc2 client ms | call ms | call/rg |")
+		fmt.Println("|---|---|--:|--:|--:|--:|--:|--:|")
 		for _, tree := range trees {
 			benchTree(b, bin, tree, qs, runs)
 		}
@@ -172,6 +179,11 @@ func benchTree(b *testing.B, bin, tree string, qs []search.Query, runs int) {
 	}
 	close(stop)
 	built := rss(p.Cmd.Process.Pid, "VmRSS:")
+	// The server timed from bare frames: a second one on the same tree,
+	// once it is idle (its index is loaded from the on-disk copy the
+	// first one wrote).
+	raw := rawServer(b, bin, tree, benchConfig)
+	waitIdle(raw.pid, 10*time.Minute)
 
 	runProc := func(name string, args ...string) time.Duration {
 		cmd := exec.Command(name, args...)
@@ -185,10 +197,16 @@ func benchTree(b *testing.B, bin, tree string, qs []search.Query, runs int) {
 		return d
 	}
 	for _, q := range qs {
-		var rg, server, call []time.Duration
+		var rg, server, client, call []time.Duration
+		params := []byte(fmt.Sprintf(`{"name":"grep","arguments":%s}`, q.Args))
 		for i := 0; i <= runs; i++ {
 			r := runProc("rg", q.Rg...)
 			start := time.Now()
+			if _, err := raw.toolCall(params); err != nil {
+				b.Fatalf("%s on %s: %v", q.Name, tree, err)
+			}
+			s := time.Since(start)
+			start = time.Now()
 			var res struct {
 				Status  string `json:"status"`
 				Content json.RawMessage
@@ -196,23 +214,22 @@ func benchTree(b *testing.B, bin, tree string, qs []search.Query, runs int) {
 			if err := p.Call(ctx, "tool/call", map[string]any{"name": "grep", "arguments": json.RawMessage(q.Args)}, &res); err != nil || res.Status != "success" {
 				b.Fatalf("%s on %s: %v %s", q.Name, tree, err, res.Content)
 			}
-			s := time.Since(start)
+			j := time.Since(start)
 			c := runProc(bin, "call", "grep", q.Args, "--root", ".", "--approve", "no")
 			if i > 0 { // the first run warms the caches
-				rg, server, call = append(rg, r), append(server, s), append(call, c)
+				rg, server, client, call = append(rg, r), append(server, s), append(client, j), append(call, c)
 			}
 		}
-		mr, ms, mc := medianMs(rg), medianMs(server), medianMs(call)
-		fmt.Printf("| %s | %s | %.1f | %.1f | %.2fx | %.1f | %.2fx |\n", label, q.Name, mr, ms, ms/mr, mc, mc/mr)
+		mr, ms, mj, mc := medianMs(rg), medianMs(server), medianMs(client), medianMs(call)
+		fmt.Printf("| %s | %s | %.1f | %.1f | %.2fx | %.1f | %.1f | %.2fx |\n", label, q.Name, mr, ms, ms/mr, mj, mc, mc/mr)
+		b.ReportMetric(ms/mr, "server/rg:"+filepath.Base(tree)+":"+q.Name)
 		b.ReportMetric(mc/mr, "call/rg:"+filepath.Base(tree)+":"+q.Name)
 	}
 
 	// The round trip of a trivial tool, from two clients: the tests'
 	// go.lsp.dev/jsonrpc2 client, whose own work per call (goroutines,
 	// decoding into maps) is most of what it measures, and bare frames
-	// written and read back, decoding only the answer, from a second
-	// server on the same tree (once it is idle: its index is loaded from
-	// the on-disk copy the first one wrote).
+	// written and read back.
 	var rt, bare []time.Duration
 	for i := 0; i < 250; i++ {
 		start := time.Now()
@@ -223,8 +240,6 @@ func benchTree(b *testing.B, bin, tree string, qs []search.Query, runs int) {
 			rt = append(rt, time.Since(start))
 		}
 	}
-	raw := rawServer(b, bin, tree, benchConfig)
-	waitIdle(raw.pid, 10*time.Minute)
 	for i := 0; i < 550; i++ {
 		start := time.Now()
 		if err := raw.call(); err != nil {
