@@ -147,8 +147,9 @@ type rootIndex struct {
 	// stamps their stat (inputStamp) taken before the build read them.
 	inputs []string
 	stamps []workspace.Stamp
-	sorted []*entry // files in ComparePaths order; nil: to sort
-	max    int64    // the size cap it was built under
+	sorted []*entry    // files in ComparePaths order; nil: to sort
+	views  []keyedView // of sorted, most recently used first (indexed.go)
+	max    int64       // the size cap it was built under
 	sens   *sensitive
 	bytes  int64 // the segments' memory
 	dead   int   // files replaced or removed since built

@@ -292,6 +292,6 @@ func (ri *rootIndex) sortLocked() []*entry {
 	for i, e := range s {
 		e.ord = int32(i)
 	}
-	ri.sorted = s
+	ri.sorted, ri.views = s, nil
 	return s
 }

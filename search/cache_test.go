@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -259,6 +260,14 @@ func testCacheInvalidation(t *testing.T, noWatch bool) {
 		{"notified", func() error {
 			put(t, root, "d1/f1.go", "package d\n// xyzzy\nfunc F11() {}\n", old)
 			cache.Changed(abs("d1/f1.go"))
+			return nil
+		}},
+		// The config says another file is sensitive: the searches
+		// leave it out, though the tree did not change.
+		{"sensitive", func() error {
+			cfg := *ws.Config()
+			cfg.Paths.Sensitive = append(slices.Clone(cfg.Paths.Sensitive), "**/f1.go")
+			ws.SetConfig(&cfg)
 			return nil
 		}},
 		{"reset", func() error {

@@ -515,6 +515,18 @@ func (b bitset) empty() bool {
 	return true
 }
 
+// has reports whether i is in the set.
+func (b bitset) has(i int32) bool { return b[i>>6]&(1<<(i&63)) != 0 }
+
+// count returns how many numbers are in the set.
+func (b bitset) count() int {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
 // each calls f with every number in the set.
 func (b bitset) each(f func(int)) {
 	for i, w := range b {

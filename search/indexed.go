@@ -3,7 +3,6 @@ package search
 import (
 	"context"
 	"errors"
-	"math/bits"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -49,7 +48,7 @@ func keepsIgnored(glob string) bool {
 // plan returns what a search of the directory root (prefix: the result
 // paths' prefix; filter: Run's) reads, or nil when the index cannot answer
 // it exactly (cache.go says when).
-func (c *Cache) plan(ws *workspace.Workspace, root, prefix, glob string, filter func(string, bool) workspace.Verdict, m *matcher, overlays map[string]bool) *plan {
+func (c *Cache) plan(ws *workspace.Workspace, root, prefix, glob string, filter func(string, bool) workspace.Verdict, filterKey string, m *matcher, overlays map[string]bool) *plan {
 	if c == nil || c.closed.Load() {
 		return nil
 	}
@@ -122,10 +121,12 @@ func (c *Cache) plan(ws *workspace.Workspace, root, prefix, glob string, filter 
 		return nil
 	}
 	sorted := ri.sortLocked()
+	v := ri.viewLocked(filterKey+"\x00"+sub, func() *view { return newView(sorted, sub, filter) })
 	lits, narrow := litTrigrams(m)
-	var cand bitset
+	want := make(bitset, len(v.keep))
+	copy(want, v.keep)
 	if narrow {
-		cand = newBitset(len(sorted))
+		cand := newBitset(len(sorted))
 		for _, s := range ri.segs {
 			s.candidates(lits, func(e *entry) {
 				if !e.dead && e.seg == s {
@@ -133,95 +134,147 @@ func (c *Cache) plan(ws *workspace.Workspace, root, prefix, glob string, filter 
 				}
 			})
 		}
+		for i := range want {
+			want[i] &= cand[i] | v.always[i]
+		}
 	}
-	open := map[string]bool{}
+	// An open document is searched (in its buffer) whatever the index
+	// says of it, even over the size cap.
+	var open map[int32]bool
+	openBig := 0
 	for p := range overlays {
-		if rel, ok := workspace.Within(ri.root, p); ok {
-			open[filepath.ToSlash(rel)] = true
+		rel, ok := workspace.Within(ri.root, p)
+		if !ok {
+			continue
 		}
-	}
-	pl := &plan{root: fd, rootPath: ri.root}
-	// The entries are sorted, the work in path order: on a large tree
-	// each worker plans a part, the parts joined in order.
-	parts := 1
-	if len(sorted) >= minPlanPart*2 {
-		parts = min(runtime.GOMAXPROCS(0), len(sorted)/minPlanPart)
-	}
-	results := make([]planPart, parts)
-	var wg sync.WaitGroup
-	for i := range parts {
-		part := &results[i]
-		entries := sorted[len(sorted)*i/parts : len(sorted)*(i+1)/parts]
-		if i == parts-1 {
-			part.plan(entries, sub, prefix, filter, narrow, cand, open)
-			break
+		e := ri.files[filepath.ToSlash(rel)]
+		if e == nil || !v.keep.has(e.ord) && !v.big.has(e.ord) {
+			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			part.plan(entries, sub, prefix, filter, narrow, cand, open)
-		}()
-	}
-	wg.Wait()
-	for i := range results {
-		part := &results[i]
-		if pl.work == nil {
-			pl.work = part.work
-		} else {
-			pl.work = append(pl.work, part.work...)
+		if open == nil {
+			open = map[int32]bool{}
 		}
-		pl.skipped += part.skipped
-		pl.tooLarge += part.tooLarge
+		open[e.ord] = true
+		if v.big.has(e.ord) {
+			openBig++
+		}
+		want[e.ord>>6] |= 1 << (e.ord & 63)
 	}
+	pl := &plan{root: fd, rootPath: ri.root, work: make([]planFile, 0, want.count())}
+	want.each(func(i int) {
+		e := sorted[i]
+		out := e.rel
+		if sub != "" {
+			out = out[len(sub)+1:]
+		}
+		pl.work = append(pl.work, planFile{rel: e.rel, out: prefix + out, overlay: open[int32(i)]})
+	})
+	pl.skipped = int64(v.nKeep - (len(pl.work) - openBig))
+	pl.tooLarge = int64(v.nBig - openBig)
 	c.skips.Add(pl.skipped)
 	c.indexed.Add(1)
 	return pl
 }
 
-// minPlanPart is the fewest entries a part of a plan has.
-const minPlanPart = 4096
-
-// planPart is the plan of some of the sorted entries.
-type planPart struct {
-	work              []planFile
-	skipped, tooLarge int64
+// A view is what a search's filter keeps of a root's sorted entries, by
+// their ord: worked out once for a filter (its key) and kept until the
+// entries change (sortLocked sorts them again), so that a query plans its
+// candidates rather than every file of the tree.
+type view struct {
+	keep   bitset // kept: read when they may match
+	big    bitset // kept but over the size cap when indexed: counted, not read
+	always bitset // kept, without trigrams (no segment): always read
+	nKeep  int
+	nBig   int
 }
 
-// plan plans the entries es (sorted, consecutive): the files Run's filter
-// keeps, below sub, that may match (narrow: those in cand, by their ord)
-// or are open (open, by rel).
-func (p *planPart) plan(es []*entry, sub, prefix string, filter func(string, bool) workspace.Verdict, narrow bool, cand bitset, open map[string]bool) {
-	if narrow && len(es) > 0 { // room for the candidates
-		lo, hi := int(es[0].ord), int(es[len(es)-1].ord)+1
-		n := 0
-		for i := lo >> 6; i <= (hi-1)>>6; i++ {
-			n += bits.OnesCount64(cand[i])
+// maxViews is the most views a root keeps; the least recently used goes.
+const maxViews = 8
+
+// viewLocked returns the view of key, made by mk when ri has none.
+func (ri *rootIndex) viewLocked(key string, mk func() *view) *view {
+	for i, kv := range ri.views {
+		if kv.key == key {
+			copy(ri.views[1:i+1], ri.views[:i])
+			ri.views[0] = kv
+			return kv.v
 		}
-		p.work = make([]planFile, 0, n+len(open))
 	}
+	v := mk()
+	if len(ri.views) == maxViews {
+		ri.views = ri.views[:maxViews-1]
+	}
+	ri.views = append([]keyedView{{key, v}}, ri.views...)
+	return v
+}
+
+type keyedView struct {
+	key string
+	v   *view
+}
+
+// minViewPart is the fewest entries a worker of newView takes (a
+// multiple of 64: the workers set bits of their own words).
+const minViewPart = 4096
+
+// newView works out the view of the sorted entries es below sub (relative
+// to the root) that filter (Run's, relative to sub) keeps, the work
+// shared by the workers in parts.
+func newView(es []*entry, sub string, filter func(string, bool) workspace.Verdict) *view {
+	v := &view{keep: newBitset(len(es)), big: newBitset(len(es)), always: newBitset(len(es))}
+	parts := 1
+	if len(es) >= minViewPart*2 {
+		parts = min(runtime.GOMAXPROCS(0), len(es)/minViewPart)
+	}
+	per := (len(es)/parts + 63) &^ 63
+	counts := make([][2]int, parts)
+	var wg sync.WaitGroup
+	for i := range parts {
+		lo, hi := min(i*per, len(es)), min((i+1)*per, len(es))
+		if i == parts-1 {
+			hi = len(es)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			counts[i][0], counts[i][1] = v.fill(es, lo, hi, sub, filter)
+		}()
+	}
+	wg.Wait()
+	for _, c := range counts {
+		v.nKeep += c[0]
+		v.nBig += c[1]
+	}
+	return v
+}
+
+// fill sets the bits of the entries es[lo:hi] (in path order) and returns
+// how many it kept and how many of those are too large.
+func (v *view) fill(es []*entry, lo, hi int, sub string, filter func(string, bool) workspace.Verdict) (nKeep, nBig int) {
 	dirSkip := map[string]bool{}
 	// excluded reports whether Run's filter leaves out the directory d
-	// (relative to root) or one above it.
+	// (relative to sub) or one above it.
 	var excluded func(d string) bool
 	excluded = func(d string) bool {
 		if d == "" {
 			return false
 		}
-		if v, ok := dirSkip[d]; ok {
-			return v
+		if skip, ok := dirSkip[d]; ok {
+			return skip
 		}
 		parent := ""
 		if i := strings.LastIndexByte(d, '/'); i >= 0 {
 			parent = d[:i]
 		}
-		v := excluded(parent) || filter(d, true)&workspace.Skip != 0
-		dirSkip[d] = v
-		return v
+		skip := excluded(parent) || filter(d, true)&workspace.Skip != 0
+		dirSkip[d] = skip
+		return skip
 	}
 	// The entries come in path order: a directory's files one after
 	// another, its verdict asked once for them.
 	lastDir, lastExcluded := "", false
-	for _, e := range es {
+	for i := lo; i < hi; i++ {
+		e := es[i]
 		rel := e.rel
 		if sub != "" {
 			if len(rel) <= len(sub) || rel[len(sub)] != '/' || rel[:len(sub)] != sub {
@@ -229,7 +282,7 @@ func (p *planPart) plan(es []*entry, sub, prefix string, filter func(string, boo
 			}
 			rel = rel[len(sub)+1:]
 		}
-		var v workspace.Verdict
+		var verdict workspace.Verdict
 		if filter != nil {
 			dir := ""
 			if i := strings.LastIndexByte(rel, '/'); i >= 0 {
@@ -241,24 +294,27 @@ func (p *planPart) plan(es []*entry, sub, prefix string, filter func(string, boo
 			if lastExcluded {
 				continue
 			}
-			if v = filter(rel, false); v&workspace.Skip != 0 {
+			if verdict = filter(rel, false); verdict&workspace.Skip != 0 {
 				continue
 			}
 		}
-		if e.flags&fHidden != 0 && v&workspace.KeepHidden == 0 || e.flags&fIgnored != 0 && v&workspace.KeepIgnored == 0 {
+		if e.flags&fHidden != 0 && verdict&workspace.KeepHidden == 0 || e.flags&fIgnored != 0 && verdict&workspace.KeepIgnored == 0 {
 			continue
 		}
+		bit := uint64(1) << (i & 63)
 		switch {
-		case open[e.rel]:
-			p.work = append(p.work, planFile{rel: e.rel, out: prefix + rel, overlay: true})
 		case e.flags&fTooLarge != 0 && e.flags&fIgnored == 0:
-			p.tooLarge++
-		case !narrow || e.seg == nil || cand[e.ord>>6]&(1<<(e.ord&63)) != 0:
-			p.work = append(p.work, planFile{rel: e.rel, out: prefix + rel})
+			v.big[i>>6] |= bit
+			nBig++
 		default:
-			p.skipped++
+			v.keep[i>>6] |= bit
+			nKeep++
+			if e.seg == nil {
+				v.always[i>>6] |= bit
+			}
 		}
 	}
+	return nKeep, nBig
 }
 
 // rootFDLocked returns the open root dir (opened beneath the workspace's

@@ -160,6 +160,9 @@ func Run(ctx context.Context, ws *workspace.Workspace, p Pattern, o Options) (*R
 	if err != nil {
 		return nil, err
 	}
+	// filterKey names filter's verdicts for the index's views (indexed.go):
+	// all that filter is made of.
+	filterKey := fmt.Sprintf("%q %q %q", o.Glob, o.Type, prefix)
 	// Files the config calls sensitive are never read. The globs are
 	// relative to a root: with several roots the result paths' prefix has
 	// the root's name, so the path without it is checked too.
@@ -171,6 +174,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, p Pattern, o Options) (*R
 				rootPrefix = rr + "/"
 			}
 		}
+		filterKey += fmt.Sprintf(" %q %q", rootPrefix, cfg.Paths.Sensitive)
 		filter = func(rel string, isDir bool) workspace.Verdict {
 			if sens.match(prefix+rel, isDir) || rootPrefix != prefix && sens.match(rootPrefix+rel, isDir) {
 				return workspace.Skip
@@ -198,7 +202,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, p Pattern, o Options) (*R
 		o.Cache.ensure(ws)
 	}
 	if fi.IsDir() && !o.IncludeIgnored {
-		if pl := o.Cache.plan(ws, root, prefix, o.Glob, filter, m, overlays); pl != nil {
+		if pl := o.Cache.plan(ws, root, prefix, o.Glob, filter, filterKey, m, overlays); pl != nil {
 			if err := s.runPlan(ctx, ws, pl, maxBytes); err != nil {
 				return nil, err
 			}

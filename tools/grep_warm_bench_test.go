@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,8 +19,15 @@ import (
 // output-heavy query (about 10,000 matching lines) and a few others:
 //
 //	go test ./tools -run '^$' -bench GrepWarm -cpuprofile cpu.out -memprofile mem.out
+//
+// AGENTLS_BENCH_TREES names another tree (the first of its list), such as
+// scripts/monorepo-tree.sh's.
 func BenchmarkGrepWarm(b *testing.B) {
-	ws, err := workspace.New(testenv.GoSrc(b))
+	tree := testenv.GoSrc(b)
+	if s := os.Getenv("AGENTLS_BENCH_TREES"); s != "" {
+		tree = filepath.SplitList(s)[0]
+	}
+	ws, err := workspace.New(tree)
 	if err != nil {
 		b.Fatal(err)
 	}
