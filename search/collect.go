@@ -48,6 +48,18 @@ type File struct {
 	// lines and the context lines, in order.
 	Matches []Match
 	Lines   []Line
+	// seq is the file's place in the index's plan, from 1, which is path
+	// order (0: found by a walk): results are ordered by it rather than
+	// by comparing paths.
+	seq int
+}
+
+// after reports whether a sorts after b in a result.
+func (a *File) after(b *File) bool {
+	if a.seq != 0 && b.seq != 0 {
+		return a.seq > b.seq
+	}
+	return workspace.ComparePaths(a.Path, b.Path) > 0
 }
 
 // Line is one line of a Content result: a matching line or a context line.
@@ -75,8 +87,9 @@ type state struct {
 	searched, binary, unreadable, tooLarge atomic.Int64
 
 	mu        sync.Mutex
-	kept      fileHeap // the files that may be in the result, largest path on top
-	units     int      // the result units (lines, files or counts) in kept
+	kept      fileHeap // the files that may be in the result; a heap, largest path on top, once heaped
+	heaped    bool
+	units     int // the result units (lines, files or counts) in kept
 	truncated bool
 	// anyTruncated mirrors truncated for the lock-free fast path of skip.
 	anyTruncated atomic.Bool
@@ -128,12 +141,22 @@ func (s *state) skip(path string) bool {
 func (s *state) add(r *File) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.truncated && len(s.kept) > 0 && workspace.ComparePaths(r.Path, s.kept[0].Path) > 0 {
+	if s.truncated && len(s.kept) > 0 && r.after(s.kept[0]) {
 		return
 	}
-	heap.Push(&s.kept, r)
 	s.units += r.units(s.mode)
-	for len(s.kept) > 0 {
+	if s.heaped {
+		heap.Push(&s.kept, r)
+	} else {
+		// Nothing is dropped before the limit is reached: until then
+		// kept is a list, made a heap once it is.
+		s.kept = append(s.kept, r)
+		if s.units >= s.limit {
+			heap.Init(&s.kept)
+			s.heaped = true
+		}
+	}
+	for s.heaped && len(s.kept) > 0 {
 		top := s.kept[0]
 		if s.units-top.units(s.mode) < s.limit {
 			break
@@ -389,19 +412,17 @@ func (s *state) result() *Result {
 		return r
 	}
 	r.Files = []*File(s.kept)
-	sort.Slice(r.Files, func(i, j int) bool { return workspace.ComparePaths(r.Files[i].Path, r.Files[j].Path) < 0 })
+	sort.Slice(r.Files, func(i, j int) bool { return r.Files[j].after(r.Files[i]) })
 	return r
 }
 
 // fileHeap is a max-heap of file results by path.
 type fileHeap []*File
 
-func (h fileHeap) Len() int { return len(h) }
-func (h fileHeap) Less(i, j int) bool {
-	return workspace.ComparePaths(h[i].Path, h[j].Path) > 0
-}
-func (h fileHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *fileHeap) Push(x any)   { *h = append(*h, x.(*File)) }
+func (h fileHeap) Len() int           { return len(h) }
+func (h fileHeap) Less(i, j int) bool { return h[i].after(h[j]) }
+func (h fileHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *fileHeap) Push(x any)        { *h = append(*h, x.(*File)) }
 func (h *fileHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]

@@ -346,6 +346,7 @@ func (s *state) runPlan(ctx context.Context, ws *workspace.Workspace, pl *plan, 
 			br := newBatchReader()
 			defer br.release()
 			var batch [batchFiles]*planFile
+			var seqs [batchFiles]int
 			var rels [batchFiles]string
 			for ctx.Err() == nil {
 				lo := int(next.Add(batchFiles)) - batchFiles
@@ -357,6 +358,7 @@ func (s *state) runPlan(ctx context.Context, ws *workspace.Workspace, pl *plan, 
 				files, disk := batch[:0], rels[:0]
 				for i := lo; i < min(lo+batchFiles, len(pl.work)); i++ {
 					if f := &pl.work[i]; !s.skip(f.out) {
+						seqs[len(files)] = i + 1
 						files = append(files, f)
 						if !f.overlay && br != nil {
 							disk = append(disk, f.rel)
@@ -367,7 +369,7 @@ func (s *state) runPlan(ctx context.Context, ws *workspace.Workspace, pl *plan, 
 				if len(disk) > 1 {
 					read = br.read(pl.root, disk, max)
 				}
-				for _, f := range files {
+				for k, f := range files {
 					var data []byte
 					if f.overlay {
 						if d, ok := ws.Overlays.Get(filepath.Join(pl.rootPath, filepath.FromSlash(f.rel))); ok {
@@ -391,6 +393,7 @@ func (s *state) runPlan(ctx context.Context, ws *workspace.Workspace, pl *plan, 
 					}
 					s.searched.Add(1)
 					if r := s.searchFile(s.matchers[w], data, f.out); r != nil {
+						r.seq = seqs[k]
 						s.add(r)
 					}
 				}
