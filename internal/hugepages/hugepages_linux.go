@@ -122,9 +122,13 @@ func mark(marked map[span]bool, stop, done chan struct{}) {
 // span is a mapping's address range.
 type span struct{ lo, hi uintptr }
 
+// advise calls madvise on s. The range is passed as numbers, as the
+// kernel takes it: it is memory the runtime mapped, not a Go object, so
+// it is never made a Go pointer (which the checkptr instrumentation of
+// -race and -d=checkptr rightly refuses).
 func advise(s span, advice int) bool {
-	b := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(nil), s.lo)), s.hi-s.lo)
-	return syscall.Madvise(b, advice) == nil
+	_, _, errno := syscall.Syscall(syscall.SYS_MADVISE, s.lo, s.hi-s.lo, uintptr(advice))
+	return errno == 0
 }
 
 // heapMappings returns the writable anonymous mappings of the Go heap's
