@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -69,12 +70,19 @@ func server(t *testing.T, args ...string) (addr, tokenFile string, stderr func()
 			t.Fatalf("no address printed: %s", all.String())
 		}
 	}
+	var mu sync.Mutex // all, from here on written by the drain below
 	go func() {
 		for l := range lines {
+			mu.Lock()
 			all.WriteString(l + "\n") // drained so the server never blocks on stderr
+			mu.Unlock()
 		}
 	}()
-	return addr, tokenFile, func() string { return all.String() }
+	return addr, tokenFile, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return all.String()
+	}
 }
 
 type client struct {
