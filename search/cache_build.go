@@ -447,7 +447,7 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 	if snap != nil {
 		_ = saveIndex(persistDir, root, ri.max, snap) // a copy is only a shortcut
 	}
-	if len(ri.files) >= bigBuild {
+	if nIndexed >= bigBuild {
 		// The build's garbage (the files' bytes, the workers' pair
 		// buffers) was many times the index: give it back to the system
 		// now rather than keep it resident until the runtime scavenges.
