@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -188,7 +189,12 @@ func testCacheInvalidation(t *testing.T, noWatch bool) {
 	}
 	put(t, root, "a/target.go", "package a\n// nothing here\n", old)
 	put(t, root, "b/other.go", "package b\n// xyzzy plugh\n", old)
+	// Over the size cap: counted, not read, unless open in a buffer.
+	put(t, root, "big/huge.go", "package big\n// xyzzy\n"+strings.Repeat("// filler\n", 100), old)
 	ws := newWorkspace(t, root)
+	cfg := *ws.Config()
+	cfg.Limits.MaxFileBytes = 512
+	ws.SetConfig(&cfg)
 	cache := newCache(t)
 	cache.noWatch = noWatch
 	queries := []string{
@@ -226,7 +232,7 @@ func testCacheInvalidation(t *testing.T, noWatch bool) {
 		return func() error { put(t, root, rel, content, mtime); return nil }
 	}
 	remove := func(rel string) func() error { return func() error { return os.Remove(abs(rel)) } }
-	buf := abs("d0/f3.go")
+	buf, huge := abs("d0/f3.go"), abs("big/huge.go")
 	for _, step := range []struct {
 		name   string
 		change func() error
@@ -255,6 +261,11 @@ func testCacheInvalidation(t *testing.T, noWatch bool) {
 			return ws.Overlays.Change(buf, 2, []workspace.Change{{Text: "package d\n// xyzzy FROB(\n"}})
 		}},
 		{"closed buffer", func() error { ws.Overlays.Close(buf); return nil }},
+		{"opened, over the size cap", func() error {
+			ws.Overlays.Open(workspace.Document{URI: "file://" + huge, Path: huge, LanguageID: "go", Version: 1, Text: "package big\n// xyzzy Frob(\n"})
+			return nil
+		}},
+		{"closed, over the size cap", func() error { ws.Overlays.Close(huge); return nil }},
 
 		// Notifications and resets; results stay the same.
 		{"notified", func() error {
