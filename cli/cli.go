@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -78,7 +79,8 @@ usage:
   agentls sessions [--json]                the editor sessions agentls mcp can attach to
   agentls version
 
-global flags: --config FILE (user config), --log FILE, --log-level debug|info|warn|error
+global flags: --config FILE (user config), --log FILE, --log-level debug|info|warn|error,
+  --cpuprofile FILE (serve and call: a CPU profile of the run, for go tool pprof)
 call exit codes: 0 success, 1 tool error, 2 usage error, 3 rejected
 `
 
@@ -87,13 +89,37 @@ var boolFlag = map[string]bool{"h": true, "help": true, "stdio": true, "allow-re
 
 // globals are the flags every command takes.
 type globals struct {
-	config, logFile, logLevel string
+	config, logFile, logLevel, cpuProfile string
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.config, "config", "", "user config file")
 	fs.StringVar(&g.logFile, "log", "", "log file (default: stderr)")
 	fs.StringVar(&g.logLevel, "log-level", "warn", "debug, info, warn or error")
+	fs.StringVar(&g.cpuProfile, "cpuprofile", "", "serve and call: write a CPU profile of the run to this file (go tool pprof)")
+}
+
+// profile starts the CPU profile --cpuprofile asks for and returns what
+// stops it (safe to call more than once).
+func (g *globals) profile() (stop func(), err error) {
+	if g.cpuProfile == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(g.cpuProfile)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		})
+	}, nil
 }
 
 // logger opens the log. It never writes to stdout.
@@ -238,6 +264,11 @@ func serve(ctx context.Context, g globals, lo listenFlags, stdio IO) int {
 		return usageError(stdio, err, nil)
 	}
 	defer closeLog()
+	stopProfile, err := g.profile()
+	if err != nil {
+		return usageError(stdio, err, nil)
+	}
+	defer stopProfile()
 	// A signal exits the process from its handler: the socket and the
 	// generated token file go first. The handler is in place before they
 	// exist, and waits while they are being made (mu).
@@ -250,6 +281,7 @@ func serve(ctx context.Context, g globals, lo listenFlags, stdio IO) int {
 		}
 		mu.Unlock()
 		attach.CloseAll() // the published session, if any
+		stopProfile()
 		closeLog()
 	})
 	defer stop()
@@ -400,6 +432,11 @@ func call(ctx context.Context, g globals, pos []string, root, approve string, st
 		return usageError(stdio, err, nil)
 	}
 	defer closeLog()
+	stopProfile, err := g.profile()
+	if err != nil {
+		return usageError(stdio, err, nil)
+	}
+	defer stopProfile()
 	args := json.RawMessage("{}")
 	if len(pos) == 2 {
 		if !json.Valid([]byte(pos[1])) {
