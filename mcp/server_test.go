@@ -17,12 +17,14 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/internal/testenv"
+	"github.com/agentls/agentls/lsp/lsptest"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestMain gives the package's tests a home of their own: no user
-// configuration read, no history or index copy written in the user's.
-func TestMain(m *testing.M) { testenv.Main(m) }
+// configuration read, no history or index copy written in the user's; and
+// removes the binary lsptest.BuildBinary built.
+func TestMain(m *testing.M) { testenv.Main(m, lsptest.RemoveBinary) }
 
 // These tests run the real server (a standalone session on a t.TempDir()
 // workspace, the built-in tools, real files and real bash) against the

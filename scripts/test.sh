@@ -8,6 +8,10 @@
 # scripts/install-deps.sh when it may (in CI, or as root). Otherwise it is
 # skipped with a loud message. In CI nothing may be skipped: a suite that
 # cannot run fails the run.
+#
+# Each suite runs with a TMPDIR of its own, made for it and removed after
+# it; anything the suite left there is a leak and fails the suite (see
+# suite below), so every test removes the temporary files it makes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-all}"
@@ -23,7 +27,10 @@ GOCACHE="$(go env GOCACHE)" GOENV="$(go env GOENV)"
 export GOCACHE GOENV
 XDG_CACHE_HOME="$(mktemp -d -t agentls-test-cache.XXXXXX)"
 export XDG_CACHE_HOME
-trap 'rm -rf "$XDG_CACHE_HOME"' EXIT
+suite_tmp="" # the running suite's TMPDIR
+# rm_tmp DIR: removes DIR, also what a test left without write permission.
+rm_tmp() { chmod -R u+rwx "$1" 2>/dev/null; rm -rf "$1"; }
+trap 'rm -rf "$XDG_CACHE_HOME"; [ -z "$suite_tmp" ] || rm_tmp "$suite_tmp"' EXIT
 ci="${CI:-}"
 may_install=false
 if [ -n "$ci" ] || [ "$(id -u)" = 0 ]; then may_install=true; fi
@@ -34,9 +41,25 @@ suite() { # suite NAME COMMAND...
 	local name=$1; shift
 	echo
 	echo "=== suite: $name"
-	local start=$SECONDS
-	if "$@"; then
+	local start=$SECONDS ok=true
+	# A TMPDIR of the suite's own (Go's os.TempDir, node's os.tmpdir, mktemp,
+	# Emacs's temporary-file-directory and Neovim's tempname all honour it):
+	# whatever is still in it when the suite ends is a leak.
+	suite_tmp=$(mktemp -d -t agentls-tmp.XXXXXX) || { echo "cannot make a TMPDIR for $name" >&2; exit 1; }
+	TMPDIR="$suite_tmp" "$@" || ok=false
+	local left
+	left=$(cd "$suite_tmp" && find . -mindepth 1 -maxdepth 1 -printf '%f\n' | sort)
+	if [ -n "$left" ]; then
+		echo "!!! suite $name left $(wc -l <<<"$left") file(s) in its TMPDIR; each test must remove what it makes:" >&2
+		head -n 10 <<<"$left" | sed 's/^/    /' >&2
+		ok=false
+	fi
+	rm_tmp "$suite_tmp"
+	suite_tmp=""
+	if $ok; then
 		passed=$((passed + 1)); report+=("PASS  $name ($((SECONDS - start))s)")
+	elif [ -n "$left" ]; then
+		failed=$((failed + 1)); report+=("FAIL  $name ($((SECONDS - start))s; left files in TMPDIR)")
 	else
 		failed=$((failed + 1)); report+=("FAIL  $name ($((SECONDS - start))s)")
 	fi

@@ -57,7 +57,9 @@ func TestAtomicWriteSurvivesKill(t *testing.T) {
 	const rounds = 25
 	for round := 0; round < rounds; round++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestAtomicWriteSurvivesKill$", "-test.count=1")
-		cmd.Env = append(os.Environ(), atomicChildEnv+"="+target)
+		// The child's TestMain makes a home folder in TMPDIR that the kill
+		// leaves behind: a TMPDIR of this test's keeps it from piling up.
+		cmd.Env = append(os.Environ(), atomicChildEnv+"="+target, "TMPDIR="+t.TempDir())
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)

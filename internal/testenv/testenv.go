@@ -23,9 +23,16 @@ import (
 )
 
 // Main runs a package's tests with IsolateHome; call it from TestMain.
-func Main(m *testing.M) {
+// When the tests end it calls cleanups (the package's process-wide
+// temporary files, such as lsptest.RemoveBinary's) in order, removes the
+// IsolateHome folder and exits with the tests' code: a test process leaves
+// nothing in the temporary folder.
+func Main(m *testing.M, cleanups ...func()) {
 	cleanup := IsolateHome()
 	code := m.Run()
+	for _, c := range cleanups {
+		c()
+	}
 	cleanup()
 	os.Exit(code)
 }

@@ -348,7 +348,9 @@ var (
 	buildErr  error
 )
 
-// BuildBinary builds cmd/agentls once per test process and returns its path.
+// BuildBinary builds cmd/agentls once per test process and returns its
+// path, in a temporary folder that RemoveBinary removes: a package that
+// calls it runs its tests with Main.
 func BuildBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -391,9 +393,18 @@ func (b *syncBuffer) String() string {
 	return string(b.buf)
 }
 
+// RemoveBinary removes the folder of the binary BuildBinary built, if it
+// built one; Main calls it when the tests end.
+func RemoveBinary() {
+	if buildBin != "" {
+		os.RemoveAll(filepath.Dir(buildBin))
+	}
+}
+
 // Main runs a package's tests in an environment of their own
-// (testenv.Main); call it from TestMain.
-func Main(m *testing.M) { testenv.Main(m) }
+// (testenv.Main) and then removes the binary BuildBinary built; call it
+// from TestMain.
+func Main(m *testing.M) { testenv.Main(m, RemoveBinary) }
 
 // ProcessCPU returns the CPU time (user and system) process pid has used
 // so far, from /proc/PID/stat in clock ticks (1/100 s), or 0 where /proc
