@@ -1,15 +1,13 @@
 package cli
 
 import (
-	"os"
 	"testing"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/lsp/lsptest"
 )
 
-// TestMain removes the binary lsptest.BuildBinary built when the tests end.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	lsptest.RemoveBinary()
-	os.Exit(code)
-}
+// TestMain gives the package's tests a home of their own (a runtime
+// directory too: a server started without one would keep its token folder
+// in TMPDIR) and removes the binary lsptest.BuildBinary built.
+func TestMain(m *testing.M) { testenv.Main(m, lsptest.RemoveBinary) }

@@ -44,7 +44,9 @@ present() {
 # lock of their own, and apt-get waits up to 10 minutes for dpkg's.
 apt_updated=false
 apt() {
-	exec 8>"${TMPDIR:-/tmp}/agentls-apt.lock"
+	# One lock for the machine, as apt's own: /tmp, whatever TMPDIR a suite
+	# has (scripts/test.sh gives each its own).
+	exec 8>/tmp/agentls-apt.lock
 	flock 8
 	if ! $apt_updated; then apt-get -o DPkg::Lock::Timeout=600 update -qq; apt_updated=true; fi
 	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq "$@"

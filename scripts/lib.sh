@@ -5,13 +5,14 @@
 #   name=mcp-test; . "$(dirname "$0")/lib.sh"
 #
 # Sourcing sets `repo` (the checkout) and `work` (a new temporary folder,
-# /tmp/agentls-$name.XXXXXX, for the logs; removed at exit unless the caller
-# sets its own EXIT trap, which must remove it then). `name` prefixes every
+# $TMPDIR/agentls-$name.XXXXXX, for the logs; removed at exit, also on a
+# failure or an interrupt, unless the caller sets its own EXIT trap, which
+# must remove it then). `name` prefixes every
 # failure; every failure prints "0 passed, 1 failed" last, as the suites'
 # own summary line, and exits 1.
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-work=$(mktemp -d "/tmp/agentls-$name.XXXXXX")
+work=$(mktemp -d "${TMPDIR:-/tmp}/agentls-$name.XXXXXX") || { echo "$name: cannot make a temporary folder" >&2; exit 1; }
 trap 'rm -rf "$work"' EXIT
 export npm_config_loglevel=error npm_config_fund=false npm_config_audit=false
 
@@ -30,10 +31,11 @@ npm_ci_when_changed() {
 }
 
 # lock_vscode_build: the VS Code scripts share editors/vscode's node_modules/
-# and out/: one builds at a time. Holds the lock on file descriptor 9 until
-# the script exits (or runs `flock -u 9`).
+# and out/: one builds at a time. Holds the lock (on the folder itself, so
+# that no lock file is left anywhere) on file descriptor 9 until the script
+# exits (or runs `flock -u 9`).
 lock_vscode_build() {
-  exec 9>"${TMPDIR:-/tmp}/agentls-vscode-build.lock"
+  exec 9<"$repo/editors/vscode"
   flock 9 || fail "cannot lock the build"
 }
 

@@ -44,8 +44,12 @@ suite() { # suite NAME COMMAND...
 	local start=$SECONDS ok=true
 	# A TMPDIR of the suite's own (Go's os.TempDir, node's os.tmpdir, mktemp,
 	# Emacs's temporary-file-directory and Neovim's tempname all honour it):
-	# whatever is still in it when the suite ends is a leak.
-	suite_tmp=$(mktemp -d -t agentls-tmp.XXXXXX) || { echo "cannot make a TMPDIR for $name" >&2; exit 1; }
+	# whatever is still in it when the suite ends is a leak. Its name is
+	# short (the tests' unix sockets are below it, and a socket's path has at
+	# most 107 bytes), and others may pass through it as through /tmp (the
+	# tests run processes of another uid from their folders: testenv.Nobody).
+	suite_tmp=$(mktemp -d -t als.XXXXXX) && chmod 711 "$suite_tmp" ||
+		{ echo "cannot make a TMPDIR for $name" >&2; exit 1; }
 	TMPDIR="$suite_tmp" "$@" || ok=false
 	local left
 	left=$(cd "$suite_tmp" && find . -mindepth 1 -maxdepth 1 -printf '%f\n' | sort)

@@ -7,11 +7,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { Editor } from './editor.mjs';
+import { tempDir } from './tmp.mjs';
 
 const bin = process.env.AGENTLS_BIN;
 if (!bin) throw new Error('AGENTLS_BIN is not set (run scripts/mcp-test.sh)');
@@ -19,7 +19,7 @@ if (!bin) throw new Error('AGENTLS_BIN is not set (run scripts/mcp-test.sh)');
 // env isolates configuration, state and the runtime directory where
 // sessions are published.
 function isolatedEnv() {
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'agentls-attach-node-'));
+  const home = tempDir('agentls-attach-node-');
   return { ...getDefaultEnvironment(), XDG_CONFIG_HOME: home, XDG_STATE_HOME: home, XDG_RUNTIME_DIR: home };
 }
 
@@ -31,7 +31,7 @@ const decide = (req) =>
 const textOf = (res) => res.content.filter((c) => c.type === 'text').map((c) => c.text).join('');
 
 test('attached: the edit is reviewed in the editor, a rejection reaches the client, SESSION_ENDED, re-attach', async () => {
-  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'agentls-attach-ws-')));
+  const root = tempDir('agentls-attach-ws-');
   fs.writeFileSync(path.join(root, 'a.txt'), 'one\ntwo\n');
   const env = isolatedEnv();
   let editor = new Editor(bin, root, env, decide);

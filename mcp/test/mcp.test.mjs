@@ -5,17 +5,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { tempDir } from './tmp.mjs';
 
 const bin = process.env.AGENTLS_BIN;
 if (!bin) throw new Error('AGENTLS_BIN is not set (run scripts/mcp-test.sh)');
 
 function workspace() {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'agentls-mcp-node-'));
+  const root = tempDir('agentls-mcp-node-');
   fs.writeFileSync(path.join(root, 'a.txt'), 'one\ntwo\n');
   return root;
 }
@@ -24,7 +24,7 @@ function workspace() {
 // when given, is the elicitation handler (the client then declares
 // elicitation).
 async function connect(root, answer) {
-  const state = fs.mkdtempSync(path.join(os.tmpdir(), 'agentls-mcp-state-'));
+  const state = tempDir('agentls-mcp-state-');
   const transport = new StdioClientTransport({
     command: bin,
     args: ['mcp', '--root', root],

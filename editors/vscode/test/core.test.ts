@@ -223,13 +223,16 @@ test('progress tokens are unique and recognised', () => {
 
 test('resolveServer: absolute path, relative path, PATH lookup, missing', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentls-resolve-'));
-  const bin = path.join(dir, 'agentls');
-  fs.writeFileSync(bin, '#!/bin/sh\n', { mode: 0o755 });
-  fs.writeFileSync(path.join(dir, 'notexec'), '', { mode: 0o644 });
-  assert.equal(resolveServer(bin), bin);
-  assert.equal(resolveServer('./agentls', '', dir), bin);
-  assert.equal(resolveServer('', `/nonexistent:${dir}`), bin);
-  assert.equal(resolveServer('agentls', '/nonexistent'), undefined);
-  assert.equal(resolveServer(path.join(dir, 'notexec')), undefined);
-  fs.rmSync(dir, { recursive: true });
+  try {
+    const bin = path.join(dir, 'agentls');
+    fs.writeFileSync(bin, '#!/bin/sh\n', { mode: 0o755 });
+    fs.writeFileSync(path.join(dir, 'notexec'), '', { mode: 0o644 });
+    assert.equal(resolveServer(bin), bin);
+    assert.equal(resolveServer('./agentls', '', dir), bin);
+    assert.equal(resolveServer('', `/nonexistent:${dir}`), bin);
+    assert.equal(resolveServer('agentls', '/nonexistent'), undefined);
+    assert.equal(resolveServer(path.join(dir, 'notexec')), undefined);
+  } finally {
+    fs.rmSync(dir, { recursive: true });
+  }
 });

@@ -34,8 +34,21 @@ export function agentlsBinary(): string {
   return out;
 }
 
+const made: string[] = [];
+
+/**
+ * A new folder in os.tmpdir() (TMPDIR), its real path; removed after the
+ * file's tests, once every editor startEditor started is closed.
+ */
+export function tempDir(prefix: string): string {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+  made.push(dir);
+  return dir;
+}
+
+/** A workspace (tempDir) holding files (relative path → text). */
 export function tempWorkspace(files: Record<string, string> = {}): string {
-  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'agentls-vscode-test-')));
+  const dir = tempDir('agentls-vscode-test-');
   for (const [name, text] of Object.entries(files)) {
     const p = path.join(dir, name);
     fs.mkdirSync(path.dirname(p), { recursive: true });
@@ -255,7 +268,10 @@ export async function waitFor<T>(cond: () => T | undefined | false, ms = 5000, w
 }
 
 const started: FakeEditor[] = [];
-after(async () => { await Promise.all(started.map(e => e.close())); });
+after(async () => {
+  await Promise.all(started.map(e => e.close()));
+  for (const d of made) { fs.rmSync(d, { recursive: true, force: true }); }
+});
 
 /** A FakeEditor on a new workspace with files, initialized with config; closed after the file's tests. */
 export async function startEditor(files: Record<string, string>, opts: FakeEditorOptions = {}, config?: unknown): Promise<FakeEditor> {

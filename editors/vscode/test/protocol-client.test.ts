@@ -11,13 +11,12 @@ import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   createProtocolConnection, ProgressType, ProtocolConnection, StreamMessageReader, StreamMessageWriter,
 } from 'vscode-languageserver-protocol/node';
-import { agentlsBinary, fileUri, tempWorkspace, vscodeWorkspaceEdit } from './harness';
+import { agentlsBinary, fileUri, tempDir, tempWorkspace, vscodeWorkspaceEdit } from './harness';
 
 const workspace = tempWorkspace;
 const uriOf = fileUri;
@@ -69,7 +68,7 @@ class Client {
   behaviour: Behaviour = 'apply';
 
   constructor(readonly root: string, config: object = {}) {
-    const xdg = fs.mkdtempSync(path.join(os.tmpdir(), 'agentls-protocol-xdg-'));
+    const xdg = tempDir('agentls-protocol-xdg-');
     this.proc = spawn(agentlsBinary(), ['serve'], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'],
       env: { ...process.env, XDG_CONFIG_HOME: path.join(xdg, 'config'), XDG_STATE_HOME: path.join(xdg, 'state') } });
     this.conn = createProtocolConnection(new StreamMessageReader(this.proc.stdout!), new StreamMessageWriter(this.proc.stdin!));
