@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every suite of agentls: `./scripts/test.sh [go|fuzz|mcp|claude-e2e|editors]`
-# (default: all). The fuzz suite gives each fuzz target FUZZTIME seconds (default 3;
+# (default: all); one editor suite alone: `./scripts/test.sh
+# nvim|emacs|screenshots|vscode|vscode-e2e`. The fuzz suite gives each fuzz target FUZZTIME seconds (default 3;
 # `make fuzz` runs them longer through scripts/fuzz.sh).
 #
 # A suite whose external needs (ripgrep, Neovim 0.10, Emacs 30, code-server
@@ -119,8 +120,10 @@ if [ "$what" = all ] || [ "$what" = claude-e2e ]; then
 	fi
 fi
 
-if [ "$what" = all ] || [ "$what" = editors ]; then
-	for ed in nvim emacs screenshots vscode vscode-e2e; do
+editors="nvim emacs screenshots vscode vscode-e2e"
+if [ "$what" = all ] || [ "$what" = editors ] || [[ " $editors " == *" $what "* ]]; then
+	for ed in $editors; do
+		[ "$what" = all ] || [ "$what" = editors ] || [ "$what" = "$ed" ] || continue
 		runner=""
 		case $ed in
 		nvim) runner=editors/nvim/test/run.sh ;;

@@ -106,7 +106,9 @@ export class FakeEditor {
   initializeResult: any;
 
   constructor(readonly root: string, readonly opts: FakeEditorOptions = {}) {
-    this.proc = spawn(agentlsBinary(), ['serve'], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, XDG_CONFIG_HOME: path.join(root, '.xdg-config'), XDG_STATE_HOME: path.join(root, '.xdg-state') } });
+    // The session is published in a runtime directory of the editor's own
+    // (without one, the server would keep it in TMPDIR/agentls-UID).
+    this.proc = spawn(agentlsBinary(), ['serve'], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, XDG_CONFIG_HOME: path.join(root, '.xdg-config'), XDG_STATE_HOME: path.join(root, '.xdg-state'), XDG_RUNTIME_DIR: tempDir('agentls-vscode-run-') } });
     this.proc.stderr!.on('data', d => { this.stderr += d; });
     this.conn = createMessageConnection(new StreamMessageReader(this.proc.stdout!), new StreamMessageWriter(this.proc.stdin!));
     this.tools = new ToolsClient(() => this.conn as any, (token, handler, kind) =>

@@ -70,7 +70,7 @@ class Client {
   constructor(readonly root: string, config: object = {}) {
     const xdg = tempDir('agentls-protocol-xdg-');
     this.proc = spawn(agentlsBinary(), ['serve'], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'],
-      env: { ...process.env, XDG_CONFIG_HOME: path.join(xdg, 'config'), XDG_STATE_HOME: path.join(xdg, 'state') } });
+      env: { ...process.env, XDG_CONFIG_HOME: path.join(xdg, 'config'), XDG_STATE_HOME: path.join(xdg, 'state'), XDG_RUNTIME_DIR: xdg } });
     this.conn = createProtocolConnection(new StreamMessageReader(this.proc.stdout!), new StreamMessageWriter(this.proc.stdin!));
     this.conn.onRequest('workspace/applyEdit', (p: { edit: any }) => this.applyEdit(p.edit));
     // The person approves (the fallback question of a client without agentls).
