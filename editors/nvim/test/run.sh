@@ -18,6 +18,10 @@ cd "$repo"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/agentls-nvim-test.XXXXXX")
 cleanup() { rm -rf "$tmp"; }
 trap cleanup EXIT
+# Every program below keeps its temporary files in $tmp: Neovim's tempname()
+# folder (TMPDIR/nvim.USER, which each nvim, even `nvim --version`, makes and
+# leaves) too.
+export TMPDIR="$tmp"
 
 if [ -n "${AGENTLS_BIN:-}" ]; then
 	# A binary given by the caller (already built), used as is.
@@ -70,7 +74,7 @@ echo "nvim suite: $("$nvim" --version | head -n1) ($nvim)"
 # A clean home for the editor and the server: no user config, history or state.
 mkdir -p "$tmp/config" "$tmp/state" "$tmp/data" "$tmp/cache" "$tmp/run"
 export XDG_CONFIG_HOME="$tmp/config" XDG_STATE_HOME="$tmp/state" XDG_DATA_HOME="$tmp/data" XDG_CACHE_HOME="$tmp/cache"
-export XDG_RUNTIME_DIR="$tmp/run" TMPDIR="$tmp"
+export XDG_RUNTIME_DIR="$tmp/run"
 export AGENTLS_BIN="$tmp/agentls"
 
 status=0
