@@ -18,6 +18,12 @@ selector="${1:-}"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/agentls-emacs-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+# Every program below keeps its temporary files in $tmp, removed at exit:
+# Emacs's (temporary-file-directory) too, among them what native
+# compilation leaves when an Emacs ends while it compiles a package in the
+# background (emacs-async-comp-*.el, libgccjit-*: the terminal Emacs of
+# tty.sh compiles eglot.el), which the tests cannot prevent.
+export TMPDIR="$tmp"
 
 if [ -n "${AGENTLS_BIN:-}" ]; then
 	# A binary given by the caller (e.g. built from another checkout).
@@ -34,10 +40,13 @@ if ! "$repo/scripts/install-emacs.sh" --check >/dev/null 2>&1; then
 fi
 echo "emacs tests: $(emacs --version | head -n1)"
 
-# Keep the user's agentls config and state out of the tests.
+# Keep the user's agentls config and state out of the tests, and the
+# sessions the servers publish (without a runtime directory they would be
+# in TMPDIR/agentls-UID).
 export HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/config" XDG_STATE_HOME="$tmp/state" \
-	XDG_CACHE_HOME="$tmp/cache" XDG_DATA_HOME="$tmp/data"
+	XDG_CACHE_HOME="$tmp/cache" XDG_DATA_HOME="$tmp/data" XDG_RUNTIME_DIR="$tmp/run"
 mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_STATE_HOME" "$XDG_CACHE_HOME" "$XDG_DATA_HOME"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
 export AGENTLS_BIN="$tmp/agentls"
 
 echo "emacs tests: byte-compiling agentls*.el (warnings are errors)"
