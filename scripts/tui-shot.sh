@@ -6,9 +6,9 @@
 # The caller sets TUI_SHOTS (where every run writes its PNGs: test-results/…)
 # and TUISHOT (the tuishot binary; scripts/screenshots.sh sets both).
 #
-#   tui_init NAME DOCS              a temporary folder TUI_TMP, removed at exit with
-#                                   the tmux server; DOCS is where UPDATE_SCREENSHOTS=1
-#                                   copies the pictures; `fail MESSAGE` says NAME
+#   tui_init NAME DOCS              a temporary folder TUI_TMP (the TMPDIR from then on),
+#                                   removed at exit with the tmux server; DOCS is where
+#                                   UPDATE_SCREENSHOTS=1 copies the pictures; `fail MESSAGE` says NAME
 #   fail MESSAGE                    report (with TUI_TMP/result, the agent's last
 #                                   result, when there is one) and exit 1
 #   tui_workspace DIR               the small Go module both editors' pictures show
@@ -36,6 +36,11 @@ tui_init() { # tui_init NAME DOCS
 	tui_name=$1 TUI_DOCS=$2
 	TUI_TMP=$(mktemp -d "${TMPDIR:-/tmp}/agentls-$1-shot.XXXXXX")
 	trap 'tui_stop; rm -rf "$TUI_TMP"' EXIT
+	# The editors keep their temporary files in TUI_TMP, removed at exit:
+	# among them what Emacs's native compilation leaves when the editor ends
+	# while it compiles a package in the background (emacs-async-comp-*.el,
+	# libgccjit-*), which the tests cannot prevent.
+	export TMPDIR="$TUI_TMP"
 }
 
 fail() {
