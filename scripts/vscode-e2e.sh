@@ -64,8 +64,11 @@ cs() { XDG_CONFIG_HOME="$work/xdg/config" XDG_DATA_HOME="$work/xdg/data" "$cs_bi
 if ! { [ -x "$cs_bin" ] && cs --version 2>/dev/null | grep -q "^$cs_version " \
        && [ -d "$cs_dir/node_modules/code-server/lib/vscode/node_modules/@vscode/ripgrep/bin" ]; }; then
   step "code-server $cs_version (first run only: a few minutes)"
-  # @vscode/ripgrep's post-install downloads ripgrep from GitHub: seed its cache.
-  rg_cache="$(node -p "require('os').tmpdir()")/vscode-ripgrep-cache-$rg_version"
+  # @vscode/ripgrep's post-install downloads ripgrep from GitHub: seed its cache,
+  # which it looks for in os.tmpdir(): a TMPDIR of the install's, in $work.
+  install_tmp="$work/install-tmp"
+  mkdir -p "$install_tmp"
+  rg_cache="$(TMPDIR="$install_tmp" node -p "require('os').tmpdir()")/vscode-ripgrep-cache-$rg_version"
   rg_tar="$rg_cache/ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz"
   if [ ! -s "$rg_tar" ]; then
     mkdir -p "$rg_cache" "$work/rg" && cp "$(command -v rg)" "$work/rg/rg" && tar -C "$work/rg" -czf "$rg_tar" rg \
@@ -76,7 +79,7 @@ if ! { [ -x "$cs_bin" ] && cs --version 2>/dev/null | grep -q "^$cs_version " \
   # npm >= 11 blocks dependency install scripts unless allowed; code-server's
   # post-install builds VS Code's native modules, and refuses to run as root
   # without unsafe-perm.
-  (cd "$cs_dir" && npm_config_unsafe_perm=true npm_config_dangerously_allow_all_scripts=true npm_config_yes=true \
+  (cd "$cs_dir" && TMPDIR="$install_tmp" npm_config_unsafe_perm=true npm_config_dangerously_allow_all_scripts=true npm_config_yes=true \
      npm install "code-server@$cs_version") >"$work/code-server-install.log" 2>&1 \
     || { tail -30 "$work/code-server-install.log"; fail "cannot install code-server $cs_version"; }
   cs --version >/dev/null 2>&1 || fail "code-server does not run after install"
