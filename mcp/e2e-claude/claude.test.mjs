@@ -54,9 +54,12 @@ const RUN_TIMEOUT_MS = 100_000; // a run normally takes 10-30 s on a busy machin
 async function runClaude({ files, steps, answers = [], userConfig, before: setup, mcpArgs }) {
   const run = { dir: fs.mkdtempSync(path.join(workBase, 'claude-run-')) };
   const d = (...p) => path.join(run.dir, ...p);
-  for (const p of ['root', 'home', 'config', 'state', 'cache', 'data', 'runtime', 'person']) fs.mkdirSync(d(p), { mode: 0o700 });
+  for (const p of ['root', 'home', 'config', 'state', 'cache', 'data', 'runtime', 'tmp', 'person']) fs.mkdirSync(d(p), { mode: 0o700 });
   run.root = d('root');
   run.runtimeDir = d('runtime');
+  // The run's TMPDIR, removed with it: Claude Code keeps a folder of its
+  // own there (claude-UID) and leaves it.
+  run.tmpDir = d('tmp');
   for (const [p, content] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(run.root, p)), { recursive: true });
     fs.writeFileSync(path.join(run.root, p), content);
@@ -95,7 +98,7 @@ async function runClaude({ files, steps, answers = [], userConfig, before: setup
     XDG_CACHE_HOME: d('cache'),
     XDG_DATA_HOME: d('data'),
     XDG_RUNTIME_DIR: run.runtimeDir,
-    TMPDIR: os.tmpdir(),
+    TMPDIR: run.tmpDir,
     ANTHROPIC_BASE_URL: run.model.url,
     ANTHROPIC_API_KEY: 'sk-ant-e2e-dummy',
     DISABLE_AUTOUPDATER: '1',
@@ -292,7 +295,7 @@ describe('attached: Claude Code starts `agentls mcp` in the workspace, approvals
           XDG_CONFIG_HOME: path.join(r.dir, 'config'),
           XDG_STATE_HOME: path.join(r.dir, 'state'),
           XDG_RUNTIME_DIR: r.runtimeDir,
-          TMPDIR: os.tmpdir(),
+          TMPDIR: r.tmpDir,
         };
         editor = new Editor(agentls, r.root, env, (req) =>
           req.arguments?.new_string === 'un' ? { decision: 'reject', message: rejection } : { decision: 'approve' });
