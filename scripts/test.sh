@@ -92,6 +92,14 @@ if [ "$what" = all ] || [ "$what" = go ]; then
 	# tests fail (run_code refuses with NOT_CONFIGURED), so it is a must.
 	if needs bwrap; then
 		suite "go test" go test -count=1 ./...
+		# Again under the race detector (which also checks unsafe pointer
+		# conversions: checkptr), with -short (the searches of GOROOT are
+		# left out): the packages whose code runs concurrently, and tools,
+		# whose tests drive the search index and the processes hardest.
+		# It needs cgo (gcc).
+		suite "go test -race" go test -race -short -count=1 \
+			./search/... ./session/... ./lsp/... ./workspace/... ./process/... \
+			./internal/... ./mcp/... ./attach/... ./cli/... ./codeindex/... ./tools/...
 	else
 		skip "go test" "bubblewrap is not installed; run scripts/install-deps.sh bwrap"
 	fi
