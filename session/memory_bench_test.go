@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentls/agentls/internal/testenv"
@@ -37,9 +38,10 @@ func BenchmarkIndexMemory(b *testing.B) {
 			b.Fatal(err)
 		}
 		built := make(chan struct{})
+		ended := sync.OnceFunc(func() { close(built) }) // a build started again ends again
 		s.SearchCache().SetProgress(func(_ string, _ int, done bool) {
 			if done {
-				close(built)
+				ended()
 			}
 		})
 		s.WarmUp()
