@@ -99,27 +99,33 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.cpuProfile, "cpuprofile", "", "serve and call: write a CPU profile of the run to this file (go tool pprof)")
 }
 
-// profile starts the CPU profile --cpuprofile asks for and returns what
-// stops it (safe to call more than once).
-func (g *globals) profile() (stop func(), err error) {
-	if g.cpuProfile == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(g.cpuProfile)
+// start opens the log and, with --cpuprofile, starts the CPU profile of
+// the run; end stops the profile and closes the log (once, however often
+// it is called).
+func (g *globals) start(stderr io.Writer) (log *slog.Logger, end func(), err error) {
+	log, closeLog, err := g.logger(stderr)
 	if err != nil {
-		return nil, fmt.Errorf("--cpuprofile: %w", err)
+		return nil, nil, err
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("--cpuprofile: %w", err)
-	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
+	stopProfile := func() {}
+	if g.cpuProfile != "" {
+		f, err := os.Create(g.cpuProfile)
+		if err == nil {
+			if err = pprof.StartCPUProfile(f); err != nil {
+				f.Close()
+			}
+		}
+		if err != nil {
+			closeLog()
+			return nil, nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		stopProfile = func() {
 			pprof.StopCPUProfile()
 			f.Close()
-		})
-	}, nil
+		}
+	}
+	var once sync.Once
+	return log, func() { once.Do(func() { stopProfile(); closeLog() }) }, nil
 }
 
 // logger opens the log. It never writes to stdout.
@@ -259,16 +265,11 @@ func NewRunner(log *slog.Logger) *tools.Runner {
 }
 
 func serve(ctx context.Context, g globals, lo listenFlags, stdio IO) int {
-	log, closeLog, err := g.logger(stdio.Stderr)
+	log, end, err := g.start(stdio.Stderr)
 	if err != nil {
 		return usageError(stdio, err, nil)
 	}
-	defer closeLog()
-	stopProfile, err := g.profile()
-	if err != nil {
-		return usageError(stdio, err, nil)
-	}
-	defer stopProfile()
+	defer end()
 	// A signal exits the process from its handler: the socket and the
 	// generated token file go first. The handler is in place before they
 	// exist, and waits while they are being made (mu).
@@ -281,8 +282,7 @@ func serve(ctx context.Context, g globals, lo listenFlags, stdio IO) int {
 		}
 		mu.Unlock()
 		attach.CloseAll() // the published session, if any
-		stopProfile()
-		closeLog()
+		end()
 	})
 	defer stop()
 	if lo.addr != "" {
@@ -427,16 +427,11 @@ func call(ctx context.Context, g globals, pos []string, root, approve string, st
 	// opens: reading the rules' catalog is then off the call's path.
 	id := tools.NewCallID()
 	go redact.String(id)
-	log, closeLog, err := g.logger(stdio.Stderr)
+	log, end, err := g.start(stdio.Stderr)
 	if err != nil {
 		return usageError(stdio, err, nil)
 	}
-	defer closeLog()
-	stopProfile, err := g.profile()
-	if err != nil {
-		return usageError(stdio, err, nil)
-	}
-	defer stopProfile()
+	defer end()
 	args := json.RawMessage("{}")
 	if len(pos) == 2 {
 		if !json.Valid([]byte(pos[1])) {
