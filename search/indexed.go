@@ -46,8 +46,9 @@ func keepsIgnored(glob string) bool {
 }
 
 // plan returns what a search of the directory root (prefix: the result
-// paths' prefix; filter: Run's) reads, or nil when the index cannot answer
-// it exactly (cache.go says when).
+// paths' prefix; filter: Run's, filterKey: a name for all it is made of,
+// under which its view is kept) reads, or nil when the index cannot
+// answer it exactly (cache.go says when).
 func (c *Cache) plan(ws *workspace.Workspace, root, prefix, glob string, filter func(string, bool) workspace.Verdict, filterKey string, m *matcher, overlays map[string]bool) *plan {
 	if c == nil || c.closed.Load() {
 		return nil
