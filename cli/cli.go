@@ -80,7 +80,7 @@ usage:
   agentls version
 
 global flags: --config FILE (user config), --log FILE, --log-level debug|info|warn|error,
-  --cpuprofile FILE (serve and call: a CPU profile of the run, for go tool pprof)
+  --cpuprofile FILE (serve, call and mcp: a CPU profile of the run, for go tool pprof)
 call exit codes: 0 success, 1 tool error, 2 usage error, 3 rejected
 `
 
@@ -96,7 +96,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.config, "config", "", "user config file")
 	fs.StringVar(&g.logFile, "log", "", "log file (default: stderr)")
 	fs.StringVar(&g.logLevel, "log-level", "warn", "debug, info, warn or error")
-	fs.StringVar(&g.cpuProfile, "cpuprofile", "", "serve and call: write a CPU profile of the run to this file (go tool pprof)")
+	fs.StringVar(&g.cpuProfile, "cpuprofile", "", "serve, call and mcp: write a CPU profile of the run to this file (go tool pprof)")
 }
 
 // start opens the log and, with --cpuprofile, starts the CPU profile of

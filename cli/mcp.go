@@ -31,11 +31,11 @@ func mcpCommand(ctx context.Context, g *globals, fs *flag.FlagSet, args []string
 	if pos, err := parse(fs, args); err != nil || len(pos) > 0 {
 		return usageError(stdio, err, pos)
 	}
-	log, closeLog, err := g.logger(stdio.Stderr)
+	log, end, err := g.start(stdio.Stderr)
 	if err != nil {
 		return usageError(stdio, err, nil)
 	}
-	defer closeLog()
+	defer end()
 	if *root == "" {
 		if *root, err = os.Getwd(); err != nil {
 			return usageError(stdio, err, nil)
@@ -56,7 +56,7 @@ func mcpCommand(ctx context.Context, g *globals, fs *flag.FlagSet, args []string
 			log.Info("attached to an editor session", "id", d.ID, "editor", d.Editor, "roots", d.Roots)
 			in, polled := pollableStdin(stdio)
 			tuneProxy(polled)
-			return serveMCP(ctx, a, *agent, log, in, func() { a.Close(); closeLog() })
+			return serveMCP(ctx, a, *agent, log, in, func() { a.Close(); end() })
 		case errors.Is(err, attach.ErrRuntimeDir) && *sessionID == "":
 			fmt.Fprintf(stdio.Stderr, "agentls: mcp: no editor session can be found (%v); serving standalone\n", err)
 		case !errors.Is(err, attach.ErrNoSession):
@@ -73,7 +73,7 @@ func mcpCommand(ctx context.Context, g *globals, fs *flag.FlagSet, args []string
 		fmt.Fprintf(stdio.Stderr, "agentls: %v (using the last valid configuration)\n", e)
 	}
 	in, _ := pollableStdin(stdio)
-	return serveMCP(ctx, backend, *agent, log, in, func() { closeSession(); closeLog() })
+	return serveMCP(ctx, backend, *agent, log, in, func() { closeSession(); end() })
 }
 
 // attachedGCPercent is the collector's pacing in an attached `agentls mcp`

@@ -12,8 +12,8 @@ import (
 )
 
 // TestCPUProfile: --cpuprofile writes a CPU profile (gzipped protocol
-// buffers, as go tool pprof reads them) of a one-shot call and of a server
-// that stops at the end of its input; a file that cannot be made is a usage
+// buffers, as go tool pprof reads them) of a one-shot call and of an LSP
+// and an MCP server that stop at the end of their input; a file that cannot be made is a usage
 // error. Not parallel: a process has one CPU profile at a time.
 func TestCPUProfile(t *testing.T) {
 	dir := t.TempDir()
@@ -25,6 +25,7 @@ func TestCPUProfile(t *testing.T) {
 		{"call", []string{"call", "get_current_directory", "{}", "--root", dir, "--approve", "no"}, exitOK},
 		// Input that ends without shutdown and exit: 1, as LSP says.
 		{"serve", []string{"serve"}, 1},
+		{"mcp", []string{"mcp", "--standalone", "--root", dir}, exitOK},
 		{"no such directory", []string{"call", "get_current_directory", "--root", dir}, exitUsage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
