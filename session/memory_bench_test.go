@@ -2,10 +2,7 @@ package session
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
 
@@ -21,14 +18,11 @@ import (
 // also counts the Go runtime, the binary's pages and the garbage of the
 // build that the runtime has not handed back yet.
 //
-// The tree is the first of AGENTLS_BENCH_TREES (colon-separated; default
-// $(go env GOROOT)/src). Metrics: heap-MB (in use after a collection),
+// The tree is testenv.BenchTree's: the first of AGENTLS_BENCH_TREES, else
+// $(go env GOROOT)/src. Metrics: heap-MB (in use after a collection),
 // tree-MB, heap/tree.
 func BenchmarkIndexMemory(b *testing.B) {
-	tree := filepath.Join(runtime.GOROOT(), "src")
-	if s := os.Getenv("AGENTLS_BENCH_TREES"); s != "" {
-		tree = strings.Split(s, ":")[0]
-	}
+	tree := testenv.BenchTree(b)
 	b.Setenv("XDG_CACHE_HOME", b.TempDir()) // no on-disk copy to start from
 	_, treeBytes := testenv.TreeSize(tree)
 	for i := 0; i < b.N; i++ {

@@ -3,8 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,14 +18,10 @@ import (
 //
 //	go test ./tools -run '^$' -bench GrepWarm -cpuprofile cpu.out -memprofile mem.out
 //
-// AGENTLS_BENCH_TREES names another tree (the first of its list), such as
+// AGENTLS_BENCH_TREES names another tree (testenv.BenchTree), such as
 // scripts/monorepo-tree.sh's.
 func BenchmarkGrepWarm(b *testing.B) {
-	tree := testenv.GoSrc(b)
-	if s := os.Getenv("AGENTLS_BENCH_TREES"); s != "" {
-		tree = filepath.SplitList(s)[0]
-	}
-	ws, err := workspace.New(tree)
+	ws, err := workspace.New(testenv.BenchTree(b))
 	if err != nil {
 		b.Fatal(err)
 	}

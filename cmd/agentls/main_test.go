@@ -405,26 +405,19 @@ func (c *rawClient) send(body string) {
 // request sends a request and returns its answer's result, skipping the
 // server's notifications.
 func (c *rawClient) request(method string, params []byte) (json.RawMessage, error) {
-	c.id++
-	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, c.id, method, params))
-	for {
-		body, err := c.frame()
-		if err != nil {
-			return nil, err
-		}
-		if bytes.HasPrefix(body, []byte(`{"jsonrpc":"2.0","method":`)) {
-			continue // a notification: tool/event
-		}
-		var res struct {
-			ID     int             `json:"id"`
-			Result json.RawMessage `json:"result"`
-			Error  json.RawMessage `json:"error"`
-		}
-		if err := json.Unmarshal(body, &res); err != nil || res.ID != c.id || res.Error != nil {
-			return nil, fmt.Errorf("answer to %s #%d: %s (%v)", method, c.id, body, err)
-		}
-		return res.Result, nil
+	body, err := c.answer(method, params)
+	if err != nil {
+		return nil, err
 	}
+	var res struct {
+		ID     int             `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(body, &res); err != nil || res.ID != c.id || res.Error != nil {
+		return nil, fmt.Errorf("answer to %s #%d: %s (%v)", method, c.id, body, err)
+	}
+	return res.Result, nil
 }
 
 // frame reads one frame's body.
@@ -465,21 +458,26 @@ func (c *rawClient) call() error {
 // any content) success. The server's notifications (tool/event) are
 // skipped.
 func (c *rawClient) toolCall(params []byte) ([]byte, error) {
+	body, err := c.answer("tool/call", params)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.HasSuffix(body, []byte(fmt.Sprintf(`,"id":%d}`, c.id))) || !bytes.Contains(body[:min(len(body), 256)], []byte(`"status":"success"`)) {
+		return nil, fmt.Errorf("tool/call #%d: %.2000s", c.id, body)
+	}
+	return body, nil
+}
+
+// answer sends a request and returns the next frame that is not one of
+// the server's notifications (tool/event), undecoded.
+func (c *rawClient) answer(method string, params []byte) ([]byte, error) {
 	c.id++
-	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tool/call","params":%s}`, c.id, params))
-	tail := []byte(fmt.Sprintf(`,"id":%d}`, c.id))
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, c.id, method, params))
 	for {
 		body, err := c.frame()
-		if err != nil {
-			return nil, err
+		if err != nil || !bytes.HasPrefix(body, []byte(`{"jsonrpc":"2.0","method":`)) {
+			return body, err
 		}
-		if bytes.HasPrefix(body, []byte(`{"jsonrpc":"2.0","method":`)) {
-			continue
-		}
-		if !bytes.HasSuffix(body, tail) || !bytes.Contains(body[:min(len(body), 256)], []byte(`"status":"success"`)) {
-			return nil, fmt.Errorf("tool/call #%d: %.2000s", c.id, body)
-		}
-		return body, nil
 	}
 }
 

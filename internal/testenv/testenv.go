@@ -153,6 +153,17 @@ func GoSrc(t testing.TB) string {
 	return src
 }
 
+// BenchTree is the tree a benchmark of one tree measures: the first of
+// AGENTLS_BENCH_TREES (a list of directories, as scripts/bench.sh sets it),
+// else GoSrc.
+func BenchTree(t testing.TB) string {
+	t.Helper()
+	if s := os.Getenv("AGENTLS_BENCH_TREES"); s != "" {
+		return filepath.SplitList(s)[0]
+	}
+	return GoSrc(t)
+}
+
 // TreeSize counts the regular files below dir and their bytes (symlinks
 // not followed), the size benchmarks compare an index with.
 func TreeSize(dir string) (files int, bytes int64) {
