@@ -7,7 +7,6 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -311,24 +310,14 @@ func (ix *Index) build(ctx context.Context, roots []string, report func(done, to
 		ix.mu.Lock()
 		ix.building, ix.built = false, true
 		done := ix.buildDone
-		fed := ix.fedRoots == len(roots)
 		ix.mu.Unlock()
 		n := int(ix.indexed.Load())
 		if report != nil {
 			report(n, n) // before Wait returns
 		}
 		close(done)
-		if n >= bigBuild && !fed {
-			// the build's garbage (syntax trees, file contents) was
-			// many times the table: give it back to the system now
-			// rather than keep it resident until the runtime scavenges
-			// (once the build is reported done: a full collection is
-			// no part of it). A build fed by another index's leaves
-			// that to the other, which ends after it with one of its
-			// own (for the whole process): not two, the second while
-			// the other is still finishing.
-			debug.FreeOSMemory()
-		}
+		// The build's garbage is left to the runtime's scavenger, as
+		// the search index's is (search/cache_build.go says why).
 	}()
 	max := ix.MaxFiles
 	if max <= 0 {
@@ -463,10 +452,6 @@ func prunedPathOK(rel string) bool {
 	}
 	return true
 }
-
-// bigBuild is the number of files past which a build returns its garbage to
-// the system when it ends.
-const bigBuild = 10_000
 
 // extractor indexes files, on one goroutine at a time: its buffer and
 // packer are reused from file to file.
