@@ -127,14 +127,7 @@ func (c *Cache) plan(ws *workspace.Workspace, root, prefix, glob string, filter 
 	want := make(bitset, len(v.keep))
 	copy(want, v.keep)
 	if narrow {
-		cand := newBitset(len(sorted))
-		for _, s := range ri.segs {
-			s.candidates(lits, func(e *entry) {
-				if !e.dead && e.seg == s {
-					cand[e.ord>>6] |= 1 << (e.ord & 63)
-				}
-			})
-		}
+		cand := ri.candidatesLocked(lits, len(sorted))
 		for i := range want {
 			want[i] &= cand[i] | v.always[i]
 		}
@@ -175,6 +168,35 @@ func (c *Cache) plan(ws *workspace.Workspace, root, prefix, glob string, filter 
 	c.skips.Add(pl.skipped)
 	c.indexed.Add(1)
 	return pl
+}
+
+// candidatesLocked returns the live entries of ri's segments (by ord, of
+// n sorted entries) that may hold one of lits: the segments are shared
+// among the processors, each setting bits of a set of its own.
+func (ri *rootIndex) candidatesLocked(lits [][]uint32, n int) bitset {
+	sets := make([]bitset, max(min(runtime.GOMAXPROCS(0), len(ri.segs)), 1))
+	var wg sync.WaitGroup
+	for p := range sets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := newBitset(n)
+			for i := p; i < len(ri.segs); i += len(sets) {
+				s := ri.segs[i]
+				s.candidates(lits, func(e *entry) {
+					if !e.dead && e.seg == s {
+						b[e.ord>>6] |= 1 << (e.ord & 63)
+					}
+				})
+			}
+			sets[p] = b
+		}()
+	}
+	wg.Wait()
+	for _, b := range sets[1:] {
+		sets[0].or(b)
+	}
+	return sets[0]
 }
 
 // A view is what a search's filter keeps of a root's sorted entries, by
