@@ -94,6 +94,8 @@ type Publication struct {
 	file       string
 	mu         sync.Mutex
 	closed     bool
+	closeOnce  sync.Once
+	closeErr   error
 }
 
 // live holds the publications of this process, for CloseAll.
@@ -170,20 +172,21 @@ func (p *Publication) write() error {
 }
 
 // Close unpublishes the session: the descriptor goes first, then the
-// socket and the token file. It may be called more than once.
+// socket and the token file. It may be called more than once, and at once:
+// every call returns when they are gone (a signal handler's CloseAll exits
+// the process next, while the session may be closing itself).
 func (p *Publication) Close() error {
-	p.mu.Lock()
-	if p.closed {
+	p.closeOnce.Do(func() {
+		p.mu.Lock()
+		p.closed = true
+		os.Remove(p.file)
 		p.mu.Unlock()
-		return nil
-	}
-	p.closed = true
-	os.Remove(p.file)
-	p.mu.Unlock()
-	live.Lock()
-	delete(live.m, p)
-	live.Unlock()
-	return p.Listener.Close()
+		live.Lock()
+		delete(live.m, p)
+		live.Unlock()
+		p.closeErr = p.Listener.Close()
+	})
+	return p.closeErr
 }
 
 // CloseAll unpublishes every session of this process (a signal handler's

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,6 +81,39 @@ func TestPublishFiles(t *testing.T) {
 	}
 	if sessions, _ := List(); len(sessions) != 0 {
 		t.Errorf("List after Close: %+v", sessions)
+	}
+}
+
+// TestCloseConcurrent: a Close that finds another under way returns when
+// that one has ended, not before: a signal handler's CloseAll, which exits
+// the process next, races the session's own Close on shutdown, and
+// returning early left the token file behind.
+func TestCloseConcurrent(t *testing.T) {
+	runtimeDir(t)
+	root := t.TempDir()
+	for range 200 {
+		p := publish(t, root)
+		d := p.Descriptor
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				p.Close()
+				for _, path := range []string{filepath.Join(filepath.Dir(d.Socket), d.ID+".json"), d.Socket, d.TokenFile} {
+					if _, err := os.Lstat(path); !os.IsNotExist(err) {
+						t.Errorf("%s left when Close returned: %v", path, err)
+					}
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
 	}
 }
 
