@@ -31,6 +31,44 @@ func TestUnescapeMount(t *testing.T) {
 	}
 }
 
+// TestMountsBelowSeesChanges: the mount table is kept between calls, and a
+// mount or unmount below a folder is seen by the next call. It needs the
+// right to mount (root); it is skipped without.
+func TestMountsBelowSeesChanges(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	below := filepath.Join(root, "a b") // a name the table escapes
+	if err := os.Mkdir(below, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if mountsBelow(root) {
+		t.Fatalf("a mount point below %s before any mount", root)
+	}
+	if err := unix.Mount("tmpfs", below, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("cannot mount here: %v", err)
+	}
+	mounted := true
+	t.Cleanup(func() {
+		if mounted {
+			unix.Unmount(below, unix.MNT_DETACH)
+		}
+	})
+	for range 2 { // the change, then the table kept
+		if !mountsBelow(root) {
+			t.Fatalf("the tmpfs mounted at %s is not seen", below)
+		}
+	}
+	if err := unix.Unmount(below, 0); err != nil {
+		t.Fatal(err)
+	}
+	mounted = false
+	if mountsBelow(root) {
+		t.Errorf("the unmounted %s is still seen", below)
+	}
+}
+
 // TestSensitiveBindMount: a folder of keys mounted a second time below the
 // root (a bind mount keeps the identities) is refused under its other
 // name by every confined read and by a walk from the root, which answers
