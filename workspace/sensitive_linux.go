@@ -99,23 +99,8 @@ func (m *mountTable) table() []byte {
 	// (whether or not the open did); the table is read after it, so any
 	// change from then on, during the read too, is reported by the next.
 	changed(fd)
-	var data []byte
-	buf := make([]byte, 16<<10)
-	for {
-		n, err := unix.Read(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			unix.Close(fd)
-			return nil
-		}
-		if n == 0 {
-			break
-		}
-		data = append(data, buf[:n]...)
-	}
-	if len(data) == 0 {
+	data, err := readFd(fd, "/proc/self/mountinfo", nil, 0, nil)
+	if err != nil || len(data) == 0 {
 		unix.Close(fd)
 		return nil
 	}
