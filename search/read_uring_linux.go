@@ -325,7 +325,12 @@ func (b *batchReader) read(root *os.File, rels []string, max int64) [][]byte {
 		b.fail()
 		return out
 	}
-	// The type and size of each, then the reads and closes.
+	// The type and size of each, then the reads and closes. The type is
+	// checked before any read, never left to the read: an io_uring read
+	// of a FIFO takes its data, and one of a terminal waits for input
+	// whatever O_NONBLOCK says (io_uring polls it); nor through io_uring's
+	// STATX, which runs on the kernel's worker threads (slower by half
+	// than these fstats here).
 	need := 0
 	for i := range rels {
 		b.size[i] = -1
