@@ -174,17 +174,19 @@ func (p *Publication) write() error {
 // Close unpublishes the session: the descriptor goes first, then the
 // socket and the token file. It may be called more than once, and at once:
 // every call returns when they are gone (a signal handler's CloseAll exits
-// the process next, while the session may be closing itself).
+// the process next, while the session may be closing itself). The
+// publication leaves the live set last, so CloseAll finds, and waits for,
+// a Close under way.
 func (p *Publication) Close() error {
 	p.closeOnce.Do(func() {
 		p.mu.Lock()
 		p.closed = true
 		os.Remove(p.file)
 		p.mu.Unlock()
+		p.closeErr = p.Listener.Close()
 		live.Lock()
 		delete(live.m, p)
 		live.Unlock()
-		p.closeErr = p.Listener.Close()
 	})
 	return p.closeErr
 }
