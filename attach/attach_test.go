@@ -89,7 +89,7 @@ func TestPublishFiles(t *testing.T) {
 // the process next, races the session's own Close on shutdown, and
 // returning early left the token file behind. The second closer is Close
 // again or CloseAll, which must wait for a Close under way too (it did not
-// when the publication left the live set before its files were gone: one
+// when the publication left the live set before its files were gone:
 // `go test -count 100` failed three times out of three).
 func TestCloseConcurrent(t *testing.T) {
 	runtimeDir(t)
