@@ -119,44 +119,12 @@ func link(t *testing.T, root, oldRel, newRel string) {
 	}
 }
 
-// TestDiskIndexBadCopies spoils the copy in the ways TestPersistBadCopies
-// does, and makes it of another root or size cap: a search through it
-// skips nothing and returns what a search without it does.
+// TestDiskIndexBadCopies spoils the copy in each of the badCopies ways, and
+// makes it of another root or size cap: a search through it skips nothing
+// and returns what a search without it does.
 func TestDiskIndexBadCopies(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name  string
-		spoil func(t *testing.T, dir, file string, data []byte)
-	}{
-		{"missing", func(t *testing.T, dir, file string, data []byte) { os.Remove(file) }},
-		{"truncated", func(t *testing.T, dir, file string, data []byte) { writeCopy(t, file, data[:len(data)*2/3]) }},
-		{"flipped byte", func(t *testing.T, dir, file string, data []byte) {
-			data[len(data)/2] ^= 0x40
-			writeCopy(t, file, data)
-		}},
-		{"other version", func(t *testing.T, dir, file string, data []byte) {
-			data[len(persistMagic)]++
-			writeCopy(t, file, resum(data))
-		}},
-		{"file mode", func(t *testing.T, dir, file string, data []byte) {
-			if err := os.Chmod(file, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}},
-		{"dir mode", func(t *testing.T, dir, file string, data []byte) {
-			if err := os.Chmod(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}},
-		{"symlink", func(t *testing.T, dir, file string, data []byte) {
-			other := filepath.Join(t.TempDir(), "other")
-			writeCopy(t, other, data)
-			os.Remove(file)
-			if err := os.Symlink(other, file); err != nil {
-				t.Fatal(err)
-			}
-		}},
-	} {
+	for _, tc := range badCopies {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			root, ws := diskTree(t)

@@ -111,55 +111,12 @@ func TestPersistRestart(t *testing.T) {
 	}
 }
 
-// TestPersistBadCopies spoils the copy (or its directory) in many ways:
-// each time the next build ignores it, reads every file and searches as a
+// TestPersistBadCopies spoils the copy (or its directory) in each of the
+// badCopies ways: each time the next build ignores it, reads every file and searches as a
 // fresh search does.
 func TestPersistBadCopies(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name  string
-		spoil func(t *testing.T, dir, file string, data []byte)
-	}{
-		{"truncated", func(t *testing.T, dir, file string, data []byte) {
-			writeCopy(t, file, data[:len(data)*2/3])
-		}},
-		{"garbage", func(t *testing.T, dir, file string, data []byte) {
-			writeCopy(t, file, []byte(strings.Repeat("agentls-trigrams", 100)))
-		}},
-		{"flipped byte", func(t *testing.T, dir, file string, data []byte) {
-			data[len(data)/2] ^= 0x40
-			writeCopy(t, file, data)
-		}},
-		{"other version", func(t *testing.T, dir, file string, data []byte) {
-			data[len(persistMagic)]++
-			writeCopy(t, file, resum(data))
-		}},
-		{"parent path", func(t *testing.T, dir, file string, data []byte) {
-			writeCopy(t, file, renamePath(t, data, "a.go", "../a.go"))
-		}},
-		{"absolute path", func(t *testing.T, dir, file string, data []byte) {
-			writeCopy(t, file, renamePath(t, data, "a.go", "/a.go"))
-		}},
-		{"dir mode", func(t *testing.T, dir, file string, data []byte) {
-			if err := os.Chmod(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}},
-		{"file mode", func(t *testing.T, dir, file string, data []byte) {
-			if err := os.Chmod(file, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}},
-		{"symlink", func(t *testing.T, dir, file string, data []byte) {
-			other := filepath.Join(dir, "other")
-			if err := os.Rename(file, other); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Symlink(other, file); err != nil {
-				t.Fatal(err)
-			}
-		}},
-	} {
+	for _, tc := range badCopies {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			root, ws := persistTree(t)
@@ -177,6 +134,64 @@ func TestPersistBadCopies(t *testing.T) {
 			sameSearches(t, tc.name, ws, c2)
 		})
 	}
+}
+
+// badCopies are the ways a copy (file, in the directory dir; data is what it
+// held) is spoiled: gone, cut, its bytes or version changed, naming a file
+// outside the root, with loose permissions, or a symlink. Every reader of
+// copies refuses each of them.
+var badCopies = []struct {
+	name  string
+	spoil func(t *testing.T, dir, file string, data []byte)
+}{
+	{"missing", func(t *testing.T, dir, file string, data []byte) { os.Remove(file) }},
+	{"truncated", func(t *testing.T, dir, file string, data []byte) {
+		writeCopy(t, file, data[:len(data)*2/3])
+	}},
+	{"garbage", func(t *testing.T, dir, file string, data []byte) {
+		writeCopy(t, file, []byte(strings.Repeat("agentls-trigrams", 100)))
+	}},
+	{"flipped byte", func(t *testing.T, dir, file string, data []byte) {
+		data[len(data)/2] ^= 0x40
+		writeCopy(t, file, data)
+	}},
+	{"other version", func(t *testing.T, dir, file string, data []byte) {
+		data[len(persistMagic)]++
+		writeCopy(t, file, resum(data))
+	}},
+	{"parent path", func(t *testing.T, dir, file string, data []byte) {
+		writeCopy(t, file, renamePath(t, data, "a.go", "../a.go"))
+	}},
+	{"absolute path", func(t *testing.T, dir, file string, data []byte) {
+		writeCopy(t, file, renamePath(t, data, "a.go", "/a.go"))
+	}},
+	{"dir mode", func(t *testing.T, dir, file string, data []byte) {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}},
+	{"file mode", func(t *testing.T, dir, file string, data []byte) {
+		if err := os.Chmod(file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}},
+	{"symlink", func(t *testing.T, dir, file string, data []byte) {
+		other := filepath.Join(dir, "other")
+		if err := os.Rename(file, other); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(other, file); err != nil {
+			t.Fatal(err)
+		}
+	}},
+	{"symlink elsewhere", func(t *testing.T, dir, file string, data []byte) {
+		other := filepath.Join(t.TempDir(), "other")
+		writeCopy(t, other, data)
+		os.Remove(file)
+		if err := os.Symlink(other, file); err != nil {
+			t.Fatal(err)
+		}
+	}},
 }
 
 // writeCopy replaces a copy's content, keeping it private.
