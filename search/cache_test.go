@@ -81,6 +81,16 @@ func goSrcWorkspace(t testing.TB) *workspace.Workspace {
 	return ws
 }
 
+// goSrcCache is goSrcWorkspace and a new cache, for a test (skipped with
+// -short) that searches or indexes GOROOT/src.
+func goSrcCache(t *testing.T) (*workspace.Workspace, *Cache) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("searches GOROOT/src")
+	}
+	return goSrcWorkspace(t), newCache(t)
+}
+
 // TestCachedMatchesUncached runs the ripgrep comparison's queries
 // (Queries, and the other modes) on GOROOT/src through a cache, twice (the
 // first run fills the cache, the second skips files by it): every result
@@ -88,11 +98,7 @@ func goSrcWorkspace(t testing.TB) *workspace.Workspace {
 // those against ripgrep).
 func TestCachedMatchesUncached(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("searches GOROOT/src")
-	}
-	ws := goSrcWorkspace(t)
-	cache := newCache(t)
+	ws, cache := goSrcCache(t)
 	cache.Warm(context.Background(), ws)
 	cacheReady(t, cache)
 	queries := append([]Query{}, Queries...)

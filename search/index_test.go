@@ -195,11 +195,7 @@ func TestIndexFollowsDisk(t *testing.T) {
 // every answer is what a fresh search gives.
 func TestIndexWhileBuilding(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("indexes GOROOT/src")
-	}
-	ws := goSrcWorkspace(t)
-	cache := newCache(t)
+	ws, cache := goSrcCache(t)
 	var progress []int
 	cache.SetProgress(func(root string, files int, done bool) { progress = append(progress, files) })
 	p, o := queryOf(t, `{"pattern":"NewReader","output_mode":"count"}`)

@@ -112,8 +112,8 @@ func TestPersistRestart(t *testing.T) {
 }
 
 // TestPersistBadCopies spoils the copy (or its directory) in each of the
-// badCopies ways: each time the next build ignores it, reads every file and searches as a
-// fresh search does.
+// badCopies ways: each time the next build ignores it, reads every file
+// and searches as a fresh search does.
 func TestPersistBadCopies(t *testing.T) {
 	t.Parallel()
 	for _, tc := range badCopies {
