@@ -286,10 +286,9 @@ func TestDecodeIndexNeverPanics(t *testing.T) {
 		root string
 		max  int64
 	}{{data, root, max}, {mixed, "/r", 1 << 20}} {
-		spoiled(tt.data, func(cut []byte) {
-			if _, err := decodeIndex(cut, tt.root, tt.max); err == nil {
-				t.Fatalf("a copy cut at %d bytes was accepted", len(cut))
-			}
+		spoiled(t, tt.data, func(b []byte) error {
+			_, err := decodeIndex(b, tt.root, tt.max)
+			return err
 		}, func(bad []byte) {
 			ld, err := decodeIndex(bad, tt.root, tt.max)
 			if err != nil {
@@ -309,13 +308,16 @@ func TestDecodeIndexNeverPanics(t *testing.T) {
 	}
 }
 
-// spoiled calls cut with every truncation of the copy data, then bad with
-// every copy of data with one byte of its body changed (xor 0x01, 0x80,
-// 0xFF) and its checksum made right again, so that the decoder's own
-// checks, not the checksum, meet the change.
-func spoiled(data []byte, cut, bad func([]byte)) {
+// spoiled fails the test when decode accepts a truncation of the copy
+// data, then calls bad with every copy of data with one byte of its body
+// changed (xor 0x01, 0x80, 0xFF) and its checksum made right again, so
+// that the decoder's own checks, not the checksum, meet the change.
+func spoiled(t *testing.T, data []byte, decode func([]byte) error, bad func([]byte)) {
+	t.Helper()
 	for n := range len(data) {
-		cut(data[:n])
+		if decode(data[:n]) == nil {
+			t.Fatalf("a copy cut at %d bytes was accepted", n)
+		}
 	}
 	for i := len(persistMagic) + 4; i < len(data)-4; i++ {
 		for _, x := range []byte{0x01, 0x80, 0xFF} {
