@@ -102,10 +102,18 @@ type Publication struct {
 var live = struct {
 	sync.Mutex
 	m map[*Publication]bool
+	// ended: CloseAll ran, the process is exiting; Publish refuses.
+	ended bool
 }{m: map[*Publication]bool{}}
 
+// errEnded is Publish's error once CloseAll ran.
+var errEnded = errors.New("session not published: the server is stopping")
+
 // Publish opens a socket for a session on roots (absolute paths) of the
-// editor named editor, and writes its descriptor.
+// editor named editor, and writes its descriptor. It holds the live set
+// while it does, so that CloseAll, which a signal handler runs just before
+// the process exits, either finds the publication whole or comes first
+// (then Publish refuses, errEnded): no socket or token file is left behind.
 func Publish(roots []string, editor string) (*Publication, error) {
 	dir, err := Dir()
 	if err != nil {
@@ -116,6 +124,11 @@ func Publish(roots []string, editor string) (*Publication, error) {
 		return nil, fmt.Errorf("session id: %w", err)
 	}
 	id := hex.EncodeToString(b[:])
+	live.Lock()
+	defer live.Unlock()
+	if live.ended {
+		return nil, errEnded
+	}
 	sock := filepath.Join(dir, id+".sock")
 	l, err := listen.Listen("unix:"+sock, listen.Options{})
 	if err != nil {
@@ -129,9 +142,7 @@ func Publish(roots []string, editor string) (*Publication, error) {
 		l.Close()
 		return nil, err
 	}
-	live.Lock()
 	live.m[p] = true
-	live.Unlock()
 	return p, nil
 }
 
@@ -191,10 +202,11 @@ func (p *Publication) Close() error {
 	return p.closeErr
 }
 
-// CloseAll unpublishes every session of this process (a signal handler's
-// last act).
+// CloseAll unpublishes every session of this process, and any Publish
+// after it fails (a signal handler's last act before the exit).
 func CloseAll() {
 	live.Lock()
+	live.ended = true
 	ps := make([]*Publication, 0, len(live.m))
 	for p := range live.m {
 		ps = append(ps, p)

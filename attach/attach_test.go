@@ -105,7 +105,7 @@ func TestCloseConcurrent(t *testing.T) {
 				defer wg.Done()
 				<-start
 				if j == 1 && i%2 == 1 {
-					CloseAll()
+					closeAll(t)
 				} else {
 					p.Close()
 				}
@@ -121,6 +121,73 @@ func TestCloseConcurrent(t *testing.T) {
 		if t.Failed() {
 			return
 		}
+	}
+}
+
+// closeAll is CloseAll, and then lets the test publish again (CloseAll
+// is a process's last act).
+func closeAll(t *testing.T) {
+	CloseAll()
+	live.Lock()
+	live.ended = false
+	live.Unlock()
+}
+
+// TestPublishRacingCloseAll: a Publish at the moment a signal handler's
+// CloseAll runs is either closed by it or refused after it; when both have
+// returned, nothing is left in the runtime directory. (When Publish added
+// itself to the live set only once its files were made, CloseAll could
+// pass it by and the process exit with its socket and token file.)
+func TestPublishRacingCloseAll(t *testing.T) {
+	dir := runtimeDir(t)
+	root := t.TempDir()
+	refused := 0
+	for i := range 200 {
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		var perr error
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, perr = Publish([]string{root}, "test editor")
+		}()
+		go func() {
+			defer wg.Done()
+			<-start
+			time.Sleep(time.Duration(i) * 2 * time.Microsecond) // at every point of Publish
+			CloseAll()
+		}()
+		close(start)
+		wg.Wait()
+		if perr != nil {
+			if !errors.Is(perr, errEnded) {
+				t.Fatalf("Publish: %v", perr)
+			}
+			refused++
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			t.Fatalf("left after Publish and CloseAll (Publish: %v): %v", perr, names)
+		}
+		live.Lock()
+		live.ended = false
+		live.Unlock()
+	}
+	if refused == 0 || refused == 200 {
+		t.Logf("%d of 200 refused: the race was run one way only", refused)
+	}
+	// After CloseAll, Publish refuses and makes nothing.
+	CloseAll()
+	defer closeAll(t)
+	if _, err := Publish([]string{root}, "test editor"); !errors.Is(err, errEnded) {
+		t.Errorf("Publish after CloseAll: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("Publish after CloseAll left %d entries", len(ents))
 	}
 }
 
