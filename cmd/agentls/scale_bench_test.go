@@ -40,7 +40,9 @@ import (
 //     "call", the one-shot `agentls call grep ARGS` (a process of its
 //     own, no server). They run interleaved, query by query, and each
 //     figure is the median of the runs; the ratios are of those medians,
-//     measured side by side.
+//     measured side by side. Beside the table, the server's minor page
+//     faults a call (median) are reported as the metric
+//     server-faults/call:TREE:QUERY: memory its heap grew into.
 //   - the tool/call round trip (p50) of a trivial tool through the binary,
 //     from bare frames and from the tests' jsonrpc2 client;
 //   - the index builds the server reports with $/progress (begin → end);
@@ -198,14 +200,19 @@ func benchTree(b *testing.B, bin, tree string, qs []search.Query, runs int) {
 	}
 	for _, q := range qs {
 		var rg, server, client, call []time.Duration
+		var faults []int64
 		params := []byte(fmt.Sprintf(`{"name":"grep","arguments":%s}`, q.Args))
 		for i := 0; i <= runs; i++ {
 			r := runProc("rg", q.Rg...)
+			f0 := minorFaults(raw.pid)
 			start := time.Now()
 			if _, err := raw.toolCall(params); err != nil {
 				b.Fatalf("%s on %s: %v", q.Name, tree, err)
 			}
 			s := time.Since(start)
+			if i > 0 {
+				faults = append(faults, minorFaults(raw.pid)-f0)
+			}
 			start = time.Now()
 			var res struct {
 				Status  string `json:"status"`
@@ -224,6 +231,8 @@ func benchTree(b *testing.B, bin, tree string, qs []search.Query, runs int) {
 		fmt.Printf("| %s | %s | %.1f | %.1f | %.2fx | %.1f | %.1f | %.2fx |\n", label, q.Name, mr, ms, ms/mr, mj, mc, mc/mr)
 		b.ReportMetric(ms/mr, "server/rg:"+filepath.Base(tree)+":"+q.Name)
 		b.ReportMetric(mc/mr, "call/rg:"+filepath.Base(tree)+":"+q.Name)
+		slices.Sort(faults)
+		b.ReportMetric(float64(faults[len(faults)/2]), "server-faults/call:"+filepath.Base(tree)+":"+q.Name)
 	}
 
 	// The round trip of a trivial tool, from two clients: the tests'
@@ -393,18 +402,30 @@ func waitIdle(pid int, limit time.Duration) {
 
 // cpuTicks is a process's user and system time in clock ticks.
 func cpuTicks(pid int) int64 {
+	f := procStat(pid)
+	return f[14] + f[15] // utime, stime
+}
+
+// minorFaults is the minor page faults of process pid so far (a first
+// touch of memory: /proc/PID/stat field 10).
+func minorFaults(pid int) int64 { return procStat(pid)[10] }
+
+// procStat returns the numeric fields of /proc/PID/stat by their number
+// in proc(5) (from 1; the fields before 4 are left 0); all 0 when it
+// cannot be read.
+func procStat(pid int) [53]int64 {
+	var out [53]int64
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0
+		return out
 	}
 	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // fields from 3 on
-	if len(f) < 13 {
-		return 0
+	for i, f := range strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) { // fields from 3 on
+		if n, err := strconv.ParseInt(f, 10, 64); err == nil && 3+i < len(out) {
+			out[3+i] = n
+		}
 	}
-	u, _ := strconv.ParseInt(f[11], 10, 64) // utime, field 14
-	k, _ := strconv.ParseInt(f[12], 10, 64) // stime, field 15
-	return u + k
+	return out
 }
 
 // medianMs is the median in milliseconds.
