@@ -411,7 +411,7 @@ func cpuTicks(pid int) int64 {
 func minorFaults(pid int) int64 { return procStat(pid)[10] }
 
 // procStat returns the numeric fields of /proc/PID/stat by their number
-// in proc(5) (from 1; the fields before 4 are left 0); all 0 when it
+// in proc(5) (from 1; fields 1 to 3 are left 0); all 0 when it
 // cannot be read.
 func procStat(pid int) [53]int64 {
 	var out [53]int64
