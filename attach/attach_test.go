@@ -105,7 +105,7 @@ func TestCloseConcurrent(t *testing.T) {
 				defer wg.Done()
 				<-start
 				if j == 1 && i%2 == 1 {
-					closeAll(t)
+					CloseAll()
 				} else {
 					p.Close()
 				}
@@ -118,16 +118,16 @@ func TestCloseConcurrent(t *testing.T) {
 		}
 		close(start)
 		wg.Wait()
+		reopen()
 		if t.Failed() {
 			return
 		}
 	}
 }
 
-// closeAll is CloseAll, and then lets the test publish again (CloseAll
-// is a process's last act).
-func closeAll(t *testing.T) {
-	CloseAll()
+// reopen lets the test publish again after CloseAll (a process's last act,
+// after which Publish refuses).
+func reopen() {
 	live.Lock()
 	live.ended = false
 	live.Unlock()
@@ -173,16 +173,14 @@ func TestPublishRacingCloseAll(t *testing.T) {
 			}
 			t.Fatalf("left after Publish and CloseAll (Publish: %v): %v", perr, names)
 		}
-		live.Lock()
-		live.ended = false
-		live.Unlock()
+		reopen()
 	}
 	if refused == 0 || refused == 200 {
 		t.Logf("%d of 200 refused: the race was run one way only", refused)
 	}
 	// After CloseAll, Publish refuses and makes nothing.
 	CloseAll()
-	defer closeAll(t)
+	defer reopen()
 	if _, err := Publish([]string{root}, "test editor"); !errors.Is(err, errEnded) {
 		t.Errorf("Publish after CloseAll: %v", err)
 	}
