@@ -172,26 +172,28 @@ func (c *Cache) plan(ws *workspace.Workspace, root, prefix, glob string, filter 
 
 // candidatesLocked returns the live entries of ri's segments (by ord, of
 // n sorted entries) that may hold one of lits: the segments are shared
-// among the processors, each setting bits of a set of its own.
+// among the processors, each setting bits of a set of its own (the
+// caller's goroutine takes the first share: a root of one segment starts
+// none).
 func (ri *rootIndex) candidatesLocked(lits [][]uint32, n int) bitset {
 	sets := make([]bitset, max(min(runtime.GOMAXPROCS(0), len(ri.segs)), 1))
-	var wg sync.WaitGroup
-	for p := range sets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b := newBitset(n)
-			for i := p; i < len(ri.segs); i += len(sets) {
-				s := ri.segs[i]
-				s.candidates(lits, func(e *entry) {
-					if !e.dead && e.seg == s {
-						b[e.ord>>6] |= 1 << (e.ord & 63)
-					}
-				})
-			}
-			sets[p] = b
-		}()
+	share := func(p int) {
+		b := newBitset(n)
+		for i := p; i < len(ri.segs); i += len(sets) {
+			s := ri.segs[i]
+			s.candidates(lits, func(e *entry) {
+				if !e.dead && e.seg == s {
+					b[e.ord>>6] |= 1 << (e.ord & 63)
+				}
+			})
+		}
+		sets[p] = b
 	}
+	var wg sync.WaitGroup
+	for p := 1; p < len(sets); p++ {
+		wg.Go(func() { share(p) })
+	}
+	share(0)
 	wg.Wait()
 	for _, b := range sets[1:] {
 		sets[0].or(b)
