@@ -102,9 +102,17 @@ func (e *indenter) value(v any, prefix string) {
 		rv = rv.Elem()
 	}
 	custom := rv.IsValid() && (rv.Type().Implements(marshalerType) || rv.Type().Implements(textMarshalerType))
-	if ms, ok := v.([]search.Match); ok && len(ms) > 0 {
-		e.matches(ms, prefix)
-		return
+	switch ms := v.(type) {
+	case []search.Match:
+		if len(ms) > 0 {
+			e.matches(search.MatchRuns{ms}, prefix)
+			return
+		}
+	case search.MatchRuns:
+		if ms.Len() > 0 {
+			e.matches(ms, prefix)
+			return
+		}
 	}
 	switch {
 	case !custom && rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() != reflect.Uint8 && !rv.IsNil() && rv.Len() > 0:
@@ -152,14 +160,19 @@ const matchChunk = 256
 // a chunk at a time: each chunk's elements are encoded together, and
 // indented as the elements of one array (appendIndented at depth 0 puts
 // ",\n" and the prefix between them, as between a slice's elements).
-func (e *indenter) matches(ms []search.Match, prefix string) {
+func (e *indenter) matches(ms search.MatchRuns, prefix string) {
 	inner := prefix + "  "
 	e.write("[\n" + inner)
-	for i := 0; i < len(ms) && e.err == nil; i += matchChunk {
-		if i > 0 {
+	first := true
+	for chunk := range ms.Chunks(matchChunk) {
+		if e.err != nil {
+			break
+		}
+		if !first {
 			e.write(",\n" + inner)
 		}
-		e.compact, e.err = tools.AppendJSONValue(e.compact[:0], ms[i:min(i+matchChunk, len(ms))])
+		first = false
+		e.compact, e.err = tools.AppendJSONValue(e.compact[:0], chunk)
 		if e.err == nil {
 			// Without the array's brackets: its elements.
 			e.out = appendIndented(e.out[:0], e.compact[1:len(e.compact)-1], inner)

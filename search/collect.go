@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"container/heap"
+	"iter"
 	"sort"
 	"strings"
 	"sync"
@@ -44,10 +45,11 @@ type File struct {
 	Path string
 	// Count is the number of matching lines (all of them in Count mode).
 	Count int
-	// Matches and Lines are set in Content mode: Lines are the matches'
-	// lines and the context lines, in order.
+	// Matches are set in Content mode, in order.
 	Matches []Match
-	Lines   []Line
+	// lines are the matches' lines and the context lines, in order (see
+	// Lines); nil when they are the matches' own, one a match.
+	lines []Line
 	// seq is the file's place in the index's plan, from 1, which is path
 	// order (0: found by a walk): results are ordered by it rather than
 	// by comparing paths.
@@ -60,6 +62,31 @@ func (a *File) after(b *File) bool {
 		return a.seq > b.seq
 	}
 	return workspace.ComparePaths(a.Path, b.Path) > 0
+}
+
+// Lines yields the lines of a Content result's file in order: the
+// matches' lines and the context lines. Without context, and with no
+// match over several lines, they are made from the Matches as they are
+// yielded (an output-heavy search's lines are not kept twice).
+func (f *File) Lines() iter.Seq[Line] {
+	return func(yield func(Line) bool) {
+		if f.lines != nil {
+			for _, l := range f.lines {
+				if !yield(l) {
+					return
+				}
+			}
+			return
+		}
+		prev := 0
+		for i := range f.Matches {
+			m := &f.Matches[i]
+			if !yield(Line{N: m.Line, Text: m.Text, Starts: i, Match: true, Gap: prev > 0 && m.Line > prev+1}) {
+				return
+			}
+			prev = m.Line
+		}
+	}
 }
 
 // Line is one line of a Content result: a matching line or a context line.
@@ -257,21 +284,37 @@ func (s *state) searchFile(m *matcher, data []byte, path string) *File {
 	// for the matching lines and their context): one allocation a file
 	// rather than one a line.
 	t := &m.texts
-	t.b, t.ends, t.spans, t.maxLine = strings.Builder{}, t.ends[:0], t.spans[:0], s.maxLine
+	t.b, t.ends, t.spans, t.marks, t.maxLine = strings.Builder{}, t.ends[:0], t.spans[:0], t.marks[:0], s.maxLine
 	size := 0
+	oneLine := s.before == 0 && s.after == 0
 	for _, h := range hits {
 		size += h.spanEnd - h.start
+		oneLine = oneLine && h.endLine == h.line
 	}
 	t.b.Grow(size * (1 + s.before + s.after))
 	r.Matches = make([]Match, len(hits))
-	r.Lines = make([]Line, 0, len(hits)) // without context, one line a match
+	if oneLine {
+		// Each line is a match's only line, and its text the match's:
+		// the Lines are the Matches (File.Lines), not kept twice.
+		for i, h := range hits {
+			r.Matches[i] = Match{Path: path, Line: h.line, Column: h.col}
+			t.add(data[h.start:h.spanEnd])
+		}
+		all := t.b.String()
+		t.b = strings.Builder{}
+		for i := range r.Matches {
+			r.Matches[i].Text = t.text(all, i)
+		}
+		return r
+	}
+	r.lines = make([]Line, 0, len(hits))
 	// Each Line's Text is set at the end from its span; a match's text
-	// span is matchSpan[i].
-	matchSpan := make([]int, len(hits))
+	// span is marks[i].
+	marks := t.marks
 	lastOut := 0 // the last line written
 	for i, h := range hits {
 		r.Matches[i] = Match{Path: path, Line: h.line, Column: h.col}
-		matchSpan[i] = t.add(data[h.start:h.spanEnd])
+		marks = append(marks, t.add(data[h.start:h.spanEnd]))
 		// Lines before, back to the last line written, in order.
 		first := max(h.line-s.before, lastOut+1)
 		start := h.start
@@ -280,7 +323,7 @@ func (s *state) searchFile(m *matcher, data []byte, path string) *File {
 		}
 		for n := first; n < h.line; n++ {
 			end := start + bytes.IndexByte(data[start:], '\n')
-			r.Lines = append(r.Lines, Line{N: n, Starts: -1})
+			r.lines = append(r.lines, Line{N: n, Starts: -1})
 			t.line(data[start:end])
 			start = end + 1
 		}
@@ -289,15 +332,15 @@ func (s *state) searchFile(m *matcher, data []byte, path string) *File {
 		for n, start := h.line, h.start; ; n++ {
 			end := bytes.IndexByte(data[start:h.spanEnd], '\n')
 			if end < 0 {
-				r.Lines = append(r.Lines, Line{N: n, Match: true, Starts: starts})
+				r.lines = append(r.lines, Line{N: n, Match: true, Starts: starts})
 				if start == h.start {
-					t.spans = append(t.spans, matchSpan[i]) // a one-line match's line is its text
+					t.spans = append(t.spans, marks[i]) // a one-line match's line is its text
 				} else {
 					t.line(data[start:h.spanEnd])
 				}
 				break
 			}
-			r.Lines = append(r.Lines, Line{N: n, Match: true, Starts: starts})
+			r.lines = append(r.lines, Line{N: n, Match: true, Starts: starts})
 			t.line(data[start : start+end])
 			start += end + 1
 			starts = -1
@@ -315,22 +358,23 @@ func (s *state) searchFile(m *matcher, data []byte, path string) *File {
 			} else {
 				end += start
 			}
-			r.Lines = append(r.Lines, Line{N: n, Starts: -1})
+			r.lines = append(r.lines, Line{N: n, Starts: -1})
 			t.line(data[start:end])
 			lastOut = n
 			start = end + 1
 		}
 	}
+	t.marks = marks
 	all := t.b.String()
 	t.b = strings.Builder{}
 	for i := range r.Matches {
-		r.Matches[i].Text = t.text(all, matchSpan[i])
+		r.Matches[i].Text = t.text(all, marks[i])
 	}
 	prev := 0
-	for i := range r.Lines {
-		r.Lines[i].Text = t.text(all, t.spans[i])
-		r.Lines[i].Gap = prev > 0 && r.Lines[i].N > prev+1
-		prev = r.Lines[i].N
+	for i := range r.lines {
+		r.lines[i].Text = t.text(all, t.spans[i])
+		r.lines[i].Gap = prev > 0 && r.lines[i].N > prev+1
+		prev = r.lines[i].N
 	}
 	return r
 }
@@ -342,6 +386,7 @@ type texts struct {
 	b       strings.Builder
 	ends    []int // where each text ends in b (it starts where the one before ends)
 	spans   []int // the text of each Line, an index in ends
+	marks   []int // the text of each Match, an index in ends
 	maxLine int
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,7 +48,7 @@ func TestSearchFileLines(t *testing.T) {
 		if got == nil && want == nil {
 			continue
 		}
-		if got == nil || want == nil || !reflect.DeepEqual(got.Matches, want.Matches) || !reflect.DeepEqual(got.Lines, want.Lines) {
+		if got == nil || want == nil || !reflect.DeepEqual(got.Matches, want.Matches) || !reflect.DeepEqual(slices.Collect(got.Lines()), want.lines) {
 			t.Fatalf("case %d %+v (before %d, after %d, limit %d, maxLine %d) on %q:\ngot  %+v\nwant %+v", i, p, s.before, s.after, s.limit, s.maxLine, data, got, want)
 		}
 	}
@@ -72,14 +73,14 @@ func plainLines(s *state, data []byte, hits []hit) *File {
 	for i, h := range hits {
 		r.Matches = append(r.Matches, Match{Path: "f", Line: h.line, Column: h.col, Text: text(data[h.start:h.spanEnd])})
 		for n := max(h.line-s.before, lastOut+1); n < h.line; n++ {
-			r.Lines = append(r.Lines, Line{N: n, Text: lineText(n), Starts: -1})
+			r.lines = append(r.lines, Line{N: n, Text: lineText(n), Starts: -1})
 		}
 		for n := h.line; n <= h.endLine; n++ {
 			starts := -1
 			if n == h.line {
 				starts = i
 			}
-			r.Lines = append(r.Lines, Line{N: n, Text: lineText(n), Match: true, Starts: starts})
+			r.lines = append(r.lines, Line{N: n, Text: lineText(n), Match: true, Starts: starts})
 		}
 		lastOut = h.endLine
 		limit := h.endLine + s.after
@@ -87,12 +88,12 @@ func plainLines(s *state, data []byte, hits []hit) *File {
 			limit = min(limit, hits[i+1].line-1)
 		}
 		for n := h.endLine + 1; n <= limit && n <= len(lines) && len(lines[n-1]) > 0; n++ {
-			r.Lines = append(r.Lines, Line{N: n, Text: lineText(n), Starts: -1})
+			r.lines = append(r.lines, Line{N: n, Text: lineText(n), Starts: -1})
 			lastOut = n
 		}
 	}
-	for i := range r.Lines {
-		r.Lines[i].Gap = i > 0 && r.Lines[i].N > r.Lines[i-1].N+1
+	for i := range r.lines {
+		r.lines[i].Gap = i > 0 && r.lines[i].N > r.lines[i-1].N+1
 	}
 	return r
 }

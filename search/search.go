@@ -2,9 +2,11 @@ package search
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -81,6 +83,69 @@ type Match struct {
 	Line   int    `json:"line"`
 	Column int    `json:"column"`
 	Text   string `json:"text"`
+}
+
+// MatchRuns are matches in order, held as runs of consecutive ones, each
+// run a part of a File's Matches: a result's list of matches made without
+// copying them out of their files (an output-heavy search has tens of
+// thousands). Its JSON is one array of them all.
+type MatchRuns [][]Match
+
+// Len is the number of matches in r.
+func (r MatchRuns) Len() int {
+	n := 0
+	for _, run := range r {
+		n += len(run)
+	}
+	return n
+}
+
+// All yields the matches of r in order.
+func (r MatchRuns) All() iter.Seq[*Match] {
+	return func(yield func(*Match) bool) {
+		for _, run := range r {
+			for i := range run {
+				if !yield(&run[i]) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Chunks yields the matches of r in order, n at a time (the last chunk
+// may hold fewer), each chunk as runs.
+func (r MatchRuns) Chunks(n int) iter.Seq[MatchRuns] {
+	return func(yield func(MatchRuns) bool) {
+		var chunk MatchRuns
+		room := n
+		for _, run := range r {
+			for len(run) > 0 {
+				k := min(room, len(run))
+				chunk = append(chunk, run[:k])
+				run, room = run[k:], room-k
+				if room == 0 {
+					if !yield(chunk) {
+						return
+					}
+					chunk, room = nil, n
+				}
+			}
+		}
+		if len(chunk) > 0 {
+			yield(chunk)
+		}
+	}
+}
+
+// MarshalJSON encodes r as one array of its matches (empty, not null, when
+// there are none).
+func (r MatchRuns) MarshalJSON() ([]byte, error) {
+	all := make([]Match, 0, r.Len())
+	for _, run := range r {
+		all = append(all, run...)
+	}
+	return json.Marshal(all)
 }
 
 // Batch is one batch of streamed results (Options.Partial): Matches in

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -204,5 +205,69 @@ func TestRunUnsaved(t *testing.T) {
 	res = run(t, ws, Pattern{Expr: "needle"}, Options{Path: "new.go"})
 	if len(res.Files) != 1 || res.Files[0].Matches[0] != (Match{Path: "new.go", Line: 2, Column: 4, Text: "// needle, not saved"}) || res.Walked {
 		t.Errorf("buffer: %+v", res)
+	}
+}
+
+// TestMatchRuns holds MatchRuns' Len, All, Chunks and JSON to the flat
+// list of its matches, for runs of uneven lengths, empty ones among them.
+func TestMatchRuns(t *testing.T) {
+	t.Parallel()
+	var flat []Match
+	for i := range 23 {
+		flat = append(flat, Match{Path: "f", Line: i + 1, Text: strings.Repeat("x", i)})
+	}
+	tests := []struct {
+		name string
+		runs MatchRuns
+	}{
+		{"none", MatchRuns{}},
+		{"nil", nil},
+		{"one", MatchRuns{flat}},
+		{"uneven", MatchRuns{flat[:1], flat[1:1], flat[1:8], nil, flat[8:9], flat[9:]}},
+		{"singles", func() (r MatchRuns) {
+			for i := range flat {
+				r = append(r, flat[i:i+1])
+			}
+			return r
+		}()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var want []Match
+			for _, run := range tt.runs {
+				want = append(want, run...)
+			}
+			if tt.runs.Len() != len(want) {
+				t.Errorf("Len = %d, want %d", tt.runs.Len(), len(want))
+			}
+			var all []Match
+			for m := range tt.runs.All() {
+				all = append(all, *m)
+			}
+			if !reflect.DeepEqual(all, want) {
+				t.Errorf("All = %v, want %v", all, want)
+			}
+			for _, n := range []int{1, 2, 5, 23, 100} {
+				var got []Match
+				chunks := 0
+				for c := range tt.runs.Chunks(n) {
+					chunks++
+					if l := c.Len(); l == 0 || l > n || l < n && chunks*n < len(want) {
+						t.Errorf("Chunks(%d): chunk %d holds %d", n, chunks, l)
+					}
+					for m := range c.All() {
+						got = append(got, *m)
+					}
+				}
+				if !reflect.DeepEqual(got, want) || chunks != (len(want)+n-1)/n {
+					t.Errorf("Chunks(%d): %d chunks of %v, want %v", n, chunks, got, want)
+				}
+			}
+			data, err := json.Marshal(tt.runs)
+			wantData, _ := json.Marshal(append([]Match{}, want...))
+			if err != nil || string(data) != string(wantData) {
+				t.Errorf("JSON = %s, %v; want %s", data, err, wantData)
+			}
+		})
 	}
 }

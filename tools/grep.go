@@ -220,39 +220,24 @@ func grepResult(res *search.Result, withContext bool, after, maxBytes int) *Resu
 		}
 		st["counts"] = counts
 	default:
-		total := 0
-		for _, f := range res.Files {
-			total += len(f.Matches)
-		}
-		// The list of matches and the text are made at once (an
-		// output-heavy search has tens of thousands of lines).
-		matches := make([]GrepMatch, 0, min(total, res.Limit))
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			// A file's matches go into the list a run at a time
-			// (f.Matches[lo:hi], consecutive: they come in order),
-			// copied at once rather than one by one.
-			var lo, hi int
-			var cur *search.File
-			flush := func() {
-				if cur != nil {
-					matches = append(matches, cur.Matches[lo:hi]...)
-				}
+		// The listed matches are runs of each file's Matches (they come
+		// in order), kept where they are rather than copied into one list.
+		matches := make(search.MatchRuns, 0, len(res.Files))
+		var cur *search.File
+		var lo, hi int
+		flush := func() {
+			if cur != nil {
+				matches = append(matches, cur.Matches[lo:hi])
 			}
-			contentLines(res, after, func(f *search.File, l *search.Line, _ bool, listed bool) {
-				if !listed {
-					return
-				}
+		}
+		contentLines(res, after, func(f *search.File, l search.Line, first, listed bool) {
+			if listed {
 				if cur != f || l.Starts != hi {
 					flush()
 					cur, lo, hi = f, l.Starts, l.Starts
 				}
 				hi++
-			})
-			flush()
-		}()
-		contentLines(res, after, func(f *search.File, l *search.Line, first bool, _ bool) {
+			}
 			if withContext && (l.Gap || first) {
 				b.WriteString("--\n")
 			}
@@ -267,7 +252,7 @@ func grepResult(res *search.Result, withContext bool, after, maxBytes int) *Resu
 			b.WriteString(l.Text)
 			b.WriteString("\n")
 		})
-		<-done
+		flush()
 		st["matches"] = matches
 	}
 	content := b.String()
@@ -284,15 +269,16 @@ func grepResult(res *search.Result, withContext bool, after, maxBytes int) *Resu
 // as matches but not counted, as ripgrep prints them). first: the first
 // line of a file after the first file; listed: the line starts a match
 // that is in the list.
-func contentLines(res *search.Result, after int, fn func(f *search.File, l *search.Line, first, listed bool)) {
+func contentLines(res *search.Result, after int, fn func(f *search.File, l search.Line, first, listed bool)) {
 	n := 0
 	full, inLast, end := false, false, 0
 	for fi, f := range res.Files {
 		if full {
 			return
 		}
-		for li := range f.Lines {
-			l := &f.Lines[li]
+		li := -1
+		for l := range f.Lines() {
+			li++
 			if full && l.N > end && !(inLast && l.Match && l.Starts < 0) {
 				return // (a kept match's own lines always show)
 			}
@@ -329,7 +315,18 @@ func (c *cappedText) WriteString(s string) {
 	c.size += len(s)
 	c.lines += strings.Count(s, "\n")
 	if c.max <= 0 || c.b.Len() <= c.max {
+		c.reserve(len(s))
 		c.b.WriteString(s)
+	}
+}
+
+// reserve makes room for n more bytes: past a few kilobytes, room for all
+// max bytes at once, which an output-heavy search reaches, rather than
+// doubling up to it (a garbage of twice its size).
+func (c *cappedText) reserve(n int) {
+	const small = 4 << 10
+	if c.max > small && c.b.Len() >= small && c.b.Len()+n > c.b.Cap() {
+		c.b.Grow(c.max + small - c.b.Len())
 	}
 }
 
@@ -339,6 +336,7 @@ func (c *cappedText) WriteInt(n int) {
 	d := strconv.AppendInt(buf[:0], int64(n), 10)
 	c.size += len(d)
 	if c.max <= 0 || c.b.Len() <= c.max {
+		c.reserve(len(d))
 		c.b.Write(d)
 	}
 }
@@ -368,7 +366,7 @@ func grepStreamSummary(res *search.Result) *Result {
 	case search.Count:
 		st["counts"], unit = map[string]int{}, "file counts"
 	default:
-		st["matches"] = []GrepMatch{}
+		st["matches"] = search.MatchRuns{}
 	}
 	content := fmt.Sprintf("%d %s in %d files, sent as partial results (on the call's partialResultToken), not repeated here.\n", res.StreamedUnits, unit, res.StreamedFiles)
 	if res.StreamedUnits == 0 {

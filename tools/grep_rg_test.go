@@ -86,7 +86,7 @@ func TestGrepMatchesRipgrep(t *testing.T) {
 				t.Fatalf("grep %s truncated", raw)
 			}
 			got := map[string]bool{}
-			for _, m := range st["matches"].([]GrepMatch) {
+			for _, m := range grepMatches(t, st) {
 				got[fmt.Sprintf("%s:%d", m.Path, m.Line)] = true
 			}
 			want := rgLines(t, src, q.Rg...)

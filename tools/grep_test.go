@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/internal/testenv"
+	"github.com/agentls/agentls/search"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -175,6 +176,20 @@ func TestGrep(t *testing.T) {
 	}
 }
 
+// grepMatches is the list of matches of grep's structured result st.
+func grepMatches(t *testing.T, st any) []GrepMatch {
+	t.Helper()
+	runs, ok := st.(map[string]any)["matches"].(search.MatchRuns)
+	if !ok {
+		t.Fatalf("structured matches: %T", st.(map[string]any)["matches"])
+	}
+	var ms []GrepMatch
+	for m := range runs.All() {
+		ms = append(ms, *m)
+	}
+	return ms
+}
+
 func TestGrepStructured(t *testing.T) {
 	_, ws := makeTree(t, grepTree)
 	res := runSearch(t, ws, "grep", `{"pattern":"hel+o","path":"docs","case_insensitive":true}`, nil)
@@ -183,11 +198,11 @@ func TestGrepStructured(t *testing.T) {
 		{Path: "docs/readme.md", Line: 3, Column: 1, Text: "hello world"},
 		{Path: "docs/readme.md", Line: 4, Column: 1, Text: "HELLO again"},
 	}
-	if got := st["matches"]; !reflect.DeepEqual(got, want) || st["truncated"] != false {
+	if got := grepMatches(t, st); !reflect.DeepEqual(got, want) || st["truncated"] != false {
 		t.Errorf("structured %+v", st)
 	}
 	res = runSearch(t, ws, "grep", `{"pattern":"again","path":"docs/notes.txt"}`, nil)
-	if got := res.Structured.(map[string]any)["matches"].([]GrepMatch); len(got) != 1 || got[0].Column != 8 || got[0].Line != 7 {
+	if got := grepMatches(t, res.Structured); len(got) != 1 || got[0].Column != 8 || got[0].Line != 7 {
 		t.Errorf("column: %+v", got)
 	}
 	res = runSearch(t, ws, "grep", `{"pattern":"helper","output_mode":"count","path":"words.txt"}`, nil)
@@ -195,7 +210,7 @@ func TestGrepStructured(t *testing.T) {
 		t.Errorf("counts %v", got)
 	}
 	res = runSearch(t, ws, "grep", `{"pattern":"helper","word":true,"path":"words.txt"}`, nil)
-	if got := res.Structured.(map[string]any)["matches"].([]GrepMatch); got[1].Column != 2 {
+	if got := grepMatches(t, res.Structured); got[1].Column != 2 {
 		t.Errorf("word column %+v", got)
 	}
 	// The JSON shape.
@@ -265,7 +280,7 @@ func TestGrepPartialAndDeterminism(t *testing.T) {
 	rec := &recorder{}
 	streamed := runSearch(t, ws, "grep", `{"pattern":"needle","max_results":250}`, rec)
 	st := streamed.Structured.(map[string]any)
-	if st["truncated"] != true || st["streamed"] != 250 || len(st["matches"].([]GrepMatch)) != 0 {
+	if st["truncated"] != true || st["streamed"] != 250 || len(grepMatches(t, st)) != 0 {
 		t.Errorf("final result after streaming = %v", st)
 	}
 	if !strings.Contains(streamed.Content, "250 matching lines") || strings.Contains(streamed.Content, "needle") {
@@ -290,7 +305,7 @@ func TestGrepPartialAndDeterminism(t *testing.T) {
 	if first.Structured.(map[string]any)["truncated"] != true {
 		t.Error("not truncated")
 	}
-	if n := len(first.Structured.(map[string]any)["matches"].([]GrepMatch)); n != 250 {
+	if n := len(grepMatches(t, first.Structured)); n != 250 {
 		t.Errorf("%d matches", n)
 	}
 	for i := 0; i < 5; i++ {

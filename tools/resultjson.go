@@ -106,10 +106,9 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 		if v == nil {
 			return append(b, "null"...), nil
 		}
-		// Room for them all at once: an output-heavy grep's tens of
-		// thousands would grow b by doubling, a garbage of twice its size.
-		b = slices.Grow(b, 2+matchesJSONLen(v))
-		return append(appendMatches(append(b, '['), v), ']'), nil
+		return appendMatchArray(b, search.MatchRuns{v}), nil
+	case search.MatchRuns:
+		return appendMatchArray(b, v), nil
 	case []string:
 		if v == nil {
 			return append(b, "null"...), nil
@@ -172,6 +171,14 @@ func appendJSONMap[V any](b []byte, m map[string]V, value func([]byte, V) ([]byt
 	return append(b, '}'), nil
 }
 
+// appendMatchArray appends the JSON array of the matches v.
+func appendMatchArray(b []byte, v search.MatchRuns) []byte {
+	// Room for them all at once: an output-heavy grep's tens of
+	// thousands would grow b by doubling, a garbage of twice its size.
+	b = slices.Grow(b, 2+matchesJSONLen(v))
+	return append(appendMatches(append(b, '['), v), ']')
+}
+
 // minMatchesPart is the fewest matches appendMatches encodes on a
 // goroutine of their own.
 const minMatchesPart = 4096
@@ -180,28 +187,34 @@ const minMatchesPart = 4096
 // thousands of them (an output-heavy grep, megabytes) are encoded in
 // parts on the processors at once, each into a buffer of its own, then
 // appended in order.
-func appendMatches(b []byte, v []search.Match) []byte {
-	parts := min(runtime.GOMAXPROCS(0), len(v)/minMatchesPart)
+func appendMatches(b []byte, v search.MatchRuns) []byte {
+	n := v.Len()
+	parts := min(runtime.GOMAXPROCS(0), n/minMatchesPart)
 	if parts < 2 {
 		return appendMatchRun(b, v)
 	}
 	bufs := make([][]byte, parts)
+	var first search.MatchRuns
 	var wg sync.WaitGroup
-	for i := 1; i < parts; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			part := v[len(v)*i/parts : len(v)*(i+1)/parts]
-			var buf []byte
-			if bp, ok := encodeBufs.Get().(*[]byte); ok {
-				buf = (*bp)[:0]
-			}
-			bufs[i] = appendMatchRun(slices.Grow(buf, matchesJSONLen(part)), part)
-		}()
+	i := 0
+	for part := range v.Chunks((n + parts - 1) / parts) {
+		if i == 0 {
+			first = part
+		} else {
+			k := i
+			wg.Go(func() {
+				var buf []byte
+				if bp, ok := encodeBufs.Get().(*[]byte); ok {
+					buf = (*bp)[:0]
+				}
+				bufs[k] = appendMatchRun(slices.Grow(buf, matchesJSONLen(part)), part)
+			})
+		}
+		i++
 	}
-	b = appendMatchRun(b, v[:len(v)/parts])
+	b = appendMatchRun(b, first)
 	wg.Wait()
-	for _, buf := range bufs[1:] {
+	for _, buf := range bufs[1:i] {
 		b = append(append(b, ','), buf...)
 		if cap(buf) <= 64<<20 {
 			encodeBufs.Put(&buf)
@@ -214,21 +227,23 @@ func appendMatches(b []byte, v []search.Match) []byte {
 // eighth more than without escapes, for the tabs that indent source
 // lines (each two bytes in JSON), so that the buffer seldom grows (by
 // doubling, a copy of it all) near its end.
-func matchesJSONLen(v []search.Match) int {
+func matchesJSONLen(v search.MatchRuns) int {
 	n := 0
-	for i := range v {
-		n += len(v[i].Path) + len(v[i].Text) + matchJSONExtra
+	for m := range v.All() {
+		n += len(m.Path) + len(m.Text) + matchJSONExtra
 	}
 	return n + n/8
 }
 
 // appendMatchRun appends the matches v separated by commas.
-func appendMatchRun(b []byte, v []search.Match) []byte {
-	for i := range v {
-		if i > 0 {
+func appendMatchRun(b []byte, v search.MatchRuns) []byte {
+	first := true
+	for m := range v.All() {
+		if !first {
 			b = append(b, ',')
 		}
-		b = appendMatch(b, &v[i])
+		first = false
+		b = appendMatch(b, m)
 	}
 	return b
 }

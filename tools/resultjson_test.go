@@ -24,6 +24,17 @@ func TestResultAppendJSON(t *testing.T) {
 	for i := range 3*minMatchesPart + 7 {
 		many = append(many, search.Match{Path: fmt.Sprintf("d%d/f.go", i%13), Line: i, Column: i % 5, Text: matches[i%2].Text})
 	}
+	// The same as runs of a grep result: uneven, one empty, the parts'
+	// bounds inside runs.
+	var runs search.MatchRuns
+	for lo := 0; lo < len(many); {
+		hi := min(len(many), lo+1+lo%977)
+		runs = append(runs, many[lo:hi])
+		if len(runs) == 3 {
+			runs = append(runs, many[hi:hi])
+		}
+		lo = hi
+	}
 	tests := []struct {
 		name string
 		res  Result
@@ -34,7 +45,11 @@ func TestResultAppendJSON(t *testing.T) {
 			"truncated": false, "matches": matches, "files_searched": int64(9), "skipped_binary": int64(0),
 		})},
 		{"grep many", *Success("text", map[string]any{"truncated": true, "matches": many})},
+		{"grep runs", *Success("text", map[string]any{"truncated": true, "matches": runs})},
+		{"grep few runs", *Success("text", map[string]any{"matches": search.MatchRuns{matches[:1], nil, matches[1:]}})},
 		{"grep empty", *Success("No matches found.\n", map[string]any{"truncated": false, "matches": []GrepMatch{}})},
+		{"grep no runs", *Success("No matches found.\n", map[string]any{"truncated": false, "matches": search.MatchRuns{}})},
+		{"grep nil runs", *Success("", map[string]any{"matches": search.MatchRuns(nil)})},
 		{"files and counts", *Success("", map[string]any{
 			"files": []string{"b", "a\"<"}, "counts": map[string]int{"z": 1, "a": 2, "<": 3}, "streamed": 4, "none": nil,
 		})},
