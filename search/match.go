@@ -20,8 +20,10 @@ import (
 //     regex (regexp/syntax); the file is scanned for them first, as a whole
 //     buffer, and the regex runs only on the lines that hold one;
 //   - a literal is found through its rarest byte (bytes.IndexByte, which is
-//     SIMD) and then compared; a case-insensitive literal through both
-//     cases of its rarest byte, then compared with an ASCII case fold;
+//     SIMD) and then compared; one whose bytes are all common, or a
+//     case-insensitive one whose rarest byte is a letter, through its two
+//     rarest bytes at once, at their distance apart (pairIndex, AVX2),
+//     then compared (with an ASCII case fold);
 //   - when the pattern is just a literal, a hit is a match and the regex
 //     does not run at all.
 
@@ -65,15 +67,17 @@ type literal struct {
 	rareAt   int
 	nextRare int // scan cache: next position of rare, -2 unknown, -1 none
 	nextAlt  int
-	// pair: scan for two adjacent bytes at once, eight positions per step
-	// (for case-insensitive literals, and literals whose bytes are all
-	// common), at offset pairAt; pairOr is ORed into the text first (0x20
-	// in every byte folds ASCII letters to lower case).
-	pair       bool
-	pairAt     int
-	p1, p2     uint64
-	pairOr     uint64
-	last, seen int // next's cache: the last answer and the position it was asked from
+	// pair: scan for two of its bytes at once, the two rarest, s[pairAt]
+	// and s[pairAt+pairDist], 32 positions per step (for case-insensitive
+	// literals, and literals whose bytes are all common); pairOr is ORed
+	// into the text first (0x20 in every byte folds ASCII letters to lower
+	// case). Two bytes apart are a finer sieve than two adjacent ones,
+	// which go together in words ("nil" holds "il" as most "il" do).
+	pair             bool
+	pairAt, pairDist int
+	p1, p2           uint64
+	pairOr           uint64
+	last, seen       int // next's cache: the last answer and the position it was asked from
 }
 
 // rarity is how rare a byte is in source code, case folded or not.
@@ -100,22 +104,23 @@ func newLiteral(s string, fold bool) *literal {
 	if fold && l.rare >= 'a' && l.rare <= 'z' {
 		l.rareAlt = l.rare - 'a' + 'A'
 	}
-	// A byte this common gives too many hits for IndexByte: scan for the
-	// rarest adjacent pair instead.
+	// A byte this common gives too many hits for IndexByte: scan for it
+	// together with the next rarest byte instead.
 	if len(l.s) >= 2 && (fold && l.rareAlt != l.rare || rarity(l.rare, fold) < 40) {
-		l.pair = true
-		bestPair := -1
-		for i := 0; i+1 < len(l.s); i++ {
-			if sc := rarity(l.s[i], fold) + rarity(l.s[i+1], fold); sc > bestPair {
-				bestPair, l.pairAt = sc, i
+		second := -1
+		for i, b := range l.s {
+			if i != best && (second < 0 || rarity(b, fold) > rarity(l.s[second], fold)) {
+				second = i
 			}
 		}
+		i, j := min(best, second), max(best, second)
 		var or byte
 		if fold {
 			or, l.pairOr = 0x20, 0x2020202020202020
 		}
-		l.p1 = uint64(l.s[l.pairAt]|or) * 0x0101010101010101
-		l.p2 = uint64(l.s[l.pairAt+1]|or) * 0x0101010101010101
+		l.pair, l.pairAt, l.pairDist = true, i, j-i
+		l.p1 = uint64(l.s[i]|or) * 0x0101010101010101
+		l.p2 = uint64(l.s[j]|or) * 0x0101010101010101
 	}
 	return l
 }
@@ -146,7 +151,7 @@ func (l *literal) find(buf []byte, from int) int {
 		var p, at int
 		if l.pair {
 			at = l.pairAt
-			p = pairIndex(buf, from+at, l.p1, l.p2, l.pairOr)
+			p = pairIndex(buf, from+at, l.pairDist, l.p1, l.p2, l.pairOr)
 		} else {
 			// The rare byte sits rareAt bytes into the literal.
 			at = l.rareAt
@@ -164,30 +169,30 @@ func (l *literal) find(buf []byte, from int) int {
 }
 
 // pairIndex returns the first i ≥ at where buf[i]|or == p1's byte and
-// buf[i+1]|or == p2's byte (or: 0 or 0x20 in every byte), sixteen positions
-// per step.
-func pairIndex(buf []byte, at int, p1, p2, or uint64) int {
+// buf[i+dist]|or == p2's byte (or: 0 or 0x20 in every byte; dist ≥ 1),
+// sixteen positions per step, or 32 with AVX2.
+func pairIndex(buf []byte, at, dist int, p1, p2, or uint64) int {
 	const (
 		lo = 0x0101010101010101
 		hi = 0x8080808080808080
 	)
 	i := at
-	if useAVX2 && len(buf)-i >= 33 {
+	if useAVX2 && len(buf)-i >= dist+32 {
 		n := len(buf) - i
-		if r := pairScanAVX2(&buf[i], n, byte(p1), byte(p2), byte(or)); r >= 0 {
+		if r := pairScanAVX2(&buf[i], n, dist, byte(p1), byte(p2), byte(or)); r >= 0 {
 			return i + r
 		}
-		i += (n - 1) / 32 * 32
+		i += (n - dist) / 32 * 32
 	}
-	if littleEndian && len(buf) >= 17 {
+	if littleEndian && len(buf) >= dist+16 {
 		base := unsafe.Pointer(unsafe.SliceData(buf))
 		load := func(i int) uint64 { return *(*uint64)(unsafe.Add(base, i)) }
 		// x has a zero byte where both bytes match; the lowest set bit of
 		// (x - lo) &^ x & hi marks the first one exactly (the borrow only
 		// spoils the bytes above a zero byte).
-		for ; i+17 <= len(buf); i += 16 {
-			x := ((load(i) | or) ^ p1) | ((load(i+1) | or) ^ p2)
-			y := ((load(i+8) | or) ^ p1) | ((load(i+9) | or) ^ p2)
+		for ; i+dist+16 <= len(buf); i += 16 {
+			x := ((load(i) | or) ^ p1) | ((load(i+dist) | or) ^ p2)
+			y := ((load(i+8) | or) ^ p1) | ((load(i+8+dist) | or) ^ p2)
 			zx := (x - lo) &^ x & hi
 			zy := (y - lo) &^ y & hi
 			if zx|zy != 0 {
@@ -199,8 +204,8 @@ func pairIndex(buf []byte, at int, p1, p2, or uint64) int {
 		}
 	}
 	b1, b2, o := byte(p1), byte(p2), byte(or)
-	for ; i+1 < len(buf); i++ {
-		if buf[i]|o == b1 && buf[i+1]|o == b2 {
+	for ; i+dist < len(buf); i++ {
+		if buf[i]|o == b1 && buf[i+dist]|o == b2 {
 			return i
 		}
 	}

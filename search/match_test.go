@@ -31,13 +31,16 @@ func TestLiteralScan(t *testing.T) {
 				}
 				if pair && !l.pair {
 					l = newLiteral(string(lit), fold)
-					l.pair, l.pairAt = true, 0
+					// Any two of its bytes will do.
+					i := rnd.Intn(len(lit) - 1)
+					j := i + 1 + rnd.Intn(len(lit)-1-i)
+					l.pair, l.pairAt, l.pairDist = true, i, j-i
 					var or byte
 					if fold {
 						or, l.pairOr = 0x20, 0x2020202020202020
 					}
-					l.p1 = uint64(l.s[0]|or) * 0x0101010101010101
-					l.p2 = uint64(l.s[1]|or) * 0x0101010101010101
+					l.p1 = uint64(l.s[i]|or) * 0x0101010101010101
+					l.p2 = uint64(l.s[j]|or) * 0x0101010101010101
 				}
 				l.reset()
 				for from := 0; from <= len(buf); from += 1 + rnd.Intn(7) {
@@ -125,31 +128,41 @@ func TestGlobHelpers(t *testing.T) {
 	}
 }
 
-// TestGrepPairIndex puts a pair at every position of buffers of many
-// lengths, so that every path of pairIndex (vector blocks, words, the tail)
-// finds it, or finds nothing.
+// TestPairIndex puts a pair at every position of buffers of many
+// lengths, its bytes adjacent or further apart, so that every path of
+// pairIndex (vector blocks, words, the tail) finds it, or finds nothing.
 func TestPairIndex(t *testing.T) {
 	t.Parallel()
 	or := uint64(0x2020202020202020)
 	p1, p2 := uint64('q')*0x0101010101010101, uint64('j')*0x0101010101010101
-	for n := 2; n < 140; n++ {
-		empty := bytes.Repeat([]byte{'z'}, n)
-		if got := pairIndex(empty, 0, p1, p2, or); got != -1 {
-			t.Fatalf("n=%d: found %d in nothing", n, got)
-		}
-		for pos := 0; pos+1 < n; pos++ {
-			buf := bytes.Repeat([]byte{'z'}, n)
-			buf[pos], buf[pos+1] = 'Q', 'j'
-			for _, at := range []int{0, pos / 2, pos} {
-				if got := pairIndex(buf, at, p1, p2, or); got != pos {
-					t.Fatalf("n=%d pos=%d at=%d: got %d", n, pos, at, got)
+	for _, dist := range []int{1, 2, 7, 31, 32, 33, 40} {
+		for n := 2; n < 140; n++ {
+			empty := bytes.Repeat([]byte{'z'}, n)
+			if got := pairIndex(empty, 0, dist, p1, p2, or); got != -1 {
+				t.Fatalf("dist=%d n=%d: found %d in nothing", dist, n, got)
+			}
+			for pos := 0; pos+dist < n; pos++ {
+				buf := bytes.Repeat([]byte{'z'}, n)
+				buf[pos], buf[pos+dist] = 'Q', 'j'
+				for _, at := range []int{0, pos / 2, pos} {
+					if got := pairIndex(buf, at, dist, p1, p2, or); got != pos {
+						t.Fatalf("dist=%d n=%d pos=%d at=%d: got %d", dist, n, pos, at, got)
+					}
 				}
-			}
-			if got := pairIndex(buf, pos+1, p1, p2, or); got != -1 {
-				t.Fatalf("n=%d pos=%d: found %d after it", n, pos, got)
-			}
-			if got := pairIndex(buf, 0, p1, p2, 0); got != -1 {
-				t.Fatalf("n=%d pos=%d: exact search found the folded pair at %d", n, pos, got)
+				if got := pairIndex(buf, pos+1, dist, p1, p2, or); got != -1 {
+					t.Fatalf("dist=%d n=%d pos=%d: found %d after it", dist, n, pos, got)
+				}
+				if got := pairIndex(buf, 0, dist, p1, p2, 0); got != -1 {
+					t.Fatalf("dist=%d n=%d pos=%d: exact search found the folded pair at %d", dist, n, pos, got)
+				}
+				// One byte off: the other byte at another distance.
+				buf[pos+dist] = 'z'
+				if pos+dist+1 < n {
+					buf[pos+dist+1] = 'j'
+				}
+				if got := pairIndex(buf, 0, dist, p1, p2, or); got != -1 {
+					t.Fatalf("dist=%d n=%d pos=%d: found %d, the bytes %d apart", dist, n, pos, got, dist+1)
+				}
 			}
 		}
 	}
