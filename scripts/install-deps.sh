@@ -11,8 +11,8 @@
 #      vscode         node and npm for the extension's build and node:test suite
 #      mcp            node and npm for the MCP suites (scripts/mcp-test.sh runs npm ci in mcp/test;
 #                     scripts/claude-e2e.sh installs Claude Code into .cache/claude-code)
-#      vscode-e2e     code-server 4.100.3, Debian chromium and their build packages
-#                     (scripts/vscode-e2e.sh installs them on its first run)
+#      vscode-e2e     Debian chromium and the packages code-server builds against, then
+#                     code-server into .cache/ (scripts/install-code-server.sh)
 #      tmux           tmux, the terminal the editors' screenshot tests run in
 #      screenshots    tmux, Debian chromium and fonts-dejavu-core, Neovim and Emacs
 #                     (scripts/screenshots.sh)
@@ -30,7 +30,7 @@ present() {
 	vscode | mcp) command -v node >/dev/null && command -v npm >/dev/null ;;
 	vscode-e2e)
 		command -v node >/dev/null && [ -x /usr/bin/chromium ] && command -v rg >/dev/null &&
-			[ -x .cache/code-server/node_modules/.bin/code-server ] ;;
+			scripts/install-code-server.sh --check ;;
 	tmux) command -v tmux >/dev/null ;;
 	screenshots)
 		command -v tmux >/dev/null && [ -x /usr/bin/chromium ] && [ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] &&
@@ -66,9 +66,9 @@ for dep in "$@"; do
 	emacs) scripts/install-emacs.sh && apt tmux ;;
 	vscode | mcp) apt nodejs npm ;;
 	vscode-e2e)
+		command -v npm >/dev/null || apt nodejs npm
 		apt ripgrep chromium libkrb5-dev libxkbfile-dev libsecret-1-dev pkg-config
-		# code-server itself is installed into .cache/ by the suite's first run.
-		;;
+		scripts/install-code-server.sh ;;
 	tmux) apt tmux ;;
 	screenshots)
 		apt tmux chromium fonts-dejavu-core

@@ -31,7 +31,9 @@ export XDG_CACHE_HOME
 suite_tmp="" # the running suite's TMPDIR
 # rm_tmp DIR: removes DIR, also what a test left without write permission.
 rm_tmp() { chmod -R u+rwx "$1" 2>/dev/null; rm -rf "$1"; }
-trap 'rm -rf "$XDG_CACHE_HOME"; [ -z "$suite_tmp" ] || rm_tmp "$suite_tmp"' EXIT
+# (On the way out, the background installs are waited for: apt and dpkg are
+# not left half done.)
+trap 'await_prefetch >/dev/null; rm -rf "$XDG_CACHE_HOME"; [ -z "$suite_tmp" ] || rm_tmp "$suite_tmp"' EXIT
 ci="${CI:-}"
 may_install=false
 if [ -n "$ci" ] || [ "$(id -u)" = 0 ]; then may_install=true; fi
@@ -84,13 +86,45 @@ needs() { # needs DEP: true when DEP is present or was installed
 	return 1
 }
 
+# prefetch: on a new machine, what the suites after the Go ones need
+# (Neovim, Emacs, Chromium, code-server...) is installed in the background
+# while the Go suites run: the downloads and unpacking go on beside the
+# compiler rather than after it. The suites that need it wait for it
+# (await_prefetch); a failed install is tried again by their own `needs`,
+# which then says what failed.
+prefetch_pid="" prefetch_log=""
+start_prefetch() {
+	[ "$what" = all ] && $may_install || return 0
+	local deps=() d
+	for d in mcp nvim emacs screenshots vscode vscode-e2e; do
+		./scripts/install-deps.sh --check "$d" >/dev/null 2>&1 || deps+=("$d")
+	done
+	[ ${#deps[@]} -gt 0 ] || return 0
+	prefetch_log=$(mktemp -t agentls-prefetch.XXXXXX)
+	echo "(installing ${deps[*]} in the background: scripts/install-deps.sh)"
+	./scripts/install-deps.sh "${deps[@]}" >"$prefetch_log" 2>&1 &
+	prefetch_pid=$!
+}
+await_prefetch() {
+	[ -n "$prefetch_pid" ] || return 0
+	echo
+	echo "=== the background installs"
+	wait "$prefetch_pid" || echo "(they failed: each suite installs what it still needs)"
+	cat "$prefetch_log"
+	rm -f "$prefetch_log"
+	prefetch_pid=""
+}
+
 if [ "$what" = all ] || [ "$what" = go ]; then
-	suite "go vet" go vet ./...
 	# The grep and glob tests compare with ripgrep where it is installed.
 	needs ripgrep || skip "ripgrep comparisons" "ripgrep is not installed; run scripts/install-deps.sh ripgrep"
 	# run_code and automatic commands run in bubblewrap; without it their
 	# tests fail (run_code refuses with NOT_CONFIGURED), so it is a must.
-	if needs bwrap; then
+	has_bwrap=false
+	needs bwrap && has_bwrap=true
+	start_prefetch
+	suite "go vet" go vet ./...
+	if $has_bwrap; then
 		suite "go test" go test -count=1 ./...
 		# Again under the race detector (which also checks unsafe pointer
 		# conversions: checkptr), with -short (the searches of GOROOT are
@@ -108,6 +142,8 @@ fi
 if [ "$what" = all ] || [ "$what" = fuzz ]; then
 	suite "fuzz" ./scripts/fuzz.sh "${FUZZTIME:-3}"
 fi
+
+await_prefetch
 
 if [ "$what" = all ] || [ "$what" = mcp ]; then
 	# The official MCP TypeScript SDK client against `agentls mcp`.

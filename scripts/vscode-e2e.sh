@@ -5,8 +5,8 @@
 #
 # Installs what is missing (cached; nothing is reinstalled when present):
 #   apt: libkrb5-dev libxkbfile-dev libsecret-1-dev pkg-config ripgrep chromium
-#   code-server@4.100.3 into $AGENTLS_CACHE/code-server (default .cache/ of the repo),
-#   its @vscode/ripgrep download seeded from Debian's ripgrep (GitHub is unreachable)
+#   code-server into $AGENTLS_CACHE/code-server (default .cache/ of the repo), by
+#   scripts/install-code-server.sh
 #   editors/vscode's npm packages (npm ci), which include playwright-core
 # Builds agentls and the .vsix, starts code-server on a free loopback port with a
 # fresh user-data and extensions folder and --auth none, runs the suite, and
@@ -21,8 +21,6 @@ name=vscode-e2e
 ext="$repo/editors/vscode"
 cache="${AGENTLS_CACHE:-$repo/.cache}"
 shots="${AGENTLS_E2E_SHOTS:-$repo/test-results/vscode}"
-cs_version=4.100.3
-rg_version=1.15.11
 cs_pgid=""
 test_pid=""
 cleanup() {
@@ -61,29 +59,8 @@ cs_bin="$cs_dir/node_modules/.bin/code-server"
 # code-server writes its config and logs under the XDG folders, even for --version:
 # keep them in $work.
 cs() { XDG_CONFIG_HOME="$work/xdg/config" XDG_DATA_HOME="$work/xdg/data" "$cs_bin" "$@"; }
-if ! { [ -x "$cs_bin" ] && cs --version 2>/dev/null | grep -q "^$cs_version " \
-       && [ -d "$cs_dir/node_modules/code-server/lib/vscode/node_modules/@vscode/ripgrep/bin" ]; }; then
-  step "code-server $cs_version (first run only: a few minutes)"
-  # @vscode/ripgrep's post-install downloads ripgrep from GitHub: seed its cache,
-  # which it looks for in os.tmpdir(): a TMPDIR of the install's, in $work.
-  install_tmp="$work/install-tmp"
-  mkdir -p "$install_tmp"
-  rg_cache="$(TMPDIR="$install_tmp" node -p "require('os').tmpdir()")/vscode-ripgrep-cache-$rg_version"
-  rg_tar="$rg_cache/ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz"
-  if [ ! -s "$rg_tar" ]; then
-    mkdir -p "$rg_cache" "$work/rg" && cp "$(command -v rg)" "$work/rg/rg" && tar -C "$work/rg" -czf "$rg_tar" rg \
-      || fail "cannot seed the ripgrep cache"
-  fi
-  mkdir -p "$cs_dir"
-  [ -f "$cs_dir/package.json" ] || echo '{"name":"agentls-code-server-cache","private":true}' >"$cs_dir/package.json"
-  # npm >= 11 blocks dependency install scripts unless allowed; code-server's
-  # post-install builds VS Code's native modules, and refuses to run as root
-  # without unsafe-perm.
-  (cd "$cs_dir" && TMPDIR="$install_tmp" npm_config_unsafe_perm=true npm_config_dangerously_allow_all_scripts=true npm_config_yes=true \
-     npm install "code-server@$cs_version") >"$work/code-server-install.log" 2>&1 \
-    || { tail -30 "$work/code-server-install.log"; fail "cannot install code-server $cs_version"; }
-  cs --version >/dev/null 2>&1 || fail "code-server does not run after install"
-fi
+step "code-server"
+"$repo/scripts/install-code-server.sh" || fail "cannot install code-server (scripts/install-code-server.sh)"
 
 step "extension npm packages"
 cd "$ext" || fail "no $ext"
