@@ -4,6 +4,9 @@
 # nvim|emacs|screenshots|vscode|vscode-e2e`. The fuzz suite gives each fuzz target FUZZTIME seconds (default 3;
 # `make fuzz` runs them longer through scripts/fuzz.sh).
 #
+# The whole run (`all`) has two lanes, the Go suites and the others beside
+# them (see go_suites and other_suites below); the summary lists every suite.
+#
 # A suite whose external needs (ripgrep, Neovim 0.10, Emacs 30, code-server
 # and Chromium, node packages) are missing installs them through
 # scripts/install-deps.sh when it may (in CI, or as root). Otherwise it is
@@ -31,15 +34,16 @@ export XDG_CACHE_HOME
 suite_tmp="" # the running suite's TMPDIR
 # rm_tmp DIR: removes DIR, also what a test left without write permission.
 rm_tmp() { chmod -R u+rwx "$1" 2>/dev/null; rm -rf "$1"; }
-# (On the way out, the background installs are waited for: apt and dpkg are
-# not left half done.)
-trap 'await_prefetch >/dev/null; rm -rf "$XDG_CACHE_HOME"; [ -z "$suite_tmp" ] || rm_tmp "$suite_tmp"' EXIT
+# report: one line a suite, PASS, FAIL or SKIP, from whichever lane ran it.
+report=$(mktemp -t agentls-report.XXXXXX)
+lane_pid="" lane_log=""
+# (On the way out, the other lane is waited for: an install in it leaves
+# apt and dpkg whole.)
+trap '[ -z "$lane_pid" ] || wait "$lane_pid"; rm -f "$report" "$lane_log"; rm -rf "$XDG_CACHE_HOME"; [ -z "$suite_tmp" ] || rm_tmp "$suite_tmp"' EXIT
 ci="${CI:-}"
 may_install=false
 if [ -n "$ci" ] || [ "$(id -u)" = 0 ]; then may_install=true; fi
 
-passed=0 failed=0 skipped=0
-declare -a report
 suite() { # suite NAME COMMAND...
 	local name=$1; shift
 	echo
@@ -64,20 +68,20 @@ suite() { # suite NAME COMMAND...
 	rm_tmp "$suite_tmp"
 	suite_tmp=""
 	if $ok; then
-		passed=$((passed + 1)); report+=("PASS  $name ($((SECONDS - start))s)")
+		echo "PASS  $name ($((SECONDS - start))s)" >>"$report"
 	elif [ -n "$left" ]; then
-		failed=$((failed + 1)); report+=("FAIL  $name ($((SECONDS - start))s; left files in TMPDIR)")
+		echo "FAIL  $name ($((SECONDS - start))s; left files in TMPDIR)" >>"$report"
 	else
-		failed=$((failed + 1)); report+=("FAIL  $name ($((SECONDS - start))s)")
+		echo "FAIL  $name ($((SECONDS - start))s)" >>"$report"
 	fi
 }
 skip() { # skip NAME WHY
 	echo
 	echo "!!! SKIPPED suite $1: $2" >&2
 	if [ -n "$ci" ]; then
-		failed=$((failed + 1)); report+=("FAIL  $1 (cannot run in CI: $2)")
+		echo "FAIL  $1 (cannot run in CI: $2)" >>"$report"
 	else
-		skipped=$((skipped + 1)); report+=("SKIP  $1 ($2)")
+		echo "SKIP  $1 ($2)" >>"$report"
 	fi
 }
 needs() { # needs DEP: true when DEP is present or was installed
@@ -86,109 +90,107 @@ needs() { # needs DEP: true when DEP is present or was installed
 	return 1
 }
 
-# prefetch: on a new machine, what the suites after the Go ones need
-# (Neovim, Emacs, Chromium, code-server...) is installed in the background
-# while the Go suites run: the downloads and unpacking go on beside the
-# compiler rather than after it. The suites that need it wait for it
-# (await_prefetch); a failed install is tried again by their own `needs`,
-# which then says what failed.
-prefetch_pid="" prefetch_log=""
-start_prefetch() {
-	[ "$what" = all ] && $may_install || return 0
-	local deps=() d
-	for d in mcp nvim emacs screenshots vscode vscode-e2e; do
-		./scripts/install-deps.sh --check "$d" >/dev/null 2>&1 || deps+=("$d")
-	done
-	[ ${#deps[@]} -gt 0 ] || return 0
-	prefetch_log=$(mktemp -t agentls-prefetch.XXXXXX)
-	echo "(installing ${deps[*]} in the background: scripts/install-deps.sh)"
-	./scripts/install-deps.sh "${deps[@]}" >"$prefetch_log" 2>&1 &
-	prefetch_pid=$!
-}
-await_prefetch() {
-	[ -n "$prefetch_pid" ] || return 0
-	echo
-	echo "=== the background installs"
-	wait "$prefetch_pid" || echo "(they failed: each suite installs what it still needs)"
-	cat "$prefetch_log"
-	rm -f "$prefetch_log"
-	prefetch_pid=""
-}
+# lanes: a whole run (`all`) has two. The Go suites (vet, test, race, fuzz)
+# compute: they compile and run tests on every core. The others (MCP, Claude
+# Code, the editors) mostly wait: on editors, browsers and timers, after
+# installing what they need. So the others run beside the Go suites, in a
+# lane of their own (its output follows the Go suites'), and the Go suites
+# run at a lower priority (`nice`), since no Go test asserts a time and the
+# editors' tests wait for real ones.
+go_nice=()
 
-if [ "$what" = all ] || [ "$what" = go ]; then
-	# The grep and glob tests compare with ripgrep where it is installed.
-	needs ripgrep || skip "ripgrep comparisons" "ripgrep is not installed; run scripts/install-deps.sh ripgrep"
-	# run_code and automatic commands run in bubblewrap; without it their
-	# tests fail (run_code refuses with NOT_CONFIGURED), so it is a must.
-	has_bwrap=false
-	needs bwrap && has_bwrap=true
-	start_prefetch
-	suite "go vet" go vet ./...
-	if $has_bwrap; then
-		suite "go test" go test -count=1 ./...
-		# Again under the race detector (which also checks unsafe pointer
-		# conversions: checkptr), with -short (the searches of GOROOT are
-		# left out): the packages whose code runs concurrently, and tools,
-		# whose tests drive the search index and the processes hardest.
-		# It needs cgo (gcc).
-		suite "go test -race" go test -race -short -count=1 \
-			./search/... ./session/... ./lsp/... ./workspace/... ./process/... \
-			./internal/... ./mcp/... ./attach/... ./cli/... ./codeindex/... ./tools/...
-	else
-		skip "go test" "bubblewrap is not installed; run scripts/install-deps.sh bwrap"
-	fi
-fi
-
-if [ "$what" = all ] || [ "$what" = fuzz ]; then
-	suite "fuzz" ./scripts/fuzz.sh "${FUZZTIME:-3}"
-fi
-
-await_prefetch
-
-if [ "$what" = all ] || [ "$what" = mcp ]; then
-	# The official MCP TypeScript SDK client against `agentls mcp`.
-	if needs mcp; then
-		suite "mcp" scripts/mcp-test.sh
-	else
-		skip "mcp" "node and npm are not installed and this run may not install them (run as root or with CI=true)"
-	fi
-fi
-
-if [ "$what" = all ] || [ "$what" = claude-e2e ]; then
-	# Claude Code (from npm, into .cache/) with `agentls mcp`, its model
-	# replaced by a scripted server on 127.0.0.1.
-	if needs mcp; then
-		suite "claude-e2e" scripts/claude-e2e.sh
-	else
-		skip "claude-e2e" "node and npm are not installed and this run may not install them (run as root or with CI=true)"
-	fi
-fi
-
-editors="nvim emacs screenshots vscode vscode-e2e"
-if [ "$what" = all ] || [ "$what" = editors ] || [[ " $editors " == *" $what "* ]]; then
-	for ed in $editors; do
-		[ "$what" = all ] || [ "$what" = editors ] || [ "$what" = "$ed" ] || continue
-		runner=""
-		case $ed in
-		nvim) runner=editors/nvim/test/run.sh ;;
-		emacs) runner=editors/emacs/test/run.sh ;;
-		screenshots) runner=scripts/screenshots.sh ;;
-		vscode) runner=scripts/vscode-test.sh ;;
-		vscode-e2e) runner=scripts/vscode-e2e.sh ;;
-		esac
-		if [ ! -x "$runner" ]; then
-			skip "$ed" "$runner is missing"
-		elif needs "$ed" && { [ "$ed" != nvim ] || needs mcp; }; then
-			# (the nvim suite's attached test runs the TypeScript SDK's MCP client: node)
-			suite "$ed" "$runner"
+go_suites() {
+	if [ "$what" = all ] || [ "$what" = go ]; then
+		# The grep and glob tests compare with ripgrep where it is installed.
+		needs ripgrep || skip "ripgrep comparisons" "ripgrep is not installed; run scripts/install-deps.sh ripgrep"
+		# run_code and automatic commands run in bubblewrap; without it their
+		# tests fail (run_code refuses with NOT_CONFIGURED), so it is a must.
+		if needs bwrap; then
+			suite "go vet" "${go_nice[@]}" go vet ./...
+			suite "go test" "${go_nice[@]}" go test -count=1 ./...
+			# Again under the race detector (which also checks unsafe pointer
+			# conversions: checkptr), with -short (the searches of GOROOT are
+			# left out): the packages whose code runs concurrently, and tools,
+			# whose tests drive the search index and the processes hardest.
+			# It needs cgo (gcc).
+			suite "go test -race" "${go_nice[@]}" go test -race -short -count=1 \
+				./search/... ./session/... ./lsp/... ./workspace/... ./process/... \
+				./internal/... ./mcp/... ./attach/... ./cli/... ./codeindex/... ./tools/...
 		else
-			skip "$ed" "its dependencies are not installed and this run may not install them (run as root or with CI=true)"
+			suite "go vet" "${go_nice[@]}" go vet ./...
+			skip "go test" "bubblewrap is not installed; run scripts/install-deps.sh bwrap"
 		fi
-	done
+	fi
+
+	if [ "$what" = all ] || [ "$what" = fuzz ]; then
+		suite "fuzz" "${go_nice[@]}" ./scripts/fuzz.sh "${FUZZTIME:-3}"
+	fi
+}
+
+other_suites() {
+	if [ "$what" = all ] || [ "$what" = mcp ]; then
+		# The official MCP TypeScript SDK client against `agentls mcp`.
+		if needs mcp; then
+			suite "mcp" scripts/mcp-test.sh
+		else
+			skip "mcp" "node and npm are not installed and this run may not install them (run as root or with CI=true)"
+		fi
+	fi
+
+	if [ "$what" = all ] || [ "$what" = claude-e2e ]; then
+		# Claude Code (from npm, into .cache/) with `agentls mcp`, its model
+		# replaced by a scripted server on 127.0.0.1.
+		if needs mcp; then
+			suite "claude-e2e" scripts/claude-e2e.sh
+		else
+			skip "claude-e2e" "node and npm are not installed and this run may not install them (run as root or with CI=true)"
+		fi
+	fi
+
+	editors="nvim emacs screenshots vscode vscode-e2e"
+	if [ "$what" = all ] || [ "$what" = editors ] || [[ " $editors " == *" $what "* ]]; then
+		for ed in $editors; do
+			[ "$what" = all ] || [ "$what" = editors ] || [ "$what" = "$ed" ] || continue
+			runner=""
+			case $ed in
+			nvim) runner=editors/nvim/test/run.sh ;;
+			emacs) runner=editors/emacs/test/run.sh ;;
+			screenshots) runner=scripts/screenshots.sh ;;
+			vscode) runner=scripts/vscode-test.sh ;;
+			vscode-e2e) runner=scripts/vscode-e2e.sh ;;
+			esac
+			if [ ! -x "$runner" ]; then
+				skip "$ed" "$runner is missing"
+			elif needs "$ed" && { [ "$ed" != nvim ] || needs mcp; }; then
+				# (the nvim suite's attached test runs the TypeScript SDK's MCP client: node)
+				suite "$ed" "$runner"
+			else
+				skip "$ed" "its dependencies are not installed and this run may not install them (run as root or with CI=true)"
+			fi
+		done
+	fi
+
+}
+
+if [ "$what" = all ]; then
+	lane_log=$(mktemp -t agentls-lane.XXXXXX)
+	echo "(the MCP, Claude Code and editor suites run beside the Go suites; their output follows)"
+	# The lane's own shell: its suite's TMPDIR is its own to remove.
+	( trap '[ -z "$suite_tmp" ] || rm_tmp "$suite_tmp"' EXIT; other_suites ) >"$lane_log" 2>&1 &
+	lane_pid=$!
+	go_nice=(nice -n 10)
+	go_suites
+	wait "$lane_pid"
+	lane_pid=""
+	cat "$lane_log"
+else
+	go_suites
+	other_suites
 fi
 
 echo
 echo "=== summary"
-for r in "${report[@]}"; do echo "$r"; done
+cat "$report"
+passed=$(grep -c '^PASS' "$report") failed=$(grep -c '^FAIL' "$report") skipped=$(grep -c '^SKIP' "$report")
 echo "suites: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]
