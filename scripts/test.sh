@@ -169,7 +169,6 @@ other_suites() {
 			fi
 		done
 	fi
-
 }
 
 if [ "$what" = all ]; then
