@@ -174,12 +174,14 @@ other_suites() {
 if [ "$what" = all ]; then
 	lane_log=$(mktemp -t agentls-lane.XXXXXX)
 	echo "(the MCP, Claude Code and editor suites run beside the Go suites; their output follows)"
-	# The lane's own shell: its suite's TMPDIR is its own to remove.
-	( trap '[ -z "$suite_tmp" ] || rm_tmp "$suite_tmp"' EXIT; other_suites ) >"$lane_log" 2>&1 &
+	# The lane's own shell: its suite's TMPDIR is its own to remove. It
+	# exits 0 once other_suites has returned, so any other status means it
+	# ended early, and the suites it did not run must not pass unseen.
+	( trap '[ -z "$suite_tmp" ] || rm_tmp "$suite_tmp"' EXIT; other_suites; exit 0 ) >"$lane_log" 2>&1 &
 	lane_pid=$!
 	go_nice=(nice -n 10)
 	go_suites
-	wait "$lane_pid"
+	wait "$lane_pid" || echo "FAIL  the lane of the MCP, Claude Code and editor suites (it ended early: see its output)" >>"$report"
 	lane_pid=""
 	cat "$lane_log"
 else
