@@ -102,17 +102,9 @@ func (e *indenter) value(v any, prefix string) {
 		rv = rv.Elem()
 	}
 	custom := rv.IsValid() && (rv.Type().Implements(marshalerType) || rv.Type().Implements(textMarshalerType))
-	switch ms := v.(type) {
-	case []search.Match:
-		if len(ms) > 0 {
-			e.matches(search.MatchRuns{ms}, prefix)
-			return
-		}
-	case search.MatchRuns:
-		if ms.Len() > 0 {
-			e.matches(ms, prefix)
-			return
-		}
+	if ms, ok := v.(search.MatchRuns); ok && ms.Len() > 0 {
+		e.matches(ms, prefix)
+		return
 	}
 	switch {
 	case !custom && rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() != reflect.Uint8 && !rv.IsNil() && rv.Len() > 0:

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/search"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -72,14 +73,21 @@ func TestWriteIndented(t *testing.T) {
 	}
 }
 
-// manyMatches are n of grep's matches, with text that JSON escapes.
-func manyMatches(n int) []tools.GrepMatch {
+// manyMatches are n of grep's matches, with text that JSON escapes, as
+// grep holds them: runs of uneven lengths (search.MatchRuns).
+func manyMatches(n int) search.MatchRuns {
 	ms := make([]tools.GrepMatch, n)
 	texts := []string{"plain", "a \"quoted\" \\ back", "<html> & \u2028", "tab\there", "", "{[,:]}", "invalid \xff utf-8", "é"}
 	for i := range ms {
 		ms[i] = tools.GrepMatch{Path: "dir/f" + strings.Repeat("x", i%3) + ".go", Line: i + 1, Column: i % 7, Text: texts[i%len(texts)]}
 	}
-	return ms
+	var runs search.MatchRuns
+	for lo := 0; lo < n; {
+		hi := min(n, lo+1+lo%37)
+		runs = append(runs, ms[lo:hi])
+		lo = hi
+	}
+	return runs
 }
 
 // TestAppendIndented: appendIndented indents what json.Marshal writes as

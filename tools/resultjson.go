@@ -102,11 +102,6 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 		return strconv.AppendInt(b, int64(v), 10), nil
 	case int64:
 		return strconv.AppendInt(b, v, 10), nil
-	case []search.Match:
-		if v == nil {
-			return append(b, "null"...), nil
-		}
-		return appendMatchArray(b, search.MatchRuns{v}), nil
 	case search.MatchRuns:
 		return appendMatchArray(b, v), nil
 	case []string:

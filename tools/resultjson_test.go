@@ -18,7 +18,7 @@ func TestResultAppendJSON(t *testing.T) {
 		F float64 `json:"f,omitempty"`
 	}
 	matches := []search.Match{{Path: "a/b.go", Line: 3, Column: 7, Text: "\treturn nil // <&> \u2028"}, {Path: "é.go", Line: 1, Column: 1, Text: "x\x00\x1f\x7f\xff"}}
-	marshaled, _ := json.Marshal(map[string]any{"matches": matches, "truncated": true})
+	marshaled, _ := json.Marshal(map[string]any{"matches": search.MatchRuns{matches}, "truncated": true})
 	// Enough matches to be encoded in parts (appendMatches).
 	var many []search.Match
 	for i := range 3*minMatchesPart + 7 {
@@ -42,13 +42,12 @@ func TestResultAppendJSON(t *testing.T) {
 		{"empty", Result{}},
 		{"plain", Result{CallID: "c1", Tool: "grep", Status: StatusSuccess, Content: "a:1:x\n", ApprovedBy: "auto", DurationMs: 12}},
 		{"grep", *Success("text", map[string]any{
-			"truncated": false, "matches": matches, "files_searched": int64(9), "skipped_binary": int64(0),
+			"truncated": false, "matches": search.MatchRuns{matches}, "files_searched": int64(9), "skipped_binary": int64(0),
 		})},
-		{"grep many", *Success("text", map[string]any{"truncated": true, "matches": many})},
+		{"grep many", *Success("text", map[string]any{"truncated": true, "matches": search.MatchRuns{many}})},
 		{"grep runs", *Success("text", map[string]any{"truncated": true, "matches": runs})},
 		{"grep few runs", *Success("text", map[string]any{"matches": search.MatchRuns{matches[:1], nil, matches[1:]}})},
-		{"grep empty", *Success("No matches found.\n", map[string]any{"truncated": false, "matches": []GrepMatch{}})},
-		{"grep no runs", *Success("No matches found.\n", map[string]any{"truncated": false, "matches": search.MatchRuns{}})},
+		{"grep empty", *Success("No matches found.\n", map[string]any{"truncated": false, "matches": search.MatchRuns{}})},
 		{"grep nil runs", *Success("", map[string]any{"matches": search.MatchRuns(nil)})},
 		{"files and counts", *Success("", map[string]any{
 			"files": []string{"b", "a\"<"}, "counts": map[string]int{"z": 1, "a": 2, "<": 3}, "streamed": 4, "none": nil,
@@ -120,7 +119,7 @@ func FuzzResultAppendJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s, u string, n int, m int64) {
 		res := &Result{CallID: s, Tool: u, Status: Status(s), Content: u + s, Display: s, Message: u, ApprovedBy: s, DurationMs: m, Cached: n%2 == 0,
 			Structured: map[string]any{
-				s: []search.Match{{Path: s, Line: n, Column: -n, Text: u}}, u: []string{s, u}, s + u: map[string]int{s: n, u: -n},
+				s: search.MatchRuns{{{Path: s, Line: n, Column: -n, Text: u}}}, u: []string{s, u}, s + u: map[string]int{s: n, u: -n},
 				"n": n, "m": m, "b": n > 0, "l": []any{s, n, m, map[string]any{u: s}},
 			}}
 		want, err := json.Marshal(res)
