@@ -35,9 +35,11 @@ type Tool struct {
 // AsTool is t as a tools.Tool (its definition only: it cannot run here).
 func (t Tool) AsTool() *tools.Tool {
 	return &tools.Tool{
-		Name: t.Name, Title: t.Title, Description: t.Description,
-		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-		Annotations: t.Annotations, Aliases: t.Aliases, Risk: t.Risk,
+		Spec: tools.Spec{
+			Name: t.Name, Title: t.Title, Description: t.Description,
+			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+			Annotations: t.Annotations, Aliases: t.Aliases, Risk: t.Risk,
+		},
 	}
 }
 

@@ -24,9 +24,11 @@ func TestMain(m *testing.M) { lsptest.Main(m) }
 func testRunner(t testing.TB) *tools.Runner {
 	reg := tools.NewBuiltinRegistry()
 	reg.MustRegister(tools.Define(tools.Def[struct{ Ms int }]{
-		Name: "slow", Description: "sleeps for ms or until cancelled",
-		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"ms":{"type":"integer","minimum":0}}}`),
-		Annotations: tools.Annotations{ReadOnly: true, Approval: "auto"},
+		Spec: tools.Spec{
+			Name: "slow", Description: "sleeps for ms or until cancelled",
+			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"ms":{"type":"integer","minimum":0}}}`),
+			Annotations: tools.Annotations{ReadOnly: true, Approval: "auto"},
+		},
 		Execute: func(c *tools.Call, a struct{ Ms int }) (*tools.Result, error) {
 			c.Progress.Report("sleeping", 10)
 			select {
@@ -37,9 +39,11 @@ func testRunner(t testing.TB) *tools.Runner {
 			}
 		},
 	}), tools.Define(tools.Def[json.RawMessage]{
-		Name: "touch", Description: "needs approval",
-		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"x":{"type":"integer"}}}`),
-		Annotations: tools.Annotations{Approval: "ask"}, Risk: approval.RiskWrite,
+		Spec: tools.Spec{
+			Name: "touch", Description: "needs approval",
+			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"x":{"type":"integer"}}}`),
+			Annotations: tools.Annotations{Approval: "ask"}, Risk: approval.RiskWrite,
+		},
 		Execute: func(c *tools.Call, args json.RawMessage) (*tools.Result, error) {
 			return tools.Success("touched "+string(args), nil), nil
 		},

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,31 +17,24 @@ import (
 	"github.com/agentls/agentls/workspace"
 )
 
-// grepArgs are the grep tool's arguments, as Queries spell them; the tests
-// turn them into a Pattern and Options the way tools/grep.go does.
-type grepArgs struct {
-	Pattern         string `json:"pattern"`
-	Path            string `json:"path"`
-	Glob            string `json:"glob"`
-	Type            string `json:"type"`
-	CaseInsensitive bool   `json:"case_insensitive"`
-	FixedStrings    bool   `json:"fixed_strings"`
-	Word            bool   `json:"word"`
-	Context         int    `json:"context"`
-	OutputMode      Mode   `json:"output_mode"`
-	MaxResults      int    `json:"max_results"`
-	Multiline       bool   `json:"multiline"`
-}
-
+// queryOf is the Pattern and Options of grep's arguments (JSON), as
+// Queries spell them: the pattern's fields decode into Pattern, and the
+// test reads the few options the queries use.
 func queryOf(t testing.TB, args string) (Pattern, Options) {
 	t.Helper()
-	var a grepArgs
-	if err := json.Unmarshal([]byte(args), &a); err != nil {
+	var p Pattern
+	var o struct {
+		Path       string `json:"path"`
+		Glob       string `json:"glob"`
+		Type       string `json:"type"`
+		Context    int    `json:"context"`
+		OutputMode Mode   `json:"output_mode"`
+		MaxResults int    `json:"max_results"`
+	}
+	if err := errors.Join(json.Unmarshal([]byte(args), &p), json.Unmarshal([]byte(args), &o)); err != nil {
 		t.Fatalf("%s: %v", args, err)
 	}
-	p := Pattern{Expr: a.Pattern, FixedStrings: a.FixedStrings, CaseInsensitive: a.CaseInsensitive, Word: a.Word, Multiline: a.Multiline}
-	o := Options{Path: a.Path, Glob: a.Glob, Type: a.Type, Mode: a.OutputMode, Limit: a.MaxResults, Before: a.Context, After: a.Context}
-	return p, o
+	return p, Options{Path: o.Path, Glob: o.Glob, Type: o.Type, Mode: o.OutputMode, Limit: o.MaxResults, Before: o.Context, After: o.Context}
 }
 
 // run runs one search and fails on an error.

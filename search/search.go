@@ -16,18 +16,19 @@ import (
 	"github.com/agentls/agentls/workspace"
 )
 
-// Pattern is what a search looks for.
+// Pattern is what a search looks for. Its JSON names are the grep tool's
+// arguments (tools/grep.go), and Queries spell their patterns with them.
 type Pattern struct {
 	// Expr is an RE2 regular expression (as Go and ripgrep read it), or a
 	// literal string with FixedStrings.
-	Expr            string
-	FixedStrings    bool
-	CaseInsensitive bool
+	Expr            string `json:"pattern"`
+	FixedStrings    bool   `json:"fixed_strings"`
+	CaseInsensitive bool   `json:"case_insensitive"`
 	// Word matches whole words only (ripgrep's -w).
-	Word bool
+	Word bool `json:"word"`
 	// Multiline lets the pattern match across lines; without it a pattern
 	// that holds a line break is an ArgError.
-	Multiline bool
+	Multiline bool `json:"multiline"`
 }
 
 // Mode says what a search returns.

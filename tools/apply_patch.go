@@ -20,20 +20,22 @@ import (
 
 // ApplyPatch is apply_patch.
 var ApplyPatch = builtin(withPatchNotes(editTool(Def[applyPatchArgs]{
-	Name:     "apply_patch",
-	Category: "fs",
-	Title:    "Apply patch",
-	Description: "Applies a patch to one or several files, in either format models write. A unified diff (as made by " +
-		"`diff -u` or `git diff`; paths may carry a/ and b/): --- /dev/null creates a file, +++ /dev/null deletes one, different " +
-		"names rename it; a hunk whose lines moved is found up to 50 lines away (or anywhere, when its lines occur once). Or the " +
-		"'*** Begin Patch' envelope: *** Add File (+ lines; replaces an existing file), *** Delete File, *** Update File with an " +
-		"optional *** Move to (replaces the destination), @@ chunks of ' ', '-' and '+' lines found by their @@ context and lines, " +
-		"*** End of File; *** End Patch. Whitespace at line ends is tolerated. All or nothing: if a part does not apply, " +
-		"PATCH_FAILED names the file and hunk or chunk and nothing is written. Edits the editor's buffers of open files. " +
-		"The person approves the whole patch.",
-	Annotations: Annotations{Destructive: true, Approval: "ask"},
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["patch"],"properties":{
+	Spec: Spec{
+		Name:     "apply_patch",
+		Category: "fs",
+		Title:    "Apply patch",
+		Description: "Applies a patch to one or several files, in either format models write. A unified diff (as made by " +
+			"`diff -u` or `git diff`; paths may carry a/ and b/): --- /dev/null creates a file, +++ /dev/null deletes one, different " +
+			"names rename it; a hunk whose lines moved is found up to 50 lines away (or anywhere, when its lines occur once). Or the " +
+			"'*** Begin Patch' envelope: *** Add File (+ lines; replaces an existing file), *** Delete File, *** Update File with an " +
+			"optional *** Move to (replaces the destination), @@ chunks of ' ', '-' and '+' lines found by their @@ context and lines, " +
+			"*** End of File; *** End Patch. Whitespace at line ends is tolerated. All or nothing: if a part does not apply, " +
+			"PATCH_FAILED names the file and hunk or chunk and nothing is written. Edits the editor's buffers of open files. " +
+			"The person approves the whole patch.",
+		Annotations: Annotations{Destructive: true, Approval: "ask"},
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["patch"],"properties":{
 		"patch":{"type":"string","minLength":1,"description":"the unified diff (for each file a ---/+++ header and @@ hunks), or a '*** Begin Patch' … '*** End Patch' envelope"}}}`),
+	},
 }, planPatch)))
 
 // patchNotes passes the notes of planPatch (hunks found away from their

@@ -11,17 +11,19 @@ import (
 
 // CopyFile is copy_file.
 var CopyFile = builtin(editTool(Def[copyFileArgs]{
-	Name:     "copy_file",
-	Category: "fs",
-	Title:    "Copy file",
-	Description: "Copies a file (the editor's buffer when it is open) to a new path; missing parent directories are created. " +
-		"An existing file at dest is replaced only with overwrite: true. Copying asks for approval in safe mode, " +
-		"to a new path too. Directories are not copied.",
-	Annotations: Annotations{Destructive: true, Approval: "ask"},
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["source","dest"],"properties":{
+	Spec: Spec{
+		Name:     "copy_file",
+		Category: "fs",
+		Title:    "Copy file",
+		Description: "Copies a file (the editor's buffer when it is open) to a new path; missing parent directories are created. " +
+			"An existing file at dest is replaced only with overwrite: true. Copying asks for approval in safe mode, " +
+			"to a new path too. Directories are not copied.",
+		Annotations: Annotations{Destructive: true, Approval: "ask"},
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["source","dest"],"properties":{
 		"source":{"type":"string","description":"the file to copy, relative to the workspace root or absolute inside it"},
 		"dest":{"type":"string","description":"the path of the copy"},
 		"overwrite":{"type":"boolean","default":false,"description":"replace an existing file at dest"}}}`),
+	},
 }, planCopy))
 
 type copyFileArgs struct {

@@ -8,14 +8,16 @@ import (
 
 // CreateDirectory is create_directory.
 var CreateDirectory = builtin(editTool(Def[createDirectoryArgs]{
-	Name:     "create_directory",
-	Category: "fs",
-	Title:    "Create directory",
-	Description: "Creates a directory, and its missing parents, in the workspace. Fails with ALREADY_EXISTS when the path exists. " +
-		"There is no need to create directories before write_file, which creates missing parents itself.",
-	Annotations: Annotations{Approval: "ask"},
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{
+	Spec: Spec{
+		Name:     "create_directory",
+		Category: "fs",
+		Title:    "Create directory",
+		Description: "Creates a directory, and its missing parents, in the workspace. Fails with ALREADY_EXISTS when the path exists. " +
+			"There is no need to create directories before write_file, which creates missing parents itself.",
+		Annotations: Annotations{Approval: "ask"},
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{
 		"path":{"type":"string","description":"directory path, relative to the workspace root or absolute inside it"}}}`),
+	},
 }, planCreateDirectory))
 
 type createDirectoryArgs struct {

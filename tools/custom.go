@@ -33,12 +33,14 @@ func customTool(ct workspace.CustomTool) (*Tool, error) {
 	}
 	argv := append([]string(nil), ct.Argv...)
 	t := Define(Def[map[string]any]{
-		Name: ct.Name, Category: "custom", Title: ct.Name,
-		Description: ct.Description + fmt.Sprintf(" (runs: %s)", strings.Join(argv, " ")),
-		InputSchema: schema,
-		Annotations: Annotations{Approval: approvalKind},
-		Risk:        approval.RiskExecute,
-		Timeout:     maxShellTimeout + time.Minute,
+		Spec: Spec{
+			Name: ct.Name, Category: "custom", Title: ct.Name,
+			Description: ct.Description + fmt.Sprintf(" (runs: %s)", strings.Join(argv, " ")),
+			InputSchema: schema,
+			Annotations: Annotations{Approval: approvalKind},
+			Risk:        approval.RiskExecute,
+			Timeout:     maxShellTimeout + time.Minute,
+		},
 		// The command is built (and its arguments checked) before anyone
 		// is asked: a call it refuses never reaches the person.
 		Validate: func(args map[string]any) error {

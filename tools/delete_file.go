@@ -15,17 +15,19 @@ import (
 
 // DeleteFile is delete_file.
 var DeleteFile = builtin(warnRecursive(editTool(Def[deleteFileArgs]{
-	Name:     "delete_file",
-	Category: "fs",
-	Title:    "Delete file",
-	Description: "Deletes a file, or a directory with everything in it when recursive is true (a directory is never deleted " +
-		"without it). Always asks the person. A directory that holds sensitive files (paths.sensitive) is refused, and so is " +
-		"a workspace root.",
-	Annotations: Annotations{Destructive: true, Dangerous: true, Approval: "ask"},
-	Risk:        approval.RiskDangerous,
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{
+	Spec: Spec{
+		Name:     "delete_file",
+		Category: "fs",
+		Title:    "Delete file",
+		Description: "Deletes a file, or a directory with everything in it when recursive is true (a directory is never deleted " +
+			"without it). Always asks the person. A directory that holds sensitive files (paths.sensitive) is refused, and so is " +
+			"a workspace root.",
+		Annotations: Annotations{Destructive: true, Dangerous: true, Approval: "ask"},
+		Risk:        approval.RiskDangerous,
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{
 		"path":{"type":"string","description":"file or directory path, relative to the workspace root or absolute inside it"},
 		"recursive":{"type":"boolean","default":false,"description":"required to delete a directory and its contents"}}}`),
+	},
 }, planDelete)))
 
 // warnRecursive makes the question about a recursive delete say so.

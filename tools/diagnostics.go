@@ -11,24 +11,26 @@ import (
 // Diagnostics is diagnostics: parse and type errors of Go code, and some
 // vet warnings.
 var Diagnostics = builtin(Def[diagnosticsArgs]{
-	Name:     "diagnostics",
-	Category: "code",
-	Title:    "Diagnostics",
-	Description: "Reports the syntax and type errors of Go code, as the compiler would, and a few go vet warnings (printf arguments, " +
-		"Println with formatting directives, self-assignment), reading the editor's unsaved buffers: " +
-		"for a file, the problems of that file (its whole package is type-checked); for a directory (default: the workspace root), " +
-		"the problems of every Go package below it (at most 40 packages; partial says when there were more). " +
-		"Returns diagnostics [{path, line, column, severity, message, source}] with 1-based positions. " +
-		"Files of other languages have no diagnostics here.",
-	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
+	Spec: Spec{
+		Name:     "diagnostics",
+		Category: "code",
+		Title:    "Diagnostics",
+		Description: "Reports the syntax and type errors of Go code, as the compiler would, and a few go vet warnings (printf arguments, " +
+			"Println with formatting directives, self-assignment), reading the editor's unsaved buffers: " +
+			"for a file, the problems of that file (its whole package is type-checked); for a directory (default: the workspace root), " +
+			"the problems of every Go package below it (at most 40 packages; partial says when there were more). " +
+			"Returns diagnostics [{path, line, column, severity, message, source}] with 1-based positions. " +
+			"Files of other languages have no diagnostics here.",
+		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
 		"path":{"type":"string","default":".","description":"file or directory, relative to the workspace root"}}}`),
-	OutputSchema: json.RawMessage(`{"type":"object","required":["diagnostics","partial"],"properties":{
+		OutputSchema: json.RawMessage(`{"type":"object","required":["diagnostics","partial"],"properties":{
 		"diagnostics":{"type":"array","items":{"type":"object","required":["path","line","column","severity","message","source"],"properties":{
 			"path":{"type":"string"},"line":{"type":"integer"},"column":{"type":"integer"},
 			"end_line":{"type":"integer"},"end_column":{"type":"integer"},
 			"severity":{"enum":["error","warning","information","hint"]},"message":{"type":"string"},"source":{"type":"string"}}}},
 		"partial":{"type":"boolean"},"count":{"type":"integer"},"note":{"type":"string"}}}`),
+	},
 	Execute: diagnostics,
 })
 

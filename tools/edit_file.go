@@ -11,19 +11,21 @@ import (
 
 // EditFile is edit_file.
 var EditFile = builtin(editTool(Def[editFileArgs]{
-	Name:     "edit_file",
-	Category: "fs",
-	Title:    "Edit file",
-	Description: "Replaces an exact string in a file with another. old_string must match the file's text exactly, " +
-		"including indentation and line breaks, and must be unique unless replace_all is true: include enough surrounding lines " +
-		"to make it so. Edits the editor's buffer when the file is open. The person approves the change as a diff in their editor.",
-	Aliases:     []string{"edit"},
-	Annotations: Annotations{Destructive: true, Approval: "ask"},
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path","old_string","new_string"],"properties":{
+	Spec: Spec{
+		Name:     "edit_file",
+		Category: "fs",
+		Title:    "Edit file",
+		Description: "Replaces an exact string in a file with another. old_string must match the file's text exactly, " +
+			"including indentation and line breaks, and must be unique unless replace_all is true: include enough surrounding lines " +
+			"to make it so. Edits the editor's buffer when the file is open. The person approves the change as a diff in their editor.",
+		Aliases:     []string{"edit"},
+		Annotations: Annotations{Destructive: true, Approval: "ask"},
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path","old_string","new_string"],"properties":{
 		"path":{"type":"string","description":"file path, relative to the workspace root or absolute inside it"},
 		"old_string":{"type":"string","minLength":1,"description":"the exact text to replace"},
 		"new_string":{"type":"string","description":"the text to put in its place"},
 		"replace_all":{"type":"boolean","default":false,"description":"replace every occurrence"}}}`),
+	},
 }, planEdit))
 
 // Edit is one replacement of edit_file and multi_edit.

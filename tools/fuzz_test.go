@@ -92,8 +92,9 @@ func FuzzApplyPatch(f *testing.F) {
 
 // tiny is a schema with small caps, so that the fuzzer reaches them.
 var tiny = Define(Def[json.RawMessage]{
-	Name: "tiny", Description: "fuzz target", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
+	Spec: Spec{
+		Name: "tiny", Description: "fuzz target", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
 		"path":{"type":"string","maxLength":3},
 		"files":{"type":"array","maxItems":2,"items":{"type":"string","maxLength":4}},
 		"env":{"type":"object","additionalProperties":{"type":"string","maxLength":5}},
@@ -102,6 +103,7 @@ var tiny = Define(Def[json.RawMessage]{
 		"any":{},
 		"either":{"anyOf":[{"type":"string","maxLength":2},{"type":"integer"}]},
 		"nested":{"type":"object","properties":{"deep":{"type":"array","items":{"type":"string","maxLength":1}}}}}}`),
+	},
 	Execute: func(c *Call, args json.RawMessage) (*Result, error) { return Success("", nil), nil },
 })
 

@@ -12,18 +12,20 @@ var now = time.Now
 
 // CurrentDatetime is get_current_datetime.
 var CurrentDatetime = builtin(Def[datetimeArgs]{
-	Name:        "get_current_datetime",
-	Category:    "system",
-	Title:       "Current date and time",
-	Description: "Returns the current date and time: ISO 8601, Unix time, the IANA time zone, and formatted date, time and full text. Pass timezone (an IANA name such as Europe/Paris) for another zone than the machine's.",
-	Aliases:     []string{"getCurrentDateTime"},
-	Instant:     true,
-	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
+	Spec: Spec{
+		Name:        "get_current_datetime",
+		Category:    "system",
+		Title:       "Current date and time",
+		Description: "Returns the current date and time: ISO 8601, Unix time, the IANA time zone, and formatted date, time and full text. Pass timezone (an IANA name such as Europe/Paris) for another zone than the machine's.",
+		Aliases:     []string{"getCurrentDateTime"},
+		Instant:     true,
+		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
 		"timezone":{"type":"string","description":"IANA time zone name; default: the machine's zone"}}}`),
-	OutputSchema: json.RawMessage(`{"type":"object","required":["iso8601","unix","timezone","date","time","full"],"properties":{
+		OutputSchema: json.RawMessage(`{"type":"object","required":["iso8601","unix","timezone","date","time","full"],"properties":{
 		"iso8601":{"type":"string"},"unix":{"type":"integer"},"unix_ms":{"type":"integer"},"timezone":{"type":"string"},
 		"utc_offset":{"type":"string"},"date":{"type":"string"},"time":{"type":"string"},"weekday":{"type":"string"},"full":{"type":"string"}}}`),
+	},
 	Execute: func(c *Call, a datetimeArgs) (*Result, error) {
 		t := now()
 		zone := localZoneName()

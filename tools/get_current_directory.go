@@ -7,16 +7,18 @@ import (
 
 // CurrentDirectory is get_current_directory: the workspace roots.
 var CurrentDirectory = builtin(Def[struct{}]{
-	Name:        "get_current_directory",
-	Category:    "fs",
-	Title:       "Current directory",
-	Description: "Returns the workspace root that relative paths are resolved against, and every other root.",
-	Aliases:     []string{"getCurrentDirectory"},
-	Instant:     true,
-	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-	OutputSchema: json.RawMessage(`{"type":"object","required":["directory","roots"],"properties":{
+	Spec: Spec{
+		Name:        "get_current_directory",
+		Category:    "fs",
+		Title:       "Current directory",
+		Description: "Returns the workspace root that relative paths are resolved against, and every other root.",
+		Aliases:     []string{"getCurrentDirectory"},
+		Instant:     true,
+		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		OutputSchema: json.RawMessage(`{"type":"object","required":["directory","roots"],"properties":{
 		"directory":{"type":"string"},"roots":{"type":"array","items":{"type":"string"}},
 		"names":{"type":"array","items":{"type":"string"},"description":"with several roots, each root's name: the first segment of its paths"}}}`),
+	},
 	Execute: func(c *Call, _ struct{}) (*Result, error) {
 		roots := c.Workspace.Roots()
 		if len(roots) == 0 {

@@ -16,20 +16,21 @@ import (
 // GitCommit is git_commit: commits the staged changes and the named files.
 // Its approval shows exactly the diff that would be committed.
 var GitCommit = builtin(Def[gitCommitArgs]{
-	Name:     "git_commit",
-	Category: "git",
-	Title:    "Git commit",
-	Description: "Commits the staged changes plus the files named in files (staged first, like `git add`; deletions included) " +
-		"with message. The person approving sees the diff that would be committed. Files matching the sensitive patterns " +
-		"(paths.sensitive) inside a named folder are not staged (left_out lists them). Without files, only what is already " +
-		"staged is committed; with nothing to commit it fails. Git hooks of the repository run as usual. " +
-		"Unsaved editor buffers are not committed: git reads the disk.",
-	Annotations: Annotations{Approval: "ask"},
-	Risk:        approval.RiskWrite,
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["message"],"properties":{
+	Spec: Spec{
+		Name:     "git_commit",
+		Category: "git",
+		Title:    "Git commit",
+		Description: "Commits the staged changes plus the files named in files (staged first, like `git add`; deletions included) " +
+			"with message. The person approving sees the diff that would be committed. Files matching the sensitive patterns " +
+			"(paths.sensitive) inside a named folder are not staged (left_out lists them). Without files, only what is already " +
+			"staged is committed; with nothing to commit it fails. Git hooks of the repository run as usual. " +
+			"Unsaved editor buffers are not committed: git reads the disk.",
+		Annotations: Annotations{Approval: "ask"},
+		Risk:        approval.RiskWrite,
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["message"],"properties":{
 		"message":{"type":"string","minLength":1,"description":"the commit message: a subject line, optionally a blank line and a body"},
 		"files":{"type":"array","items":{"type":"string","minLength":1},"description":"files or folders to stage and commit along with what is staged, relative to the workspace root"}}}`),
-	OutputSchema: json.RawMessage(`{"type":"object","required":["hash","branch","subject","files"],"properties":{
+		OutputSchema: json.RawMessage(`{"type":"object","required":["hash","branch","subject","files"],"properties":{
 		"hash":{"type":"string"},"branch":{"type":"string"},"subject":{"type":"string"},
 		"files":{"type":"array","items":{"type":"object","required":["path","status"],"properties":{
 			"path":{"type":"string"},"old_path":{"type":"string"},"status":{"type":"string"},
@@ -37,6 +38,7 @@ var GitCommit = builtin(Def[gitCommitArgs]{
 		"additions":{"type":"integer"},"deletions":{"type":"integer"},
 		"unsaved":{"type":"array","items":{"type":"string"},"description":"committed files open in the editor with unsaved changes"},
 		"left_out":{"type":"array","items":{"type":"string"},"description":"files under the named folders that match paths.sensitive: not staged"}}}`),
+	},
 	Validate: func(a gitCommitArgs) error {
 		if strings.TrimSpace(a.Message) == "" {
 			return Errorf(InvalidParams, "message is empty")

@@ -11,26 +11,28 @@ import (
 // GitDiff is git_diff: the changes of the work tree, the index or a
 // revision, as a unified diff with per-file counts.
 var GitDiff = builtin(Def[gitDiffArgs]{
-	Name:     "git_diff",
-	Category: "git",
-	Title:    "Git diff",
-	Description: "Shows changes as a unified diff with a per-file summary. By default the work tree against the index (changes not yet " +
-		"staged); staged: true shows the staged changes (what git_commit would commit); ref compares against a revision " +
-		"(a branch, tag, commit, HEAD~1, or a range such as main..HEAD). path limits the diff to a file or folder. " +
-		"Files matching the sensitive patterns are listed but their content is left out. Long diffs are cut " +
-		"(limits.maxOutputBytes); narrow them with path. It reads the disk: unsaved editor buffers are not seen by git.",
-	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
+	Spec: Spec{
+		Name:     "git_diff",
+		Category: "git",
+		Title:    "Git diff",
+		Description: "Shows changes as a unified diff with a per-file summary. By default the work tree against the index (changes not yet " +
+			"staged); staged: true shows the staged changes (what git_commit would commit); ref compares against a revision " +
+			"(a branch, tag, commit, HEAD~1, or a range such as main..HEAD). path limits the diff to a file or folder. " +
+			"Files matching the sensitive patterns are listed but their content is left out. Long diffs are cut " +
+			"(limits.maxOutputBytes); narrow them with path. It reads the disk: unsaved editor buffers are not seen by git.",
+		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
 		"path":{"type":"string","description":"only this file or folder, relative to the workspace root"},
 		"staged":{"type":"boolean","default":false,"description":"show staged changes (index against HEAD, or against ref)"},
 		"ref":{"type":"string","description":"revision or range to compare with, such as HEAD~1, main or main..HEAD"}}}`),
-	OutputSchema: json.RawMessage(`{"type":"object","required":["diff","files","truncated"],"properties":{
+		OutputSchema: json.RawMessage(`{"type":"object","required":["diff","files","truncated"],"properties":{
 		"diff":{"type":"string"},
 		"files":{"type":"array","items":{"type":"object","required":["path","status","additions","deletions","binary"],"properties":{
 			"path":{"type":"string"},"old_path":{"type":"string"},"status":{"type":"string"},
 			"additions":{"type":"integer"},"deletions":{"type":"integer"},"binary":{"type":"boolean"},
 			"sensitive":{"type":"boolean","description":"content left out: the path matches paths.sensitive"}}}},
 		"truncated":{"type":"boolean"}}}`),
+	},
 	Execute: gitDiff,
 })
 

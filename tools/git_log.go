@@ -11,22 +11,24 @@ import (
 
 // GitLog is git_log: recent commits, newest first.
 var GitLog = builtin(Def[gitLogArgs]{
-	Name:     "git_log",
-	Category: "git",
-	Title:    "Git log",
-	Description: "Lists commits, newest first: hash, author, email, date (ISO 8601) and subject. limit is how many (default 20); " +
-		"path keeps the commits that touched a file or folder (a file's history follows its renames); ref starts from a branch, tag or commit (default HEAD) " +
-		"or takes a range such as main..HEAD.",
-	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
+	Spec: Spec{
+		Name:     "git_log",
+		Category: "git",
+		Title:    "Git log",
+		Description: "Lists commits, newest first: hash, author, email, date (ISO 8601) and subject. limit is how many (default 20); " +
+			"path keeps the commits that touched a file or folder (a file's history follows its renames); ref starts from a branch, tag or commit (default HEAD) " +
+			"or takes a range such as main..HEAD.",
+		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
 		"limit":{"type":"integer","minimum":1,"maximum":1000,"default":20,"description":"number of commits"},
 		"path":{"type":"string","description":"only commits touching this file or folder, relative to the workspace root"},
 		"ref":{"type":"string","description":"where to start (default HEAD), or a range such as main..HEAD"}}}`),
-	OutputSchema: json.RawMessage(`{"type":"object","required":["commits","truncated"],"properties":{
+		OutputSchema: json.RawMessage(`{"type":"object","required":["commits","truncated"],"properties":{
 		"commits":{"type":"array","items":{"type":"object","required":["hash","author","email","date","subject"],"properties":{
 			"hash":{"type":"string"},"author":{"type":"string"},"email":{"type":"string"},
 			"date":{"type":"string","description":"author date, ISO 8601"},"subject":{"type":"string"}}}},
 		"truncated":{"type":"boolean","description":"more commits match than limit"}}}`),
+	},
 	Execute: gitLog,
 })
 

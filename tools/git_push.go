@@ -14,25 +14,27 @@ import (
 // It always asks; a force push is dangerous and asks even over rules and
 // earlier "always" answers.
 var GitPush = builtin(Def[gitPushArgs]{
-	Name:     "git_push",
-	Category: "git",
-	Title:    "Git push",
-	Description: "Pushes a local branch (default: the current one) to a configured remote (default: the branch's upstream " +
-		"remote, else origin) under the same name. set_upstream: true records the remote branch as upstream. " +
-		"A push that is not a fast-forward is rejected unless force: true, which force-pushes with --force-with-lease " +
-		"(it still refuses when the remote has commits this repository has not fetched); only use force when asked to. " +
-		"Always asks for approval.",
-	Annotations: Annotations{Dangerous: true, Approval: "ask"},
-	Risk:        approval.RiskNetwork,
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
+	Spec: Spec{
+		Name:     "git_push",
+		Category: "git",
+		Title:    "Git push",
+		Description: "Pushes a local branch (default: the current one) to a configured remote (default: the branch's upstream " +
+			"remote, else origin) under the same name. set_upstream: true records the remote branch as upstream. " +
+			"A push that is not a fast-forward is rejected unless force: true, which force-pushes with --force-with-lease " +
+			"(it still refuses when the remote has commits this repository has not fetched); only use force when asked to. " +
+			"Always asks for approval.",
+		Annotations: Annotations{Dangerous: true, Approval: "ask"},
+		Risk:        approval.RiskNetwork,
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
 		"remote":{"type":"string","minLength":1,"description":"a configured remote's name (default: the upstream's remote, else origin)"},
 		"branch":{"type":"string","minLength":1,"description":"the local branch to push (default: the current branch)"},
 		"set_upstream":{"type":"boolean","default":false,"description":"make remote/branch the branch's upstream"},
 		"force":{"type":"boolean","default":false,"description":"overwrite the remote branch (--force-with-lease); dangerous"}}}`),
-	OutputSchema: json.RawMessage(`{"type":"object","required":["remote","branch","status"],"properties":{
+		OutputSchema: json.RawMessage(`{"type":"object","required":["remote","branch","status"],"properties":{
 		"remote":{"type":"string"},"branch":{"type":"string"},
 		"status":{"enum":["new","fast_forward","forced","up_to_date","rejected","other"]},
 		"summary":{"type":"string"},"output":{"type":"string"}}}`),
+	},
 	Validate: func(a gitPushArgs) error {
 		if err := git.OptionLike("remote", a.Remote); err != nil {
 			return err

@@ -16,17 +16,18 @@ import (
 // GitStatus is git_status: the branch and the changed files, from
 // `git status --porcelain=v2 --branch -z`.
 var GitStatus = builtin(Def[gitStatusArgs]{
-	Name:     "git_status",
-	Category: "git",
-	Title:    "Git status",
-	Description: "Shows the git state of the workspace repository: the current branch, its upstream and how far ahead/behind it is, the remote's URL, " +
-		"and the changed files: staged (what git_commit would commit), modified but not staged, deleted, renamed, conflicted and untracked. " +
-		"path limits the files to a file or folder. It reads the disk: unsaved editor buffers are not seen by git.",
-	Aliases:     []string{"getGitInfo"},
-	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
+	Spec: Spec{
+		Name:     "git_status",
+		Category: "git",
+		Title:    "Git status",
+		Description: "Shows the git state of the workspace repository: the current branch, its upstream and how far ahead/behind it is, the remote's URL, " +
+			"and the changed files: staged (what git_commit would commit), modified but not staged, deleted, renamed, conflicted and untracked. " +
+			"path limits the files to a file or folder. It reads the disk: unsaved editor buffers are not seen by git.",
+		Aliases:     []string{"getGitInfo"},
+		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
 		"path":{"type":"string","description":"only files under this file or folder, relative to the workspace root"}}}`),
-	OutputSchema: json.RawMessage(`{"type":"object","required":["is_repo","branch","detached","commit","ahead","behind","staged","modified","untracked","deleted","renamed","conflicted","clean"],"properties":{
+		OutputSchema: json.RawMessage(`{"type":"object","required":["is_repo","branch","detached","commit","ahead","behind","staged","modified","untracked","deleted","renamed","conflicted","clean"],"properties":{
 		"is_repo":{"type":"boolean","description":"false when the workspace root is in no git repository (every list empty)"},
 		"remote_url":{"type":"string","description":"the URL of the upstream's remote (else origin's), credentials redacted"},
 		"branch":{"type":"string","description":"the checked-out branch; empty when detached"},
@@ -44,6 +45,7 @@ var GitStatus = builtin(Def[gitStatusArgs]{
 		"clean":{"type":"boolean"},
 		"repository":{"type":"string","description":"the repository's top-level folder"},
 		"unsaved":{"type":"array","items":{"type":"string"},"description":"files open in the editor with unsaved changes, which git does not see"}}}`),
+	},
 	Execute: gitStatus,
 })
 

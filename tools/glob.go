@@ -17,27 +17,29 @@ import (
 // Glob is glob: the workspace's files whose paths match a doublestar
 // pattern, with ripgrep's defaults (ignored and hidden files skipped).
 var Glob = builtin(Def[globArgs]{
-	Name:     "glob",
-	Category: "fs",
-	Title:    "Find files by name",
-	Description: "Lists the workspace's files whose paths match a glob pattern: `*` and `?` within one path segment, `**` across " +
-		"directories, `{a,b}` alternatives, `[a-z]` classes. The pattern is matched against paths relative to path (default the " +
-		"workspace root): \"**/*.go\" finds Go files at any depth, \"*.go\" only at the top, \"src/**/*_test.go\" below src. " +
-		"Files in .gitignore/.ignore and hidden files are skipped (unless include_ignored, or the pattern names a hidden path such as " +
-		"\".github/**\"). sort \"path\" (default) or \"mtime\" (newest first); at most limit paths, truncated says when there were more. " +
-		"Paths are relative to the workspace root. A pattern that leads outside the workspace (\"../*\", an absolute path " +
-		"outside, \"..\" after a wildcard, a symlinked directory leading out) is INVALID_PATH; symlinks are never walked into.",
-	Aliases:     []string{"searchFiles", "search_files"},
-	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-	Cacheable:   true,
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["pattern"],"properties":{
+	Spec: Spec{
+		Name:     "glob",
+		Category: "fs",
+		Title:    "Find files by name",
+		Description: "Lists the workspace's files whose paths match a glob pattern: `*` and `?` within one path segment, `**` across " +
+			"directories, `{a,b}` alternatives, `[a-z]` classes. The pattern is matched against paths relative to path (default the " +
+			"workspace root): \"**/*.go\" finds Go files at any depth, \"*.go\" only at the top, \"src/**/*_test.go\" below src. " +
+			"Files in .gitignore/.ignore and hidden files are skipped (unless include_ignored, or the pattern names a hidden path such as " +
+			"\".github/**\"). sort \"path\" (default) or \"mtime\" (newest first); at most limit paths, truncated says when there were more. " +
+			"Paths are relative to the workspace root. A pattern that leads outside the workspace (\"../*\", an absolute path " +
+			"outside, \"..\" after a wildcard, a symlinked directory leading out) is INVALID_PATH; symlinks are never walked into.",
+		Aliases:     []string{"searchFiles", "search_files"},
+		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		Cacheable:   true,
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["pattern"],"properties":{
 		"pattern":{"type":"string","description":"glob pattern such as \"**/*.go\" or \"src/**/*.{ts,tsx}\""},
 		"path":{"type":"string","default":".","description":"directory to search, relative to the workspace root"},
 		"include_ignored":{"type":"boolean","default":false,"description":"also list files the ignore files exclude"},
 		"sort":{"enum":["path","mtime"],"default":"path","description":"path order, or modification time, newest first"},
 		"limit":{"type":"integer","minimum":1,"maximum":100000,"description":"maximum paths returned (default: limits.grepMaxResults)"}}}`),
-	OutputSchema: json.RawMessage(`{"type":"object","required":["files","truncated"],"properties":{
+		OutputSchema: json.RawMessage(`{"type":"object","required":["files","truncated"],"properties":{
 		"files":{"type":"array","items":{"type":"string"}},"truncated":{"type":"boolean"},"total":{"type":"integer"}}}`),
+	},
 	Execute: glob,
 })
 

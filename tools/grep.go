@@ -15,20 +15,21 @@ import (
 // engine (package search). This file reads the arguments and turns the
 // engine's results and errors into the tool's.
 var Grep = builtin(Def[grepArgs]{
-	Name:     "grep",
-	Category: "fs",
-	Title:    "Search file contents",
-	Description: "Searches the contents of the workspace's files for a regular expression (RE2 syntax, as Go and ripgrep read it), " +
-		"like ripgrep: files listed in .gitignore/.ignore, hidden files and binary files are skipped. Reads the editor's unsaved buffers for open files. " +
-		"output_mode \"content\" (default) gives `path:line:text` lines (with context lines `path-line-text` when context/before/after are set), " +
-		"\"files_with_matches\" the paths of matching files, \"count\" `path:count` lines. Paths are relative to the workspace root, sorted. " +
-		"Narrow with path (a directory or file), glob (file name globs such as \"*.go\" or \"*.{ts,tsx}\", \"!\" to exclude, comma-separated), " +
-		"type (ripgrep type names: go, py, js, ts, rust, java, c, cpp, sh, md, json, yaml, html, css, ...). " +
-		"fixed_strings searches the pattern literally; word matches whole words only; multiline lets the pattern match across lines " +
-		"(\\n, [\\s\\S]). At most max_results lines (or files, or counts) are returned; truncated says when there were more.",
-	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-	Cacheable:   true,
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["pattern"],"properties":{
+	Spec: Spec{
+		Name:     "grep",
+		Category: "fs",
+		Title:    "Search file contents",
+		Description: "Searches the contents of the workspace's files for a regular expression (RE2 syntax, as Go and ripgrep read it), " +
+			"like ripgrep: files listed in .gitignore/.ignore, hidden files and binary files are skipped. Reads the editor's unsaved buffers for open files. " +
+			"output_mode \"content\" (default) gives `path:line:text` lines (with context lines `path-line-text` when context/before/after are set), " +
+			"\"files_with_matches\" the paths of matching files, \"count\" `path:count` lines. Paths are relative to the workspace root, sorted. " +
+			"Narrow with path (a directory or file), glob (file name globs such as \"*.go\" or \"*.{ts,tsx}\", \"!\" to exclude, comma-separated), " +
+			"type (ripgrep type names: go, py, js, ts, rust, java, c, cpp, sh, md, json, yaml, html, css, ...). " +
+			"fixed_strings searches the pattern literally; word matches whole words only; multiline lets the pattern match across lines " +
+			"(\\n, [\\s\\S]). At most max_results lines (or files, or counts) are returned; truncated says when there were more.",
+		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		Cacheable:   true,
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["pattern"],"properties":{
 		"pattern":{"type":"string","description":"RE2 regular expression (or a literal string with fixed_strings)"},
 		"path":{"type":"string","default":".","description":"directory or file to search, relative to the workspace root"},
 		"glob":{"type":"string","description":"file globs, comma-separated: \"*.go\", \"*.{ts,tsx}\", \"src/**/*.js\", \"!*_test.go\" (a glob without a slash matches the file name at any depth)"},
@@ -43,7 +44,7 @@ var Grep = builtin(Def[grepArgs]{
 		"max_results":{"type":"integer","minimum":1,"maximum":100000,"description":"maximum matching lines (content), files or counts returned (default: limits.grepMaxResults)"},
 		"include_ignored":{"type":"boolean","default":false,"description":"also search files the ignore files exclude"},
 		"multiline":{"type":"boolean","default":false,"description":"let the pattern match across lines"}}}`),
-	OutputSchema: json.RawMessage(`{"type":"object","required":["truncated"],"properties":{
+		OutputSchema: json.RawMessage(`{"type":"object","required":["truncated"],"properties":{
 		"matches":{"type":"array","items":{"type":"object","required":["path","line","column","text"],"properties":{
 			"path":{"type":"string"},"line":{"type":"integer"},"column":{"type":"integer"},"text":{"type":"string"}}}},
 		"files":{"type":"array","items":{"type":"string"}},
@@ -54,6 +55,7 @@ var Grep = builtin(Def[grepArgs]{
 		"files_searched":{"type":"integer"},
 		"skipped_too_large":{"type":"integer"},
 		"skipped_binary":{"type":"integer"}}}`),
+	},
 	Execute: grep,
 })
 
@@ -64,32 +66,22 @@ func GrepPattern(args json.RawMessage) (search.Pattern, bool) {
 	if json.Unmarshal(args, &a) != nil {
 		return search.Pattern{}, false
 	}
-	return a.pattern(), true
+	return a.Pattern, true
 }
 
-// pattern is the search pattern of a.
-func (a grepArgs) pattern() search.Pattern {
-	return search.Pattern{
-		Expr: a.Pattern, FixedStrings: a.FixedStrings, CaseInsensitive: a.CaseInsensitive,
-		Word: a.Word, Multiline: a.Multiline,
-	}
-}
-
+// grepArgs are grep's arguments: the pattern's (pattern, fixed_strings,
+// case_insensitive, word, multiline) and where and how to search.
 type grepArgs struct {
-	Pattern         string `json:"pattern"`
-	Path            string `json:"path"`
-	Glob            string `json:"glob"`
-	Type            string `json:"type"`
-	CaseInsensitive bool   `json:"case_insensitive"`
-	FixedStrings    bool   `json:"fixed_strings"`
-	Word            bool   `json:"word"`
-	Context         *int   `json:"context"`
-	Before          *int   `json:"before"`
-	After           *int   `json:"after"`
-	OutputMode      string `json:"output_mode"`
-	MaxResults      int    `json:"max_results"`
-	IncludeIgnored  bool   `json:"include_ignored"`
-	Multiline       bool   `json:"multiline"`
+	search.Pattern
+	Path           string `json:"path"`
+	Glob           string `json:"glob"`
+	Type           string `json:"type"`
+	Context        *int   `json:"context"`
+	Before         *int   `json:"before"`
+	After          *int   `json:"after"`
+	OutputMode     string `json:"output_mode"`
+	MaxResults     int    `json:"max_results"`
+	IncludeIgnored bool   `json:"include_ignored"`
 }
 
 // GrepMatch is one element of grep's structured matches.
@@ -134,7 +126,7 @@ func grep(c *Call, a grepArgs) (*Result, error) {
 	if ps, ok := c.Progress.(PartialStreamer); ok && ps.StreamsPartial() {
 		opts.Partial = func(b search.Batch) { c.Progress.Partial(partialBatch(mode, b)) }
 	}
-	p := a.pattern()
+	p := a.Pattern
 	tree := c.dependsOnGrep(a) // the result cache's (resultcache_tree.go)
 	res, err := search.Run(c.Ctx, c.Workspace, p, opts)
 	tree.done(err == nil)

@@ -11,19 +11,21 @@ import (
 // Hover is hover: the declaration and documentation of the identifier at a
 // position, or of a named symbol.
 var Hover = builtin(Def[positionArgs]{
-	Name:     "hover",
-	Category: "code",
-	Title:    "Describe a symbol",
-	Description: "Describes an identifier: its declaration (signature, type) and its doc comment, like an editor's hover. Give path, line " +
-		"and column (1-based; the column of any character of the identifier) or symbol (\"NewReader\", \"bufio.NewReader\", \"Reader.Read\"; add path, or path and line, to pick the one in a file or on a line). " +
-		"Go code is resolved by the type checker (precision \"type\"); other languages by name (precision \"name\": the first declaration " +
-		"with that name, with the comment above it).",
-	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-	InputSchema: json.RawMessage(positionSchema("")),
-	OutputSchema: json.RawMessage(`{"type":"object","required":["name","signature","precision","partial"],"properties":{
+	Spec: Spec{
+		Name:     "hover",
+		Category: "code",
+		Title:    "Describe a symbol",
+		Description: "Describes an identifier: its declaration (signature, type) and its doc comment, like an editor's hover. Give path, line " +
+			"and column (1-based; the column of any character of the identifier) or symbol (\"NewReader\", \"bufio.NewReader\", \"Reader.Read\"; add path, or path and line, to pick the one in a file or on a line). " +
+			"Go code is resolved by the type checker (precision \"type\"); other languages by name (precision \"name\": the first declaration " +
+			"with that name, with the comment above it).",
+		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		InputSchema: json.RawMessage(positionSchema("")),
+		OutputSchema: json.RawMessage(`{"type":"object","required":["name","signature","precision","partial"],"properties":{
 		"name":{"type":"string"},"kind":{"type":"string"},"signature":{"type":"string"},"doc":{"type":"string"},
 		"language":{"type":"string"},"precision":{"enum":["type","name"]},"partial":{"type":"boolean"},"note":{"type":"string"},
 		"locations":{"type":"array","items":{"type":"object"}}}}`),
+	},
 	Validate: validatePosition,
 	Execute:  hover,
 })

@@ -15,22 +15,23 @@ import (
 
 // ListDirectory is list_directory.
 var ListDirectory = builtin(Def[listDirectoryArgs]{
-	Name:     "list_directory",
-	Category: "fs",
-	Title:    "List directory",
-	Description: "Lists the entries of a directory of the workspace: directories end with /, symlinks show their target. " +
-		"recursive lists the whole tree below it (max_depth limits the depth; 1 is the directory's own entries). " +
-		"Entries that .gitignore (and .ignore) exclude are left out, and so are hidden ones (a name starting with '.') unless " +
-		"include_hidden. Paths are relative to the workspace root. At most 1000 entries are returned; truncated says when there were more.",
-	Aliases:     []string{"listFiles", "ls"},
-	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-	Cacheable:   true,
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
+	Spec: Spec{
+		Name:     "list_directory",
+		Category: "fs",
+		Title:    "List directory",
+		Description: "Lists the entries of a directory of the workspace: directories end with /, symlinks show their target. " +
+			"recursive lists the whole tree below it (max_depth limits the depth; 1 is the directory's own entries). " +
+			"Entries that .gitignore (and .ignore) exclude are left out, and so are hidden ones (a name starting with '.') unless " +
+			"include_hidden. Paths are relative to the workspace root. At most 1000 entries are returned; truncated says when there were more.",
+		Aliases:     []string{"listFiles", "ls"},
+		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		Cacheable:   true,
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
 		"path":{"type":"string","default":".","description":"directory path, relative to the workspace root or absolute inside it"},
 		"recursive":{"type":"boolean","default":false,"description":"list the whole tree below the directory"},
 		"include_hidden":{"type":"boolean","default":false,"description":"include entries whose name starts with '.'"},
 		"max_depth":{"type":"integer","minimum":1,"description":"how deep to list: 1 is the directory's own entries (a value over 1 implies recursive)"}}}`),
-	OutputSchema: json.RawMessage(`{"type":"object","required":["path","entries","truncated","total"],"properties":{
+		OutputSchema: json.RawMessage(`{"type":"object","required":["path","entries","truncated","total"],"properties":{
 		"path":{"type":"string"},
 		"entries":{"type":"array","items":{"type":"object","required":["path","name","type"],"properties":{
 			"path":{"type":"string"},"name":{"type":"string"},
@@ -38,6 +39,7 @@ var ListDirectory = builtin(Def[listDirectoryArgs]{
 			"size":{"type":"integer"},"mtime":{"type":"string","format":"date-time"},"target":{"type":"string"},"depth":{"type":"integer"}}}},
 		"truncated":{"type":"boolean"},"total":{"type":"integer"},
 		"ignored":{"type":"integer"},"hidden":{"type":"integer"}}}`),
+	},
 	Execute: listDirectory,
 })
 

@@ -11,17 +11,19 @@ import (
 
 // MoveFile is move_file.
 var MoveFile = builtin(editTool(Def[moveFileArgs]{
-	Name:     "move_file",
-	Category: "fs",
-	Title:    "Move or rename file",
-	Description: "Moves or renames a file or a directory. to is the new path itself, not a directory to move into; missing parent " +
-		"directories are created. An existing file at to is replaced only with overwrite: true (a directory never is). " +
-		"Moving asks for approval in safe mode, to a new path too.",
-	Annotations: Annotations{Destructive: true, Approval: "ask"},
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["from","to"],"properties":{
+	Spec: Spec{
+		Name:     "move_file",
+		Category: "fs",
+		Title:    "Move or rename file",
+		Description: "Moves or renames a file or a directory. to is the new path itself, not a directory to move into; missing parent " +
+			"directories are created. An existing file at to is replaced only with overwrite: true (a directory never is). " +
+			"Moving asks for approval in safe mode, to a new path too.",
+		Annotations: Annotations{Destructive: true, Approval: "ask"},
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["from","to"],"properties":{
 		"from":{"type":"string","description":"the file or directory to move, relative to the workspace root or absolute inside it"},
 		"to":{"type":"string","description":"its new path"},
 		"overwrite":{"type":"boolean","default":false,"description":"replace an existing file at to"}}}`),
+	},
 }, planMove))
 
 type moveFileArgs struct {

@@ -14,7 +14,7 @@ func init() { checkOutputs = true }
 // found, naming the field; one that keeps it passes.
 func TestCheckOutput(t *testing.T) {
 	t.Parallel()
-	tool := &Tool{Name: "t", OutputSchema: json.RawMessage(`{"type":"object","required":["items"],"properties":{"items":{"type":"array"}}}`)}
+	tool := &Tool{Spec: Spec{Name: "t", OutputSchema: json.RawMessage(`{"type":"object","required":["items"],"properties":{"items":{"type":"array"}}}`)}}
 	for _, tc := range []struct {
 		structured any
 		want       string

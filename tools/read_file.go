@@ -17,26 +17,28 @@ import (
 
 // ReadFile is read_file.
 var ReadFile = builtin(Def[readFileArgs]{
-	Name:     "read_file",
-	Category: "fs",
-	Title:    "Read file",
-	Description: "Reads a text file of the workspace and returns its lines numbered like `cat -n` (number, tab, text). " +
-		"Reads the editor's unsaved buffer when the file is open. offset is the first line (1-based), limit the number of lines " +
-		"(default 2000); very long lines are cut with a marker. Binary files are described, not dumped, unless encoding is base64. " +
-		"Read a file before you edit or overwrite it.",
-	Aliases:     []string{"readFile", "view"},
-	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-	Cacheable:   true,
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{
+	Spec: Spec{
+		Name:     "read_file",
+		Category: "fs",
+		Title:    "Read file",
+		Description: "Reads a text file of the workspace and returns its lines numbered like `cat -n` (number, tab, text). " +
+			"Reads the editor's unsaved buffer when the file is open. offset is the first line (1-based), limit the number of lines " +
+			"(default 2000); very long lines are cut with a marker. Binary files are described, not dumped, unless encoding is base64. " +
+			"Read a file before you edit or overwrite it.",
+		Aliases:     []string{"readFile", "view"},
+		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		Cacheable:   true,
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{
 		"path":{"type":"string","description":"file path, relative to the workspace root or absolute inside it"},
 		"offset":{"type":"integer","minimum":1,"default":1,"description":"first line to return, 1-based"},
 		"limit":{"type":"integer","minimum":1,"maximum":100000,"description":"number of lines to return (default 2000)"},
 		"encoding":{"enum":["utf-8","base64"],"default":"utf-8","description":"base64 returns the raw bytes of the whole file"}}}`),
-	OutputSchema: json.RawMessage(`{"type":"object","required":["path","total_lines"],"properties":{
+		OutputSchema: json.RawMessage(`{"type":"object","required":["path","total_lines"],"properties":{
 		"path":{"type":"string"},"start_line":{"type":"integer"},"end_line":{"type":"integer"},"total_lines":{"type":"integer"},
 		"truncated":{"type":"boolean"},"cut_lines":{"type":"array","items":{"type":"integer"}},"binary":{"type":"boolean"},
 		"mime_type":{"type":"string"},"size":{"type":"integer"},"encoding":{"type":"string"},"data":{"type":"string"},
 		"from_buffer":{"type":"boolean"},"mtime":{"type":"string","format":"date-time"}}}`),
+	},
 	Execute: readFile,
 })
 

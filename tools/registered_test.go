@@ -26,7 +26,7 @@ type toolDefinition struct {
 // package-level variable whose value defines a tool: a Tool literal
 // (&Tool{...}), a Def literal (Def[A]{...}) or a call of Define or builtin,
 // however wrapped (editTool(...), withPatchNotes(...)). The tool's name is
-// the Name field of that literal, which must be a string literal.
+// the Name field of that literal's Spec, which must be a string literal.
 func toolDefinitions(t *testing.T, dir string) []toolDefinition {
 	t.Helper()
 	ents, err := os.ReadDir(dir)
@@ -120,14 +120,22 @@ func isToolType(e ast.Expr) bool {
 	return false
 }
 
-// literalName is the string literal of the literal's Name field, or "".
+// literalName is the string literal of the Name field of the literal's
+// Spec, or "".
 func literalName(lit *ast.CompositeLit) string {
 	for _, el := range lit.Elts {
 		kv, ok := el.(*ast.KeyValueExpr)
 		if !ok {
 			continue
 		}
-		if k, ok := kv.Key.(*ast.Ident); !ok || k.Name != "Name" {
+		k, ok := kv.Key.(*ast.Ident)
+		if !ok {
+			continue
+		}
+		if spec, ok := kv.Value.(*ast.CompositeLit); ok && k.Name == "Spec" {
+			return literalName(spec)
+		}
+		if k.Name != "Name" {
 			continue
 		}
 		if b, ok := kv.Value.(*ast.BasicLit); ok && b.Kind == token.STRING {
@@ -219,7 +227,7 @@ func checkToolFiles(t testing.TB, defs []toolDefinition, builtins []*Tool) {
 // built-in tool with no definition, and passes for the real layout.
 func TestCheckToolFilesFails(t *testing.T) {
 	t.Parallel()
-	tool := func(name string) *Tool { return &Tool{Name: name} }
+	tool := func(name string) *Tool { return &Tool{Spec: Spec{Name: name}} }
 	for _, tt := range []struct {
 		name     string
 		defs     []toolDefinition
@@ -261,7 +269,7 @@ func TestEveryToolHasACategory(t *testing.T) {
 			t.Errorf("%s: category %q", tl.Name, tl.Category)
 		}
 	}
-	bad := Define(Def[json.RawMessage]{Name: "x", Category: "misc", Annotations: Annotations{Approval: "auto"},
+	bad := Define(Def[json.RawMessage]{Spec: Spec{Name: "x", Category: "misc", Annotations: Annotations{Approval: "auto"}},
 		Execute: func(*Call, json.RawMessage) (*Result, error) { return Success("", nil), nil }})
 	if err := NewRegistry(nil).Register(bad); err == nil {
 		t.Error("a tool of an unknown category was registered")

@@ -13,9 +13,11 @@ import (
 )
 
 func simpleTool(name string, aliases ...string) *Tool {
-	return Define(Def[json.RawMessage]{Name: name, Description: name, Aliases: aliases,
+	return Define(Def[json.RawMessage]{Spec: Spec{
+		Name: name, Description: name, Aliases: aliases,
 		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-		Execute:     func(c *Call, _ json.RawMessage) (*Result, error) { return Success(name, nil), nil }})
+	},
+		Execute: func(c *Call, _ json.RawMessage) (*Result, error) { return Success(name, nil), nil }})
 }
 
 func TestRegistry(t *testing.T) {
@@ -68,11 +70,11 @@ func TestRegistry(t *testing.T) {
 	}
 	ok := func(c *Call, _ json.RawMessage) (*Result, error) { return Success("x", nil), nil }
 	bad := []*Tool{
-		Define(Def[json.RawMessage]{Name: "", Execute: ok, Annotations: Annotations{Approval: "auto"}}),
-		Define(Def[json.RawMessage]{Name: "x", Annotations: Annotations{Approval: "auto"}}),
-		Define(Def[json.RawMessage]{Name: "x", Execute: ok, Annotations: Annotations{Approval: "maybe"}}),
-		Define(Def[json.RawMessage]{Name: "x", Execute: ok, Annotations: Annotations{Approval: "auto"}, InputSchema: json.RawMessage(`{"type": `)}),
-		Define(Def[json.RawMessage]{Name: "x", Execute: ok, Annotations: Annotations{Approval: "auto"}, Aliases: []string{"a"}}),
+		Define(Def[json.RawMessage]{Spec: Spec{Name: "", Annotations: Annotations{Approval: "auto"}}, Execute: ok}),
+		Define(Def[json.RawMessage]{Spec: Spec{Name: "x", Annotations: Annotations{Approval: "auto"}}}),
+		Define(Def[json.RawMessage]{Spec: Spec{Name: "x", Annotations: Annotations{Approval: "maybe"}}, Execute: ok}),
+		Define(Def[json.RawMessage]{Spec: Spec{Name: "x", Annotations: Annotations{Approval: "auto"}, InputSchema: json.RawMessage(`{"type": `)}, Execute: ok}),
+		Define(Def[json.RawMessage]{Spec: Spec{Name: "x", Annotations: Annotations{Approval: "auto"}, Aliases: []string{"a"}}, Execute: ok}),
 	}
 	for i, b := range bad {
 		if err := r.Register(b); err == nil {

@@ -411,9 +411,11 @@ func TestCacheableIsReadOnly(t *testing.T) {
 	t.Parallel()
 	def := func(readOnly bool) *Tool {
 		return Define(Def[struct{}]{
-			Name: "t", Description: "a cacheable tool", Cacheable: true,
-			Annotations: Annotations{ReadOnly: readOnly, Approval: "auto"},
-			Execute:     func(*Call, struct{}) (*Result, error) { return Success("", nil), nil },
+			Spec: Spec{
+				Name: "t", Description: "a cacheable tool", Cacheable: true,
+				Annotations: Annotations{ReadOnly: readOnly, Approval: "auto"},
+			},
+			Execute: func(*Call, struct{}) (*Result, error) { return Success("", nil), nil },
 		})
 	}
 	if err := NewRegistry(nil).Register(def(false)); err == nil {

@@ -21,21 +21,22 @@ import (
 // temporary file with argv (no shell string), under resource limits and,
 // where the machine allows it, without network.
 var RunCode = builtin(Def[runCodeArgs]{
-	Name:     "run_code",
-	Category: "shell",
-	Title:    "Run code",
-	Description: "Runs a snippet of code: language python (python3), bash or node. The code is written to a temporary file and run " +
-		"with its args in a workspace folder (cwd, default the root) in a sandbox (bubblewrap): the workspace is readable and " +
-		"writable, the system's programs and libraries read-only, /tmp is private and also HOME; nothing else of the machine " +
-		"(no home folder, no other files, no host sockets) and no network unless network is true. Resource limits: CPU time = " +
-		"timeout_seconds, 2 GiB address space per process, 1024 open files, 1 GiB file size, 256 processes and 2 GiB memory " +
-		"for all its processes together. The result's sandbox field states which limits and isolation were really in force. " +
-		"timeout_seconds defaults to 60 (at most 600). A non-zero exit is an error (EXECUTION_ERROR) that carries the output. " +
-		"Without bubblewrap installed it refuses (NOT_CONFIGURED).",
-	Annotations: Annotations{Destructive: true, Approval: "ask"},
-	Risk:        approval.RiskExecute,
-	Timeout:     11 * time.Minute,
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["language","code"],"properties":{
+	Spec: Spec{
+		Name:     "run_code",
+		Category: "shell",
+		Title:    "Run code",
+		Description: "Runs a snippet of code: language python (python3), bash or node. The code is written to a temporary file and run " +
+			"with its args in a workspace folder (cwd, default the root) in a sandbox (bubblewrap): the workspace is readable and " +
+			"writable, the system's programs and libraries read-only, /tmp is private and also HOME; nothing else of the machine " +
+			"(no home folder, no other files, no host sockets) and no network unless network is true. Resource limits: CPU time = " +
+			"timeout_seconds, 2 GiB address space per process, 1024 open files, 1 GiB file size, 256 processes and 2 GiB memory " +
+			"for all its processes together. The result's sandbox field states which limits and isolation were really in force. " +
+			"timeout_seconds defaults to 60 (at most 600). A non-zero exit is an error (EXECUTION_ERROR) that carries the output. " +
+			"Without bubblewrap installed it refuses (NOT_CONFIGURED).",
+		Annotations: Annotations{Destructive: true, Approval: "ask"},
+		Risk:        approval.RiskExecute,
+		Timeout:     11 * time.Minute,
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["language","code"],"properties":{
 		"language":{"enum":["python","bash","node"]},
 		"code":{"type":"string","minLength":1,"description":"the program text"},
 		"args":{"type":"array","items":{"type":"string"},"description":"command-line arguments for the program"},
@@ -43,10 +44,11 @@ var RunCode = builtin(Def[runCodeArgs]{
 		"timeout_seconds":{"type":"integer","minimum":1,"maximum":600,"default":60},
 		"network":{"type":"boolean","default":false,"description":"allow network access"},
 		"cwd":{"type":"string","description":"working folder inside the workspace (default: the root)"}}}`),
-	OutputSchema: json.RawMessage(`{"type":"object","required":["exit_code","stdout","stderr","truncated","timed_out","duration_ms","sandbox"],"properties":{
+		OutputSchema: json.RawMessage(`{"type":"object","required":["exit_code","stdout","stderr","truncated","timed_out","duration_ms","sandbox"],"properties":{
 		"exit_code":{"type":"integer"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean"},
 		"timed_out":{"type":"boolean"},"duration_ms":{"type":"integer"},"id":{"type":"string"},"pid":{"type":"integer"},
 		"signal":{"type":"string"},"language":{"type":"string"},"sandbox":{"type":"object"}}}`),
+	},
 	Assess:  assessRunCode,
 	Execute: runCode,
 })

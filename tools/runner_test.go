@@ -23,11 +23,13 @@ func testEnv(t *testing.T) *Env {
 
 // validated is a tool whose schema exercises every kind of violation.
 var validated = Define(Def[json.RawMessage]{
-	Name: "validated", Description: "schema test", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["name"],"properties":{
+	Spec: Spec{
+		Name: "validated", Description: "schema test", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["name"],"properties":{
 		"name":{"type":"string"},
 		"count":{"type":"integer","minimum":1,"maximum":10,"default":3},
 		"opts":{"type":"object","additionalProperties":false,"properties":{"deep":{"type":"boolean","default":true}}}}}`),
+	},
 	Validate: func(args json.RawMessage) error {
 		var a struct{ Name string }
 		json.Unmarshal(args, &a)
@@ -97,24 +99,24 @@ func TestPipelineOutcomes(t *testing.T) {
 	t.Parallel()
 	reg := NewRegistry(nil)
 	reg.MustRegister(
-		Define(Def[json.RawMessage]{Name: "boom", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		Define(Def[json.RawMessage]{Spec: Spec{Name: "boom", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"}},
 			Execute: func(*Call, json.RawMessage) (*Result, error) { return nil, errors.New("disk on fire") }}),
-		Define(Def[json.RawMessage]{Name: "coded", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		Define(Def[json.RawMessage]{Spec: Spec{Name: "coded", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"}},
 			Execute: func(*Call, json.RawMessage) (*Result, error) { return nil, Errorf(FileNotFound, "gone") }}),
-		Define(Def[json.RawMessage]{Name: "panics", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		Define(Def[json.RawMessage]{Spec: Spec{Name: "panics", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"}},
 			Execute: func(*Call, json.RawMessage) (*Result, error) { panic("oops") }}),
 		// Instant tools run on the call's goroutine: the same outcomes.
-		Define(Def[json.RawMessage]{Name: "instant-panics", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"}, Instant: true,
+		Define(Def[json.RawMessage]{Spec: Spec{Name: "instant-panics", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"}, Instant: true},
 			Execute: func(*Call, json.RawMessage) (*Result, error) { panic("oops") }}),
-		Define(Def[json.RawMessage]{Name: "instant-coded", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"}, Instant: true,
+		Define(Def[json.RawMessage]{Spec: Spec{Name: "instant-coded", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"}, Instant: true},
 			Execute: func(*Call, json.RawMessage) (*Result, error) { return nil, Errorf(FileNotFound, "gone") }}),
-		Define(Def[json.RawMessage]{Name: "instant-ok", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"}, Instant: true,
+		Define(Def[json.RawMessage]{Spec: Spec{Name: "instant-ok", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"}, Instant: true},
 			Execute: func(*Call, json.RawMessage) (*Result, error) { return &Result{Content: "ok"}, nil }}),
-		Define(Def[json.RawMessage]{Name: "hangs", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"}, Timeout: 50 * time.Millisecond,
+		Define(Def[json.RawMessage]{Spec: Spec{Name: "hangs", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"}, Timeout: 50 * time.Millisecond},
 			Execute: func(c *Call, _ json.RawMessage) (*Result, error) { <-c.Ctx.Done(); return nil, c.Ctx.Err() }}),
-		Define(Def[json.RawMessage]{Name: "writes", Description: "x", Annotations: Annotations{Approval: "ask"},
+		Define(Def[json.RawMessage]{Spec: Spec{Name: "writes", Description: "x", Annotations: Annotations{Approval: "ask"}},
 			Execute: func(*Call, json.RawMessage) (*Result, error) { return Success("wrote", nil), nil }}),
-		Define(Def[json.RawMessage]{Name: "risky", Description: "x", Annotations: Annotations{Approval: "auto"},
+		Define(Def[json.RawMessage]{Spec: Spec{Name: "risky", Description: "x", Annotations: Annotations{Approval: "auto"}},
 			Assess: func(*Call, json.RawMessage) (Assessment, error) {
 				return Assessment{Assessment: approval.Assessment{Blocked: "rm -rf /"}}, nil
 			},
@@ -159,7 +161,7 @@ func TestPipelineOutcomes(t *testing.T) {
 	// returns: the runner does not wait for the tool.
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	reg.MustRegister(Define(Def[json.RawMessage]{Name: "forever", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+	reg.MustRegister(Define(Def[json.RawMessage]{Spec: Spec{Name: "forever", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"}},
 		Execute: func(c *Call, _ json.RawMessage) (*Result, error) { select {} }}))
 	res := r.Run(ctx, testEnv(t), Request{Name: "forever"}, nil)
 	if res.Status != StatusCancelled || res.Error == nil || res.Error.Code != Cancelled {
@@ -203,7 +205,7 @@ func TestCallEventNamesTheAgent(t *testing.T) {
 func TestApprovalTimeout(t *testing.T) {
 	t.Parallel()
 	reg := NewRegistry(nil)
-	reg.MustRegister(Define(Def[json.RawMessage]{Name: "writes", Description: "x", Annotations: Annotations{Approval: "ask"},
+	reg.MustRegister(Define(Def[json.RawMessage]{Spec: Spec{Name: "writes", Description: "x", Annotations: Annotations{Approval: "ask"}},
 		Execute: func(*Call, json.RawMessage) (*Result, error) { return Success("wrote", nil), nil }}))
 	env := testEnv(t)
 	cfg := workspace.DefaultConfig()
@@ -297,7 +299,7 @@ func TestCurrentDatetime(t *testing.T) {
 func TestCallCarriesTheModel(t *testing.T) {
 	t.Parallel()
 	reg := NewRegistry(nil)
-	reg.MustRegister(Define(Def[json.RawMessage]{Name: "model", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+	reg.MustRegister(Define(Def[json.RawMessage]{Spec: Spec{Name: "model", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"}},
 		Execute: func(c *Call, _ json.RawMessage) (*Result, error) {
 			return Success(c.Model.Provider+"/"+c.Model.Name, nil), nil
 		}}))
@@ -314,9 +316,11 @@ func TestCallCarriesTheModel(t *testing.T) {
 func TestEmptyArgumentsFastPath(t *testing.T) {
 	t.Parallel()
 	reg := NewBuiltinRegistry()
-	reg.MustRegister(validated, Define(Def[json.RawMessage]{Name: "defaults", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+	reg.MustRegister(validated, Define(Def[json.RawMessage]{Spec: Spec{
+		Name: "defaults", Description: "x", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","default":7},"o":{"type":"object","default":{"a":[1]}}}}`),
-		Execute:     func(*Call, json.RawMessage) (*Result, error) { return Success("ok", nil), nil }}))
+	},
+		Execute: func(*Call, json.RawMessage) (*Result, error) { return Success("ok", nil), nil }}))
 	cfg := testEnv(t).Workspace.Config()
 	for _, tool := range reg.List(nil) {
 		slow := *tool

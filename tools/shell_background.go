@@ -11,22 +11,24 @@ import (
 // ShellBackground is shell_background: a long-running command (a dev
 // server, a watcher) whose output is read with shell_output.
 var ShellBackground = builtin(Def[shellBackgroundArgs]{
-	Name:     "shell_background",
-	Category: "shell",
-	Title:    "Start background command",
-	Description: "Starts a long-running command (dev server, watcher, build in watch mode) with `bash -c` in its own process " +
-		"group and returns its id at once. Read its output with shell_output (id, since, wait_ms) and end it with shell_kill. " +
-		"It keeps running after this call and ends with the session (and with the server, however it stops). stdin is empty. " +
-		"Judged like shell_exec; an allowed command runs in the same sandbox as shell_exec's.",
-	Annotations: Annotations{Destructive: true, Approval: "ask"},
-	Risk:        approval.RiskExecute,
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["command"],"properties":{
+	Spec: Spec{
+		Name:     "shell_background",
+		Category: "shell",
+		Title:    "Start background command",
+		Description: "Starts a long-running command (dev server, watcher, build in watch mode) with `bash -c` in its own process " +
+			"group and returns its id at once. Read its output with shell_output (id, since, wait_ms) and end it with shell_kill. " +
+			"It keeps running after this call and ends with the session (and with the server, however it stops). stdin is empty. " +
+			"Judged like shell_exec; an allowed command runs in the same sandbox as shell_exec's.",
+		Annotations: Annotations{Destructive: true, Approval: "ask"},
+		Risk:        approval.RiskExecute,
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["command"],"properties":{
 		"command":{"type":"string","minLength":1,"description":"the command, run with bash -c"},
 		"cwd":{"type":"string","description":"working folder, relative to the workspace root or absolute inside it (default: the root)"},
 		"env":{"type":"object","additionalProperties":{"type":"string"},"description":"extra environment variables"}}}`),
-	OutputSchema: json.RawMessage(`{"type":"object","required":["id"],"properties":{
+		OutputSchema: json.RawMessage(`{"type":"object","required":["id"],"properties":{
 		"id":{"type":"string"},"pid":{"type":"integer"},"command":{"type":"string"},"cwd":{"type":"string"},
 		"sandbox":{"type":"object","description":"present when the command runs in the sandbox because it runs without approval"}}}`),
+	},
 	Assess: func(c *Call, a shellBackgroundArgs) (Assessment, error) {
 		if err := keepsShells(c); err != nil {
 			return Assessment{}, err

@@ -17,33 +17,35 @@ import (
 
 // ShellExec is shell_exec: bash -c in its own process group.
 var ShellExec = builtin(Def[shellExecArgs]{
-	Name:     "shell_exec",
-	Category: "shell",
-	Title:    "Run shell command",
-	Description: "Runs a command with `bash -c` in a workspace folder (cwd, default the workspace root) and returns its exit code, " +
-		"stdout and stderr separately. Output is streamed while the command runs. A non-zero exit is an error " +
-		"(EXECUTION_ERROR) that still carries the output. The command ends after timeout_ms (default 120000, at most 600000) " +
-		"with TIMEOUT and the output so far. Every process it started ends with it, also ones left in the background: " +
-		"use shell_background for servers and watchers. Large output keeps its head and tail " +
-		"with a marker; read the cut part with shell_output and the id in the result. stdin is empty: do not run interactive " +
-		"programs. The command is judged part by part: allowed commands " +
-		"(shell.allow) run without asking, in a sandbox (the workspace writable, no home, no network unless shell.allowNetwork " +
-		"covers the command); others ask, denied ones are refused.",
-	Aliases:     []string{"executeCommand", "shell", "bash"},
-	Annotations: Annotations{Destructive: true, Approval: "ask"},
-	Risk:        approval.RiskExecute,
-	// The tool enforces timeout_ms itself; the runner's limit is a backstop.
-	Timeout: 11 * time.Minute,
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["command"],"properties":{
+	Spec: Spec{
+		Name:     "shell_exec",
+		Category: "shell",
+		Title:    "Run shell command",
+		Description: "Runs a command with `bash -c` in a workspace folder (cwd, default the workspace root) and returns its exit code, " +
+			"stdout and stderr separately. Output is streamed while the command runs. A non-zero exit is an error " +
+			"(EXECUTION_ERROR) that still carries the output. The command ends after timeout_ms (default 120000, at most 600000) " +
+			"with TIMEOUT and the output so far. Every process it started ends with it, also ones left in the background: " +
+			"use shell_background for servers and watchers. Large output keeps its head and tail " +
+			"with a marker; read the cut part with shell_output and the id in the result. stdin is empty: do not run interactive " +
+			"programs. The command is judged part by part: allowed commands " +
+			"(shell.allow) run without asking, in a sandbox (the workspace writable, no home, no network unless shell.allowNetwork " +
+			"covers the command); others ask, denied ones are refused.",
+		Aliases:     []string{"executeCommand", "shell", "bash"},
+		Annotations: Annotations{Destructive: true, Approval: "ask"},
+		Risk:        approval.RiskExecute,
+		// The tool enforces timeout_ms itself; the runner's limit is a backstop.
+		Timeout: 11 * time.Minute,
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["command"],"properties":{
 		"command":{"type":"string","minLength":1,"description":"the command, run with bash -c"},
 		"cwd":{"type":"string","description":"working folder, relative to the workspace root or absolute inside it (default: the root)"},
 		"timeout_ms":{"type":"integer","minimum":1,"maximum":600000,"description":"time limit in milliseconds (default 120000, or shell.timeoutSeconds)"},
 		"env":{"type":"object","additionalProperties":{"type":"string"},"description":"extra environment variables"}}}`),
-	OutputSchema: json.RawMessage(`{"type":"object","required":["exit_code","stdout","stderr","truncated","timed_out","duration_ms"],"properties":{
+		OutputSchema: json.RawMessage(`{"type":"object","required":["exit_code","stdout","stderr","truncated","timed_out","duration_ms"],"properties":{
 		"exit_code":{"type":"integer"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean"},
 		"timed_out":{"type":"boolean"},"duration_ms":{"type":"integer"},"id":{"type":"string"},"pid":{"type":"integer"},"signal":{"type":"string"},
 		"cancelled":{"type":"boolean"},"stdout_bytes":{"type":"integer"},"stderr_bytes":{"type":"integer"},
 		"sandbox":{"type":"object","description":"present when the command ran in the sandbox because it ran without approval"}}}`),
+	},
 	Assess:  assessShell,
 	Execute: shellExec,
 })

@@ -7,16 +7,18 @@ import (
 
 // ShellKill is shell_kill: ends a background shell's whole process group.
 var ShellKill = builtin(Def[shellKillArgs]{
-	Name:     "shell_kill",
-	Category: "shell",
-	Title:    "End background command",
-	Description: "Ends a shell started by shell_background: SIGTERM to its whole process group, then SIGKILL after a short " +
-		"grace. Its output stays readable with shell_output.",
-	Annotations: Annotations{Approval: "auto"},
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
+	Spec: Spec{
+		Name:     "shell_kill",
+		Category: "shell",
+		Title:    "End background command",
+		Description: "Ends a shell started by shell_background: SIGTERM to its whole process group, then SIGKILL after a short " +
+			"grace. Its output stays readable with shell_output.",
+		Annotations: Annotations{Approval: "auto"},
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
 		"id":{"type":"string","description":"the shell's id (sh_…)"}}}`),
-	OutputSchema: json.RawMessage(`{"type":"object","required":["id","killed"],"properties":{
+		OutputSchema: json.RawMessage(`{"type":"object","required":["id","killed"],"properties":{
 		"id":{"type":"string"},"killed":{"type":"boolean"},"exit_code":{"type":"integer"},"signal":{"type":"string"}}}`),
+	},
 	Execute: shellKill,
 })
 

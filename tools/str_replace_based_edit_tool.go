@@ -13,15 +13,16 @@ import (
 // with the commands Claude models are trained on, built on the file tools
 // (read_file, list_directory, write_file, edit_file) and reviewed like them.
 var TextEditor = builtin(Def[textEditorArgs]{
-	Name:     "str_replace_based_edit_tool",
-	Category: "fs",
-	Title:    "Text editor",
-	Description: "Views, creates and edits files. command view: a file with line numbers (view_range [start, end] limits the " +
-		"lines, end -1 = to the end) or a directory's entries two levels deep; create: a new file (or a whole replacement) with " +
-		"file_text; str_replace: replaces old_str, which must occur exactly once, with new_str; insert: inserts insert_text after " +
-		"line insert_line (0: at the start). Every change is approved by the person.",
-	Annotations: Annotations{Destructive: true, Approval: "conditional"},
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["command","path"],"properties":{
+	Spec: Spec{
+		Name:     "str_replace_based_edit_tool",
+		Category: "fs",
+		Title:    "Text editor",
+		Description: "Views, creates and edits files. command view: a file with line numbers (view_range [start, end] limits the " +
+			"lines, end -1 = to the end) or a directory's entries two levels deep; create: a new file (or a whole replacement) with " +
+			"file_text; str_replace: replaces old_str, which must occur exactly once, with new_str; insert: inserts insert_text after " +
+			"line insert_line (0: at the start). Every change is approved by the person.",
+		Annotations: Annotations{Destructive: true, Approval: "conditional"},
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["command","path"],"properties":{
 		"command":{"enum":["view","create","str_replace","insert"]},
 		"path":{"type":"string","description":"file or directory, relative to the workspace root or absolute inside it"},
 		"view_range":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2,"description":"view: [first line, last line], 1-based; -1 as last line: to the end"},
@@ -30,7 +31,8 @@ var TextEditor = builtin(Def[textEditorArgs]{
 		"new_str":{"type":"string","description":"str_replace: the text that replaces it"},
 		"insert_line":{"type":"integer","minimum":0,"description":"insert: the line after which to insert (0: at the start)"},
 		"insert_text":{"type":"string","description":"insert: the text to insert"}}}`),
-	Risk:     approval.RiskWrite,
+		Risk: approval.RiskWrite,
+	},
 	Validate: checkTextEditorArgs,
 	Assess: func(c *Call, a textEditorArgs) (Assessment, error) {
 		if a.Command == "view" {

@@ -25,10 +25,8 @@ type Annotations struct {
 // Categories are the values of Tool.Category.
 var Categories = []string{"fs", "git", "code", "shell", "web", "system", "custom"}
 
-// Tool is one tool, as the registry holds it. Make one with Define. A Tool
-// is immutable once registered; its functions may run concurrently for
-// several calls.
-type Tool struct {
+// Spec describes a tool: what the registry lists and the policy reads.
+type Spec struct {
 	Name string
 	// Category groups tools for people and agents: fs, git, code (code
 	// intelligence), shell, web, system, custom (Categories).
@@ -52,10 +50,16 @@ type Tool struct {
 	// or waiting on anything (it reads the session's state, the clock): the
 	// runner calls it on the call's own goroutine, without the deadline
 	// of Timeout, instead of starting one to bound it by Timeout (runner.go,
-	// executeOnce). A tool that reads
-	// the workspace's files, runs processes or waits on the network is
-	// never Instant.
+	// executeOnce). A tool that reads the workspace's files, runs processes
+	// or waits on the network is never Instant.
 	Instant bool
+}
+
+// Tool is one tool, as the registry holds it: its Spec and its functions.
+// Make one with Define. A Tool is immutable once registered; its functions
+// may run concurrently for several calls.
+type Tool struct {
+	Spec
 
 	// fns are the definition's functions with the arguments' type erased.
 	fns funcs
@@ -76,18 +80,7 @@ type Tool struct {
 // applied, and then they are decoded into A once per call: Validate, Assess
 // and Execute all receive that value.
 type Def[A any] struct {
-	Name         string
-	Category     string
-	Title        string
-	Description  string
-	InputSchema  json.RawMessage
-	OutputSchema json.RawMessage
-	Annotations  Annotations
-	Aliases      []string
-	Risk         approval.Risk
-	Timeout      time.Duration
-	Cacheable    bool
-	Instant      bool
+	Spec
 
 	// Validate, when set, checks the arguments after the schema did. It
 	// returns a *Error (usually INVALID_PARAMS). It runs before anything is
@@ -111,12 +104,7 @@ type funcs struct {
 
 // Define makes a Tool of d; Registry.Register checks it.
 func Define[A any](d Def[A]) *Tool {
-	t := &Tool{
-		Name: d.Name, Category: d.Category, Title: d.Title, Description: d.Description,
-		InputSchema: d.InputSchema, OutputSchema: d.OutputSchema, Annotations: d.Annotations,
-		Aliases: d.Aliases, Risk: d.Risk, Timeout: d.Timeout, Cacheable: d.Cacheable,
-		Instant: d.Instant,
-	}
+	t := &Tool{Spec: d.Spec}
 	t.fns.decode = func(raw json.RawMessage) (any, error) {
 		var a A
 		err := json.Unmarshal(raw, &a)

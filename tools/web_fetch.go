@@ -29,20 +29,21 @@ import (
 // WebFetch is web_fetch: one HTTP(S) request, the answer as readable text,
 // Markdown or the raw body.
 var WebFetch = builtin(Def[webFetchArgs]{
-	Name:     "web_fetch",
-	Category: "web",
-	Title:    "Fetch URL",
-	Description: "Fetches an http(s) URL and returns the body: format markdown (default) or text turn HTML into readable text " +
-		"(scripts and styles dropped; Markdown keeps headings, lists, code blocks, tables and links); raw returns the body as is " +
-		"(binary bodies base64). Other text types (JSON, plain text) come back unchanged. method, headers and body make other " +
-		"requests. At most max_bytes of the body are read (default 1 MiB) and the request ends after timeout_seconds " +
-		"(default 30); at most 5 redirects are followed. Hosts on web.allow are fetched without asking, others ask. " +
-		"Private, loopback and link-local addresses are refused unless web.allowPrivate. Non-2xx answers are not errors: " +
-		"see status.",
-	Annotations: Annotations{Approval: "ask"},
-	Risk:        approval.RiskNetwork,
-	Timeout:     webMaxTimeout + 10*time.Second,
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["url"],"properties":{
+	Spec: Spec{
+		Name:     "web_fetch",
+		Category: "web",
+		Title:    "Fetch URL",
+		Description: "Fetches an http(s) URL and returns the body: format markdown (default) or text turn HTML into readable text " +
+			"(scripts and styles dropped; Markdown keeps headings, lists, code blocks, tables and links); raw returns the body as is " +
+			"(binary bodies base64). Other text types (JSON, plain text) come back unchanged. method, headers and body make other " +
+			"requests. At most max_bytes of the body are read (default 1 MiB) and the request ends after timeout_seconds " +
+			"(default 30); at most 5 redirects are followed. Hosts on web.allow are fetched without asking, others ask. " +
+			"Private, loopback and link-local addresses are refused unless web.allowPrivate. Non-2xx answers are not errors: " +
+			"see status.",
+		Annotations: Annotations{Approval: "ask"},
+		Risk:        approval.RiskNetwork,
+		Timeout:     webMaxTimeout + 10*time.Second,
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["url"],"properties":{
 		"url":{"type":"string","minLength":1,"description":"an http or https URL"},
 		"method":{"enum":["GET","HEAD","POST","PUT","PATCH","DELETE","OPTIONS"],"default":"GET"},
 		"headers":{"type":"object","additionalProperties":{"type":"string"},"description":"request headers"},
@@ -50,7 +51,7 @@ var WebFetch = builtin(Def[webFetchArgs]{
 		"timeout_seconds":{"type":"integer","minimum":1,"maximum":120,"default":30},
 		"max_bytes":{"type":"integer","minimum":1,"maximum":10485760,"default":1048576,"description":"most bytes of the body to read"},
 		"format":{"enum":["markdown","text","raw"],"default":"markdown"}}}`),
-	OutputSchema: json.RawMessage(`{"type":"object","required":["url","status","content_type","format","content","truncated","bytes"],"properties":{
+		OutputSchema: json.RawMessage(`{"type":"object","required":["url","status","content_type","format","content","truncated","bytes"],"properties":{
 		"url":{"type":"string","description":"the final URL, after redirects"},
 		"status":{"type":"integer"},"status_text":{"type":"string"},
 		"content_type":{"type":"string"},"format":{"type":"string"},
@@ -60,6 +61,7 @@ var WebFetch = builtin(Def[webFetchArgs]{
 		"bytes":{"type":"integer","description":"body bytes read"},
 		"redirects":{"type":"array","items":{"type":"string"}},
 		"headers":{"type":"object","additionalProperties":{"type":"string"}}}}`),
+	},
 	Validate: func(a webFetchArgs) error {
 		if _, err := webURL(a.URL); err != nil {
 			return err

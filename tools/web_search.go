@@ -21,21 +21,23 @@ import (
 
 // WebSearch is web_search: a query to the configured search provider.
 var WebSearch = builtin(Def[webSearchArgs]{
-	Name:     "web_search",
-	Category: "web",
-	Title:    "Web search",
-	Description: "Searches the web through the configured provider (web.search: a SearXNG instance or the Brave Search API) " +
-		"and returns the results: title, URL and snippet. Read a result with web_fetch.",
-	Annotations: Annotations{ReadOnly: true, Approval: "auto"},
-	Risk:        approval.RiskNetwork,
-	Timeout:     webSearchTimeout + 5*time.Second,
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["query"],"properties":{
+	Spec: Spec{
+		Name:     "web_search",
+		Category: "web",
+		Title:    "Web search",
+		Description: "Searches the web through the configured provider (web.search: a SearXNG instance or the Brave Search API) " +
+			"and returns the results: title, URL and snippet. Read a result with web_fetch.",
+		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
+		Risk:        approval.RiskNetwork,
+		Timeout:     webSearchTimeout + 5*time.Second,
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["query"],"properties":{
 		"query":{"type":"string","minLength":1,"maxLength":400,"description":"what to search for"},
 		"num_results":{"type":"integer","minimum":1,"maximum":20,"default":5,"description":"how many results"}}}`),
-	OutputSchema: json.RawMessage(`{"type":"object","required":["query","provider","results"],"properties":{
+		OutputSchema: json.RawMessage(`{"type":"object","required":["query","provider","results"],"properties":{
 		"query":{"type":"string"},"provider":{"type":"string"},
 		"results":{"type":"array","items":{"type":"object","required":["title","url","snippet"],"properties":{
 			"title":{"type":"string"},"url":{"type":"string"},"snippet":{"type":"string"}}}}}}`),
+	},
 	Execute: webSearch,
 })
 

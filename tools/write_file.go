@@ -12,19 +12,21 @@ import (
 
 // WriteFile is write_file.
 var WriteFile = builtin(editTool(Def[writeFileArgs]{
-	Name:     "write_file",
-	Category: "fs",
-	Title:    "Write file",
-	Description: "Creates a file, or replaces the whole content of one. To replace an existing file, read it first with read_file; " +
-		"for changes to part of a file prefer edit_file. An existing file keeps its line endings (CRLF stays CRLF) and its final newline. " +
-		"Creating a file and overwriting one both ask for approval in safe mode (a rule approval.tools.write_file: auto makes them automatic).",
-	Aliases:     []string{"writeFile"},
-	Annotations: Annotations{Destructive: true, Approval: "ask"},
-	InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path","content"],"properties":{
+	Spec: Spec{
+		Name:     "write_file",
+		Category: "fs",
+		Title:    "Write file",
+		Description: "Creates a file, or replaces the whole content of one. To replace an existing file, read it first with read_file; " +
+			"for changes to part of a file prefer edit_file. An existing file keeps its line endings (CRLF stays CRLF) and its final newline. " +
+			"Creating a file and overwriting one both ask for approval in safe mode (a rule approval.tools.write_file: auto makes them automatic).",
+		Aliases:     []string{"writeFile"},
+		Annotations: Annotations{Destructive: true, Approval: "ask"},
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path","content"],"properties":{
 		"path":{"type":"string","description":"file path, relative to the workspace root or absolute inside it"},
 		"content":{"type":"string","description":"the whole new content"},
 		"encoding":{"enum":["utf-8","base64"],"default":"utf-8","description":"base64: content is the file's bytes in base64"},
 		"create_dirs":{"type":"boolean","default":true,"description":"create missing parent directories"}}}`),
+	},
 }, planWrite))
 
 type writeFileArgs struct {
