@@ -36,10 +36,13 @@ suite_tmp="" # the running suite's TMPDIR
 rm_tmp() { chmod -R u+rwx "$1" 2>/dev/null; rm -rf "$1"; }
 # report: one line a suite, PASS, FAIL or SKIP, from whichever lane ran it.
 report=$(mktemp -t agentls-report.XXXXXX)
+# logs: each suite's output (stdout and stderr), for the digest of the
+# failed ones after the summary.
+logs=$(mktemp -d -t agentls-logs.XXXXXX)
 lane_pid="" lane_log=""
 # (On the way out, the other lane is waited for: an install in it leaves
 # apt and dpkg whole.)
-trap '[ -z "$lane_pid" ] || wait "$lane_pid"; rm -f "$report" "$lane_log"; rm -rf "$XDG_CACHE_HOME"; [ -z "$suite_tmp" ] || rm_tmp "$suite_tmp"' EXIT
+trap '[ -z "$lane_pid" ] || wait "$lane_pid"; rm -f "$report" "$lane_log"; rm -rf "$XDG_CACHE_HOME" "$logs"; [ -z "$suite_tmp" ] || rm_tmp "$suite_tmp"' EXIT
 ci="${CI:-}"
 may_install=false
 if [ -n "$ci" ] || [ "$(id -u)" = 0 ]; then may_install=true; fi
@@ -57,7 +60,8 @@ suite() { # suite NAME COMMAND...
 	# tests run processes of another uid from their folders: testenv.Nobody).
 	suite_tmp=$(mktemp -d -t als.XXXXXX) && chmod 711 "$suite_tmp" ||
 		{ echo "cannot make a TMPDIR for $name" >&2; exit 1; }
-	TMPDIR="$suite_tmp" "$@" || ok=false
+	# (pipefail: the suite's status, not tee's)
+	TMPDIR="$suite_tmp" "$@" 2>&1 | tee "$logs/${name// /_}.log" || ok=false
 	local left
 	left=$(cd "$suite_tmp" && find . -mindepth 1 -maxdepth 1 -printf '%f\n' | sort)
 	if [ -n "$left" ]; then
@@ -188,6 +192,20 @@ else
 	go_suites
 	other_suites
 fi
+
+# digest NAME: what a failed suite printed about its failures (the lines
+# that say FAIL, failed, panic or timed out, at most 60 of them), then its last
+# lines: a log that shows only the end of the run still shows why.
+digest() {
+	local log="$logs/${1// /_}.log"
+	[ -s "$log" ] || return 0
+	echo
+	echo "=== why $1 failed (from its output above)"
+	grep -n -a -E -m 60 -e '--- FAIL|^FAIL|FAILED|(^|[ :])failed|panic:|^!!!|not ok|[1-9][0-9]* (unexpected|failing)|[Tt]imed out' "$log"
+	echo "... its last lines:"
+	tail -n 15 "$log"
+}
+grep '^FAIL' "$report" | sed -E 's/^FAIL  (.*) \([0-9]+s.*$/\1/' | while read -r name; do digest "$name"; done
 
 echo
 echo "=== summary"
