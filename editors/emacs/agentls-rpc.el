@@ -12,7 +12,7 @@
 ;; methods (`jsonrpc-connection-send', `jsonrpc-running-p',
 ;; `jsonrpc-shutdown'), runs the server process itself, reads the LSP base
 ;; protocol (Content-Length headers) from it and hands every message to
-;; `jsonrpc-connection-receive', one at a time from a timer, in order.
+;; `jsonrpc-connection-receive' from a timer, in order.
 ;; Requests are made with `jsonrpc-async-request', whose continuations and
 ;; timeouts stay jsonrpc.el's.
 ;;
@@ -193,13 +193,18 @@ copied to the events buffer."
   "While the transport hands over a request: its id (see `agentls--rpc-defer').")
 
 (defun agentls--rpc-drain (conn)
-  "Hand CONN's oldest queued message to `jsonrpc-connection-receive'.
-The next one is scheduled first: a handler may exit non-locally (the
-reply to a `jsonrpc-request' throws to it)."
+  "Hand CONN's queued messages to `jsonrpc-connection-receive', oldest first.
+Before each one the next run is scheduled: a handler may exit non-locally
+\(the reply to a `jsonrpc-request' throws to it) or wait, and the messages
+after it must still be handed over.  Otherwise this run goes on with the
+next message itself: Emacs runs a timer that a timer added only once the
+wait it runs in ends (it checks a copy of the timer list), and a
+`jsonrpc-request', which waits 30 s at a time, held a reply queued behind
+a notification until its own timeout woke it."
   (setf (agentls--rpc-scheduled conn) nil)
-  (let ((msg (pop (agentls--rpc-queue conn))))
-    (agentls--rpc-schedule conn)
-    (when msg
+  (let (msg)
+    (while (setq msg (pop (agentls--rpc-queue conn)))
+      (agentls--rpc-schedule conn)
       (let ((agentls--rpc-request-id (and (plist-get msg :method) (plist-get msg :id))))
         (with-temp-buffer
           (catch 'agentls--rpc-deferred

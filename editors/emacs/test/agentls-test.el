@@ -186,6 +186,31 @@
       (should-not (jsonrpc-running-p server))
       (should (equal (agentls-test--file ws "a.txt") "a\n")))))
 
+;; A test of the transport alone (no server): it fills the queue the
+;; process filter fills, as when one read brings several messages.
+(ert-deftest agentls-test-rpc-hands-over-every-queued-message ()
+  "Messages read together reach jsonrpc in one timer run, in order.  Emacs
+runs a timer that a timer added only when the wait it runs in ends, so with
+one message a run a reply queued behind a notification waited as long as the
+`jsonrpc-request' that wanted it (up to its 10 s timeout, which woke it)."
+  (let* ((seen nil)
+         (conn (make-instance 'agentls-rpc-connection
+                              :name "agentls-test-rpc"
+                              :notification-dispatcher
+                              (lambda (_conn method _params) (push method seen)))))
+    (unwind-protect
+        (progn
+          (setf (agentls--rpc-queue conn)
+                (mapcar (lambda (m) (list :jsonrpc "2.0" :method m :params nil))
+                        '("first" "second" "third")))
+          (agentls--rpc-schedule conn)
+          ;; One wait with no process output to end it early: the timers
+          ;; due when it begins run, those they add do not.
+          (accept-process-output nil 0.3)
+          (should (equal (reverse seen) '(first second third)))
+          (should-not (agentls--rpc-queue conn)))
+      (kill-buffer (jsonrpc-events-buffer conn)))))
+
 (ert-deftest agentls-test-glob-patterns ()
   "LSP glob patterns of a file-watch registration, as regexps over relative names."
   (pcase-dolist (`(,glob ,yes ,no)

@@ -51,7 +51,8 @@ open_review() {
 }
 diff_shows() { tui_screen | grep -qE -- "$1"; }
 
-tui_start 100 34 "cd '$ws' && HOME='$TUI_TMP/home' TERM=xterm-256color emacs -nw -Q -l '$TUI_TMP/init.el'"
+# (no native compilation in the background: tty.sh says why)
+tui_start 100 34 "cd '$ws' && HOME='$TUI_TMP/home' TERM=xterm-256color EMACS_INHIBIT_AUTOMATIC_NATIVE_COMPILATION=1 emacs -nw -Q -l '$TUI_TMP/init.el'"
 tui_wait_for "func greet(name string) string {" "main.go in Emacs"
 
 # 1. edit_file, approved with y.
