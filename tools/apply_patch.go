@@ -34,7 +34,7 @@ var ApplyPatch = builtin(withPatchNotes(editTool(Def[applyPatchArgs]{
 			"The person approves the whole patch.",
 		Annotations: Annotations{Destructive: true, Approval: "ask"},
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["patch"],"properties":{
-		"patch":{"type":"string","minLength":1,"description":"the unified diff (for each file a ---/+++ header and @@ hunks), or a '*** Begin Patch' … '*** End Patch' envelope"}}}`),
+			"patch":{"type":"string","minLength":1,"description":"the unified diff (for each file a ---/+++ header and @@ hunks), or a '*** Begin Patch' … '*** End Patch' envelope"}}}`),
 	},
 }, planPatch)))
 

@@ -20,9 +20,9 @@ var CopyFile = builtin(editTool(Def[copyFileArgs]{
 			"to a new path too. Directories are not copied.",
 		Annotations: Annotations{Destructive: true, Approval: "ask"},
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["source","dest"],"properties":{
-		"source":{"type":"string","description":"the file to copy, relative to the workspace root or absolute inside it"},
-		"dest":{"type":"string","description":"the path of the copy"},
-		"overwrite":{"type":"boolean","default":false,"description":"replace an existing file at dest"}}}`),
+			"source":{"type":"string","description":"the file to copy, relative to the workspace root or absolute inside it"},
+			"dest":{"type":"string","description":"the path of the copy"},
+			"overwrite":{"type":"boolean","default":false,"description":"replace an existing file at dest"}}}`),
 	},
 }, planCopy))
 

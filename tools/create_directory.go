@@ -16,7 +16,7 @@ var CreateDirectory = builtin(editTool(Def[createDirectoryArgs]{
 			"There is no need to create directories before write_file, which creates missing parents itself.",
 		Annotations: Annotations{Approval: "ask"},
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{
-		"path":{"type":"string","description":"directory path, relative to the workspace root or absolute inside it"}}}`),
+			"path":{"type":"string","description":"directory path, relative to the workspace root or absolute inside it"}}}`),
 	},
 }, planCreateDirectory))
 

@@ -25,8 +25,8 @@ var DeleteFile = builtin(warnRecursive(editTool(Def[deleteFileArgs]{
 		Annotations: Annotations{Destructive: true, Dangerous: true, Approval: "ask"},
 		Risk:        approval.RiskDangerous,
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{
-		"path":{"type":"string","description":"file or directory path, relative to the workspace root or absolute inside it"},
-		"recursive":{"type":"boolean","default":false,"description":"required to delete a directory and its contents"}}}`),
+			"path":{"type":"string","description":"file or directory path, relative to the workspace root or absolute inside it"},
+			"recursive":{"type":"boolean","default":false,"description":"required to delete a directory and its contents"}}}`),
 	},
 }, planDelete)))
 

@@ -23,13 +23,13 @@ var Diagnostics = builtin(Def[diagnosticsArgs]{
 			"Files of other languages have no diagnostics here.",
 		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
-		"path":{"type":"string","default":".","description":"file or directory, relative to the workspace root"}}}`),
+			"path":{"type":"string","default":".","description":"file or directory, relative to the workspace root"}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","required":["diagnostics","partial"],"properties":{
-		"diagnostics":{"type":"array","items":{"type":"object","required":["path","line","column","severity","message","source"],"properties":{
-			"path":{"type":"string"},"line":{"type":"integer"},"column":{"type":"integer"},
-			"end_line":{"type":"integer"},"end_column":{"type":"integer"},
-			"severity":{"enum":["error","warning","information","hint"]},"message":{"type":"string"},"source":{"type":"string"}}}},
-		"partial":{"type":"boolean"},"count":{"type":"integer"},"note":{"type":"string"}}}`),
+			"diagnostics":{"type":"array","items":{"type":"object","required":["path","line","column","severity","message","source"],"properties":{
+				"path":{"type":"string"},"line":{"type":"integer"},"column":{"type":"integer"},
+				"end_line":{"type":"integer"},"end_column":{"type":"integer"},
+				"severity":{"enum":["error","warning","information","hint"]},"message":{"type":"string"},"source":{"type":"string"}}}},
+			"partial":{"type":"boolean"},"count":{"type":"integer"},"note":{"type":"string"}}}`),
 	},
 	Execute: diagnostics,
 })

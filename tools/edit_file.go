@@ -21,10 +21,10 @@ var EditFile = builtin(editTool(Def[editFileArgs]{
 		Aliases:     []string{"edit"},
 		Annotations: Annotations{Destructive: true, Approval: "ask"},
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path","old_string","new_string"],"properties":{
-		"path":{"type":"string","description":"file path, relative to the workspace root or absolute inside it"},
-		"old_string":{"type":"string","minLength":1,"description":"the exact text to replace"},
-		"new_string":{"type":"string","description":"the text to put in its place"},
-		"replace_all":{"type":"boolean","default":false,"description":"replace every occurrence"}}}`),
+			"path":{"type":"string","description":"file path, relative to the workspace root or absolute inside it"},
+			"old_string":{"type":"string","minLength":1,"description":"the exact text to replace"},
+			"new_string":{"type":"string","description":"the text to put in its place"},
+			"replace_all":{"type":"boolean","default":false,"description":"replace every occurrence"}}}`),
 	},
 }, planEdit))
 

@@ -21,10 +21,10 @@ var CurrentDatetime = builtin(Def[datetimeArgs]{
 		Instant:     true,
 		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
-		"timezone":{"type":"string","description":"IANA time zone name; default: the machine's zone"}}}`),
+			"timezone":{"type":"string","description":"IANA time zone name; default: the machine's zone"}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","required":["iso8601","unix","timezone","date","time","full"],"properties":{
-		"iso8601":{"type":"string"},"unix":{"type":"integer"},"unix_ms":{"type":"integer"},"timezone":{"type":"string"},
-		"utc_offset":{"type":"string"},"date":{"type":"string"},"time":{"type":"string"},"weekday":{"type":"string"},"full":{"type":"string"}}}`),
+			"iso8601":{"type":"string"},"unix":{"type":"integer"},"unix_ms":{"type":"integer"},"timezone":{"type":"string"},
+			"utc_offset":{"type":"string"},"date":{"type":"string"},"time":{"type":"string"},"weekday":{"type":"string"},"full":{"type":"string"}}}`),
 	},
 	Execute: func(c *Call, a datetimeArgs) (*Result, error) {
 		t := now()

@@ -16,8 +16,8 @@ var CurrentDirectory = builtin(Def[struct{}]{
 		Instant:     true,
 		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 		OutputSchema: json.RawMessage(`{"type":"object","required":["directory","roots"],"properties":{
-		"directory":{"type":"string"},"roots":{"type":"array","items":{"type":"string"}},
-		"names":{"type":"array","items":{"type":"string"},"description":"with several roots, each root's name: the first segment of its paths"}}}`),
+			"directory":{"type":"string"},"roots":{"type":"array","items":{"type":"string"}},
+			"names":{"type":"array","items":{"type":"string"},"description":"with several roots, each root's name: the first segment of its paths"}}}`),
 	},
 	Execute: func(c *Call, _ struct{}) (*Result, error) {
 		roots := c.Workspace.Roots()

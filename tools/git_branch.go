@@ -22,18 +22,18 @@ var GitBranch = builtin(Def[gitBranchArgs]{
 		Annotations: Annotations{Approval: "conditional"},
 		Risk:        approval.RiskWrite,
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
-		"name":{"type":"string","minLength":1,"description":"the branch to create"},
-		"create":{"type":"boolean","default":false,"description":"create the branch name"},
-		"start_point":{"type":"string","minLength":1,"description":"commit, tag or branch the new branch starts at (default HEAD)"},
-		"checkout":{"type":"boolean","default":false,"description":"switch to the new branch"},
-		"all":{"type":"boolean","default":false,"description":"list remote-tracking branches too"}}}`),
+			"name":{"type":"string","minLength":1,"description":"the branch to create"},
+			"create":{"type":"boolean","default":false,"description":"create the branch name"},
+			"start_point":{"type":"string","minLength":1,"description":"commit, tag or branch the new branch starts at (default HEAD)"},
+			"checkout":{"type":"boolean","default":false,"description":"switch to the new branch"},
+			"all":{"type":"boolean","default":false,"description":"list remote-tracking branches too"}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","required":["current"],"properties":{
-		"current":{"type":"string","description":"the checked-out branch; empty when HEAD is detached"},
-		"branches":{"type":"array","items":{"type":"object","required":["name","commit","current","remote"],"properties":{
-			"name":{"type":"string"},"commit":{"type":"string"},"current":{"type":"boolean"},"remote":{"type":"boolean"},
-			"upstream":{"type":"string"},"ahead":{"type":"integer"},"behind":{"type":"integer"},"gone":{"type":"boolean"},
-			"subject":{"type":"string"}}}},
-		"created":{"type":"string"},"commit":{"type":"string"},"checked_out":{"type":"boolean"}}}`),
+			"current":{"type":"string","description":"the checked-out branch; empty when HEAD is detached"},
+			"branches":{"type":"array","items":{"type":"object","required":["name","commit","current","remote"],"properties":{
+				"name":{"type":"string"},"commit":{"type":"string"},"current":{"type":"boolean"},"remote":{"type":"boolean"},
+				"upstream":{"type":"string"},"ahead":{"type":"integer"},"behind":{"type":"integer"},"gone":{"type":"boolean"},
+				"subject":{"type":"string"}}}},
+			"created":{"type":"string"},"commit":{"type":"string"},"checked_out":{"type":"boolean"}}}`),
 	},
 	Validate: func(a gitBranchArgs) error {
 		switch {

@@ -28,16 +28,16 @@ var GitCommit = builtin(Def[gitCommitArgs]{
 		Annotations: Annotations{Approval: "ask"},
 		Risk:        approval.RiskWrite,
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["message"],"properties":{
-		"message":{"type":"string","minLength":1,"description":"the commit message: a subject line, optionally a blank line and a body"},
-		"files":{"type":"array","items":{"type":"string","minLength":1},"description":"files or folders to stage and commit along with what is staged, relative to the workspace root"}}}`),
+			"message":{"type":"string","minLength":1,"description":"the commit message: a subject line, optionally a blank line and a body"},
+			"files":{"type":"array","items":{"type":"string","minLength":1},"description":"files or folders to stage and commit along with what is staged, relative to the workspace root"}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","required":["hash","branch","subject","files"],"properties":{
-		"hash":{"type":"string"},"branch":{"type":"string"},"subject":{"type":"string"},
-		"files":{"type":"array","items":{"type":"object","required":["path","status"],"properties":{
-			"path":{"type":"string"},"old_path":{"type":"string"},"status":{"type":"string"},
-			"additions":{"type":"integer"},"deletions":{"type":"integer"},"binary":{"type":"boolean"},"sensitive":{"type":"boolean"}}}},
-		"additions":{"type":"integer"},"deletions":{"type":"integer"},
-		"unsaved":{"type":"array","items":{"type":"string"},"description":"committed files open in the editor with unsaved changes"},
-		"left_out":{"type":"array","items":{"type":"string"},"description":"files under the named folders that match paths.sensitive: not staged"}}}`),
+			"hash":{"type":"string"},"branch":{"type":"string"},"subject":{"type":"string"},
+			"files":{"type":"array","items":{"type":"object","required":["path","status"],"properties":{
+				"path":{"type":"string"},"old_path":{"type":"string"},"status":{"type":"string"},
+				"additions":{"type":"integer"},"deletions":{"type":"integer"},"binary":{"type":"boolean"},"sensitive":{"type":"boolean"}}}},
+			"additions":{"type":"integer"},"deletions":{"type":"integer"},
+			"unsaved":{"type":"array","items":{"type":"string"},"description":"committed files open in the editor with unsaved changes"},
+			"left_out":{"type":"array","items":{"type":"string"},"description":"files under the named folders that match paths.sensitive: not staged"}}}`),
 	},
 	Validate: func(a gitCommitArgs) error {
 		if strings.TrimSpace(a.Message) == "" {

@@ -22,16 +22,16 @@ var GitDiff = builtin(Def[gitDiffArgs]{
 			"(limits.maxOutputBytes); narrow them with path. It reads the disk: unsaved editor buffers are not seen by git.",
 		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
-		"path":{"type":"string","description":"only this file or folder, relative to the workspace root"},
-		"staged":{"type":"boolean","default":false,"description":"show staged changes (index against HEAD, or against ref)"},
-		"ref":{"type":"string","description":"revision or range to compare with, such as HEAD~1, main or main..HEAD"}}}`),
+			"path":{"type":"string","description":"only this file or folder, relative to the workspace root"},
+			"staged":{"type":"boolean","default":false,"description":"show staged changes (index against HEAD, or against ref)"},
+			"ref":{"type":"string","description":"revision or range to compare with, such as HEAD~1, main or main..HEAD"}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","required":["diff","files","truncated"],"properties":{
-		"diff":{"type":"string"},
-		"files":{"type":"array","items":{"type":"object","required":["path","status","additions","deletions","binary"],"properties":{
-			"path":{"type":"string"},"old_path":{"type":"string"},"status":{"type":"string"},
-			"additions":{"type":"integer"},"deletions":{"type":"integer"},"binary":{"type":"boolean"},
-			"sensitive":{"type":"boolean","description":"content left out: the path matches paths.sensitive"}}}},
-		"truncated":{"type":"boolean"}}}`),
+			"diff":{"type":"string"},
+			"files":{"type":"array","items":{"type":"object","required":["path","status","additions","deletions","binary"],"properties":{
+				"path":{"type":"string"},"old_path":{"type":"string"},"status":{"type":"string"},
+				"additions":{"type":"integer"},"deletions":{"type":"integer"},"binary":{"type":"boolean"},
+				"sensitive":{"type":"boolean","description":"content left out: the path matches paths.sensitive"}}}},
+			"truncated":{"type":"boolean"}}}`),
 	},
 	Execute: gitDiff,
 })

@@ -20,14 +20,14 @@ var GitLog = builtin(Def[gitLogArgs]{
 			"or takes a range such as main..HEAD.",
 		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
-		"limit":{"type":"integer","minimum":1,"maximum":1000,"default":20,"description":"number of commits"},
-		"path":{"type":"string","description":"only commits touching this file or folder, relative to the workspace root"},
-		"ref":{"type":"string","description":"where to start (default HEAD), or a range such as main..HEAD"}}}`),
+			"limit":{"type":"integer","minimum":1,"maximum":1000,"default":20,"description":"number of commits"},
+			"path":{"type":"string","description":"only commits touching this file or folder, relative to the workspace root"},
+			"ref":{"type":"string","description":"where to start (default HEAD), or a range such as main..HEAD"}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","required":["commits","truncated"],"properties":{
-		"commits":{"type":"array","items":{"type":"object","required":["hash","author","email","date","subject"],"properties":{
-			"hash":{"type":"string"},"author":{"type":"string"},"email":{"type":"string"},
-			"date":{"type":"string","description":"author date, ISO 8601"},"subject":{"type":"string"}}}},
-		"truncated":{"type":"boolean","description":"more commits match than limit"}}}`),
+			"commits":{"type":"array","items":{"type":"object","required":["hash","author","email","date","subject"],"properties":{
+				"hash":{"type":"string"},"author":{"type":"string"},"email":{"type":"string"},
+				"date":{"type":"string","description":"author date, ISO 8601"},"subject":{"type":"string"}}}},
+			"truncated":{"type":"boolean","description":"more commits match than limit"}}}`),
 	},
 	Execute: gitLog,
 })

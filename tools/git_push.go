@@ -26,14 +26,14 @@ var GitPush = builtin(Def[gitPushArgs]{
 		Annotations: Annotations{Dangerous: true, Approval: "ask"},
 		Risk:        approval.RiskNetwork,
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
-		"remote":{"type":"string","minLength":1,"description":"a configured remote's name (default: the upstream's remote, else origin)"},
-		"branch":{"type":"string","minLength":1,"description":"the local branch to push (default: the current branch)"},
-		"set_upstream":{"type":"boolean","default":false,"description":"make remote/branch the branch's upstream"},
-		"force":{"type":"boolean","default":false,"description":"overwrite the remote branch (--force-with-lease); dangerous"}}}`),
+			"remote":{"type":"string","minLength":1,"description":"a configured remote's name (default: the upstream's remote, else origin)"},
+			"branch":{"type":"string","minLength":1,"description":"the local branch to push (default: the current branch)"},
+			"set_upstream":{"type":"boolean","default":false,"description":"make remote/branch the branch's upstream"},
+			"force":{"type":"boolean","default":false,"description":"overwrite the remote branch (--force-with-lease); dangerous"}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","required":["remote","branch","status"],"properties":{
-		"remote":{"type":"string"},"branch":{"type":"string"},
-		"status":{"enum":["new","fast_forward","forced","up_to_date","rejected","other"]},
-		"summary":{"type":"string"},"output":{"type":"string"}}}`),
+			"remote":{"type":"string"},"branch":{"type":"string"},
+			"status":{"enum":["new","fast_forward","forced","up_to_date","rejected","other"]},
+			"summary":{"type":"string"},"output":{"type":"string"}}}`),
 	},
 	Validate: func(a gitPushArgs) error {
 		if err := git.OptionLike("remote", a.Remote); err != nil {

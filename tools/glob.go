@@ -32,13 +32,13 @@ var Glob = builtin(Def[globArgs]{
 		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 		Cacheable:   true,
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["pattern"],"properties":{
-		"pattern":{"type":"string","description":"glob pattern such as \"**/*.go\" or \"src/**/*.{ts,tsx}\""},
-		"path":{"type":"string","default":".","description":"directory to search, relative to the workspace root"},
-		"include_ignored":{"type":"boolean","default":false,"description":"also list files the ignore files exclude"},
-		"sort":{"enum":["path","mtime"],"default":"path","description":"path order, or modification time, newest first"},
-		"limit":{"type":"integer","minimum":1,"maximum":100000,"description":"maximum paths returned (default: limits.grepMaxResults)"}}}`),
+			"pattern":{"type":"string","description":"glob pattern such as \"**/*.go\" or \"src/**/*.{ts,tsx}\""},
+			"path":{"type":"string","default":".","description":"directory to search, relative to the workspace root"},
+			"include_ignored":{"type":"boolean","default":false,"description":"also list files the ignore files exclude"},
+			"sort":{"enum":["path","mtime"],"default":"path","description":"path order, or modification time, newest first"},
+			"limit":{"type":"integer","minimum":1,"maximum":100000,"description":"maximum paths returned (default: limits.grepMaxResults)"}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","required":["files","truncated"],"properties":{
-		"files":{"type":"array","items":{"type":"string"}},"truncated":{"type":"boolean"},"total":{"type":"integer"}}}`),
+			"files":{"type":"array","items":{"type":"string"}},"truncated":{"type":"boolean"},"total":{"type":"integer"}}}`),
 	},
 	Execute: glob,
 })

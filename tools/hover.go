@@ -22,9 +22,9 @@ var Hover = builtin(Def[positionArgs]{
 		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 		InputSchema: json.RawMessage(positionSchema("")),
 		OutputSchema: json.RawMessage(`{"type":"object","required":["name","signature","precision","partial"],"properties":{
-		"name":{"type":"string"},"kind":{"type":"string"},"signature":{"type":"string"},"doc":{"type":"string"},
-		"language":{"type":"string"},"precision":{"enum":["type","name"]},"partial":{"type":"boolean"},"note":{"type":"string"},
-		"locations":{"type":"array","items":{"type":"object"}}}}`),
+			"name":{"type":"string"},"kind":{"type":"string"},"signature":{"type":"string"},"doc":{"type":"string"},
+			"language":{"type":"string"},"precision":{"enum":["type","name"]},"partial":{"type":"boolean"},"note":{"type":"string"},
+			"locations":{"type":"array","items":{"type":"object"}}}}`),
 	},
 	Validate: validatePosition,
 	Execute:  hover,

@@ -27,18 +27,18 @@ var ListDirectory = builtin(Def[listDirectoryArgs]{
 		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 		Cacheable:   true,
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
-		"path":{"type":"string","default":".","description":"directory path, relative to the workspace root or absolute inside it"},
-		"recursive":{"type":"boolean","default":false,"description":"list the whole tree below the directory"},
-		"include_hidden":{"type":"boolean","default":false,"description":"include entries whose name starts with '.'"},
-		"max_depth":{"type":"integer","minimum":1,"description":"how deep to list: 1 is the directory's own entries (a value over 1 implies recursive)"}}}`),
+			"path":{"type":"string","default":".","description":"directory path, relative to the workspace root or absolute inside it"},
+			"recursive":{"type":"boolean","default":false,"description":"list the whole tree below the directory"},
+			"include_hidden":{"type":"boolean","default":false,"description":"include entries whose name starts with '.'"},
+			"max_depth":{"type":"integer","minimum":1,"description":"how deep to list: 1 is the directory's own entries (a value over 1 implies recursive)"}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","required":["path","entries","truncated","total"],"properties":{
-		"path":{"type":"string"},
-		"entries":{"type":"array","items":{"type":"object","required":["path","name","type"],"properties":{
-			"path":{"type":"string"},"name":{"type":"string"},
-			"type":{"enum":["file","directory","symlink","other"]},
-			"size":{"type":"integer"},"mtime":{"type":"string","format":"date-time"},"target":{"type":"string"},"depth":{"type":"integer"}}}},
-		"truncated":{"type":"boolean"},"total":{"type":"integer"},
-		"ignored":{"type":"integer"},"hidden":{"type":"integer"}}}`),
+			"path":{"type":"string"},
+			"entries":{"type":"array","items":{"type":"object","required":["path","name","type"],"properties":{
+				"path":{"type":"string"},"name":{"type":"string"},
+				"type":{"enum":["file","directory","symlink","other"]},
+				"size":{"type":"integer"},"mtime":{"type":"string","format":"date-time"},"target":{"type":"string"},"depth":{"type":"integer"}}}},
+			"truncated":{"type":"boolean"},"total":{"type":"integer"},
+			"ignored":{"type":"integer"},"hidden":{"type":"integer"}}}`),
 	},
 	Execute: listDirectory,
 })

@@ -20,9 +20,9 @@ var MoveFile = builtin(editTool(Def[moveFileArgs]{
 			"Moving asks for approval in safe mode, to a new path too.",
 		Annotations: Annotations{Destructive: true, Approval: "ask"},
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["from","to"],"properties":{
-		"from":{"type":"string","description":"the file or directory to move, relative to the workspace root or absolute inside it"},
-		"to":{"type":"string","description":"its new path"},
-		"overwrite":{"type":"boolean","default":false,"description":"replace an existing file at to"}}}`),
+			"from":{"type":"string","description":"the file or directory to move, relative to the workspace root or absolute inside it"},
+			"to":{"type":"string","description":"its new path"},
+			"overwrite":{"type":"boolean","default":false,"description":"replace an existing file at to"}}}`),
 	},
 }, planMove))
 

@@ -19,12 +19,12 @@ var MultiEdit = builtin(editTool(Def[multiEditArgs]{
 			"file is open. The person approves the whole change as one diff.",
 		Annotations: Annotations{Destructive: true, Approval: "ask"},
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path","edits"],"properties":{
-		"path":{"type":"string","description":"file path, relative to the workspace root or absolute inside it"},
-		"edits":{"type":"array","minItems":1,"description":"the replacements, applied in order","items":{
-			"type":"object","additionalProperties":false,"required":["old_string","new_string"],"properties":{
-				"old_string":{"type":"string","minLength":1,"description":"the exact text to replace"},
-				"new_string":{"type":"string","description":"the text to put in its place"},
-				"replace_all":{"type":"boolean","default":false,"description":"replace every occurrence"}}}}}}`),
+			"path":{"type":"string","description":"file path, relative to the workspace root or absolute inside it"},
+			"edits":{"type":"array","minItems":1,"description":"the replacements, applied in order","items":{
+				"type":"object","additionalProperties":false,"required":["old_string","new_string"],"properties":{
+					"old_string":{"type":"string","minLength":1,"description":"the exact text to replace"},
+					"new_string":{"type":"string","description":"the text to put in its place"},
+					"replace_all":{"type":"boolean","default":false,"description":"replace every occurrence"}}}}}}`),
 	},
 }, planMultiEdit))
 

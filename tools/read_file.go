@@ -29,15 +29,15 @@ var ReadFile = builtin(Def[readFileArgs]{
 		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 		Cacheable:   true,
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{
-		"path":{"type":"string","description":"file path, relative to the workspace root or absolute inside it"},
-		"offset":{"type":"integer","minimum":1,"default":1,"description":"first line to return, 1-based"},
-		"limit":{"type":"integer","minimum":1,"maximum":100000,"description":"number of lines to return (default 2000)"},
-		"encoding":{"enum":["utf-8","base64"],"default":"utf-8","description":"base64 returns the raw bytes of the whole file"}}}`),
+			"path":{"type":"string","description":"file path, relative to the workspace root or absolute inside it"},
+			"offset":{"type":"integer","minimum":1,"default":1,"description":"first line to return, 1-based"},
+			"limit":{"type":"integer","minimum":1,"maximum":100000,"description":"number of lines to return (default 2000)"},
+			"encoding":{"enum":["utf-8","base64"],"default":"utf-8","description":"base64 returns the raw bytes of the whole file"}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","required":["path","total_lines"],"properties":{
-		"path":{"type":"string"},"start_line":{"type":"integer"},"end_line":{"type":"integer"},"total_lines":{"type":"integer"},
-		"truncated":{"type":"boolean"},"cut_lines":{"type":"array","items":{"type":"integer"}},"binary":{"type":"boolean"},
-		"mime_type":{"type":"string"},"size":{"type":"integer"},"encoding":{"type":"string"},"data":{"type":"string"},
-		"from_buffer":{"type":"boolean"},"mtime":{"type":"string","format":"date-time"}}}`),
+			"path":{"type":"string"},"start_line":{"type":"integer"},"end_line":{"type":"integer"},"total_lines":{"type":"integer"},
+			"truncated":{"type":"boolean"},"cut_lines":{"type":"array","items":{"type":"integer"}},"binary":{"type":"boolean"},
+			"mime_type":{"type":"string"},"size":{"type":"integer"},"encoding":{"type":"string"},"data":{"type":"string"},
+			"from_buffer":{"type":"boolean"},"mtime":{"type":"string","format":"date-time"}}}`),
 	},
 	Execute: readFile,
 })

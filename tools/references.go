@@ -20,7 +20,7 @@ var References = builtin(Def[referencesArgs]{
 			"include_declaration is false. Returns locations [{path, line, column, end_line, end_column}].",
 		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 		InputSchema: json.RawMessage(positionSchema(`,
-		"include_declaration":{"type":"boolean","default":true,"description":"include the declaration itself"}`)),
+			"include_declaration":{"type":"boolean","default":true,"description":"include the declaration itself"}`)),
 		OutputSchema: json.RawMessage(locationsOutputSchema),
 	},
 	Validate: (func(a referencesArgs) error { return validatePosition(a.positionArgs) }),

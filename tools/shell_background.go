@@ -22,12 +22,12 @@ var ShellBackground = builtin(Def[shellBackgroundArgs]{
 		Annotations: Annotations{Destructive: true, Approval: "ask"},
 		Risk:        approval.RiskExecute,
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["command"],"properties":{
-		"command":{"type":"string","minLength":1,"description":"the command, run with bash -c"},
-		"cwd":{"type":"string","description":"working folder, relative to the workspace root or absolute inside it (default: the root)"},
-		"env":{"type":"object","additionalProperties":{"type":"string"},"description":"extra environment variables"}}}`),
+			"command":{"type":"string","minLength":1,"description":"the command, run with bash -c"},
+			"cwd":{"type":"string","description":"working folder, relative to the workspace root or absolute inside it (default: the root)"},
+			"env":{"type":"object","additionalProperties":{"type":"string"},"description":"extra environment variables"}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","required":["id"],"properties":{
-		"id":{"type":"string"},"pid":{"type":"integer"},"command":{"type":"string"},"cwd":{"type":"string"},
-		"sandbox":{"type":"object","description":"present when the command runs in the sandbox because it runs without approval"}}}`),
+			"id":{"type":"string"},"pid":{"type":"integer"},"command":{"type":"string"},"cwd":{"type":"string"},
+			"sandbox":{"type":"object","description":"present when the command runs in the sandbox because it runs without approval"}}}`),
 	},
 	Assess: func(c *Call, a shellBackgroundArgs) (Assessment, error) {
 		if err := keepsShells(c); err != nil {

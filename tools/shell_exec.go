@@ -36,15 +36,15 @@ var ShellExec = builtin(Def[shellExecArgs]{
 		// The tool enforces timeout_ms itself; the runner's limit is a backstop.
 		Timeout: 11 * time.Minute,
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["command"],"properties":{
-		"command":{"type":"string","minLength":1,"description":"the command, run with bash -c"},
-		"cwd":{"type":"string","description":"working folder, relative to the workspace root or absolute inside it (default: the root)"},
-		"timeout_ms":{"type":"integer","minimum":1,"maximum":600000,"description":"time limit in milliseconds (default 120000, or shell.timeoutSeconds)"},
-		"env":{"type":"object","additionalProperties":{"type":"string"},"description":"extra environment variables"}}}`),
+			"command":{"type":"string","minLength":1,"description":"the command, run with bash -c"},
+			"cwd":{"type":"string","description":"working folder, relative to the workspace root or absolute inside it (default: the root)"},
+			"timeout_ms":{"type":"integer","minimum":1,"maximum":600000,"description":"time limit in milliseconds (default 120000, or shell.timeoutSeconds)"},
+			"env":{"type":"object","additionalProperties":{"type":"string"},"description":"extra environment variables"}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","required":["exit_code","stdout","stderr","truncated","timed_out","duration_ms"],"properties":{
-		"exit_code":{"type":"integer"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean"},
-		"timed_out":{"type":"boolean"},"duration_ms":{"type":"integer"},"id":{"type":"string"},"pid":{"type":"integer"},"signal":{"type":"string"},
-		"cancelled":{"type":"boolean"},"stdout_bytes":{"type":"integer"},"stderr_bytes":{"type":"integer"},
-		"sandbox":{"type":"object","description":"present when the command ran in the sandbox because it ran without approval"}}}`),
+			"exit_code":{"type":"integer"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean"},
+			"timed_out":{"type":"boolean"},"duration_ms":{"type":"integer"},"id":{"type":"string"},"pid":{"type":"integer"},"signal":{"type":"string"},
+			"cancelled":{"type":"boolean"},"stdout_bytes":{"type":"integer"},"stderr_bytes":{"type":"integer"},
+			"sandbox":{"type":"object","description":"present when the command ran in the sandbox because it ran without approval"}}}`),
 	},
 	Assess:  assessShell,
 	Execute: shellExec,

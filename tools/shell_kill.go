@@ -15,9 +15,9 @@ var ShellKill = builtin(Def[shellKillArgs]{
 			"grace. Its output stays readable with shell_output.",
 		Annotations: Annotations{Approval: "auto"},
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
-		"id":{"type":"string","description":"the shell's id (sh_…)"}}}`),
+			"id":{"type":"string","description":"the shell's id (sh_…)"}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","required":["id","killed"],"properties":{
-		"id":{"type":"string"},"killed":{"type":"boolean"},"exit_code":{"type":"integer"},"signal":{"type":"string"}}}`),
+			"id":{"type":"string"},"killed":{"type":"boolean"},"exit_code":{"type":"integer"},"signal":{"type":"string"}}}`),
 	},
 	Execute: shellKill,
 })

@@ -24,16 +24,16 @@ var ShellOutput = builtin(Def[shellOutputArgs]{
 		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 		Timeout:     6 * time.Minute, // above the longest wait_ms
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
-		"id":{"type":"string","description":"the shell's id (sh_…)"},
-		"since":{"type":"integer","minimum":0,"default":0,"description":"byte offset to read from"},
-		"wait_ms":{"type":"integer","minimum":0,"maximum":300000,"default":0,"description":"how long to wait for new output"},
-		"stream":{"enum":["combined","stdout","stderr"],"default":"combined"},
-		"max_bytes":{"type":"integer","minimum":1,"maximum":10485760,"description":"most bytes to return (default shell.maxOutputBytes)"},
-		"encoding":{"enum":["utf-8","base64"],"default":"utf-8","description":"base64 for binary output"}}}`),
+			"id":{"type":"string","description":"the shell's id (sh_…)"},
+			"since":{"type":"integer","minimum":0,"default":0,"description":"byte offset to read from"},
+			"wait_ms":{"type":"integer","minimum":0,"maximum":300000,"default":0,"description":"how long to wait for new output"},
+			"stream":{"enum":["combined","stdout","stderr"],"default":"combined"},
+			"max_bytes":{"type":"integer","minimum":1,"maximum":10485760,"description":"most bytes to return (default shell.maxOutputBytes)"},
+			"encoding":{"enum":["utf-8","base64"],"default":"utf-8","description":"base64 for binary output"}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","required":["id","output","next_offset","running"],"properties":{
-		"id":{"type":"string"},"output":{"type":"string"},"since":{"type":"integer"},"next_offset":{"type":"integer"},
-		"total_bytes":{"type":"integer"},"more":{"type":"boolean"},"running":{"type":"boolean"},"exit_code":{"type":"integer"},
-		"signal":{"type":"string"},"dropped_bytes":{"type":"integer"},"command":{"type":"string"},"encoding":{"type":"string"}}}`),
+			"id":{"type":"string"},"output":{"type":"string"},"since":{"type":"integer"},"next_offset":{"type":"integer"},
+			"total_bytes":{"type":"integer"},"more":{"type":"boolean"},"running":{"type":"boolean"},"exit_code":{"type":"integer"},
+			"signal":{"type":"string"},"dropped_bytes":{"type":"integer"},"command":{"type":"string"},"encoding":{"type":"string"}}}`),
 	},
 	Execute: shellOutput,
 })

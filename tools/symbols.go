@@ -25,16 +25,16 @@ var Symbols = builtin(Def[symbolsArgs]{
 			"Each symbol has name, kind, path, line, column (1-based), container, end_line and a short detail (signature).",
 		Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
-		"path":{"type":"string","description":"file whose outline to list (or a directory: its files' top-level symbols), relative to the workspace root"},
-		"query":{"type":"string","minLength":1,"description":"name to search for in the whole workspace (fuzzy)"},
-		"limit":{"type":"integer","minimum":1,"maximum":5000,"description":"most symbols to return (default 100 for a query, 1000 top-level ones for an outline, 500 for a directory)"}}}`),
+			"path":{"type":"string","description":"file whose outline to list (or a directory: its files' top-level symbols), relative to the workspace root"},
+			"query":{"type":"string","minLength":1,"description":"name to search for in the whole workspace (fuzzy)"},
+			"limit":{"type":"integer","minimum":1,"maximum":5000,"description":"most symbols to return (default 100 for a query, 1000 top-level ones for an outline, 500 for a directory)"}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","required":["symbols","partial"],"properties":{
-		"symbols":{"type":"array","items":{"$ref":"#/$defs/symbol"}},
-		"partial":{"type":"boolean"},"truncated":{"type":"boolean"},"precision":{"enum":["type","name"]}},
-		"$defs":{"symbol":{"type":"object","required":["name","kind","path","line","column","container"],"properties":{
-			"name":{"type":"string"},"kind":{"type":"string"},"path":{"type":"string"},"line":{"type":"integer"},
-			"column":{"type":"integer"},"end_line":{"type":"integer"},"container":{"type":"string"},"detail":{"type":"string"},
-			"children":{"type":"array","items":{"$ref":"#/$defs/symbol"}}}}}}`),
+			"symbols":{"type":"array","items":{"$ref":"#/$defs/symbol"}},
+			"partial":{"type":"boolean"},"truncated":{"type":"boolean"},"precision":{"enum":["type","name"]}},
+			"$defs":{"symbol":{"type":"object","required":["name","kind","path","line","column","container"],"properties":{
+				"name":{"type":"string"},"kind":{"type":"string"},"path":{"type":"string"},"line":{"type":"integer"},
+				"column":{"type":"integer"},"end_line":{"type":"integer"},"container":{"type":"string"},"detail":{"type":"string"},
+				"children":{"type":"array","items":{"$ref":"#/$defs/symbol"}}}}}}`),
 	},
 	Validate: func(a symbolsArgs) error {
 		if a.Path == "" && a.Query == "" {

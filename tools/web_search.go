@@ -31,12 +31,12 @@ var WebSearch = builtin(Def[webSearchArgs]{
 		Risk:        approval.RiskNetwork,
 		Timeout:     webSearchTimeout + 5*time.Second,
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["query"],"properties":{
-		"query":{"type":"string","minLength":1,"maxLength":400,"description":"what to search for"},
-		"num_results":{"type":"integer","minimum":1,"maximum":20,"default":5,"description":"how many results"}}}`),
+			"query":{"type":"string","minLength":1,"maxLength":400,"description":"what to search for"},
+			"num_results":{"type":"integer","minimum":1,"maximum":20,"default":5,"description":"how many results"}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","required":["query","provider","results"],"properties":{
-		"query":{"type":"string"},"provider":{"type":"string"},
-		"results":{"type":"array","items":{"type":"object","required":["title","url","snippet"],"properties":{
-			"title":{"type":"string"},"url":{"type":"string"},"snippet":{"type":"string"}}}}}}`),
+			"query":{"type":"string"},"provider":{"type":"string"},
+			"results":{"type":"array","items":{"type":"object","required":["title","url","snippet"],"properties":{
+				"title":{"type":"string"},"url":{"type":"string"},"snippet":{"type":"string"}}}}}}`),
 	},
 	Execute: webSearch,
 })

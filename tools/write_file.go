@@ -22,10 +22,10 @@ var WriteFile = builtin(editTool(Def[writeFileArgs]{
 		Aliases:     []string{"writeFile"},
 		Annotations: Annotations{Destructive: true, Approval: "ask"},
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path","content"],"properties":{
-		"path":{"type":"string","description":"file path, relative to the workspace root or absolute inside it"},
-		"content":{"type":"string","description":"the whole new content"},
-		"encoding":{"enum":["utf-8","base64"],"default":"utf-8","description":"base64: content is the file's bytes in base64"},
-		"create_dirs":{"type":"boolean","default":true,"description":"create missing parent directories"}}}`),
+			"path":{"type":"string","description":"file path, relative to the workspace root or absolute inside it"},
+			"content":{"type":"string","description":"the whole new content"},
+			"encoding":{"enum":["utf-8","base64"],"default":"utf-8","description":"base64: content is the file's bytes in base64"},
+			"create_dirs":{"type":"boolean","default":true,"description":"create missing parent directories"}}}`),
 	},
 }, planWrite))
 
