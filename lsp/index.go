@@ -14,8 +14,9 @@ import (
 
 // The code index of the session (the one the tools use, a service of the
 // session that follows the overlays and the changes on disk by itself) is
-// built in the background after initialized, with $/progress on a
-// server-created token when the client supports it. When the diagnostics
+// built in the background from initialize on, with $/progress on a
+// server-created token, asked for once initialized came, when the client
+// supports it. When the diagnostics
 // feature is on, the problems of open Go files are published after every
 // change.
 
@@ -28,6 +29,10 @@ type indexState struct {
 	// search index ended
 	started            atomic.Bool
 	built, searchBuilt latch
+	// initialized is closed when the client's initialized came: the
+	// builds, which start at initialize, ask for their progress tokens
+	// (window/workDoneProgress/create) only then.
+	initialized latch
 
 	mu      sync.Mutex
 	pending map[string]bool // open files whose diagnostics are due
@@ -165,6 +170,17 @@ func (s *server) buildIndex(ix *codeindex.Index) {
 	}
 }
 
+// awaitInitialized waits for the client's initialized; false when the
+// connection ended first.
+func (s *server) awaitInitialized() bool {
+	select {
+	case <-s.idx.initialized.done():
+		return true
+	case <-s.ctx.Done():
+		return false
+	}
+}
+
 // serverProgress creates token with window/workDoneProgress/create, in
 // the background, and returns the function that sends a $/progress value
 // on it. Values given before the client answered wait, in order (a report
@@ -180,6 +196,9 @@ func (s *server) serverProgress(token string) func(value map[string]any) {
 		}
 	}
 	go func() {
+		if !s.awaitInitialized() {
+			return
+		}
 		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 		_, err := s.conn.Call(ctx, "window/workDoneProgress/create", map[string]any{"token": token}, nil)
 		cancel()

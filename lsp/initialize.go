@@ -166,6 +166,12 @@ func (s *server) initialize(ctx context.Context, p initializeParams) (*protocol.
 	s.sess, s.ws = sess, sess.Workspace()
 	s.state = stateRunning
 	s.mu.Unlock()
+	// The builds of the indexes start now, not at initialized: the walk
+	// and the reads begin while the reply and the client's initialized
+	// travel. Their progress waits for initialized (awaitInitialized).
+	s.searchIndexProgress() // before the code index's build, which may start the search index's
+	s.startIndex()
+	s.sess.WarmUp()
 
 	n := len(sess.Tools(""))
 	result := protocol.InitializeResult{
@@ -197,10 +203,8 @@ func (s *server) initialize(ctx context.Context, p initializeParams) (*protocol.
 }
 
 func (s *server) initialized(context.Context, ignored) error {
+	s.idx.initialized.closeOnce()
 	s.followRegistrations()
-	s.searchIndexProgress() // before the code index's build, which may start the search index's
-	s.startIndex()
-	s.sess.WarmUp()
 	return nil
 }
 

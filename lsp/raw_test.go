@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
 )
 
 // rawClient writes frames byte by byte, to test what an editor's library
@@ -355,5 +356,62 @@ func TestHugeToolCalls(t *testing.T) {
 				t.Fatalf("after: %v", m)
 			}
 		})
+	}
+}
+
+// TestProgressWaitsForInitialized: the indexes' builds start at
+// initialize, but nothing reaches the client before its initialized (no
+// window/workDoneProgress/create, no $/progress); then the tokens are asked
+// for, and both builds, over long since, report begin and end on them.
+func TestProgressWaitsForInitialized(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.go"), []byte("package a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newRaw(t, testRunner(t))
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"rootUri":%q,"capabilities":{"window":{"workDoneProgress":true}}}}`,
+		workspace.PathToURI(root)))
+	next := func(what string) map[string]any {
+		t.Helper()
+		select {
+		case m, ok := <-c.msgs:
+			if !ok {
+				t.Fatalf("connection closed while waiting for %s", what)
+			}
+			return m
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no %s", what)
+		}
+		return nil
+	}
+	if m := next("initialize's answer"); m["method"] != nil || m["error"] != nil {
+		t.Fatalf("before initialize's answer: %v", m)
+	}
+	// The builds of a one-file tree end within milliseconds: what they
+	// would send without waiting for initialized would come meanwhile.
+	select {
+	case m := <-c.msgs:
+		t.Fatalf("sent before initialized: %v", m)
+	case <-time.After(300 * time.Millisecond):
+	}
+	c.send(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
+	ends := map[string]bool{}
+	for len(ends) < 2 {
+		m := next("the builds' progress")
+		switch m["method"] {
+		case "window/workDoneProgress/create":
+			id, _ := json.Marshal(m["id"])
+			c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":null}`, id))
+		case "$/progress":
+			p, _ := m["params"].(map[string]any)
+			v, _ := p["value"].(map[string]any)
+			if tok, _ := p["token"].(string); v["kind"] == "end" {
+				ends[tok[:strings.LastIndexByte(tok, '/')]] = true
+			}
+		}
+	}
+	if !ends["agentls/index"] || !ends["agentls/search-index"] {
+		t.Fatalf("ends: %v", ends)
 	}
 }

@@ -70,6 +70,9 @@ func (s *server) searchIndexProgress() {
 			}
 			tok, open := tokens[p.root]
 			if !open {
+				if !s.awaitInitialized() {
+					return
+				}
 				seq++
 				tok = fmt.Sprintf("agentls/search-index/%d", seq)
 				ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
