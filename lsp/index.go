@@ -16,9 +16,8 @@ import (
 // session that follows the overlays and the changes on disk by itself) is
 // built in the background from initialize on, with $/progress on a
 // server-created token, asked for once initialized came, when the client
-// supports it. When the diagnostics
-// feature is on, the problems of open Go files are published after every
-// change.
+// supports it. When the diagnostics feature is on, the problems of open Go
+// files are published after every change.
 
 // indexState is the server's diagnostics bookkeeping.
 type indexState struct {
