@@ -29,6 +29,12 @@ export AGENTLS_CHECK_OUTPUTS=1
 # would move with XDG_CACHE_HOME and XDG_CONFIG_HOME).
 GOCACHE="$(go env GOCACHE)" GOENV="$(go env GOENV)"
 export GOCACHE GOENV
+# The person's own agentls folders, which no suite may write into (each
+# gives the servers it starts folders of its own); checked after the run
+# against a file made now.
+user_dirs=("${XDG_CACHE_HOME:-$HOME/.cache}/agentls" "${XDG_STATE_HOME:-$HOME/.local/state}/agentls"
+	"${XDG_CONFIG_HOME:-$HOME/.config}/agentls")
+started=$(mktemp -t agentls-started.XXXXXX)
 XDG_CACHE_HOME="$(mktemp -d -t agentls-test-cache.XXXXXX)"
 export XDG_CACHE_HOME
 suite_tmp="" # the running suite's TMPDIR
@@ -42,7 +48,7 @@ logs=$(mktemp -d -t agentls-logs.XXXXXX)
 lane_pid="" lane_log=""
 # (On the way out, the other lane is waited for: an install in it leaves
 # apt and dpkg whole.)
-trap '[ -z "$lane_pid" ] || wait "$lane_pid"; rm -f "$report" "$lane_log"; rm -rf "$XDG_CACHE_HOME" "$logs"; [ -z "$suite_tmp" ] || rm_tmp "$suite_tmp"' EXIT
+trap '[ -z "$lane_pid" ] || wait "$lane_pid"; rm -f "$report" "$lane_log" "$started"; rm -rf "$XDG_CACHE_HOME" "$logs"; [ -z "$suite_tmp" ] || rm_tmp "$suite_tmp"' EXIT
 ci="${CI:-}"
 may_install=false
 if [ -n "$ci" ] || [ "$(id -u)" = 0 ]; then may_install=true; fi
@@ -191,6 +197,19 @@ if [ "$what" = all ]; then
 else
 	go_suites
 	other_suites
+fi
+
+# What changed in the person's agentls folders during the run: in CI, where
+# nothing else runs agentls, a suite wrote there (a server started without
+# the suite's own XDG folders), which fails the run; elsewhere an editor of
+# the person's may have, so it is only said.
+wrote=$(find "${user_dirs[@]}" -newer "$started" 2>/dev/null | head -n 5 | tr '\n' ' ')
+if [ -n "$wrote" ]; then
+	if [ -n "$ci" ]; then
+		echo "FAIL  the person's agentls folders (written during the run: $wrote)" >>"$report"
+	else
+		echo "!!! written during the run in your agentls folders (by a suite, or by an agentls of yours): $wrote" >&2
+	fi
 fi
 
 # digest NAME: what a failed suite printed about its failures (the lines

@@ -20,7 +20,9 @@ if (!bin) throw new Error('AGENTLS_BIN is not set (run scripts/mcp-test.sh)');
 // sessions are published.
 function isolatedEnv() {
   const home = tempDir('agentls-attach-node-');
-  return { ...getDefaultEnvironment(), XDG_CONFIG_HOME: home, XDG_STATE_HOME: home, XDG_RUNTIME_DIR: home };
+  // (XDG_CACHE_HOME too: getDefaultEnvironment keeps HOME, and the server's
+  // on-disk index copies would go to the user's ~/.cache/agentls)
+  return { ...getDefaultEnvironment(), XDG_CONFIG_HOME: home, XDG_STATE_HOME: home, XDG_CACHE_HOME: home, XDG_RUNTIME_DIR: home };
 }
 
 const decide = (req) =>

@@ -28,7 +28,9 @@ async function connect(root, answer) {
   const transport = new StdioClientTransport({
     command: bin,
     args: ['mcp', '--root', root],
-    env: { ...getDefaultEnvironment(), XDG_CONFIG_HOME: state, XDG_STATE_HOME: state },
+    // (getDefaultEnvironment keeps HOME: without XDG_CACHE_HOME the server's
+    // on-disk index copies would go to the user's ~/.cache/agentls)
+    env: { ...getDefaultEnvironment(), XDG_CONFIG_HOME: state, XDG_STATE_HOME: state, XDG_CACHE_HOME: state },
     stderr: 'inherit',
   });
   const capabilities = answer ? { elicitation: {} } : {};
