@@ -95,14 +95,14 @@ var tiny = Define(Def[json.RawMessage]{
 	Spec: Spec{
 		Name: "tiny", Description: "fuzz target", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
-		"path":{"type":"string","maxLength":3},
-		"files":{"type":"array","maxItems":2,"items":{"type":"string","maxLength":4}},
-		"env":{"type":"object","additionalProperties":{"type":"string","maxLength":5}},
-		"mode":{"enum":["a","b"]},
-		"n":{"type":"integer"},
-		"any":{},
-		"either":{"anyOf":[{"type":"string","maxLength":2},{"type":"integer"}]},
-		"nested":{"type":"object","properties":{"deep":{"type":"array","items":{"type":"string","maxLength":1}}}}}}`),
+			"path":{"type":"string","maxLength":3},
+			"files":{"type":"array","maxItems":2,"items":{"type":"string","maxLength":4}},
+			"env":{"type":"object","additionalProperties":{"type":"string","maxLength":5}},
+			"mode":{"enum":["a","b"]},
+			"n":{"type":"integer"},
+			"any":{},
+			"either":{"anyOf":[{"type":"string","maxLength":2},{"type":"integer"}]},
+			"nested":{"type":"object","properties":{"deep":{"type":"array","items":{"type":"string","maxLength":1}}}}}}`),
 	},
 	Execute: func(c *Call, args json.RawMessage) (*Result, error) { return Success("", nil), nil },
 })

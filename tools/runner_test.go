@@ -26,9 +26,9 @@ var validated = Define(Def[json.RawMessage]{
 	Spec: Spec{
 		Name: "validated", Description: "schema test", Annotations: Annotations{ReadOnly: true, Approval: "auto"},
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["name"],"properties":{
-		"name":{"type":"string"},
-		"count":{"type":"integer","minimum":1,"maximum":10,"default":3},
-		"opts":{"type":"object","additionalProperties":false,"properties":{"deep":{"type":"boolean","default":true}}}}}`),
+			"name":{"type":"string"},
+			"count":{"type":"integer","minimum":1,"maximum":10,"default":3},
+			"opts":{"type":"object","additionalProperties":false,"properties":{"deep":{"type":"boolean","default":true}}}}}`),
 	},
 	Validate: func(args json.RawMessage) error {
 		var a struct{ Name string }
