@@ -25,8 +25,12 @@ import (
 // the kernel's queue overflows, Drain reports an Overflow event: anything
 // may have changed.
 type DirWatcher struct {
-	mu     sync.Mutex
-	fd     int
+	mu sync.Mutex
+	fd int
+	// wake is an eventfd that Close signals: it ends a Wait at once
+	// (closing fd does not end a poll of it, which went on to its timeout
+	// and held up a session's end by as much).
+	wake   int
 	byWD   map[int32]string
 	byPath map[string]int32
 	buf    []byte
@@ -44,7 +48,12 @@ func NewDirWatcher() (*DirWatcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("inotify: %w", err)
 	}
-	return &DirWatcher{fd: fd, byWD: map[int32]string{}, byPath: map[string]int32{}, buf: make([]byte, 64<<10)}, nil
+	wake, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("eventfd: %w", err)
+	}
+	return &DirWatcher{fd: fd, wake: wake, byWD: map[int32]string{}, byPath: map[string]int32{}, buf: make([]byte, 64<<10)}, nil
 }
 
 // Add watches the directory dir (an absolute path; a symlink is not
@@ -156,22 +165,26 @@ func (w *DirWatcher) Drain(fn func(WatchEvent)) {
 // timeoutMs milliseconds passed.
 func (w *DirWatcher) Wait(timeoutMs int) {
 	w.mu.Lock()
-	fd := w.fd
+	fd, wake := w.fd, w.wake
 	w.mu.Unlock()
 	if fd < 0 {
 		return
 	}
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(wake), Events: unix.POLLIN}}
 	unix.Poll(fds, timeoutMs)
 }
 
-// Close releases the watches; Drain then reports nothing.
+// Close releases the watches and ends a Wait; Drain then reports nothing.
 func (w *DirWatcher) Close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.fd >= 0 {
+		// The signal before the close: a Wait polling wake returns.
+		add := [8]byte{1} // a nonzero 64-bit count, in either byte order
+		unix.Write(w.wake, add[:])
 		unix.Close(w.fd)
-		w.fd = -1
+		unix.Close(w.wake)
+		w.fd, w.wake = -1, -1
 	}
 	w.byWD, w.byPath = map[int32]string{}, map[string]int32{}
 }

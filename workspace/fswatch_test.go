@@ -171,3 +171,30 @@ func TestTreeWatcherRoots(t *testing.T) {
 		t.Errorf("no roots: %d watches", te.tw.w.Len())
 	}
 }
+
+// TestDirWatcherCloseEndsWait: Close ends a Wait at once, not at its
+// timeout (closing the inotify descriptor alone does not end a poll of it:
+// the end of every session waited for the search cache's Wait(200)).
+func TestDirWatcherCloseEndsWait(t *testing.T) {
+	t.Parallel()
+	w, err := NewDirWatcher()
+	if err != nil {
+		t.Skipf("no watcher here: %v", err)
+	}
+	if err := w.Add(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan struct{})
+	go func() {
+		w.Wait(10 * 60 * 1000) // ten minutes: only Close ends it within the test's time
+		close(waited)
+	}()
+	time.Sleep(50 * time.Millisecond) // (the goroutine is in its poll, or about to be)
+	w.Close()
+	select {
+	case <-waited:
+	case <-time.After(60 * time.Second):
+		t.Fatal("Wait went on after Close")
+	}
+	w.Wait(10 * 60 * 1000) // on a closed watcher: returns at once
+}
