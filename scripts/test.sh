@@ -42,8 +42,8 @@ suite_tmp="" # the running suite's TMPDIR
 rm_tmp() { chmod -R u+rwx "$1" 2>/dev/null; rm -rf "$1"; }
 # report: one line a suite, PASS, FAIL or SKIP, from whichever lane ran it.
 report=$(mktemp -t agentls-report.XXXXXX)
-# logs: each suite's output (stdout and stderr), for the digest of the
-# failed ones after the summary.
+# logs: each suite's output (stdout and stderr), and a failed suite's
+# digest (NAME.why), printed again just before the summary.
 logs=$(mktemp -d -t agentls-logs.XXXXXX)
 lane_pid="" lane_log=""
 # (On the way out, the other lane is waited for: an install in it leaves
@@ -52,6 +52,19 @@ trap '[ -z "$lane_pid" ] || wait "$lane_pid"; rm -f "$report" "$lane_log" "$star
 ci="${CI:-}"
 may_install=false
 if [ -n "$ci" ] || [ "$(id -u)" = 0 ]; then may_install=true; fi
+
+# digest NAME LOG: what a failed suite printed about its failures (the
+# lines that say FAIL, failed, panic or timed out, at most 60 of them), then
+# its last lines: a log that shows only the end of the run still shows why.
+digest() {
+	local log=$2
+	[ -s "$log" ] || return 0
+	echo
+	echo "=== why $1 failed (from its output above)"
+	grep -n -a -E -m 60 -e '--- FAIL|^FAIL|FAILED|(^|[ :])failed|panic:|^!!!|not ok|[1-9][0-9]* (unexpected|failing)|[Tt]imed out' "$log"
+	echo "... its last lines:"
+	tail -n 15 "$log"
+}
 
 suite() { # suite NAME COMMAND...
 	local name=$1; shift
@@ -66,8 +79,9 @@ suite() { # suite NAME COMMAND...
 	# tests run processes of another uid from their folders: testenv.Nobody).
 	suite_tmp=$(mktemp -d -t als.XXXXXX) && chmod 711 "$suite_tmp" ||
 		{ echo "cannot make a TMPDIR for $name" >&2; exit 1; }
+	local log="$logs/${name// /_}"
 	# (pipefail: the suite's status, not tee's)
-	TMPDIR="$suite_tmp" "$@" 2>&1 | tee "$logs/${name// /_}.log" || ok=false
+	TMPDIR="$suite_tmp" "$@" 2>&1 | tee "$log.log" || ok=false
 	local left
 	left=$(cd "$suite_tmp" && find . -mindepth 1 -maxdepth 1 -printf '%f\n' | sort)
 	if [ -n "$left" ]; then
@@ -77,6 +91,7 @@ suite() { # suite NAME COMMAND...
 	fi
 	rm_tmp "$suite_tmp"
 	suite_tmp=""
+	$ok || digest "$name" "$log.log" >"$log.why"
 	if $ok; then
 		echo "PASS  $name ($((SECONDS - start))s)" >>"$report"
 	elif [ -n "$left" ]; then
@@ -212,19 +227,8 @@ if [ -n "$wrote" ]; then
 	fi
 fi
 
-# digest NAME: what a failed suite printed about its failures (the lines
-# that say FAIL, failed, panic or timed out, at most 60 of them), then its last
-# lines: a log that shows only the end of the run still shows why.
-digest() {
-	local log="$logs/${1// /_}.log"
-	[ -s "$log" ] || return 0
-	echo
-	echo "=== why $1 failed (from its output above)"
-	grep -n -a -E -m 60 -e '--- FAIL|^FAIL|FAILED|(^|[ :])failed|panic:|^!!!|not ok|[1-9][0-9]* (unexpected|failing)|[Tt]imed out' "$log"
-	echo "... its last lines:"
-	tail -n 15 "$log"
-}
-grep '^FAIL' "$report" | sed -E 's/^FAIL  (.*) \([0-9]+s.*$/\1/' | while read -r name; do digest "$name"; done
+# The digests of the failed suites, next to the summary.
+cat "$logs"/*.why 2>/dev/null
 
 echo
 echo "=== summary"
