@@ -419,7 +419,7 @@ func prefetchGrep(root string, args json.RawMessage) (release func()) {
 }
 
 func call(ctx context.Context, g globals, pos []string, root, approve string, stdio IO) int {
-	oneShotHeap() // a process of one call (heap_linux.go)
+	oneShotHeap() // a process of one call (heap.go)
 	// The redaction rules are not loaded whole (redact.Load, about 100 ms):
 	// the history entry's few strings compile the few rules their words
 	// call for (redact/gitleaks.go). The first of them, the call's id (its

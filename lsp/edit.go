@@ -42,7 +42,8 @@ func (e *editor) CanApply(p *workspace.Plan) bool {
 }
 
 // Split implements tools.Editor. What goes to the editor follows the
-// client's capabilities (docs/protocol.md, "How edits travel"):
+// client's capabilities (docs/protocol.md, Approval: the table of how each
+// change of an edit travels):
 //
 //   - text changes of open documents always (versioned documentChanges, or
 //     the plain changes map for clients without documentChanges);

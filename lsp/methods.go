@@ -7,12 +7,16 @@ import (
 	"go.lsp.dev/jsonrpc2"
 )
 
-// methods is the one table of what the server answers: every method, its
-// handler (built by a typed adapter, request or notification) and how it
-// runs. session.handle (dispatch.go) is the only reader: it gates each
-// message by the session's state, runs its handler, replies and cancels.
-// A request whose method is not here is answered MethodNotFound; a
-// notification whose method is not here is ignored ($/ ones included).
+// methods is the table of what the server answers an editor: every method,
+// its handler (built by a typed adapter, request or notification) and how
+// it runs. An attached client's smaller table (attachedMethods, attach.go)
+// takes its entries from here but for initialize, initialized and
+// tool/list.
+// session.handle (dispatch.go) is the only reader of the connection's
+// table: it gates each message by the session's state, runs its handler,
+// replies and cancels. A request whose method is not in the table is
+// answered MethodNotFound; a notification whose method is not there is
+// ignored ($/ ones included).
 var methods = map[string]method{
 	// Lifecycle. initialize and shutdown run in order on the reading
 	// goroutine: nothing is read until they are answered.

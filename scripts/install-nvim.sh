@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs Neovim 0.10 for agentls's tests and for people on Debian bookworm,
-# whose own neovim is 0.7. It follows docs/STYLE's recipe: Debian trixie's
+# whose own neovim is 0.7. Debian trixie's
 # packages are downloaded (apt-get download, with a trixie sources list of
 # their own, nothing added to the system's apt), unpacked with dpkg -x into one
 # folder, and started through trixie's own dynamic loader, because trixie's

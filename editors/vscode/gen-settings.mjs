@@ -1,6 +1,6 @@
 // Regenerates the server settings of contributes.configuration in
 // package.json from the server's config schema
-// (workspace/config.schema.json). test/settings.test.ts checks that they
+// (workspace/config.schema.json). test/core.test.ts checks that they
 // agree.  Usage: node gen-settings.mjs
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -2,7 +2,7 @@
 
 package hugepages
 
-// Advise does nothing here (hugepage_linux.go advises huge pages).
+// Advise does nothing here (advise_linux.go advises huge pages).
 func Advise(b []byte) {}
 
 // Enabled reports false: Advise does nothing here.

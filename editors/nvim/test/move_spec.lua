@@ -1,7 +1,7 @@
 -- move_file of a buffer with unsaved changes, through the agentls plugin:
--- the server sends a RenameFile (docs/protocol.md, "How edits travel"),
--- the plugin moves the file and the buffer, and the unsaved text stays in
--- the buffer, unsaved.
+-- the server sends a RenameFile (docs/protocol.md, Approval: the table of
+-- how each change of an edit travels), the plugin moves the file and the
+-- buffer, and the unsaved text stays in the buffer, unsaved.
 local H = require("helpers")
 local api = vim.api
 local approval = require("agentls.approval")

@@ -1,5 +1,5 @@
 // Everything of the extension that is not VS Code UI. No module under
-// core/ may import 'vscode' (test/noVscode.test.ts checks it).
+// core/ may import 'vscode' (test/core.test.ts checks it).
 export * from './protocol';
 export * from './toolsClient';
 export * from './approvals';
