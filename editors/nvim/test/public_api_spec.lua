@@ -21,6 +21,8 @@ local forbidden = {
   { "buf_versions", "vim.lsp.util.buf_versions (undocumented)" },
   { "server_info", "client.server_info (not a field in Neovim 0.10)" },
   { "_uninitialized", "the private get_clients filter _uninitialized" },
+  { "vim%.lsp%.[%w_%.]+%s*=[^=]", "a vim.lsp function or field replaced (monkey-patched)" },
+  { "util%.[%w_]+%s*=[^=]", "a vim.lsp.util function replaced (monkey-patched)" },
 }
 
 --- The plugin's Lua files (lua/ and plugin/), relative to the plugin root.
@@ -66,12 +68,17 @@ describe("public API only", function()
       "local s = require('vim._system')",
       "local i = c.server_info",
       "vim.lsp.get_clients({ _uninitialized = true })",
+      "util.rename = function(old, new) end",
+      "vim.lsp.util.apply_workspace_edit = wrapped",
+      "vim.lsp.buf_request =f",
     }
     for _, s in ipairs(samples) do
       H.truthy(#violations("sample.lua", s) > 0, "a violation in " .. s)
     end
     H.eq({}, violations("sample.lua", "-- vim.lsp._changetracking in a comment"), "comments")
     H.eq({}, violations("sample.lua", "local ok = cm(client, 'request', m, p, h)"), "public call")
+    H.eq({}, violations("sample.lua", "local util = vim.lsp.util"), "a local name for a module")
+    H.eq({}, violations("sample.lua", "if util.rename == nil then end"), "a comparison")
   end)
 
   it("the plugin's Lua files use no private Neovim name", function()

@@ -138,6 +138,72 @@ local function rename(old, new, opts, builtin)
   end
 end
 
+--- A CreateFile as Neovim's own applies it (LSP: overwrite wins over
+--- ignoreIfExists): the file created empty, or left, and listed as a buffer.
+local function create(change)
+  local opts = change.options or {}
+  local path = vim.uri_to_fname(change.uri)
+  if not opts.ignoreIfExists or opts.overwrite then
+    vim.fn.mkdir(vim.fs.dirname(path), "p")
+    local f, err = io.open(path, "w")
+    if not f then
+      error(err)
+    end
+    f:close()
+  end
+  vim.fn.bufadd(path)
+end
+
+--- A DeleteFile as Neovim's own applies it: the file (or the folder,
+--- recursively when it says so) removed and its buffer wiped.
+local function delete(change)
+  local opts = change.options or {}
+  local path = vim.uri_to_fname(change.uri)
+  local st = vim.uv.fs_stat(path)
+  if not st then
+    if opts.ignoreIfNotExists then
+      return
+    end
+    error("cannot delete " .. path .. ": it does not exist")
+  end
+  local flags = ""
+  if st.type == "directory" then
+    flags = opts.recursive and "rf" or "d"
+  end
+  local b = vim.fn.bufadd(path)
+  if vim.fn.delete(path, flags) ~= 0 then
+    error("could not delete " .. path)
+  end
+  api.nvim_buf_delete(b, { force = true })
+end
+
+--- Applies a WorkspaceEdit change by change with Neovim's public
+--- functions (vim.lsp.util.apply_text_document_edit, apply_text_edits,
+--- rename), as vim.lsp.util.apply_workspace_edit does, but for a
+--- RenameFile, which goes to rename above (the unsaved text of a moved
+--- buffer stays unsaved).
+local function apply(edit, enc)
+  if edit.documentChanges then
+    for i, change in ipairs(edit.documentChanges) do
+      if change.kind == "rename" then
+        rename(vim.uri_to_fname(change.oldUri), vim.uri_to_fname(change.newUri), change.options, util.rename)
+      elseif change.kind == "create" then
+        create(change)
+      elseif change.kind == "delete" then
+        delete(change)
+      elseif change.kind then
+        error("unsupported change: " .. vim.inspect(change))
+      else
+        util.apply_text_document_edit(change, i, enc)
+      end
+    end
+    return
+  end
+  for uri, edits in pairs(edit.changes or {}) do
+    util.apply_text_edits(edits, vim.uri_to_bufnr(uri), enc)
+  end
+end
+
 --- The handler of workspace/applyEdit.
 function M.handler(_, params, ctx)
   local client = vim.lsp.get_client_by_id(ctx.client_id)
@@ -180,12 +246,7 @@ function M.handler(_, params, ctx)
   -- go to the log instead of the screen.
   local ok, err
   M.pending_apply = function()
-    local builtin = util.rename
-    util.rename = function(old, new, opts)
-      return rename(old, new, opts, builtin)
-    end
-    ok, err = pcall(util.apply_workspace_edit, edit, enc)
-    util.rename = builtin
+    ok, err = pcall(apply, edit, enc)
   end
   local eok, out = pcall(api.nvim_exec2, "lua require('agentls.edit').pending_apply()", { output = true })
   M.pending_apply = nil
