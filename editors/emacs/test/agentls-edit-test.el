@@ -102,13 +102,13 @@ Also: a file not open in Emacs is edited through a buffer, saved, closed."
       (agentls-approval-edit-arguments
        "{\"path\": \"a.txt\", \"old_string\": \"alpha\", \"new_string\": \"gamma\"}"))
     ;; The server judges the edited call again and asks again, with its
-    ;; own diff, for the same call (an older server runs it at once).
-    (when (agentls-test--asks-p seen box "the result or the edited call's review")
-      (should-not (car box))
-      (let ((text (agentls-test--approval-buffer-text)))
-        (should (string-match-p "^\\+gamma$" text))
-        (should-not (string-match-p "^\\+beta$" text)))
-      (agentls-test--press "y"))
+    ;; own diff, for the same call.
+    (should (agentls-test--asks-p seen box "the edited call's review"))
+    (should-not (car box))
+    (let ((text (agentls-test--approval-buffer-text)))
+      (should (string-match-p "^\\+gamma$" text))
+      (should-not (string-match-p "^\\+beta$" text)))
+    (agentls-test--press "y")
     (agentls-test--should-end box "success")
     (agentls-test--should-hold buf ws "a.txt" "gamma\n")
     ;; Edited arguments that break the schema: the call fails, nothing changes.
@@ -303,7 +303,7 @@ Also: a file not open in Emacs is edited through a buffer, saved, closed."
 (ert-deftest agentls-test-file-operations-through-the-editor ()
   "move_file, delete_file, copy_file and apply_patch land as the editor's resource operations."
   (agentls-test--with-workspace '(("a.txt" . "one\n") ("b.txt" . "two\n") ("c.txt" . "gone\n"))
-    (agentls-test--skip-unless-tools "move_file" "delete_file" "copy_file" "apply_patch")
+    (agentls-test--require-tools "move_file" "delete_file" "copy_file" "apply_patch")
     (let ((ba (find-file-noselect (expand-file-name "a.txt" ws)))
           (bc (find-file-noselect (expand-file-name "c.txt" ws))))
       (with-current-buffer ba (goto-char (point-max)) (insert "unsaved\n"))

@@ -55,7 +55,7 @@ rm -r does not run, no always is remembered; a review window selected by a
 program, or a burst of y after reopening, does not answer either; going there
 on purpose, waiting, y and the typed yes does."
   (agentls-test--with-workspace '(("somedir/keep.txt" . "precious\n") ("a.txt" . "a\n"))
-    (agentls-test--skip-unless-tools "shell_exec")
+    (agentls-test--require-tools "shell_exec")
     (let* ((agentls-approval-guard-time 0.4)
            (notes (get-buffer-create "*agentls-test prose*"))
            (seen agentls-test--approvals-seen)
@@ -229,11 +229,9 @@ are shown; the legend and the review window's mode line fit 80 columns.
 (ert-deftest agentls-test-review-fields-from-server ()
   "End to end with the server (docs/protocol.md, \"Approval\"): the review
 names the agent, a command's folder, counts down to its deadline, labels
-always with what it covers, and a dangerous call offers no always.  Skipped with an older
-server (one without approval/rules, which came with those fields)."
+always with what it covers, and a dangerous call offers no always."
   (agentls-test--with-workspace '(("victim/f" . "x\n") ("a.txt" . "a\n"))
-    (agentls-test--skip-unless-tools "shell_exec")
-    (skip-unless (agentls-test--rules-p (agentls--server)))
+    (agentls-test--require-tools "shell_exec")
     (let ((seen agentls-test--approvals-seen)
           (box (agentls-test--call-box "shell_exec" '(:command "echo hi") :agent "coder")))
       (agentls-test--wait-review seen "the echo review")
@@ -265,7 +263,7 @@ server (one without approval/rules, which came with those fields)."
 (ert-deftest agentls-test-warning-red-after-font-lock ()
   "The warning and the dangerous risk stay red after diff-mode's font-lock ran."
   (agentls-test--with-workspace '(("victim/f" . "x\n"))
-    (agentls-test--skip-unless-tools "shell_exec")
+    (agentls-test--require-tools "shell_exec")
     (let ((seen agentls-test--approvals-seen)
           (box (agentls-test--call-box "shell_exec" '(:command "rm -r victim"))))
       (agentls-test--wait-review seen)
@@ -291,7 +289,7 @@ server (one without approval/rules, which came with those fields)."
 (ert-deftest agentls-test-dangerous-command-warning ()
   "A dangerous command's warning is shown under Context."
   (agentls-test--with-workspace '(("victim/f" . "x\n"))
-    (agentls-test--skip-unless-tools "shell_exec")
+    (agentls-test--require-tools "shell_exec")
     (let* ((seen agentls-test--approvals-seen)
            (box (agentls-test--call-box "shell_exec" '(:command "rm -r victim"))))
       (agentls-test--wait-review seen)
@@ -335,22 +333,30 @@ server (one without approval/rules, which came with those fields)."
         (should (= (length tabulated-list-entries) 1))))))
 
 (ert-deftest agentls-test-rules-unsupported ()
-  "A server without approval/rules (method not found) is reported clearly."
+  "A server without approval/rules (method not found) is reported clearly.
+An older server cannot run here: the client's approval/rules goes to this
+server under a name it does not know, so that its real MethodNotFound
+answer comes back through the real connection."
   (agentls-test--with-workspace '(("a.txt" . "a\n"))
-    (let ((server (agentls--server)))
-      (skip-unless (condition-case err
-                       (progn (jsonrpc-request server :approval/rules agentls--{}) nil)
-                     (jsonrpc-error (eql (agentls--jsonrpc-error-code err) -32601))))
-      (let ((err (should-error (agentls-list-rules) :type 'user-error)))
-        (should (string-match-p "does not know approval/rules" (cadr err))))
-      (should (jsonrpc-running-p server)))))
+    (let* ((server (agentls--server))
+           (real (symbol-function 'agentls--rpc-request))
+           (asked nil))
+      (cl-letf (((symbol-function 'agentls--rpc-request)
+                 (lambda (conn method &rest args)
+                   (when (eq method :approval/rules)
+                     (setq asked t method :approval/rulesUnknownToThisServer))
+                   (apply real conn method args))))
+        (let ((err (should-error (agentls-list-rules) :type 'user-error)))
+          (should (string-match-p "does not know approval/rules" (cadr err)))))
+      (should asked)
+      (should (jsonrpc-running-p server))
+      ;; The same request under its own name is answered.
+      (should (listp (agentls-approval-rules server))))))
 
 (ert-deftest agentls-test-rules-list-revoke ()
-  "always is listed by approval/rules with its label; revoking it makes the tool ask again.
-Needs a server with approval/rules; skipped with an older one."
+  "always is listed by approval/rules with its label; revoking it makes the tool ask again."
   (agentls-test--with-workspace '(("a.txt" . "one\ntwo\n"))
     (let ((server (agentls--server)))
-      (skip-unless (agentls-test--rules-p server))
       (let ((seen agentls-test--approvals-seen))
         (agentls-test--answer seen (agentls-test--edit-async "a.txt" "one" "ONE") "a yes RET"))
       (agentls-test--type "M-x agentls-list-rules RET")

@@ -90,7 +90,7 @@
 (ert-deftest agentls-test-progress-and-events-in-log ()
   "A shell command's output streams to the log ($/progress and tool/event)."
   (agentls-test--with-workspace '(("a.txt" . "a\n"))
-    (agentls-test--skip-unless-tools "shell_exec")
+    (agentls-test--require-tools "shell_exec")
     (let* ((seen agentls-test--approvals-seen)
            (box (agentls-test--call-box "shell_exec" '(:command "echo out-marker; echo err-marker >&2")
                                         :work-done-token "tok-test")))
