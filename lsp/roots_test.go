@@ -80,7 +80,9 @@ func TestSensitiveInEveryRoot(t *testing.T) {
 			t.Errorf("grep %s: %s", dir, res.Content)
 		}
 		res, _ = c.ToolCall(ctx, "list_directory", map[string]any{"path": dir, "recursive": true})
-		if strings.Contains(res.Content, "key.txt") {
+		if res.Status != tools.StatusSuccess {
+			t.Errorf("list_directory %s: %+v", dir, res)
+		} else if strings.Contains(res.Content, "key.txt") {
 			t.Errorf("list_directory %s entered a sensitive folder: %s", dir, res.Content)
 		}
 	}

@@ -282,9 +282,17 @@ func TestStreamHoldWithin(t *testing.T) {
 	}
 	s.Write(context.Background(), answer) // nothing held: the answer alone
 
-	s.hold(event, 20*time.Millisecond)
+	// A bound far beyond the Write that follows (however slow the
+	// machine): the event goes in the answer's write, and the write
+	// disarms the bound, so that nothing is left to go out by itself.
+	s.hold(event, time.Hour)
 	s.Write(context.Background(), answer)
-	time.Sleep(60 * time.Millisecond) // past the bound: nothing left to send
+	s.wmu.Lock()
+	armed, held := s.armed, len(s.held)
+	s.wmu.Unlock()
+	if armed || held != 0 {
+		t.Errorf("after the write: bound armed %v, %d bytes held; want neither", armed, held)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(out) != 3 {

@@ -5,6 +5,7 @@
 #   scripts/install-deps.sh --check DEP    exit 0 when DEP is already there
 # DEP: ripgrep        the grep/glob comparisons with ripgrep
 #      bwrap          bubblewrap, the sandbox of run_code and of automatic commands
+#      python3        the Python cases of run_code's tests (the Go tests skip them without it)
 #      nvim           Neovim >= 0.10 (scripts/install-nvim.sh, from Debian trixie)
 #      emacs          Emacs >= 30 (scripts/install-emacs.sh, from bookworm-backports), and tmux
 #                     for its terminal check
@@ -25,6 +26,7 @@ present() {
 	case $1 in
 	ripgrep) command -v rg >/dev/null ;;
 	bwrap) command -v bwrap >/dev/null ;;
+	python3) command -v python3 >/dev/null ;;
 	nvim) scripts/install-nvim.sh --check >/dev/null 2>&1 ;;
 	emacs) scripts/install-emacs.sh --check >/dev/null 2>&1 && command -v tmux >/dev/null ;;
 	vscode | mcp) command -v node >/dev/null && command -v npm >/dev/null ;;
@@ -62,6 +64,7 @@ for dep in "$@"; do
 	case $dep in
 	ripgrep) apt ripgrep ;;
 	bwrap) apt bubblewrap ;;
+	python3) apt python3 ;;
 	nvim) scripts/install-nvim.sh ;;
 	emacs) scripts/install-emacs.sh && apt tmux ;;
 	vscode | mcp) apt nodejs npm ;;

@@ -128,6 +128,9 @@ go_suites() {
 	if [ "$what" = all ] || [ "$what" = go ]; then
 		# The grep and glob tests compare with ripgrep where it is installed.
 		needs ripgrep || skip "ripgrep comparisons" "ripgrep is not installed; run scripts/install-deps.sh ripgrep"
+		# run_code's tests run Python programs; without python3 they skip
+		# those cases.
+		needs python3 || skip "run_code's Python cases" "python3 is not installed; run scripts/install-deps.sh python3"
 		# run_code and automatic commands run in bubblewrap; without it their
 		# tests fail (run_code refuses with NOT_CONFIGURED), so it is a must.
 		if needs bwrap; then
