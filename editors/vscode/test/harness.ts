@@ -191,7 +191,13 @@ export class FakeEditor {
     await this.conn.sendNotification('textDocument/didSave', { textDocument: { uri } });
   }
 
-  /** workspace/applyEdit the way the extension does it (extension.ts applyEdit). */
+  /**
+   * workspace/applyEdit as VS Code and the extension apply it (extension.ts
+   * applyEdit). A stand-in: VS Code cannot run in these node tests, so this
+   * is a small editor of its own; what the two share (SavePlan, touchedUris)
+   * is core's, and the e2e suite (e2e/vscode.e2e.test.mjs) runs the
+   * extension's own applyEdit in real VS Code.
+   */
   private async applyEdit(edit: LspWorkspaceEdit): Promise<{ applied: boolean; failureReason?: string }> {
     this.applyEdits.push(edit);
     const confirm = Object.values(edit.changeAnnotations ?? {}).some(a => a.needsConfirmation);
