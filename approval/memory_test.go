@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -94,17 +95,30 @@ func TestMemoryForgetUnwritableFile(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "always.json")
 	m := NewMemory(file)
-	m.Remember("edit_file")
-	if err := os.Chmod(dir, 0o500); err != nil {
+	if err := m.Remember("edit_file"); err != nil {
 		t.Fatal(err)
 	}
-	defer os.Chmod(dir, 0o700)
-	if os.WriteFile(filepath.Join(dir, "probe"), nil, 0o600) == nil {
-		t.Skip("the directory is still writable (running as root)")
+	// Root ignores permission bits, so a read-only directory would not stop
+	// the rewrite. A non-empty directory where the file was cannot be
+	// replaced by any rename, for root or anyone else.
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(file, "keep"), 0o700); err != nil {
+		t.Fatal(err)
 	}
 	ok, err := m.Forget(RuleFor("edit_file").ID)
-	if !ok || err == nil || m.Allowed("edit_file") {
-		t.Errorf("forget with an unwritable file: %v %v, allowed %v", ok, err, m.Allowed("edit_file"))
+	if !ok {
+		t.Error("Forget did not find the rule")
+	}
+	if err == nil || !strings.Contains(err.Error(), "persist approvals") {
+		t.Errorf("Forget error = %v, want one saying the approvals were not persisted", err)
+	}
+	if m.Allowed("edit_file") {
+		t.Error("the rule is still allowed in the session")
+	}
+	if rules := m.Rules(); len(rules) != 0 {
+		t.Errorf("rules after forget = %v, want none", rules)
 	}
 }
 

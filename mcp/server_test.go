@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -627,13 +626,11 @@ func TestLineTooLong(t *testing.T) {
 	defer cancel()
 	msg, err := c.Read(ctx)
 	if err != nil {
-		t.Fatal(err)
+		// A deadline here means the reader never got past the long line.
+		t.Fatalf("the line after the long one was not read: %v", err)
 	}
 	if req, ok := msg.(interface{ IsCall() bool }); !ok || !req.IsCall() {
 		t.Errorf("read %T", msg)
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		t.Fatal("the next line was not read")
 	}
 }
 

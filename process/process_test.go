@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -79,6 +80,22 @@ func (m mode) setup(t *testing.T) {
 	}
 }
 
+// sleepsRun waits until n sleeps of marker mk run, and fails the test if
+// they do not: a later check that they are gone would prove nothing about
+// processes that never ran. The marked sleeps are started as "sleep" (found
+// on PATH), the name testenv.SleepPids knows them by. The wait is a hang
+// guard only.
+func sleepsRun(t *testing.T, mk string, n int) {
+	t.Helper()
+	if !testenv.Eventually(20*time.Second, func() bool { return len(testenv.SleepPids(mk)) == n }) {
+		pids := testenv.SleepPids(mk)
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL) // leave nothing behind
+		}
+		t.Fatalf("%d sleeps of %s run, want %d", len(pids), mk, n)
+	}
+}
+
 func (m mode) spec(script string) Spec {
 	return Spec{Argv: []string{"/bin/sh", "-c", script}, Dir: "/", Env: []string{"PATH=/usr/bin:/bin"},
 		Command: script, NoCgroup: m.noCgroup}
@@ -91,14 +108,25 @@ func TestEndsWithLeader(t *testing.T) {
 	inEachMode(t, func(t *testing.T, m mode) {
 		st := NewStore()
 		defer st.Close()
+		// The leader waits for the gate file, so that the children are
+		// seen running before it exits.
+		gate := filepath.Join(t.TempDir(), "gate")
 		inGroup, escaped := marker(700), marker(701)
-		script := "/bin/sleep " + inGroup + " & "
+		marks := []string{inGroup}
+		script := "sleep " + inGroup + " & "
 		if !m.noCgroup || !m.noBwrap {
-			script += "/usr/bin/setsid /bin/sleep " + escaped + " >/dev/null 2>&1 & "
+			marks = append(marks, escaped)
+			script += "/usr/bin/setsid sleep " + escaped + " >/dev/null 2>&1 & "
 		}
-		script += "/bin/sleep 0.3; echo done"
+		script += "until [ -e '" + gate + "' ]; do /bin/sleep 0.05; done; echo done"
 		p, err := st.Start(m.spec(script), nil)
 		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mk := range marks {
+			sleepsRun(t, mk, 1)
+		}
+		if err := os.WriteFile(gate, nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -113,7 +141,7 @@ func TestEndsWithLeader(t *testing.T) {
 		if out, _ := p.Read(Stdout, 0, 100); string(out) != "done\n" {
 			t.Errorf("stdout %q", out)
 		}
-		for _, mk := range []string{inGroup, escaped} {
+		for _, mk := range marks {
 			if left := gone("sleep " + mk); left != "" {
 				t.Errorf("left behind:\n%s", left)
 			}
@@ -131,7 +159,7 @@ func TestStoreClose(t *testing.T) {
 	inEachMode(t, func(t *testing.T, m mode) {
 		st := NewStore()
 		mk := marker(702)
-		sp := m.spec("/bin/sleep " + mk + " & /bin/sleep " + mk)
+		sp := m.spec("sleep " + mk + " & sleep " + mk)
 		sp.Background = true
 		var ids []string
 		for range 3 {
@@ -153,6 +181,7 @@ func TestStoreClose(t *testing.T) {
 		if p, ok := st.Get(ids[1]); !ok || p.ID() != ids[1] {
 			t.Fatalf("Get(%s): %v %v", ids[1], p, ok)
 		}
+		sleepsRun(t, mk, 6) // two of each of the three background processes
 		st.Close()
 		if left := gone("sleep " + mk); left != "" {
 			t.Errorf("left behind:\n%s", left)
@@ -317,11 +346,12 @@ func TestEndAll(t *testing.T) {
 		st := NewStore()
 		defer st.Close()
 		stores = append(stores, st)
-		sp := Spec{Argv: []string{"/bin/sh", "-c", "/bin/sleep " + mk + " & /bin/sleep " + mk}, Dir: "/", Background: true}
+		sp := Spec{Argv: []string{"/bin/sh", "-c", "sleep " + mk + " & sleep " + mk}, Dir: "/", Background: true}
 		if _, err := st.Start(sp, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
+	sleepsRun(t, mk, 4) // two of each Store's process
 	EndAll(10 * time.Second)
 	if left := gone("sleep " + mk); left != "" {
 		t.Errorf("left behind:\n%s", left)
@@ -354,19 +384,38 @@ func TestSweepCgroups(t *testing.T) {
 		t.Skipf("cannot make a cgroup: %v", err)
 	}
 	mk := fmt.Sprintf("600.%d", time.Now().UnixNano()%1000000)
-	orphan := exec.Command("/bin/sh", "-c", `echo $$ > "$0" && exec sleep "$1"`, filepath.Join(dir, "cgroup.procs"), mk)
+	procs := filepath.Join(dir, "cgroup.procs")
+	orphan := exec.Command("/bin/sh", "-c", `echo $$ > "$0" && exec sleep "$1"`, procs, mk)
 	if err := orphan.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go orphan.Wait()
-	time.Sleep(100 * time.Millisecond)
+	t.Cleanup(func() {
+		orphan.Process.Kill() // (an error once it has ended)
+		os.Remove(dir)
+	})
+	exited := make(chan error, 1)
+	go func() { exited <- orphan.Wait() }()
+	// The sweep is tested only if the sleep runs in the cgroup: wait for it
+	// there (the wait is a hang guard), and fail if the shell could not put
+	// itself in and ended instead.
+	pid := orphan.Process.Pid
+	inCgroup := func() bool {
+		b, _ := os.ReadFile(procs)
+		return slices.Contains(testenv.SleepPids(mk), pid) && slices.Contains(strings.Fields(string(b)), strconv.Itoa(pid))
+	}
+	if !testenv.Eventually(20*time.Second, func() bool { return inCgroup() || len(exited) > 0 }) || !inCgroup() {
+		select {
+		case err := <-exited:
+			t.Fatalf("the process did not join cgroup %s: it ended (%v)", dir, err)
+		default:
+			t.Fatalf("the sleep of %s does not run in cgroup %s", mk, dir)
+		}
+	}
 	sweepCgroups(parent)
 	if _, err := os.Stat(dir); err == nil {
 		t.Errorf("cgroup %s left", dir)
-		os.Remove(dir)
 	}
-	time.Sleep(100 * time.Millisecond)
-	if left := testenv.Procs("sleep " + mk); left != "" {
-		t.Errorf("process of a dead server left:\n%s", left)
+	if !testenv.Eventually(5*time.Second, func() bool { return len(testenv.SleepPids(mk)) == 0 }) {
+		t.Errorf("process of a dead server left: %v", testenv.SleepPids(mk))
 	}
 }

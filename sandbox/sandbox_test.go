@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -82,33 +83,53 @@ const childEnv = "AGENTLS_SANDBOX_TEST_CHILD"
 
 // TestStartSurvivesThreadExitDiesWithProcess re-runs the test binary as a
 // "server" that starts two sleeps with Start: one called from a goroutine
-// locked to its OS thread that then exits without unlocking (the runtime
-// may retire such a thread; a child whose parent-death signal were tied to
-// it would then die), and one from a plain goroutine. Both sleeps live on
-// while the "server" does, and both die when it is killed with SIGKILL.
-// (Go 1.26 was seen to keep that thread, so the first half guards against
-// a regression rather than reproducing the failure here.)
+// locked to its OS thread that then exits without unlocking, so that the
+// runtime ends that thread (a child whose parent-death signal were tied to
+// the thread that called Start would then die), and one from a plain
+// goroutine. Both sleeps live on while the "server" does, and both die
+// when it is killed with SIGKILL.
 func TestStartSurvivesThreadExitDiesWithProcess(t *testing.T) {
 	t.Parallel()
 	if os.Getenv(childEnv) != "" {
-		done := make(chan int)
-		go func() {
+		type started struct{ tid, pid int }
+		done := make(chan started)
+		var call func()
+		call = func() {
 			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			if syscall.Gettid() == os.Getpid() {
+				// The runtime never ends the main thread (it parks it),
+				// so keep it here and call Start from another thread,
+				// one that does end.
+				go call()
+				select {}
+			}
 			cmd := exec.Command("sleep", "1000")
 			if err := Start(cmd); err != nil {
 				fmt.Println("error", err)
 				os.Exit(1)
 			}
-			done <- cmd.Process.Pid
-		}()
+			done <- started{syscall.Gettid(), cmd.Process.Pid}
+		}
+		go call()
 		a := <-done
 		cmd := exec.Command("sleep", "1000")
 		if err := Start(cmd); err != nil {
 			fmt.Println("error", err)
 			os.Exit(1)
 		}
-		time.Sleep(300 * time.Millisecond) // the locked goroutine's thread is gone by now
-		fmt.Println(a, cmd.Process.Pid)
+		// Report only once the thread that called Start has ended, so that
+		// a parent-death signal tied to it has fired. The deadline is a
+		// hang guard only.
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", a.tid)); errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			if time.Now().After(deadline) {
+				fmt.Println("error: the thread that called Start did not end")
+				os.Exit(1)
+			}
+		}
+		fmt.Println(a.pid, cmd.Process.Pid)
 		time.Sleep(time.Hour)
 	}
 	if runtime.GOOS != "linux" {

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestGrepLiteralScan checks the prefilters against a plain search on
+// TestLiteralScan checks the prefilters against a plain search on
 // random text.
 func TestLiteralScan(t *testing.T) {
 	t.Parallel()

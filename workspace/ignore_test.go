@@ -197,9 +197,6 @@ func gitLines(t *testing.T, dir string, args ...string) map[string]bool {
 
 func TestIgnoreAgainstGit(t *testing.T) {
 	dir := buildGitTree(t)
-	if len(gitTree) < 25 {
-		t.Fatalf("only %d cases", len(gitTree))
-	}
 	kept := gitLines(t, dir, "ls-files", "-z", "--others", "--exclude-standard")
 	ignored := gitLines(t, dir, "ls-files", "-z", "--others", "--ignored", "--exclude-standard")
 
