@@ -79,18 +79,46 @@ func TestCustomTools(t *testing.T) {
 	}
 }
 
+// TestWritesIntoGitAsk: a write into .git asks even where an ordinary
+// write runs without asking (yolo mode, or a rule that makes write_file
+// automatic), because git run later would run the hook it writes.
 func TestWritesIntoGitAsk(t *testing.T) {
 	t.Parallel()
-	env := testEnv(t)
-	os.MkdirAll(filepath.Join(env.Workspace.Root(), ".git", "hooks"), 0o755)
-	r := NewRunner(NewBuiltinRegistry(), nil)
-	res := r.Run(context.Background(), env, Request{Name: "write_file", Arguments: json.RawMessage(`{"path":".git/hooks/pre-commit","content":"#!/bin/sh\n"}`)}, nil)
-	if res.Status != StatusRejected {
-		t.Errorf("a new file under .git/ was written without asking: %+v", res)
+	tests := []struct {
+		name string
+		set  func(*workspace.Config)
+	}{
+		{"write_file rule auto", func(c *workspace.Config) { c.Approval.Tools = map[string]string{"write_file": "auto"} }},
+		{"yolo mode", func(c *workspace.Config) { c.Approval.Mode = "yolo" }},
 	}
-	res = r.Run(context.Background(), env, Request{Name: "write_file", Arguments: json.RawMessage(`{"path":"git/new.txt","content":"x\n"}`)}, nil)
-	if res.Status != StatusRejected {
-		t.Errorf("a new file elsewhere was written without asking in safe mode: %+v", res)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := testEnv(t)
+			root := env.Workspace.Root()
+			os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755)
+			cfg := workspace.DefaultConfig()
+			tt.set(cfg)
+			env.Workspace.SetConfig(cfg)
+			var asked []string
+			env.Approver = approval.ApproverFunc(func(_ context.Context, req approval.Request) (approval.Response, error) {
+				asked = append(asked, string(req.Arguments))
+				return approval.Response{Decision: approval.Reject}, nil
+			})
+			r := NewRunner(NewBuiltinRegistry(), nil)
+			// The ordinary write runs unasked: without that, the write
+			// into .git below would ask for a reason that is not git's.
+			res := r.Run(context.Background(), env, Request{Name: "write_file", Arguments: json.RawMessage(`{"path":"notes/new.txt","content":"x\n"}`)}, nil)
+			if res.Status != StatusSuccess || len(asked) != 0 {
+				t.Fatalf("an ordinary write: %+v; questions %q", res, asked)
+			}
+			res = r.Run(context.Background(), env, Request{Name: "write_file", Arguments: json.RawMessage(`{"path":".git/hooks/pre-commit","content":"#!/bin/sh\n"}`)}, nil)
+			if res.Status != StatusRejected || len(asked) != 1 {
+				t.Errorf("a write into .git: %+v; questions %q", res, asked)
+			}
+			if _, err := os.Stat(filepath.Join(root, ".git", "hooks", "pre-commit")); !os.IsNotExist(err) {
+				t.Errorf("the hook was written although the write was rejected: %v", err)
+			}
+		})
 	}
 }
 

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -51,9 +52,15 @@ func newIndexRig(t *testing.T) *indexRig {
 	return g
 }
 
-// call runs a tool and decodes its structured result into out (may be nil).
+// call runs a tool and decodes its structured result into out (a pointer,
+// or nil). Out is cleared first, so that a call that ends without a
+// structured result (an error) cannot leave an earlier call's answer in it.
+// Callers check the status: some expect an error.
 func (g *indexRig) call(name string, args any, out any) *Result {
 	g.t.Helper()
+	if out != nil {
+		reflect.ValueOf(out).Elem().SetZero()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	res := runTool(g.t, ctx, g.r, g.env, name, args, nil)

@@ -47,7 +47,9 @@ func TestDiagnostics(t *testing.T) {
 	// An unsaved buffer is what counts.
 	p := filepath.Join(g.root, "c", "c.go")
 	g.env.Workspace.Overlays.Open(workspace.Document{Path: p, Version: 1, Text: "package c\n\nfunc Bad() int {\n\treturn 1\n}\n"})
-	g.call("diagnostics", map[string]any{"path": "c/c.go"}, &out)
+	if res := g.call("diagnostics", map[string]any{"path": "c/c.go"}, &out); res.Status != StatusSuccess {
+		t.Fatalf("fixed buffer: %+v", res)
+	}
 	if len(out.Diagnostics) != 0 {
 		t.Errorf("diagnostics of the fixed buffer = %+v", out.Diagnostics)
 	}

@@ -7,9 +7,6 @@ import (
 	"time"
 )
 
-// now is the clock; tests replace it.
-var now = time.Now
-
 // CurrentDatetime is get_current_datetime.
 var CurrentDatetime = builtin(Def[datetimeArgs]{
 	Spec: Spec{
@@ -27,7 +24,7 @@ var CurrentDatetime = builtin(Def[datetimeArgs]{
 			"utc_offset":{"type":"string"},"date":{"type":"string"},"time":{"type":"string"},"weekday":{"type":"string"},"full":{"type":"string"}}}`),
 	},
 	Execute: func(c *Call, a datetimeArgs) (*Result, error) {
-		t := now()
+		t := time.Now()
 		zone := localZoneName()
 		if a.Timezone != "" {
 			loc, err := time.LoadLocation(a.Timezone)

@@ -143,46 +143,94 @@ func evilConfig(prog string, core string) string {
 `, prog, core)
 }
 
+// gitRun is one automatic git call and what it must end in.
+type gitRun struct {
+	name string
+	args map[string]any
+	want gitOutcome
+}
+
+// gitOutcome is what a call of gitRuns must end in, so that a tool that
+// fails before it runs git cannot count as a defence that held.
+type gitOutcome int
+
+const (
+	// ranGit: success, or a failure that came after git ran (an exit
+	// code of the command; EXECUTION_ERROR of a git tool; git_commit's
+	// question, rejected). A defence may make git fail here (a blanked
+	// diff driver, a planted folder git will not add).
+	ranGit gitOutcome = iota
+	// okInRepo: success where the root has a repository.
+	okInRepo
+	// okAlways: success, with or without a repository.
+	okAlways
+)
+
 // gitRuns are the automatic git calls every scenario makes: the git tools
 // (git_commit is rejected, so only its assessment runs: it stages into a
 // throwaway index) and allow-listed git commands, in a folder by cd and by
 // cwd, in the foreground and in the background.
-func (a *advRig) gitRuns(sub string) []struct {
-	name string
-	args map[string]any
-} {
-	type run = struct {
-		name string
-		args map[string]any
-	}
-	return []run{
-		{"git_status", map[string]any{}},
-		{"git_status", map[string]any{"path": sub}},
-		{"git_diff", map[string]any{}},
-		{"git_diff", map[string]any{"path": sub}},
-		{"git_diff", map[string]any{"staged": true}},
-		{"git_log", map[string]any{"path": sub}},
-		{"git_log", map[string]any{}},
-		{"git_branch", map[string]any{}},
-		{"git_commit", map[string]any{"message": "m", "files": []string{sub}}},
-		{"git_commit", map[string]any{"message": "m", "files": []string{"."}}},
-		{"shell_exec", map[string]any{"command": "cd " + sub + " && git status"}},
-		{"shell_exec", map[string]any{"command": "git status", "cwd": sub}},
-		{"shell_exec", map[string]any{"command": "git diff", "cwd": sub}},
-		{"shell_exec", map[string]any{"command": "git log -p", "cwd": sub}},
-		{"shell_exec", map[string]any{"command": "git status"}},
-		{"shell_exec", map[string]any{"command": "git diff"}},
-		{"shell_background", map[string]any{"command": "git status", "cwd": sub}},
-		{"repo_diff", map[string]any{}},
+func (a *advRig) gitRuns(sub string) []gitRun {
+	return []gitRun{
+		{"git_status", map[string]any{}, okInRepo},
+		{"git_status", map[string]any{"path": sub}, okInRepo},
+		{"git_diff", map[string]any{}, okInRepo},
+		{"git_diff", map[string]any{"path": sub}, okInRepo},
+		{"git_diff", map[string]any{"staged": true}, okInRepo},
+		{"git_log", map[string]any{"path": sub}, okInRepo},
+		{"git_log", map[string]any{}, okInRepo},
+		{"git_branch", map[string]any{}, okInRepo},
+		{"git_commit", map[string]any{"message": "m", "files": []string{sub}}, ranGit},
+		{"git_commit", map[string]any{"message": "m", "files": []string{"."}}, ranGit},
+		{"shell_exec", map[string]any{"command": "cd " + sub + " && git status"}, okInRepo},
+		{"shell_exec", map[string]any{"command": "git status", "cwd": sub}, okInRepo},
+		{"shell_exec", map[string]any{"command": "git diff", "cwd": sub}, ranGit},
+		{"shell_exec", map[string]any{"command": "git log -p", "cwd": sub}, ranGit},
+		{"shell_exec", map[string]any{"command": "git status"}, okInRepo},
+		{"shell_exec", map[string]any{"command": "git diff"}, ranGit},
+		{"shell_background", map[string]any{"command": "git status", "cwd": sub}, okAlways},
+		{"repo_diff", map[string]any{}, ranGit},
 	}
 }
 
-// runAll makes every automatic git call and fails on a program run or an
-// allow-listed command that asked.
+// checkOutcome fails when res is not what r must end in.
+func (a *advRig) checkOutcome(r gitRun, res *Result) {
+	a.t.Helper()
+	if res.Status == StatusSuccess {
+		return
+	}
+	code := Code("")
+	if res.Error != nil {
+		code = res.Error.Code
+	}
+	switch {
+	case r.want == okAlways || r.want == okInRepo && a.repo:
+		a.t.Errorf("%s %v: %s %s, want success: %s", r.name, r.args, res.Status, code, res.Content)
+	case !a.repo && strings.HasPrefix(r.name, "git_"):
+		// Without a repository the git tools say so, rather than fail
+		// for another reason.
+		if code != ExecutionError || !strings.Contains(res.Content, "not inside a git repository") {
+			a.t.Errorf("%s %v without a repository: %s %s: %s", r.name, r.args, res.Status, code, res.Content)
+		}
+	case r.name == "git_commit" && res.Status == StatusRejected:
+	case strings.HasPrefix(r.name, "git_"):
+		if code != ExecutionError {
+			a.t.Errorf("%s %v: %s %s, want success or git's own failure: %s", r.name, r.args, res.Status, code, res.Content)
+		}
+	default: // a command: it must have run and exited
+		if s, _ := res.Structured.(map[string]any); code != ExecutionError || s["exit_code"] == nil {
+			a.t.Errorf("%s %v: %s %s, want a command that ran: %s", r.name, r.args, res.Status, code, res.Content)
+		}
+	}
+}
+
+// runAll makes every automatic git call and fails on a program run, an
+// allow-listed command that asked, or a call that did not end as it must.
 func (a *advRig) runAll(sub string) {
 	a.t.Helper()
 	for _, r := range a.gitRuns(sub) {
 		res := a.call(r.name, r.args)
+		a.checkOutcome(r, res)
 		if r.name == "shell_background" && res.Status == StatusSuccess {
 			var s struct {
 				ID string `json:"id"`

@@ -233,7 +233,7 @@ func TestPathEscapeCorpus(t *testing.T) {
 	t.Logf("%d attempts × %d calls = %d refused calls", len(corpus), len(escapeCalls("x")), calls)
 }
 
-// TestPathEscapeNothingLeaks checks that what a refused read returns holds
+// TestPathEscapeControls checks that what a refused read returns holds
 // no outside content, and that the tools still work on the workspace's own
 // files next to the traps (the corpus does not pass by refusing everything).
 func TestPathEscapeControls(t *testing.T) {

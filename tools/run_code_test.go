@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/process"
 )
 
@@ -130,22 +131,31 @@ func toStrings(v any) []string {
 	return out
 }
 
-// TestRunCodeProcessLimit: a program that forks without end hits the
-// process limit instead of the machine's.
+// TestRunCodeProcessLimit: a program that starts processes without end
+// hits the process limit instead of the machine's, and the processes it
+// left are gone once the call ended.
 func TestRunCodeProcessLimit(t *testing.T) {
 	g := newShellRig(t, nil)
 	needInterpreter(t, "python3")
+	// The children sleep for a unique duration, longer than the wait
+	// below, so that only they are counted and only a kill ends them.
+	// Popen returns only once sleep runs: n counts real sleeps.
+	marker := fmt.Sprintf("600.%d", time.Now().UnixNano()%1000000)
+	t.Cleanup(func() {
+		for _, pid := range testenv.SleepPids(marker) {
+			if p, err := os.FindProcess(pid); err == nil {
+				p.Kill()
+			}
+		}
+	})
 	res := g.call(context.Background(), "run_code", map[string]any{"language": "python", "timeout_seconds": 20,
-		"code": `import os, time
+		"code": `import subprocess
 n = 0
 for i in range(400):
     try:
-        pid = os.fork()
+        subprocess.Popen(["sleep", "` + marker + `"])
     except OSError:
         break
-    if pid == 0:
-        time.sleep(5)
-        os._exit(0)
     n += 1
 print("started", n)
 `}, nil)
@@ -159,9 +169,10 @@ print("started", n)
 	if _, err := fmt.Sscanf(strings.TrimSpace(out), "started %d", &n); err != nil || n >= 400 || n == 0 {
 		t.Errorf("started %q of 400 processes under a limit of 256 (%s)", out, res.Content)
 	}
-	// Leftover sleeps of the group and the cgroup are gone.
-	if left := pgrepF("sleep 5"); left != "" && strings.Count(left, "\n") > 10 {
-		t.Errorf("sleeps left behind: %d", strings.Count(left, "\n")+1)
+	// The deadline only guards against a hang: the sleeps would outlive it.
+	testenv.Eventually(30*time.Second, func() bool { return len(testenv.SleepPids(marker)) == 0 })
+	if left := testenv.SleepPids(marker); len(left) > 0 {
+		t.Errorf("%d of the %d sleeps left behind", len(left), n)
 	}
 }
 

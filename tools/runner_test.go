@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -279,15 +280,35 @@ func TestReadFile(t *testing.T) {
 	}
 }
 
+// TestCurrentDatetime: the tool answers, under its alias, the real time
+// (between the clock read before and after the call) in the zone asked
+// for; Asia/Tokyo has no daylight saving time, so its offset is always
+// +09:00.
 func TestCurrentDatetime(t *testing.T) {
-	// Not parallel: it sets the package's now.
-	defer func(f func() time.Time) { now = f }(now)
-	now = func() time.Time { return time.Date(2026, 3, 1, 12, 30, 0, 0, time.UTC) }
+	t.Parallel()
 	r := NewRunner(NewBuiltinRegistry(), nil)
+	before := time.Now()
 	res := r.Run(context.Background(), testEnv(t), Request{Name: "getCurrentDateTime", Arguments: json.RawMessage(`{"timezone":"Asia/Tokyo"}`)}, nil)
+	after := time.Now()
 	s, _ := res.Structured.(map[string]any)
-	if res.Status != StatusSuccess || s["iso8601"] != "2026-03-01T21:30:00+09:00" || s["unix"] != int64(1772368200) || s["timezone"] != "Asia/Tokyo" || s["weekday"] != "Sunday" {
-		t.Errorf("result = %+v", res)
+	if res.Status != StatusSuccess || s["timezone"] != "Asia/Tokyo" || s["utc_offset"] != "+09:00" {
+		t.Fatalf("result = %+v", res)
+	}
+	got, err := time.Parse(time.RFC3339, fmt.Sprint(s["iso8601"]))
+	if err != nil {
+		t.Fatalf("iso8601 %v: %v", s["iso8601"], err)
+	}
+	// RFC 3339 here keeps whole seconds, so the lower bound is too.
+	if got.Before(before.Truncate(time.Second)) || got.After(after) {
+		t.Errorf("iso8601 %s is not between %s and %s", got, before, after)
+	}
+	if ms, _ := s["unix_ms"].(int64); ms < before.UnixMilli() || ms > after.UnixMilli() {
+		t.Errorf("unix_ms %v is not between %d and %d", s["unix_ms"], before.UnixMilli(), after.UnixMilli())
+	}
+	tokyo := got.In(time.FixedZone("JST", 9*60*60))
+	if !strings.HasSuffix(fmt.Sprint(s["iso8601"]), "+09:00") || s["unix"] != got.Unix() ||
+		s["date"] != tokyo.Format("2006-01-02") || s["time"] != tokyo.Format("15:04:05") || s["weekday"] != tokyo.Weekday().String() {
+		t.Errorf("the fields disagree with iso8601 %s: %v", got, s)
 	}
 	res = r.Run(context.Background(), testEnv(t), Request{Name: "get_current_datetime", Arguments: json.RawMessage(`{"timezone":"Mars/Olympus"}`)}, nil)
 	if res.Error == nil || res.Error.Code != InvalidParams {

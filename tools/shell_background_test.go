@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -91,9 +92,10 @@ func TestShellCloseSession(t *testing.T) {
 		}
 		pids = append(pids, int(fields(t, res)["pid"].(float64)))
 	}
-	time.Sleep(100 * time.Millisecond)
-	if pgrepF("sleep "+marker) == "" {
-		t.Fatal("the background shells did not start")
+	// Wait for all six sleeps (two a shell), so that Close has something
+	// to end; the deadline only guards against a hang.
+	if !testenv.Eventually(30*time.Second, func() bool { return len(testenv.SleepPids(marker)) == 6 }) {
+		t.Fatalf("the background shells did not start their six sleeps:\n%s", pgrepF("sleep "+marker))
 	}
 	g.env.Session.Close()
 	if left := pgrepF("sleep " + marker); left != "" {
