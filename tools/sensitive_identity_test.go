@@ -26,7 +26,7 @@ func TestSensitiveByIdentity(t *testing.T) {
 	for link, target := range map[string]string{"notes.txt": ".env", "src/key.txt": "deep/.ssh/id_rsa"} {
 		os.MkdirAll(filepath.Dir(filepath.Join(g.root, link)), 0o755)
 		if err := os.Link(filepath.Join(g.root, target), filepath.Join(g.root, link)); err != nil {
-			t.Skipf("no hard links here: %v", err)
+			t.Fatal(err) // a temporary folder takes hard links on any Linux file system
 		}
 	}
 	if err := os.Symlink(".env", filepath.Join(g.root, "link.txt")); err != nil {

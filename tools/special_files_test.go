@@ -17,7 +17,7 @@ func TestSpecialFilesDoNotHang(t *testing.T) {
 	t.Parallel()
 	env, root := ftEnv(t)
 	if err := syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644); err != nil {
-		t.Skip(err)
+		t.Fatal(err) // a temporary folder takes a FIFO on any Linux file system
 	}
 	testenv.WriteFiles(t, root, map[string]string{"a.txt": "a\n"})
 	calls := []toolCall{
