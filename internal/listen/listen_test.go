@@ -231,6 +231,15 @@ func TestUnixSocket(t *testing.T) {
 
 func TestUnixSocketDirRefused(t *testing.T) {
 	testenv.RuntimeDir(t)
+	// Each case is refused for its own reason, which the error names.
+	why := map[string]string{
+		"world-writable dir": "has mode 777: others may write",
+		"group-writable dir": "has mode 770: others may write",
+		"symlinked dir":      "is not a directory (a symlink is refused)",
+		"another user's dir": "belongs to uid 65534, not to this user",
+		"path is a file":     "exists and is not a socket",
+		"empty path":         "needs a path",
+	}
 	for name, setup := range map[string]func(t *testing.T, dir string) string{
 		"world-writable dir": func(t *testing.T, dir string) string {
 			os.Mkdir(dir, 0o777)
@@ -265,8 +274,8 @@ func TestUnixSocketDirRefused(t *testing.T) {
 			if l, err := Listen("unix:"+path, Options{}); err == nil {
 				l.Close()
 				t.Fatal("listened")
-			} else {
-				t.Log(err)
+			} else if !strings.Contains(err.Error(), why[name]) {
+				t.Errorf("refused with %q, want the reason %q", err, why[name])
 			}
 			if name == "path is a file" {
 				if b, _ := os.ReadFile(path); string(b) != "keep me" {
