@@ -12,11 +12,12 @@ import (
 // it runs. An attached client's smaller table (attachedMethods, attach.go)
 // takes its entries from here but for initialize, initialized and
 // tool/list.
-// session.handle (dispatch.go) is the only reader of the connection's
-// table: it gates each message by the session's state, runs its handler,
-// replies and cancels. A request whose method is not in the table is
-// answered MethodNotFound; a notification whose method is not there is
-// ignored ($/ ones included).
+// server.handle (dispatch.go) reads the connection's table: it gates each
+// message by the session's state, runs its handler, replies and cancels
+// (server.earlyAnswer, early.go, looks a request up there too, to answer
+// it before it is decoded whole). A request whose method is not in the
+// table is answered MethodNotFound; a notification whose method is not
+// there is ignored ($/ ones included).
 var methods = map[string]method{
 	// Lifecycle. initialize and shutdown run in order on the reading
 	// goroutine: nothing is read until they are answered.

@@ -139,7 +139,9 @@ local function rename(old, new, opts, builtin)
 end
 
 --- A CreateFile as Neovim's own applies it (LSP: overwrite wins over
---- ignoreIfExists): the file created empty, or left, and listed as a buffer.
+--- ignoreIfExists): the file created empty, or left, and listed as a
+--- buffer; but a file that cannot be created fails the edit, where
+--- Neovim's own goes on.
 local function create(change)
   local opts = change.options or {}
   local path = vim.uri_to_fname(change.uri)
@@ -147,7 +149,7 @@ local function create(change)
     vim.fn.mkdir(vim.fs.dirname(path), "p")
     local f, err = io.open(path, "w")
     if not f then
-      error(err)
+      error(err, 0)
     end
     f:close()
   end
@@ -164,7 +166,7 @@ local function delete(change)
     if opts.ignoreIfNotExists then
       return
     end
-    error("cannot delete " .. path .. ": it does not exist")
+    error("cannot delete " .. path .. ": it does not exist", 0)
   end
   local flags = ""
   if st.type == "directory" then
@@ -172,7 +174,7 @@ local function delete(change)
   end
   local b = vim.fn.bufadd(path)
   if vim.fn.delete(path, flags) ~= 0 then
-    error("could not delete " .. path)
+    error("could not delete " .. path, 0)
   end
   api.nvim_buf_delete(b, { force = true })
 end
@@ -192,7 +194,7 @@ local function apply(edit, enc)
       elseif change.kind == "delete" then
         delete(change)
       elseif change.kind then
-        error("unsupported change: " .. vim.inspect(change))
+        error("unsupported change: " .. vim.inspect(change), 0)
       else
         util.apply_text_document_edit(change, i, enc)
       end
