@@ -115,7 +115,7 @@ func link(t *testing.T, root, oldRel, newRel string) {
 		t.Fatal(err)
 	}
 	if err := os.Link(filepath.Join(root, filepath.FromSlash(oldRel)), n); err != nil {
-		t.Skipf("no hard links here: %v", err)
+		t.Fatal(err) // a test's folder takes hard links
 	}
 }
 
