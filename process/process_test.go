@@ -89,9 +89,7 @@ func sleepsRun(t *testing.T, mk string, n int) {
 	t.Helper()
 	if !testenv.Eventually(20*time.Second, func() bool { return len(testenv.SleepPids(mk)) == n }) {
 		pids := testenv.SleepPids(mk)
-		for _, pid := range pids {
-			syscall.Kill(pid, syscall.SIGKILL) // leave nothing behind
-		}
+		testenv.KillSleeps(mk) // leave nothing behind
 		t.Fatalf("%d sleeps of %s run, want %d", len(pids), mk, n)
 	}
 }

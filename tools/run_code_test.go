@@ -150,13 +150,7 @@ func TestRunCodeProcessLimit(t *testing.T) {
 	// below, so that only they are counted and only a kill ends them.
 	// Popen returns only once sleep runs: n counts real sleeps.
 	marker := fmt.Sprintf("600.%d", time.Now().UnixNano()%1000000)
-	t.Cleanup(func() {
-		for _, pid := range testenv.SleepPids(marker) {
-			if p, err := os.FindProcess(pid); err == nil {
-				p.Kill()
-			}
-		}
-	})
+	t.Cleanup(func() { testenv.KillSleeps(marker) })
 	res := g.call(context.Background(), "run_code", map[string]any{"language": "python", "timeout_seconds": 20,
 		"code": `import subprocess
 n = 0

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -196,11 +195,7 @@ sleep %[1]s4`, token)
 	go func() {
 		done <- g.call(context.Background(), "shell_exec", map[string]any{"command": cmd, "timeout_ms": 5000}, nil)
 	}()
-	defer func() {
-		for _, pid := range testenv.SleepPids(token) {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}()
+	defer testenv.KillSleeps(token)
 	started := 0
 	var res *Result
 wait:

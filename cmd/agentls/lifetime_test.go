@@ -76,11 +76,7 @@ sleep %[1]s5`, token)
 		}
 		t.Fatalf("the commands did not start: %d processes of %s; stderr %s", len(testenv.SleepPids(token)), token, p.Stderr)
 	}
-	t.Cleanup(func() {
-		for _, pid := range testenv.SleepPids(token) {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	t.Cleanup(func() { testenv.KillSleeps(token) })
 	return p, token, 5
 }
 

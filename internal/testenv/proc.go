@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Procs lists the live processes (zombies excluded) whose command line,
@@ -33,6 +34,14 @@ func SleepPids(token string) []int {
 		}
 	})
 	return out
+}
+
+// KillSleeps sends SIGKILL to the sleeps SleepPids(token) finds, so that a
+// test leaves none of its marked processes behind.
+func KillSleeps(token string) {
+	for _, pid := range SleepPids(token) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
 }
 
 // eachProc calls fn with the pid and arguments of every live process but
