@@ -42,6 +42,9 @@ func init() {
 
 // table is the method table of the server's connection.
 func (s *server) table() map[string]method {
+	if s.opts.methods != nil {
+		return s.opts.methods
+	}
 	if s.opts.host != nil {
 		return attachedMethods
 	}

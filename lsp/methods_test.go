@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net"
 	"reflect"
 	"testing"
@@ -57,20 +58,14 @@ var testMethods = map[string]method{
 // that nothing is answered twice).
 func TestDispatcherAlwaysAnswers(t *testing.T) {
 	t.Parallel()
-	for name, m := range testMethods {
-		methods[name] = m // before any session reads the table
-	}
-	t.Cleanup(func() {
-		for name := range testMethods {
-			delete(methods, name)
-		}
-	})
+	table := maps.Clone(methods) // the shared table stays as it is: other tests run beside this one
+	maps.Copy(table, testMethods)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	srv, cli := net.Pipe()
 	done := make(chan struct{})
 	go func() {
-		Serve(ctx, srv, Options{Runner: tools.NewRunner(tools.NewBuiltinRegistry(), nil), DefaultRoot: t.TempDir()})
+		Serve(ctx, srv, Options{Runner: tools.NewRunner(tools.NewBuiltinRegistry(), nil), DefaultRoot: t.TempDir(), methods: table})
 		close(done)
 	}()
 	conn := jsonrpc2.NewConn(jsonrpc2.NewStream(cli))

@@ -34,7 +34,8 @@ type Options struct {
 	// (lsp/attach.go): `agentls serve` on stdio sets it.
 	Publish bool
 
-	host *server // the editor's server, for an attached client's server
+	host    *server           // the editor's server, for an attached client's server
+	methods map[string]method // replaces the method table (tests)
 }
 
 // Serve speaks LSP on rwc until the client sends exit or the connection
