@@ -113,74 +113,89 @@ func (p posting) each(f func(uint32)) {
 }
 
 // triSet extracts the distinct trigrams of a file. The zero value is
-// ready; it holds a 2 MB bit set, so each worker keeps one.
+// ready; it holds a 2 MB bit set and a 64 KB buffer, so each worker
+// keeps one.
 type triSet struct {
 	seen []uint64
 	list []uint32
+	low  *[triChunk + 2]byte // a chunk of the file folded, and the two bytes after it
 }
 
-// triChunk is how many bytes of a file triSet.of takes at a time.
+// triChunk is how many trigrams of a file triSet.of takes at a time.
 const triChunk = 64 << 10
 
 // of returns the distinct folded trigrams of data, in the order they
 // first occur; the slice is reused by the next call.
+//
+// Each chunk is folded first (foldASCII, eight bytes at a time) and each
+// trigram is read from its own three bytes of the folded copy. Built byte
+// by byte from the one before (t<<8 | next), every trigram waited for its
+// predecessor's shift, or and mask; and a trigram already seen is no
+// longer stored again. BenchmarkTriSet: 15% less CPU time (median of six
+// interleaved runs of each).
 func (ts *triSet) of(data []byte) []uint32 {
 	if ts.seen == nil {
 		ts.seen = make([]uint64, 1<<24/64)
+		ts.low = new([triChunk + 2]byte)
 	}
+	seen := (*[1 << 24 / 64]uint64)(ts.seen)
 	n := 0
-	if len(data) >= 3 {
-		seen := (*[1 << 24 / 64]uint64)(ts.seen)
-		t := uint32(lowerASCII[data[0]])<<8 | uint32(lowerASCII[data[1]])
-		for rest := data[2:]; len(rest) > 0; {
-			chunk := rest[:min(len(rest), triChunk)]
-			rest = rest[len(chunk):]
-			if cap(ts.list)-n < len(chunk) {
-				// Double: a large file's list grows a few times only.
-				list := make([]uint32, max(2*cap(ts.list), n+len(chunk)))
-				copy(list, ts.list[:n])
-				ts.list = list
-			}
-			t, n = newTrigrams(seen, ts.list[:cap(ts.list)], chunk, t, n)
+	for at := 0; at+3 <= len(data); at += triChunk {
+		chunk := data[at:min(len(data), at+triChunk+2)]
+		m := len(chunk) - 2 // the trigrams that start in this chunk
+		if cap(ts.list)-n < m {
+			// Double: a large file's list grows a few times only.
+			list := make([]uint32, max(2*cap(ts.list), n+m))
+			copy(list, ts.list[:n])
+			ts.list = list
 		}
-		for _, t := range ts.list[:n] {
-			seen[t>>6] = 0
-		}
+		foldASCII(ts.low[:], chunk)
+		n = newTrigrams(seen, ts.list[:cap(ts.list)], ts.low, m, n)
+	}
+	for _, t := range ts.list[:n] {
+		seen[t>>6] = 0
 	}
 	return ts.list[:n]
 }
 
-// newTrigrams goes on from the trigram t (its last two bytes are chunk's
-// first one's predecessors) through chunk: it writes each trigram at
-// list[n] and moves n past it when seen did not hold it, and sets it in
-// seen. It returns the last trigram and n. Every position is written,
-// without a branch: n moves past the new ones only.
-//
-// It is a function of its own, not inlined, so that its loop keeps every
-// value in a register: inside the loop of of (which has more of them) the
-// compiler kept t and n on the stack, and the store and reload on each
-// byte's path cost a quarter of the time.
-//
-//go:noinline
-func newTrigrams(seen *[1 << 24 / 64]uint64, list []uint32, chunk []byte, t uint32, n int) (uint32, int) {
-	for _, b := range chunk {
-		t = (t<<8 | uint32(lowerASCII[b])) & 0xFFFFFF
-		w := t >> 6
-		old := seen[w]
-		set := old | 1<<(t&63) // BTS, with no shift by a count in CX
-		list[n] = t
-		n += b2i(set != old)
-		seen[w] = set
+// foldASCII writes src into dst folded as lowerASCII folds it, eight
+// bytes at a time: a byte below 0x80 that is at least 'A' and at most
+// 'Z' gains 0x20 (len(dst) >= len(src)).
+func foldASCII(dst, src []byte) {
+	const ones = 0x0101010101010101
+	i := 0
+	for ; i+8 <= len(src); i += 8 {
+		x := binary.LittleEndian.Uint64(src[i:])
+		low7 := x &^ (0x80 * ones)         // each byte without its high bit: no carry between bytes below
+		atLeastA := low7 + (0x80-'A')*ones // high bit: >= 'A'
+		aboveZ := low7 + (0x80-'Z'-1)*ones // high bit: > 'Z'
+		upper := atLeastA &^ aboveZ &^ x & (0x80 * ones)
+		binary.LittleEndian.PutUint64(dst[i:], x|upper>>2)
 	}
-	return t, n
+	for ; i < len(src); i++ {
+		dst[i] = lowerASCII[src[i]]
+	}
 }
 
-// b2i is 1 for true, 0 for false (the compiler makes it a SETcc).
-func b2i(b bool) int {
-	if b {
-		return 1
+// newTrigrams goes through the first m trigrams of the folded chunk low:
+// it appends each to list at n when seen did not hold it, and sets it in
+// seen. It returns the new n. Each trigram is read from its own three
+// bytes, so the loop carries only n from one to the next.
+//
+//go:noinline
+func newTrigrams(seen *[1 << 24 / 64]uint64, list []uint32, low *[triChunk + 2]byte, m, n int) int {
+	m = min(m, triChunk) // (for the compiler: low[i+2] is in bounds)
+	for i := range m {
+		t := uint32(low[i])<<16 | uint32(low[i+1])<<8 | uint32(low[i+2])
+		w := t >> 6
+		old := seen[w]
+		if bit := uint64(1) << (t & 63); old&bit == 0 {
+			seen[w] = old | bit
+			list[n] = t
+			n++
+		}
 	}
-	return 0
+	return n
 }
 
 // segBuilder collects files for a segment.

@@ -347,13 +347,17 @@ func TestCompactKeepsFilters(t *testing.T) {
 
 // TestTriSet checks triSet.of against a map: the distinct folded trigrams
 // of random texts (ASCII, high bytes, NULs, upper case, runs of one byte
-// or of one folded byte), in the order they first occur, call after call
-// on the same set.
+// or of one folded byte, every byte value), of lengths around the chunks'
+// bounds, in the order they first occur, call after call on the same set.
 func TestTriSet(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
+	every := make([]byte, 256) // each byte value, folded or not
+	for c := range every {
+		every[c] = byte(c)
+	}
 	var ts triSet
-	for _, alphabet := range []string{"abcABC \n", "aZ\x00\x7f\x80\xc3\xa9\xff", "\x80\x81\xfe\xffA", "\x00", "aA", "\t\t\t\t\t\t\t \x00\x00\x00\x00\x00ab"} {
-		for _, size := range []int{0, 1, 2, 3, 4, 100, 5000, triChunk + 7, 3*triChunk + 5} {
+	for _, alphabet := range []string{"abcABC \n", "aZ\x00\x7f\x80\xc3\xa9\xff", "\x80\x81\xfe\xffA", "\x00", "aA", "\t\t\t\t\t\t\t \x00\x00\x00\x00\x00ab", string(every)} {
+		for _, size := range []int{0, 1, 2, 3, 4, 9, 100, 5000, triChunk - 1, triChunk, triChunk + 1, triChunk + 2, triChunk + 3, triChunk + 7, 2*triChunk + 2, 3*triChunk + 5} {
 			data := make([]byte, size)
 			for i := range data {
 				data[i] = alphabet[rng.Intn(len(alphabet))]
