@@ -44,6 +44,10 @@ func buildWith(t *testing.T, ws *workspace.Workspace, dir string) (c *Cache, rea
 	c.SetPersistDir(dir)
 	c.Warm(context.Background(), ws)
 	cacheReady(t, c)
+	// The index answers before its copy is written.
+	for c.finished.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, ri := range c.roots {
