@@ -320,7 +320,7 @@ func validID(id string) bool {
 // socket that refuses connections is found stale by Dial, which removes it:
 // probing every socket here would knock at every editor.)
 func alive(d Descriptor) bool {
-	if err := syscall.Kill(d.PID, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+	if !processAlive(d.PID) {
 		return false
 	}
 	fi, err := os.Lstat(d.Socket)

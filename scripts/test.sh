@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every suite of agentls: `./scripts/test.sh [go|fuzz|mcp|claude-e2e|editors]`
+# Runs every suite of agentls: `./scripts/test.sh [go|fuzz|mcp|claude-e2e|editors|cross-build]`
 # (default: all); one editor suite alone: `./scripts/test.sh
 # nvim|emacs|screenshots|vscode|vscode-e2e`. The fuzz suite gives each fuzz target FUZZTIME seconds (default 3;
 # `make fuzz` runs them longer through scripts/fuzz.sh).
@@ -196,6 +196,13 @@ other_suites() {
 				skip "$ed" "its dependencies are not installed and this run may not install them (run as root or with CI=true)"
 			fi
 		done
+	fi
+
+	if [ "$what" = all ] || [ "$what" = cross-build ]; then
+		# The systems the code compiles for and no suite runs on (README.md,
+		# Set-up): last in this lane, whose suites mostly wait, and at the
+		# Go suites' priority.
+		suite "cross-build" nice -n 10 scripts/cross-build.sh
 	fi
 }
 
