@@ -103,8 +103,8 @@ type Cache struct {
 	// gen counts resets: a build of an older generation is dropped.
 	gen atomic.Int64
 	// skips counts the files searches skipped; indexed the searches the
-	// index answered without walking; finished the builds that ended,
-	// their on-disk copy written or not (for tests).
+	// index answered without walking; finished the builds that installed
+	// their index and ended, their on-disk copy written or not (for tests).
 	skips, indexed, finished atomic.Int64
 	// building: a build runs; rebuild: start it again when done
 	building, rebuild atomic.Bool

@@ -434,8 +434,8 @@ func (c *Cache) buildRoot(ctx context.Context, ws *workspace.Workspace, root str
 	c.mu.Unlock()
 	ended()
 	// The progress callback may have readied a goroutine to send the end
-	// (lsp/searchindex.go's): the scheduler runs it next on this thread,
-	// which would first write the on-disk copy below; without yielding,
+	// (lsp/searchindex.go's): the scheduler runs it once this goroutine
+	// stops, which would first write the on-disk copy below; without yielding,
 	// the end reached the editor 8 to 22 ms late (until the runtime
 	// preempted this goroutine), measured from the server's own clock.
 	runtime.Gosched()

@@ -45,8 +45,10 @@ func buildWith(t *testing.T, ws *workspace.Workspace, dir string) (c *Cache, rea
 	c.Warm(context.Background(), ws)
 	cacheReady(t, c)
 	// The index answers before its copy is written.
-	for c.finished.Load() == 0 {
-		time.Sleep(time.Millisecond)
+	for deadline := time.Now().Add(time.Minute); c.finished.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the build did not finish")
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
