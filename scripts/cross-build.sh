@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Builds agentls for the systems no suite runs on, so that what README.md
-# says of them stays true: macOS with the tests (go vet type-checks them
-# too), FreeBSD, and the binary for Windows (the tests' shared helpers,
-# internal/testenv, are Unix's). Nothing runs there: it compiles.
+# Type-checks agentls for the systems no suite runs on, so that what
+# README.md says of them stays true: macOS with the tests, FreeBSD, and
+# the binary's packages for Windows (the tests' shared helpers,
+# internal/testenv, are Unix's). It type-checks from the source
+# (scripts/typecheck, as gopls does) rather than compile: on an empty
+# build cache a compile for each system took 80 to 90 s here, the check
+# 7 to 8 s. Nothing runs there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-GOOS=darwin go vet ./...
-echo "darwin: go vet ./... passed"
-GOOS=freebsd go build -o /dev/null ./cmd/agentls
-echo "freebsd: the binary builds"
-GOOS=windows go build -o /dev/null ./cmd/agentls
-echo "windows: the binary builds"
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+go build -o "$bin/typecheck" ./scripts/typecheck # for this system; GOOS below is the checked one's
+GOOS=darwin "$bin/typecheck" -tests ./...
+GOOS=freebsd "$bin/typecheck" ./...
+GOOS=windows "$bin/typecheck" ./cmd/agentls

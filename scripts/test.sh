@@ -131,14 +131,15 @@ go_suites() {
 		# run_code's tests run Python programs; without python3 they skip
 		# those cases.
 		needs python3 || skip "run_code's Python cases" "python3 is not installed; run scripts/install-deps.sh python3"
-		# And one JavaScript program: node, which the other lane's MCP suites
-		# install too; installed here first, so that the case does not run or
-		# skip by which lane came first.
-		needs mcp || skip "run_code's node case" "node is not installed; run scripts/install-deps.sh mcp"
 		# run_code and automatic commands run in bubblewrap; without it their
 		# tests fail (run_code refuses with NOT_CONFIGURED), so it is a must.
 		if needs bwrap; then
 			suite "go vet" "${go_nice[@]}" go vet ./...
+			# And one JavaScript program: node, which the other lane's MCP
+			# suites install first thing (during go vet, in a whole run); asked
+			# for here, so that the case does not run or skip by which lane
+			# came first.
+			needs mcp || skip "run_code's node case" "node is not installed; run scripts/install-deps.sh mcp"
 			suite "go test" "${go_nice[@]}" go test -count=1 ./...
 			# Again under the race detector (which also checks unsafe pointer
 			# conversions: checkptr), with -short (the searches of GOROOT are
