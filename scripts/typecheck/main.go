@@ -1,9 +1,12 @@
 // Command typecheck type-checks Go packages from their source for the
 // system of its environment (GOOS, GOARCH), as gopls does, without
-// compiling them, and prints what does not check:
+// compiling them, and prints what does not check. Built for this system,
+// it is run with the other's GOOS (`GOOS=windows go run` would build it
+// for Windows):
 //
-//	GOOS=windows go run ./scripts/typecheck ./cmd/agentls
-//	GOOS=darwin go run ./scripts/typecheck -tests ./...
+//	go build -o typecheck ./scripts/typecheck
+//	GOOS=windows ./typecheck ./cmd/agentls
+//	GOOS=darwin ./typecheck -tests ./...
 //
 // scripts/cross-build.sh runs it for the systems no suite runs on: a
 // compile for another system starts from an empty build cache and took
