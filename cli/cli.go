@@ -270,6 +270,7 @@ func serve(ctx context.Context, g globals, lo listenFlags, stdio IO) int {
 		return usageError(stdio, err, nil)
 	}
 	defer end()
+	serverHeap() // a process that holds sessions (heap.go)
 	// A signal exits the process from its handler: the socket and the
 	// generated token file go first. The handler is in place before they
 	// exist, and waits while they are being made (mu).

@@ -64,6 +64,7 @@ func mcpCommand(ctx context.Context, g *globals, fs *flag.FlagSet, args []string
 			return 1
 		}
 	}
+	serverHeap() // it holds a session (heap.go)
 	backend, errs, closeSession, err := mcp.Standalone(mcp.StandaloneOptions{Root: *root, UserConfig: g.config, Agent: *agent, Log: log})
 	if err != nil {
 		return usageError(stdio, err, nil)
@@ -82,7 +83,7 @@ func mcpCommand(ctx context.Context, g *globals, fs *flag.FlagSet, args []string
 // heap doubles from 4 MiB, while the MCP SDK allocates 32 KiB for each
 // message it decodes: a collection every few dozen calls, a tenth of the
 // process's time. The heap stays a few MiB either way. (A standalone
-// server's heap holds a session: it keeps the default.)
+// server's heap holds a session: serverHeap paces it.)
 const attachedGCPercent = 400
 
 // tuneProxy sets the runtime of an attached `agentls mcp`, a proxy that
