@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -392,4 +393,69 @@ func TestCacheClose(t *testing.T) {
 func dirExists(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// TestBinaryFiles: a file with a NUL byte in its first 64 KiB shows no
+// match and does not count among the binary files, whose search stopped
+// after a match (Result.Binary); the index holds no trigram of it, so a
+// query with one does not read it. A file whose NUL comes later shows its
+// matches before the buffer that holds it, and counts. The same through
+// the index as without it, and the lines ripgrep prints, when it is
+// installed.
+func TestBinaryFiles(t *testing.T) {
+	t.Parallel()
+	root, ws := oldTree(t, map[string]string{
+		"early.bin": "needle\x00rest\n",
+		"late.bin":  "needle one\n" + strings.Repeat("filler line of text\n", 4000) + "needle two\x00\n",
+		"text.txt":  "a needle\n",
+		"after.bin": strings.Repeat("filler line of text\n", 4000) + "needle three\x00\n",
+	})
+	want := []string{"late.bin:1", "text.txt:1"}
+	lines := func(res *Result) []string {
+		var out []string
+		for _, f := range res.Files {
+			for _, m := range f.Matches {
+				out = append(out, fmt.Sprintf("%s:%d", f.Path, m.Line))
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	p, o := queryOf(t, `{"pattern":"needle"}`)
+	fresh := run(t, ws, p, o)
+	if got := lines(fresh); !slices.Equal(got, want) || fresh.Binary != 1 {
+		t.Fatalf("matches %v, %d binary files; want %v, 1 (late.bin)", got, fresh.Binary, want)
+	}
+
+	cache := newCache(t)
+	cache.Warm(context.Background(), ws)
+	cacheReady(t, cache)
+	o.Cache = cache
+	sameResult(t, "indexed", run(t, ws, p, o), fresh)
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	for _, s := range cache.roots[root].segs {
+		for _, bd := range s.bins {
+			if e := s.docs[bd.local]; e.rel == "early.bin" && slices.ContainsFunc(s.blooms[bd.off:bd.off+bd.n], func(b byte) bool { return b != 0 }) {
+				t.Errorf("early.bin has trigrams in the index")
+			}
+		}
+	}
+
+	if _, err := exec.LookPath("rg"); err == nil {
+		cmd := exec.Command("rg", "--line-number", "--no-heading", "--color=never", "--no-messages", "needle")
+		cmd.Dir = root
+		out, _ := cmd.Output()
+		var got []string
+		for line := range strings.Lines(string(out)) {
+			if path, rest, ok := strings.Cut(line, ":"); ok && !strings.HasPrefix(rest, " WARNING") {
+				n, _, _ := strings.Cut(rest, ":")
+				got = append(got, path+":"+n)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("ripgrep prints %v, want %v", got, want)
+		}
+	}
 }

@@ -36,7 +36,9 @@ type Result struct {
 	// counted).
 	Walked bool
 	// TooLarge counts the files skipped as larger than limits.maxFileBytes,
-	// Binary the files whose search stopped at binary data.
+	// Binary the files whose search stopped at binary data after a match,
+	// as ripgrep warns of them (binaryCutoff: a file with a NUL byte in
+	// its first 64 KiB shows nothing and does not count).
 	TooLarge, Binary int64
 }
 
@@ -257,8 +259,8 @@ func (s *state) searchFile(m *matcher, data []byte, path string) *File {
 	m.search(data, func(h hit) bool {
 		if cutoff < 0 {
 			cutoff = binaryCutoff(data)
-			if cutoff < len(data) {
-				s.binary.Add(1)
+			if h.start < cutoff && cutoff < len(data) {
+				s.binary.Add(1) // ripgrep: "stopped searching binary file after match"
 			}
 		}
 		if h.start >= cutoff {
