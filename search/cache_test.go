@@ -434,12 +434,20 @@ func TestBinaryFiles(t *testing.T) {
 	sameResult(t, "indexed", run(t, ws, p, o), fresh)
 	cache.mu.Lock()
 	defer cache.mu.Unlock()
+	filters := 0
 	for _, s := range cache.roots[root].segs {
 		for _, bd := range s.bins {
-			if e := s.docs[bd.local]; e.rel == "early.bin" && slices.ContainsFunc(s.blooms[bd.off:bd.off+bd.n], func(b byte) bool { return b != 0 }) {
+			if s.docs[bd.local].rel != "early.bin" {
+				continue
+			}
+			filters++
+			if slices.ContainsFunc(s.blooms[bd.off:bd.off+bd.n], func(b byte) bool { return b != 0 }) {
 				t.Errorf("early.bin has trigrams in the index")
 			}
 		}
+	}
+	if filters != 1 {
+		t.Errorf("early.bin has %d filters in the index, want 1 (empty)", filters)
 	}
 
 	if _, err := exec.LookPath("rg"); err == nil {
