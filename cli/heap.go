@@ -76,12 +76,12 @@ const (
 // that the next collection starts once serverGarbage has been allocated
 // (serverGCPercent). With the default (100), the heap grows to twice its
 // live size before a collection: on the benchmark's tree of 92,000 files,
-// whose indexes hold 240 MB, output-heavy searches then took the server
-// from 360 to 530 MB of resident memory; paced, to 410 MB, and a search
-// took the same CPU time (two runs of each: a collection costs little
-// beside an output-heavy search, which starts about one). A small
-// workspace's server keeps the default pacing. GOGC or GOMEMLIMIT, when
-// set, decide.
+// whose indexes hold 220 MB, twelve output-heavy searches in a row then
+// took the server to 424 to 438 MB of resident memory; paced, to 354 to
+// 373 MB, for 5% more CPU time a search (two runs of each; such a search
+// allocates about as much as serverGarbage, so it starts about one
+// collection). A small workspace's server keeps the default pacing. GOGC
+// or GOMEMLIMIT, when set, decide.
 func serverHeap() {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
