@@ -474,20 +474,28 @@ func (s *segment) lookup(tri uint32) (p posting, ok bool) {
 	}
 	var cur uint32
 	for off < end {
-		d, n := binary.Uvarint(s.blob[off:])
-		off += n
-		cur += uint32(d)
-		l, n := binary.Uvarint(s.blob[off:])
-		off += n
-		if cur == tri {
-			return posting{b: s.blob[off : off+int(l>>1)], bitmap: l&1 != 0}, true
+		d, p, next := entryAt(s.blob, off)
+		if cur += d; cur == tri {
+			return p, true
 		}
 		if cur > tri {
 			return posting{}, false
 		}
-		off += int(l >> 1)
+		off = next
 	}
 	return posting{}, false
+}
+
+// entryAt decodes the entry of a valid blob (checkBlob) at off: its
+// trigram's distance from the entry before (from 0 at a skip entry) and
+// its posting list; next is the offset of the entry after it.
+func entryAt(blob []byte, off int) (delta uint32, p posting, next int) {
+	d, n := binary.Uvarint(blob[off:])
+	off += n
+	l, n := binary.Uvarint(blob[off:])
+	off += n
+	next = off + int(l>>1)
+	return uint32(d), posting{b: blob[off:next], bitmap: l&1 != 0}, next
 }
 
 // bitset is a set of a segment's local numbers.
@@ -619,13 +627,10 @@ func (s *segment) each(f func(tri uint32, post posting)) {
 		if i%skipEvery == 0 {
 			cur = 0
 		}
-		d, n := binary.Uvarint(s.blob[off:])
-		off += n
-		cur += uint32(d)
-		l, n := binary.Uvarint(s.blob[off:])
-		off += n
-		f(cur, posting{b: s.blob[off : off+int(l>>1)], bitmap: l&1 != 0})
-		off += int(l >> 1)
+		d, p, next := entryAt(s.blob, off)
+		cur += d
+		f(cur, p)
+		off = next
 	}
 }
 
