@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // verdict names how Decide will treat an assessment in safe mode.
@@ -25,10 +26,7 @@ func commandWorkspace(t *testing.T) (*workspace.Workspace, *workspace.Config) {
 	t.Helper()
 	root := t.TempDir()
 	testenv.WriteFiles(t, root, map[string]string{"main.go": "x\n", ".env": "x\n", "sub/x.txt": "x\n"})
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspacetest.New(t, root)
 	cfg := workspace.DefaultConfig()
 	cfg.Shell.Allow = []string{"ls", "echo", "go test"}
 	cfg.Shell.Deny = []string{"curl", "git fetch", "nc", "/usr/sbin/iptables"}
@@ -371,10 +369,7 @@ func FuzzJudgeCommand(f *testing.F) {
 		f.Add(s)
 	}
 	root := f.TempDir()
-	ws, err := workspace.New(root)
-	if err != nil {
-		f.Fatal(err)
-	}
+	ws := workspacetest.New(f, root)
 	cfg := workspace.DefaultConfig()
 	cfg.Shell.Allow = []string{"ls", "echo"}
 	cfg.Shell.Deny = []string{"curl"}

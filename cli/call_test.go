@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // TestAbsRoot: the root the one-shot grep prefetches the index copy of is
@@ -18,10 +19,7 @@ func TestAbsRoot(t *testing.T) {
 	}
 	t.Chdir(filepath.Join(dir, "a"))
 	for _, root := range []string{"", ".", "./", "b/..", filepath.Join(dir, "a") + "/", dir + "/a/b/../.", "b", "../a/b/"} {
-		w, err := workspace.New()
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := workspacetest.New(t)
 		spelled := root
 		if spelled == "" {
 			spelled, _ = os.Getwd() // openSession's default

@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentls/agentls/search"
 	"github.com/agentls/agentls/tools"
-	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // TestWriteIndented: writeIndented writes what json.Encoder with
@@ -23,10 +23,7 @@ func TestWriteIndented(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ws, err := workspace.New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspacetest.New(t, dir)
 	grep := func(args string) *tools.Result {
 		r := tools.RunTool(context.Background(), ws, "grep", json.RawMessage(args))
 		if r.Status != tools.StatusSuccess {

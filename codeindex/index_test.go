@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the want sections of testdata/index/*.txtar")
@@ -33,10 +34,7 @@ func newTestIndex(t testing.TB, files map[string]string) (*Index, *workspace.Wor
 func newTestIndexIn(t testing.TB, root string, files map[string]string) (*Index, *workspace.Workspace, string) {
 	t.Helper()
 	testenv.WriteFiles(t, root, files)
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspacetest.New(t, root)
 	ix := New(ws)
 	t.Cleanup(ix.Close)
 	ix.Start(nil)
@@ -263,7 +261,7 @@ func TestIndexPartial(t *testing.T) {
 	for i := range 50 {
 		os.WriteFile(filepath.Join(root, fmt.Sprintf("f%d.py", i)), []byte(fmt.Sprintf("def f%d():\n    pass\n", i)), 0o644)
 	}
-	ws, _ := workspace.New(root)
+	ws := workspacetest.New(t, root)
 	ix := New(ws)
 	defer ix.Close()
 	if _, partial := ix.Search("f1", 5); !partial {
@@ -347,10 +345,7 @@ func TestIndexGOROOT(t *testing.T) {
 		t.Skip("indexes the whole Go source tree")
 	}
 	src := testenv.GoSrc(t)
-	ws, err := workspace.New(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspacetest.New(t, src)
 	ix := New(ws)
 	defer ix.Close()
 	start := time.Now()
@@ -413,10 +408,7 @@ func benchWorkspace(b *testing.B) (*workspace.Workspace, string) {
 	if src == "" {
 		src = testenv.GoSrc(b)
 	}
-	ws, err := workspace.New(src)
-	if err != nil {
-		b.Fatal(err)
-	}
+	ws := workspacetest.New(b, src)
 	return ws, src
 }
 
@@ -608,7 +600,7 @@ func TestIndexDepStripping(t *testing.T) {
 	}
 	src := testenv.GoSrc(t)
 	api := func(strip bool, path string) map[string]string {
-		ws, _ := workspace.New(t.TempDir())
+		ws := workspacetest.New(t, t.TempDir())
 		ix := New(ws)
 		defer ix.Close()
 		g := ix.goc
@@ -682,7 +674,7 @@ func TestIndexAnswersWhileBuilding(t *testing.T) {
 		{"capped", 10, 10, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ws, _ := workspace.New(root)
+			ws := workspacetest.New(t, root)
 			ix := New(ws)
 			defer ix.Close()
 			ix.MaxFiles = tc.max

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/internal/testenv"
-	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // TestProgramKeysOverridden: every key of gitProgramKeys, set in the
@@ -37,10 +37,7 @@ func TestProgramKeysOverridden(t *testing.T) {
 		}
 		run(os.Environ(), "config", "--add", keyOf(k.Pattern), v)
 	}
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspacetest.New(t, root)
 	env := SafetyEnv(ws, root, os.Environ())
 	for _, k := range gitProgramKeys {
 		key := keyOf(k.Pattern)
@@ -71,10 +68,7 @@ func TestSafetyEnv(t *testing.T) {
 		}
 	}
 	testenv.Git(t, withRepo, nil, "init", "-q")
-	ws, err := workspace.New(withRepo, without)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspacetest.New(t, withRepo, without)
 	base := []string{"PATH=" + os.Getenv("PATH"), "GIT_DIR=/elsewhere", "GIT_INDEX_FILE=/elsewhere/index",
 		"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=user.name", "GIT_CONFIG_VALUE_0=Person"}
 	for _, tc := range []struct {
@@ -126,10 +120,7 @@ func BenchmarkSafetyEnv(b *testing.B) {
 	root := b.TempDir()
 	testenv.IsolateGit(b)
 	testenv.Git(b, root, nil, "init", "-q")
-	ws, err := workspace.New(root)
-	if err != nil {
-		b.Fatal(err)
-	}
+	ws := workspacetest.New(b, root)
 	env := os.Environ()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/internal/testenv"
-	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // newRepo makes a real repository on branch main with one commit (a.txt)
@@ -38,10 +38,7 @@ func isolatedRoot(t *testing.T) string {
 // openRepo opens the repository of a workspace whose only root is root.
 func openRepo(t *testing.T, root string, o Options) *Repo {
 	t.Helper()
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspacetest.New(t, root)
 	r, err := Open(context.Background(), ws, "", o)
 	if err != nil {
 		t.Fatal(err)
@@ -171,10 +168,7 @@ func TestRunFailure(t *testing.T) {
 	}
 
 	bare := t.TempDir()
-	ws, err := workspace.New(bare)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspacetest.New(t, bare)
 	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(bare))
 	_, err = Open(context.Background(), ws, "", Options{})
 	if e := wantCode(t, err, CodeExecution); !strings.Contains(e.Message, "is not inside a git repository") {

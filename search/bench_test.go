@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/internal/testenv"
-	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // BenchmarkSearch runs each of Queries on $(go env GOROOT)/src through the
@@ -63,10 +63,7 @@ func BenchmarkIndexVsRipgrep(b *testing.B) {
 	if tree == "" {
 		tree = filepath.Join(runtime.GOROOT(), "src")
 	}
-	ws, err := workspace.New(tree)
-	if err != nil {
-		b.Fatal(err)
-	}
+	ws := workspacetest.New(b, tree)
 	cfg := *ws.Config()
 	cfg.Paths.Sensitive = nil
 	ws.SetConfig(&cfg)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // queryOf is the Pattern and Options of grep's arguments (JSON), as
@@ -69,7 +70,7 @@ func sameResult(t *testing.T, what string, got, want *Result) {
 // globs (as the ripgrep comparison has it).
 func goSrcWorkspace(t testing.TB) *workspace.Workspace {
 	t.Helper()
-	ws := newWorkspace(t, testenv.GoSrc(t))
+	ws := workspacetest.New(t, testenv.GoSrc(t))
 	cfg := *ws.Config()
 	cfg.Paths.Sensitive = nil
 	ws.SetConfig(&cfg)
@@ -148,17 +149,7 @@ func oldTree(t *testing.T, files map[string]string) (string, *workspace.Workspac
 	for p, c := range files {
 		put(t, root, p, c, old)
 	}
-	return root, newWorkspace(t, root)
-}
-
-// newWorkspace is the workspace of root; an error fails the test.
-func newWorkspace(t testing.TB, root string) *workspace.Workspace {
-	t.Helper()
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ws
+	return root, workspacetest.New(t, root)
 }
 
 // newCache is an empty cache that closes when the test ends.
@@ -192,7 +183,7 @@ func testCacheInvalidation(t *testing.T, noWatch bool) {
 	put(t, root, "b/other.go", "package b\n// xyzzy plugh\n", old)
 	// Over the size cap: counted, not read, unless open in a buffer.
 	put(t, root, "big/huge.go", "package big\n// xyzzy\n"+strings.Repeat("// filler\n", 100), old)
-	ws := newWorkspace(t, root)
+	ws := workspacetest.New(t, root)
 	cfg := *ws.Config()
 	cfg.Limits.MaxFileBytes = 512
 	ws.SetConfig(&cfg)
@@ -369,7 +360,7 @@ func TestCacheClose(t *testing.T) {
 	cache := NewCache()
 	if runtime.GOROOT() != "" {
 		if src := filepath.Join(runtime.GOROOT(), "src"); dirExists(src) {
-			cache.Warm(context.Background(), newWorkspace(t, src))
+			cache.Warm(context.Background(), workspacetest.New(t, src))
 		}
 	}
 	cache.Close()

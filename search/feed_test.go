@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // TestFeed: a tap is handed every regular file of the build it waited
@@ -32,10 +33,7 @@ func TestFeed(t *testing.T) {
 		".git/HEAD":     "ref: refs/heads/main\n",
 		"sub/.dir/x.go": "package x\n",
 	})
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspacetest.New(t, root)
 	cfg := *ws.Config()
 	cfg.Paths.Sensitive = []string{"secret/**", "secret", "*.secret"}
 	cfg.Limits.MaxFileBytes = 1024

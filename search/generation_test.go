@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // TestGeneration checks that the change count moves on every change of a
@@ -20,7 +22,7 @@ func TestGeneration(t *testing.T) {
 		put(t, root, rel, "package p\n", old)
 	}
 	put(t, root, ".ignore", "ign/\n", old)
-	ws := newWorkspace(t, root)
+	ws := workspacetest.New(t, root)
 	cache := NewCache()
 	if _, ok := cache.Generation(ws, root); ok {
 		t.Fatal("a cache that indexes nothing vouches for the root")
@@ -39,7 +41,7 @@ func TestGeneration(t *testing.T) {
 			t.Errorf("Generation(%q): ok %v, want %v", tc.dir, ok, tc.ok)
 		}
 	}
-	if _, ok := cache.Generation(newWorkspace(t, root), root); ok {
+	if _, ok := cache.Generation(workspacetest.New(t, root), root); ok {
 		t.Error("the cache vouches for another workspace")
 	}
 	gen, _ := cache.Generation(ws, root)
@@ -97,7 +99,7 @@ func TestGenerationNoWatcher(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	put(t, root, "a/x.go", "package p\n", time.Time{})
-	ws := newWorkspace(t, root)
+	ws := workspacetest.New(t, root)
 	cache := newCache(t)
 	cache.noWatch = true
 	cache.Warm(context.Background(), ws)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // TestSegment builds segments of random files and checks that their
@@ -273,7 +274,7 @@ func TestIndexIgnoreInputs(t *testing.T) {
 // the test is skipped, since the watcher may not be built for that system.
 func watchedIndex(t *testing.T, root string) (*workspace.Workspace, *Cache) {
 	t.Helper()
-	ws := newWorkspace(t, root)
+	ws := workspacetest.New(t, root)
 	cache := newCache(t)
 	cache.Warm(context.Background(), ws)
 	cacheReady(t, cache)

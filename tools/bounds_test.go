@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/approval"
+
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // walkSchema calls fn on every subschema of s with its pointer.
@@ -206,7 +208,7 @@ func TestOversizeNotLogged(t *testing.T) {
 func BenchmarkOversizeArgument(b *testing.B) {
 	r := NewRunner(NewBuiltinRegistry(), nil)
 	dir := b.TempDir()
-	ws := newWorkspace(b, dir)
+	ws := workspacetest.New(b, dir)
 	env := &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Memory: approval.NewMemory(""), History: NewHistory(dir + "/h.jsonl")}
 	args := json.RawMessage(`{"path":"` + strings.Repeat("x", 50<<20) + `"}`)
 	b.ResetTimer()

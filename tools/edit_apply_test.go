@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // TestDiskHolds: diskHolds, which stops reading at the first difference,
@@ -15,7 +17,7 @@ import (
 func TestDiskHolds(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	ws := newWorkspace(t, root)
+	ws := workspacetest.New(t, root)
 	big := strings.Repeat("line of text\n", 10000) // many blocks
 	crlf := strings.ReplaceAll(big, "\n", "\r\n")
 	for _, tt := range []struct{ name, disk, text string }{

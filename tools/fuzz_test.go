@@ -11,6 +11,7 @@ import (
 	"github.com/agentls/agentls/internal/schema"
 	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // FuzzApplyPatch feeds any text to apply_patch's parser and planner over a
@@ -37,7 +38,7 @@ func FuzzApplyPatch(f *testing.F) {
 	root := f.TempDir()
 	files := map[string]string{"a.txt": "one\ntwo\nthree\n", "sub/c.txt": "c\n"}
 	testenv.WriteFiles(f, root, files)
-	ws := newWorkspace(f, root)
+	ws := workspacetest.New(f, root)
 	realRoot := ws.Roots()[0]
 	inside := func(p string) bool {
 		rel, err := filepath.Rel(realRoot, p)

@@ -13,6 +13,7 @@ import (
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // The standing adversarial suite for automatic git: a repository's
@@ -532,7 +533,7 @@ func BenchmarkGitMetadataCheck(b *testing.B) {
 	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
 		b.Fatalf("%v %s", err, out)
 	}
-	ws := newWorkspace(b, root)
+	ws := workspacetest.New(b, root)
 	c := &Call{Workspace: ws}
 	p := &workspace.Plan{Changes: []workspace.FileChange{{Op: workspace.OpCreate, Path: filepath.Join(root, "src", "a.go"), NewText: "package a\n"}}}
 	b.ResetTimer()

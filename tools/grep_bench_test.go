@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/search"
-	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // BenchmarkGrepVsRipgrep compares grep with ripgrep on $(go env GOROOT)/src,
@@ -32,10 +32,7 @@ func BenchmarkGrepVsRipgrep(b *testing.B) {
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
-	ws, err := workspace.New(src)
-	if err != nil {
-		b.Fatal(err)
-	}
+	ws := workspacetest.New(b, src)
 	state := b.TempDir()
 	const runs = 7
 	env := append(os.Environ(), "XDG_STATE_HOME="+state, "XDG_CONFIG_HOME="+state)
@@ -104,10 +101,7 @@ func median(ds []time.Duration) float64 {
 // profiling: go test ./tools -run '^$' -bench GrepInProcess -cpuprofile cpu.out
 func BenchmarkGrepInProcess(b *testing.B) {
 	src := goSrc(b)
-	ws, err := workspace.New(src)
-	if err != nil {
-		b.Fatal(err)
-	}
+	ws := workspacetest.New(b, src)
 	for _, q := range search.Queries {
 		b.Run(q.Name, func(b *testing.B) {
 			for b.Loop() {

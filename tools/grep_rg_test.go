@@ -13,6 +13,7 @@ import (
 	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/search"
 	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // These tests compare grep and glob with ripgrep on the Go source tree. They
@@ -54,10 +55,7 @@ func rgLines(t *testing.T, dir string, args ...string) map[string]bool {
 // ripgrep does not have.
 func rgWorkspace(t *testing.T, src string) *workspace.Workspace {
 	t.Helper()
-	ws, err := workspace.New(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspacetest.New(t, src)
 	cfg := *ws.Config()
 	cfg.Paths.Sensitive = nil
 	cfg.Limits.MaxOutputBytes = 1 << 30 // the whole text, to compare with rg's
@@ -143,10 +141,7 @@ func TestGrepCountAndFilesMatchRipgrep(t *testing.T) {
 func TestGlobMatchesRipgrep(t *testing.T) {
 	t.Parallel()
 	src := goSrc(t)
-	ws, err := workspace.New(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspacetest.New(t, src)
 	for _, tt := range []struct{ pattern, rg string }{
 		{"**/*_test.go", "*_test.go"},
 		{"**/testdata/**/*.txt", "**/testdata/**/*.txt"},

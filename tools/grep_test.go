@@ -17,6 +17,7 @@ import (
 	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/search"
 	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // grepTree is the fixture of the grep and glob tests.
@@ -62,10 +63,7 @@ func makeTree(t *testing.T, files map[string]string) (string, *workspace.Workspa
 	testenv.IsolateGit(t)
 	dir := t.TempDir()
 	testenv.WriteFiles(t, dir, files)
-	ws, err := workspace.New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspacetest.New(t, dir)
 	return dir, ws
 }
 
@@ -338,10 +336,7 @@ func TestGrepCachedSession(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspacetest.New(t, root)
 	env := &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{SearchCache: true}), Memory: approval.NewMemory(""),
 		Approver: approval.ApproverFunc(func(context.Context, approval.Request) (approval.Response, error) {
 			return approval.Response{Decision: approval.Approve}, nil

@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/internal/testenv"
-	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // BenchmarkGrepWarm runs grep on $(go env GOROOT)/src as a warm server
@@ -21,10 +21,7 @@ import (
 // AGENTLS_BENCH_TREES names another tree (testenv.BenchTree), such as
 // scripts/monorepo-tree.sh's.
 func BenchmarkGrepWarm(b *testing.B) {
-	ws, err := workspace.New(testenv.BenchTree(b))
-	if err != nil {
-		b.Fatal(err)
-	}
+	ws := workspacetest.New(b, testenv.BenchTree(b))
 	s := NewSession(ws, SessionOptions{SearchCache: true})
 	defer s.Close()
 	s.WarmUp()
@@ -45,6 +42,7 @@ func BenchmarkGrepWarm(b *testing.B) {
 	} {
 		b.Run(q.name, func(b *testing.B) {
 			var buf []byte
+			var err error
 			for b.Loop() {
 				res := r.Run(context.Background(), env, Request{Name: "grep", Arguments: json.RawMessage(q.args)}, nil)
 				if res.Status != StatusSuccess {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/internal/testenv"
+
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // indexRaceCalls is how many code-intelligence calls TestIndexSymlinkRace
@@ -53,7 +55,7 @@ func TestIndexSymlinkRace(t *testing.T) {
 	if err := swapLink(root, "qreal", "q"); err != nil {
 		t.Fatal(err)
 	}
-	ws := newWorkspace(t, root)
+	ws := workspacetest.New(t, root)
 	reg := NewRegistry(nil)
 	reg.MustRegister(Diagnostics, Symbols, Hover)
 	env := &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Approver: approval.Fixed(approval.Reject, ""), Memory: approval.NewMemory("")}

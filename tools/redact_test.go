@@ -19,6 +19,7 @@ import (
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // secretForms are the ways a secret can appear in a sink: as it is,
@@ -80,7 +81,7 @@ func TestRedactionEndToEnd(t *testing.T) {
 	t.Parallel()
 	corpus := testenv.Secrets(t)
 	root := t.TempDir()
-	ws := newWorkspace(t, root)
+	ws := workspacetest.New(t, root)
 	cfg := workspace.DefaultConfig()
 	cfg.Web.AllowPrivate = true
 	cfg.History.Enabled = true

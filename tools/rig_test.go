@@ -12,6 +12,7 @@ import (
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // TestMain gives the package's tests a home of their own: no user
@@ -33,17 +34,6 @@ type rig struct {
 	answer func(approval.Request) approval.Response
 }
 
-// newWorkspace opens the workspace whose root is root, and fails the test
-// when it cannot.
-func newWorkspace(tb testing.TB, root string) *workspace.Workspace {
-	tb.Helper()
-	ws, err := workspace.New(root)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return ws
-}
-
 // newRig makes a rig over root (a fresh temporary folder when root is "")
 // with the default configuration and the tools given (every built-in tool
 // when none is). The session closes when the test ends.
@@ -52,7 +42,7 @@ func newRig(t testing.TB, root string, tools ...*Tool) *rig {
 	if root == "" {
 		root = t.TempDir()
 	}
-	ws := newWorkspace(t, root)
+	ws := workspacetest.New(t, root)
 	reg := NewBuiltinRegistry()
 	if len(tools) > 0 {
 		reg = NewRegistry(nil)

@@ -14,10 +14,11 @@ import (
 
 	"github.com/agentls/agentls/approval"
 	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 func testEnv(t *testing.T) *Env {
-	ws := newWorkspace(t, t.TempDir())
+	ws := workspacetest.New(t, t.TempDir())
 	return &Env{Workspace: ws, Session: NewSession(ws, SessionOptions{}), Memory: approval.NewMemory(""),
 		History: NewHistory(filepath.Join(t.TempDir(), "h.jsonl"))}
 }

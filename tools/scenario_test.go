@@ -23,6 +23,7 @@ import (
 	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/sandbox"
 	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/workspacetest"
 )
 
 // Scenario tests: each testdata/scenarios/NAME.txtar is a specification of
@@ -467,7 +468,7 @@ func runScenario(t *testing.T, file testenv.Txtar) {
 		n.baseline = n.commits()
 	}
 	before := scenarioTree(t, root)
-	ws := newWorkspace(t, root)
+	ws := workspacetest.New(t, root)
 	// The user configuration is always a file of the scenario's own (absent
 	// without a config section), never the user's running the tests.
 	stack := workspace.ConfigStack{UserFile: filepath.Join(outside, "config.json")}
