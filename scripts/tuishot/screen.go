@@ -136,36 +136,21 @@ func sgr(params string, st *style) {
 		}
 		ps = append(ps, n)
 	}
+	// The attributes SGR 1 to 9 turn on and 21 to 29 off (but 21 is a
+	// double underline, and 22 turns off both bold and dim).
+	attr := [10]*bool{1: &st.bold, 2: &st.dim, 3: &st.italic, 4: &st.underline, 7: &st.reverse, 8: &st.hide, 9: &st.strike}
 	for i := 0; i < len(ps); i++ {
 		switch p := ps[i]; {
 		case p == 0:
 			*st = style{}
-		case p == 1:
-			st.bold = true
-		case p == 2:
-			st.dim = true
-		case p == 3:
-			st.italic = true
-		case p == 4 || p == 21:
+		case p >= 1 && p <= 9 && attr[p] != nil:
+			*attr[p] = true
+		case p == 21:
 			st.underline = true
-		case p == 7:
-			st.reverse = true
-		case p == 8:
-			st.hide = true
-		case p == 9:
-			st.strike = true
 		case p == 22:
 			st.bold, st.dim = false, false
-		case p == 23:
-			st.italic = false
-		case p == 24:
-			st.underline = false
-		case p == 27:
-			st.reverse = false
-		case p == 28:
-			st.hide = false
-		case p == 29:
-			st.strike = false
+		case p >= 23 && p <= 29 && attr[p-20] != nil:
+			*attr[p-20] = false
 		case p >= 30 && p <= 37:
 			st.fg = color{kind: indexedColor, index: uint8(p - 30)}
 		case p == 39:
