@@ -7,10 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/testenv"
 	"github.com/agentls/agentls/search"
 	"github.com/agentls/agentls/workspace/workspacetest"
 )
@@ -69,7 +69,7 @@ func BenchmarkGrepVsRipgrep(b *testing.B) {
 					callCPU, rgCPU = append(callCPU, cc), append(rgCPU, rc)
 				}
 			}
-			m := [5]float64{median(call), median(rg), median(callCPU), median(rgCPU), median(warm)}
+			m := [5]float64{testenv.MedianMs(call), testenv.MedianMs(rg), testenv.MedianMs(callCPU), testenv.MedianMs(rgCPU), testenv.MedianMs(warm)}
 			for i := range sum {
 				sum[i] += m[i]
 			}
@@ -86,15 +86,8 @@ func BenchmarkGrepVsRipgrep(b *testing.B) {
 			r, rc := runProc("rg", "x", empty)
 			call, rg, callCPU, rgCPU = append(call, c), append(rg, r), append(callCPU, cc), append(rgCPU, rc)
 		}
-		fmt.Printf("%-24s %8.1f %8.1f        | %8.1f %8.1f\n", "(process start)", median(call), median(rg), median(callCPU), median(rgCPU))
+		fmt.Printf("%-24s %8.1f %8.1f        | %8.1f %8.1f\n", "(process start)", testenv.MedianMs(call), testenv.MedianMs(rg), testenv.MedianMs(callCPU), testenv.MedianMs(rgCPU))
 	}
-}
-
-// median returns the median in milliseconds.
-func median(ds []time.Duration) float64 {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return float64(s[len(s)/2].Microseconds()) / 1000
 }
 
 // BenchmarkGrepInProcess measures one query through the pipeline, for

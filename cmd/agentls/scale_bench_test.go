@@ -227,7 +227,7 @@ func benchTree(b *testing.B, bin, tree string, qs []search.Query, runs int) {
 				rg, server, client, call = append(rg, r), append(server, s), append(client, j), append(call, c)
 			}
 		}
-		mr, ms, mj, mc := medianMs(rg), medianMs(server), medianMs(client), medianMs(call)
+		mr, ms, mj, mc := testenv.MedianMs(rg), testenv.MedianMs(server), testenv.MedianMs(client), testenv.MedianMs(call)
 		fmt.Printf("| %s | %s | %.1f | %.1f | %.2fx | %.1f | %.1f | %.2fx |\n", label, q.Name, mr, ms, ms/mr, mj, mc, mc/mr)
 		b.ReportMetric(ms/mr, "server/rg:"+filepath.Base(tree)+":"+q.Name)
 		b.ReportMetric(mc/mr, "call/rg:"+filepath.Base(tree)+":"+q.Name)
@@ -258,8 +258,8 @@ func benchTree(b *testing.B, bin, tree string, qs []search.Query, runs int) {
 			bare = append(bare, time.Since(start))
 		}
 	}
-	fmt.Printf("| %s | tool/call round trip p50 (get_current_directory), bare frames | | %.2f | | | |\n", label, medianMs(bare))
-	fmt.Printf("| %s | tool/call round trip p50 (get_current_directory), go.lsp.dev/jsonrpc2 client | | %.2f | | | |\n", label, medianMs(rt))
+	fmt.Printf("| %s | tool/call round trip p50 (get_current_directory), bare frames | | %.2f | | | |\n", label, testenv.MedianMs(bare))
+	fmt.Printf("| %s | tool/call round trip p50 (get_current_directory), go.lsp.dev/jsonrpc2 client | | %.2f | | | |\n", label, testenv.MedianMs(rt))
 	for _, t := range prog.done() {
 		fmt.Printf("| %s | index build: %s | | %.0f | | | |\n", label, t.title, float64(t.took.Microseconds())/1000)
 		fmt.Printf("| %s | index build: %s, from initialize | | %.0f | | | |\n", label, t.title, float64(t.since.Microseconds())/1000)
@@ -426,13 +426,6 @@ func procStat(pid int) [53]int64 {
 		}
 	}
 	return out
-}
-
-// medianMs is the median in milliseconds.
-func medianMs(ds []time.Duration) float64 {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return float64(s[len(s)/2].Microseconds()) / 1000
 }
 
 // TestIndexProgress: the real server reports the build of its code index on

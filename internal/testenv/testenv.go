@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -176,6 +177,14 @@ func TreeSize(dir string) (files int, bytes int64) {
 		return nil
 	})
 	return files, bytes
+}
+
+// MedianMs is the median of ds in milliseconds (ds is not reordered),
+// what the benchmarks that time single runs report.
+func MedianMs(ds []time.Duration) float64 {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return float64(s[len(s)/2].Microseconds()) / 1000
 }
 
 // MarshalJSON is json.Marshal's encoding of v; it fails the test when v
