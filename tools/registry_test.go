@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -134,4 +137,81 @@ func TestAllowedByConfig(t *testing.T) {
 			t.Errorf("allowed(%q, %q) = %v, want %v", tt.agent, tt.tool, got, tt.ok)
 		}
 	}
+}
+
+// TestArgsMatchSchema: every built-in tool's arguments type has a field
+// for each property its input schema declares, and the schema a property
+// for each field, in nested objects (and arrays of them) too: what the
+// schema accepts is never dropped by the decoding, and no field waits for
+// an argument the schema refuses.
+func TestArgsMatchSchema(t *testing.T) {
+	t.Parallel()
+	for _, tool := range NewBuiltinRegistry().List(nil) {
+		a, err := tool.fns.decode(json.RawMessage(`{}`))
+		if err != nil {
+			t.Errorf("%s: {} does not decode: %v", tool.Name, err)
+			continue
+		}
+		var s map[string]any
+		if err := json.Unmarshal(tool.InputSchema, &s); err != nil {
+			t.Fatalf("%s: %v", tool.Name, err)
+		}
+		for _, m := range argsMismatch(tool.Name+" ", reflect.TypeOf(a), s) {
+			t.Error(m)
+		}
+	}
+}
+
+// argsMismatch lists the properties of the object schema s that typ has no
+// field for, and the fields it has no property for; at names the place.
+func argsMismatch(at string, typ reflect.Type, s map[string]any) []string {
+	switch typ.Kind() {
+	case reflect.Pointer:
+		return argsMismatch(at, typ.Elem(), s)
+	case reflect.Slice, reflect.Array:
+		if items, ok := s["items"].(map[string]any); ok {
+			return argsMismatch(strings.TrimSuffix(at, ".")+"[].", typ.Elem(), items)
+		}
+		return nil
+	case reflect.Struct:
+	default:
+		return nil
+	}
+	props, _ := s["properties"].(map[string]any)
+	fields := jsonFields(typ)
+	var out []string
+	for name, p := range props {
+		f, ok := fields[name]
+		if !ok {
+			out = append(out, fmt.Sprintf("%s%s: in the schema, no field of %s", at, name, typ))
+			continue
+		}
+		if ps, ok := p.(map[string]any); ok {
+			out = append(out, argsMismatch(at+name+".", f, ps)...)
+		}
+	}
+	for name := range fields {
+		if _, ok := props[name]; !ok {
+			out = append(out, fmt.Sprintf("%s%s: a field of %s, not in the schema", at, name, typ))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// jsonFields are the types of a struct's fields by the names encoding/json
+// gives them, embedded structs' fields included.
+func jsonFields(typ reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for _, f := range reflect.VisibleFields(typ) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case !f.IsExported() || name == "-" || f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
+			continue
+		case name == "":
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
 }
