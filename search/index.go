@@ -474,9 +474,9 @@ func (s *segment) lookup(tri uint32) (p posting, ok bool) {
 	}
 	var cur uint32
 	for off < end {
-		d, p, next := entryAt(s.blob, off)
+		d, post, next := entryAt(s.blob, off)
 		if cur += d; cur == tri {
-			return p, true
+			return post, true
 		}
 		if cur > tri {
 			return posting{}, false

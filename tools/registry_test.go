@@ -205,9 +205,13 @@ func jsonFields(typ reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
 	for _, f := range reflect.VisibleFields(typ) {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		t := f.Type
+		if t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
 		switch {
-		case !f.IsExported() || name == "-" || f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
-			continue
+		case !f.IsExported() || name == "-" || f.Anonymous && name == "" && t.Kind() == reflect.Struct:
+			continue // an embedded struct's fields come after it
 		case name == "":
 			name = f.Name
 		}
