@@ -443,8 +443,8 @@ func (g *goScanner) structType(container string, out *[]Symbol) {
 	}
 }
 
-// embedded reads an embedded field's type name, T, p.T or either with
-// type arguments, and returns the name.
+// embedded reads a type name, T, p.T or either with type arguments (an
+// embedded field's type, or a named type for typ), and returns the name.
 func (g *goScanner) embedded() gtok {
 	name := g.want(tIdent)
 	if g.got('.') {

@@ -10,15 +10,7 @@ func (g *goScanner) typ() gtok {
 	defer g.leave()
 	switch g.tok() {
 	case tIdent:
-		name := g.toks[g.i]
-		g.i++
-		if g.got('.') {
-			name = g.want(tIdent)
-		}
-		if g.tok() == '[' {
-			g.typeArgs()
-		}
-		return name
+		return g.embedded() // T, p.T, either with type arguments
 	case '(':
 		g.i++
 		g.typ()
