@@ -5,7 +5,6 @@
 package search
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"runtime"
@@ -243,14 +242,15 @@ func (x *indexer) indexFile(f *workspace.File, rel string, done func(*segment)) 
 	if time.Unix(0, st.Mtime).Add(racyWindow).After(start) {
 		e.flags |= fRacy
 	}
-	bin := bytes.IndexByte(data, 0) >= 0
+	cut := binaryCutoff(data) // len(data) without a NUL
+	bin := cut < len(data)
 	var tris []uint32
-	if !bin || binaryCutoff(data) > 0 {
+	if cut > 0 {
 		tris = x.ts.of(data)
 	}
 	// else no search shows a match of the file (its first buffer holds a
-	// NUL: ripgrep does not search it, searchFile neither), so it has an
-	// empty filter: no query with a trigram reads it. Such files were a
+	// NUL: ripgrep does not search it, searchFile neither), so a binary
+	// one has an empty filter: no query with a trigram reads it. Such files were a
 	// seventh of the bytes of $(go env GOROOT)/src and, their trigrams
 	// spread over the whole bit set, a quarter of its trigram time.
 	n := len(tris)
