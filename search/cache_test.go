@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -442,18 +443,7 @@ func TestBinaryFiles(t *testing.T) {
 	}
 
 	if _, err := exec.LookPath("rg"); err == nil {
-		cmd := exec.Command("rg", "--line-number", "--no-heading", "--color=never", "--no-messages", "needle")
-		cmd.Dir = root
-		out, _ := cmd.Output()
-		var got []string
-		for line := range strings.Lines(string(out)) {
-			if path, rest, ok := strings.Cut(line, ":"); ok && !strings.HasPrefix(rest, " WARNING") {
-				n, _, _ := strings.Cut(rest, ":")
-				got = append(got, path+":"+n)
-			}
-		}
-		slices.Sort(got)
-		if !slices.Equal(got, want) {
+		if got := slices.Sorted(maps.Keys(testenv.RgLines(t, root, "needle"))); !slices.Equal(got, want) {
 			t.Errorf("ripgrep prints %v, want %v", got, want)
 		}
 	}

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,29 +25,6 @@ func goSrc(t testing.TB) string {
 		t.Skip("ripgrep (rg) is not installed: apt-get install ripgrep")
 	}
 	return testenv.GoSrc(t)
-}
-
-// rgLines runs ripgrep in dir and returns its "path:line" set.
-func rgLines(t *testing.T, dir string, args ...string) map[string]bool {
-	t.Helper()
-	cmd := exec.Command("rg", append([]string{"--null", "--line-number", "--no-heading", "--color=never"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		if e, ok := err.(*exec.ExitError); !ok || e.ExitCode() != 1 {
-			t.Fatalf("rg %v: %v", args, err)
-		}
-	}
-	set := map[string]bool{}
-	for _, line := range bytes.Split(out, []byte{'\n'}) {
-		path, rest, ok := bytes.Cut(line, []byte{0})
-		if !ok {
-			continue
-		}
-		n, _, _ := bytes.Cut(rest, []byte{':'})
-		set[string(path)+":"+string(n)] = true
-	}
-	return set
 }
 
 // rgWorkspace is GOROOT/src as a workspace without sensitive globs, which
@@ -87,7 +63,7 @@ func TestGrepMatchesRipgrep(t *testing.T) {
 			for _, m := range grepMatches(t, st) {
 				got[fmt.Sprintf("%s:%d", m.Path, m.Line)] = true
 			}
-			want := rgLines(t, src, q.Rg...)
+			want := testenv.RgLines(t, src, q.Rg...)
 			if len(want) == 0 && q.Name != "literal-rare" {
 				t.Fatalf("rg found nothing for %v", q.Rg)
 			}
@@ -223,7 +199,7 @@ func TestGrepMultilineMatchesRipgrep(t *testing.T) {
 				got[path+":"+n] = true
 			}
 		}
-		want := rgLines(t, src, "-U", q.rg)
+		want := testenv.RgLines(t, src, "-U", q.rg)
 		if len(want) == 0 {
 			t.Fatalf("rg -U %s found nothing", q.rg)
 		}
